@@ -1,0 +1,65 @@
+# infermon — top-level wrapper around CMake/ctest.
+#   make demo    build and run the live demo (simulator + daemon)
+#   make test    install deps, build Release and ASan+UBSan, run every test,
+#                a short fuzz run per target and the format check
+#   make bench   build and run the benchmarks (peers in the same run)
+#   make fuzz FUZZ_SECONDS=N   run every fuzz target for N seconds
+JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 30
+SMOKE_FUZZ_SECONDS ?= 20
+BUILD := build
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build build-asan build-fuzz test test-release test-asan fuzz fuzz-smoke \
+        bench demo clean format format-check checksrc
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD)/release -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)/release -j $(JOBS)
+	@ln -sf release/infermon $(BUILD)/infermon
+
+build-asan: deps
+	@cmake -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DIM_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)/asan -j $(JOBS)
+
+build-fuzz: deps
+	@CC=clang cmake -S . -B $(BUILD)/fuzz -DCMAKE_BUILD_TYPE=Debug -DIM_FUZZ=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)/fuzz -j $(JOBS)
+
+test-release: build
+	@cd $(BUILD)/release && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+test-asan: build-asan
+	@cd $(BUILD)/asan && ctest --output-on-failure -j $(JOBS) -LE nosan $(CTEST_ARGS)
+
+test: format-check checksrc test-release test-asan fuzz-smoke
+	@echo "make test: all passed"
+
+fuzz: build-fuzz
+	@bash scripts/run-fuzz.sh $(BUILD)/fuzz $(FUZZ_SECONDS)
+
+fuzz-smoke: build-fuzz
+	@bash scripts/run-fuzz.sh $(BUILD)/fuzz $(SMOKE_FUZZ_SECONDS)
+
+bench: build
+	@bash scripts/run-bench.sh $(BUILD)/release
+
+demo: build
+	@$(BUILD)/release/infermon demo $(DEMO_ARGS)
+
+format:
+	@git ls-files -co --exclude-standard '*.c' '*.h' | grep -v '^web/node_modules' | xargs -r clang-format -i
+
+format-check:
+	@bash scripts/format-check.sh
+
+checksrc:
+	@bash scripts/checksrc
+
+clean:
+	rm -rf $(BUILD)

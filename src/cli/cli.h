@@ -1,0 +1,30 @@
+/* cli.h — the subcommands of the infermon binary.
+ *
+ * Each subcommand is `int cli_<name>(int argc, char **argv)` where argv[0] is the
+ * subcommand's name. Exit codes: 0 ok, 1 findings (problems found, tests failed),
+ * 2 usage or runtime error. Every subcommand answers --help. */
+#ifndef IM_CLI_CLI_H
+#define IM_CLI_CLI_H
+
+typedef struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} cli_command_t;
+
+/* The table, terminated by a {NULL} entry (defined in cli/commands.c). */
+extern const cli_command_t cli_commands[];
+
+int cli_check(int argc, char **argv);
+int cli_version(int argc, char **argv);
+
+/* Shared helpers for subcommands. */
+/* True if argv[i] is --help or -h. */
+int cli_wants_help(int argc, char **argv);
+/* Reads a whole file ("-" = stdin) into a new buffer (caller frees with im_free),
+ * refusing files larger than max_bytes. Returns 0 or -1 with a message on stderr. */
+int cli_read_file(const char *path, char **data, size_t *len, size_t max_bytes);
+
+#define INFERMON_VERSION "0.1.0"
+
+#endif
