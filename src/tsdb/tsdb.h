@@ -1,0 +1,201 @@
+/* tsdb.h — the embedded time-series store: contract.
+ *
+ * Data model. A series is a label set (labels/labels.h, __name__ included) with
+ * samples (int64 t_ms, IEEE double v). Values are stored bit-exact, NaN payloads
+ * included; the Prometheus staleness marker is the NaN with bits
+ * 0x7ff0000000000002 (TSDB_STALE_NAN_BITS) and is stored like any sample.
+ *
+ * Appending (tsdb_appender_*). An appender batches samples and makes them visible
+ * atomically: tsdb_appender_commit writes the whole batch to the WAL first, then
+ * publishes it to queriers; either all of it becomes visible or none (on a WAL
+ * write error the batch is discarded and the error returned). An appender must be
+ * completed with exactly one commit or rollback and is freed by it. Any number of
+ * appenders may be open at once, from any threads.
+ *
+ * Per-sample rejection happens in tsdb_appender_add and does not poison the batch:
+ *  - IM_EOUTOFORDER  t is older than the series' newest committed sample;
+ *  - IM_EDUPLICATE   same t as the newest sample but a different value (bit-wise)
+ *                    (same t and same value is accepted and ignored, as Prometheus);
+ *  - IM_EOUTOFBOUNDS t is older than the head's lower bound (already persisted).
+ * The caller counts these; tsdb_stats reports the totals.
+ *
+ * Series references. tsdb_appender_add returns a tsdb_ref_t for the series; a
+ * caller (the scraper) may cache it and pass it with labels == NULL next time.
+ * A ref stays valid while the series is in the head; a stale ref (series gone)
+ * gives IM_ENOTFOUND and the caller retries with labels.
+ *
+ * Querying. tsdb_querier(db, mint, maxt) gives a consistent view of head and
+ * blocks for [mint, maxt] (inclusive, ms). Through the queryable vtable below the
+ * PromQL engine reads either this store or any other backend (tests use an
+ * in-memory one). A querier pins the blocks and chunks it may read until closed.
+ *
+ * Durability. WAL segments with a CRC32C per record; fsync policy from
+ * tsdb_opts_t; replay on open (a torn or corrupt tail is cut and reported, never
+ * fatal). The head is persisted into 2 h blocks, compacted, and deleted by
+ * retention (time and size). A block with a bad checksum is reported, skipped,
+ * and the rest is served. Formats: docs/storage.md.
+ *
+ * With opts.dir == NULL the store is memory-only (no WAL, no blocks): used by
+ * tests and the PromQL test-script runner. */
+#ifndef IM_TSDB_TSDB_H
+#define IM_TSDB_TSDB_H
+
+#include "labels/labels.h"
+#include "util/base.h"
+#include "util/err.h"
+
+#define TSDB_STALE_NAN_BITS 0x7ff0000000000002ULL
+
+static inline double tsdb_stale_nan(void)
+{
+    uint64_t b = TSDB_STALE_NAN_BITS;
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+static inline bool tsdb_is_stale(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return b == TSDB_STALE_NAN_BITS;
+}
+
+/* ---- Queryable: the read interface the PromQL engine uses ---- */
+
+/* A sample iterator over one series, restricted to the [mint, maxt] it was
+ * created for. Usage: while (it->vt->next(it)) it->vt->at(it, &t, &v); */
+typedef struct tsdb_iter tsdb_iter_t;
+typedef struct tsdb_iter_vt {
+    /* Advances to the next sample; false at the end. */
+    bool (*next)(tsdb_iter_t *it);
+    /* Advances to the first sample with time >= t (never moves backwards; if the
+     * current sample already satisfies it, stays). False if there is none. */
+    bool (*seek)(tsdb_iter_t *it, int64_t t_ms);
+    /* The current sample (valid after next/seek returned true). */
+    void (*at)(tsdb_iter_t *it, int64_t *t_ms, double *v);
+    void (*free)(tsdb_iter_t *it);
+} tsdb_iter_vt_t;
+struct tsdb_iter {
+    const tsdb_iter_vt_t *vt;
+};
+
+/* One selected series. labels is a reference owned by the set. */
+typedef struct tsdb_series {
+    const im_labels_t *labels;
+    void *priv; /* backend's */
+} tsdb_series_t;
+
+/* The result of a select: series sorted by im_labels_compare, no duplicates. */
+typedef struct tsdb_series_set tsdb_series_set_t;
+typedef struct tsdb_series_set_vt {
+    /* A new iterator over series i's samples within the select's [mint, maxt]. */
+    tsdb_iter_t *(*iter)(tsdb_series_set_t *set, size_t i);
+    void (*free)(tsdb_series_set_t *set);
+} tsdb_series_set_vt_t;
+struct tsdb_series_set {
+    const tsdb_series_set_vt_t *vt;
+    tsdb_series_t *series;
+    size_t n;
+};
+
+/* Hints let a backend skip work; all optional (0 = none). */
+typedef struct tsdb_select_hints {
+    int64_t step_ms;   /* range-query step */
+    const char *func;  /* enclosing function name, e.g. "rate" */
+    size_t max_series; /* 0 = no limit; above it select fails with IM_ELIMIT */
+} tsdb_select_hints_t;
+
+/* A list of strings (label names or values), sorted, unique. Owned by the
+ * caller after a successful call: free with tsdb_strlist_free. */
+typedef struct tsdb_strlist {
+    const im_istr_t **v; /* each an interned reference */
+    size_t n;
+} tsdb_strlist_t;
+void tsdb_strlist_free(tsdb_strlist_t *l);
+
+typedef struct tsdb_queryable tsdb_queryable_t;
+typedef struct tsdb_queryable_vt {
+    /* Series with at least one sample in [mint, maxt] matching every matcher.
+     * An empty matcher list is an error (IM_EINVAL). */
+    im_rc (*select)(tsdb_queryable_t *q, int64_t mint_ms, int64_t maxt_ms, im_matcher_t *const *ms,
+                    size_t nms, const tsdb_select_hints_t *hints, tsdb_series_set_t **out,
+                    im_err_t *err);
+    /* Label names of series in [mint, maxt] matching ms (all series if nms == 0). */
+    im_rc (*label_names)(tsdb_queryable_t *q, int64_t mint_ms, int64_t maxt_ms,
+                         im_matcher_t *const *ms, size_t nms, tsdb_strlist_t *out, im_err_t *err);
+    /* Values of label `name` in [mint, maxt] among series matching ms. */
+    im_rc (*label_values)(tsdb_queryable_t *q, const char *name, int64_t mint_ms, int64_t maxt_ms,
+                          im_matcher_t *const *ms, size_t nms, tsdb_strlist_t *out, im_err_t *err);
+    void (*close)(tsdb_queryable_t *q);
+} tsdb_queryable_vt_t;
+struct tsdb_queryable {
+    const tsdb_queryable_vt_t *vt;
+};
+
+/* ---- The store ---- */
+
+typedef struct tsdb tsdb_t;
+
+typedef enum tsdb_fsync_policy {
+    TSDB_FSYNC_TIMER = 0, /* default: fsync every fsync_interval_ms and at close */
+    TSDB_FSYNC_ALWAYS,    /* fsync on every commit */
+    TSDB_FSYNC_NEVER,     /* leave it to the OS (close still fsyncs) */
+} tsdb_fsync_policy_t;
+
+typedef struct tsdb_opts {
+    const char *dir;           /* NULL = memory only */
+    int64_t retention_ms;      /* 0 = default 15d */
+    int64_t retention_bytes;   /* 0 = no size limit */
+    int64_t block_range_ms;    /* 0 = default 2h */
+    tsdb_fsync_policy_t fsync; /* default TSDB_FSYNC_TIMER */
+    int64_t fsync_interval_ms; /* 0 = default 1000 */
+    size_t wal_segment_bytes;  /* 0 = default 128 MiB */
+    bool no_background;        /* tests: no compaction/fsync thread; call tsdb_maintain */
+} tsdb_opts_t;
+
+im_rc tsdb_open(const tsdb_opts_t *opts, tsdb_t **out, im_err_t *err);
+/* Flushes and fsyncs the WAL, stops background work, frees everything. */
+void tsdb_close(tsdb_t *db);
+
+/* One round of background work now: persist head ranges older than the
+ * block range into blocks, compact, apply retention, truncate the WAL. */
+im_rc tsdb_maintain(tsdb_t *db, im_err_t *err);
+/* Forces the WAL to disk now. */
+im_rc tsdb_sync(tsdb_t *db, im_err_t *err);
+
+typedef uint64_t tsdb_ref_t; /* 0 = none */
+typedef struct tsdb_appender tsdb_appender_t;
+
+tsdb_appender_t *tsdb_appender(tsdb_t *db);
+/* Adds a sample to the batch. labels may be NULL when ref != 0. On success
+ * *out_ref (may be NULL) receives the series ref. labels are borrowed for the
+ * call (the store takes its own reference when it creates a series). */
+im_rc tsdb_appender_add(tsdb_appender_t *a, tsdb_ref_t ref, const im_labels_t *labels, int64_t t_ms,
+                        double v, tsdb_ref_t *out_ref);
+/* Writes the batch to the WAL and publishes it; frees the appender. */
+im_rc tsdb_appender_commit(tsdb_appender_t *a, im_err_t *err);
+/* Discards the batch; frees the appender. */
+void tsdb_appender_rollback(tsdb_appender_t *a);
+
+/* A queryable view of the store (head + blocks); close it when done. */
+tsdb_queryable_t *tsdb_queryable(tsdb_t *db);
+
+typedef struct tsdb_stats {
+    uint64_t head_series;
+    uint64_t head_chunks;
+    uint64_t head_samples; /* samples currently in the head */
+    uint64_t head_bytes;   /* memory held by the head */
+    int64_t head_mint_ms, head_maxt_ms;
+    uint64_t samples_appended; /* total committed */
+    uint64_t out_of_order, duplicates, out_of_bounds;
+    uint64_t wal_fsyncs;
+    double wal_fsync_seconds_total;
+    uint64_t wal_corruptions; /* torn/corrupt tails cut at replay */
+    uint64_t blocks;
+    uint64_t block_bytes;
+    uint64_t blocks_corrupt; /* skipped at open */
+    uint64_t compactions;
+} tsdb_stats_t;
+void tsdb_get_stats(tsdb_t *db, tsdb_stats_t *out);
+
+#endif
