@@ -17,6 +17,7 @@ extern const cli_command_t cli_commands[];
 
 int cli_check(int argc, char **argv);
 int cli_version(int argc, char **argv);
+int cli_debug(int argc, char **argv);
 
 /* Shared helpers for subcommands. */
 /* True if argv[i] is --help or -h. */
