@@ -39,7 +39,8 @@ void im_err_clear(im_err_t *err)
     err->offset = -1;
 }
 
-static void vset(im_err_t *err, im_rc code, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static void vset(im_err_t *err, im_rc code, const char *fmt,
+                                                       va_list ap)
 {
     err->code = code;
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
