@@ -10,6 +10,7 @@ static const struct {
     const char *what;
     int (*run)(int argc, char **argv);
 } checks[] = {
+    {"config", cli_check_config},
     {NULL, NULL},
 };
 

@@ -16,6 +16,7 @@ typedef struct cli_command {
 extern const cli_command_t cli_commands[];
 
 int cli_check(int argc, char **argv);
+int cli_check_config(int argc, char **argv);
 int cli_version(int argc, char **argv);
 int cli_debug(int argc, char **argv);
 

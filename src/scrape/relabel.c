@@ -1,0 +1,354 @@
+/* relabel.c — Prometheus relabelling (relabel_configs, metric_relabel_configs).
+ *
+ * Behaviour follows Prometheus 2.x's documented semantics: the source label
+ * values (missing = "") are joined with the separator and matched against the
+ * fully anchored regex; replace expands target_label and replacement Go-style
+ * and deletes the target when the result is empty; hashmod uses MD5 (the last 8
+ * bytes, big-endian) modulo `modulus`; keepequal/dropequal compare the joined
+ * value with target_label's value; labelmap/labeldrop/labelkeep match label
+ * names. Validation mirrors Prometheus' config errors. */
+#include "util/base.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <stdio.h>
+
+#include "scrape/config.h"
+#include "scrape/scrape_int.h"
+
+static const char *const action_names[] = {
+    "replace",  "keep",      "drop",      "keepequal", "dropequal", "hashmod",
+    "labelmap", "labeldrop", "labelkeep", "lowercase", "uppercase",
+};
+
+const char *scrape_relabel_action_name(scrape_relabel_action_t a)
+{
+    return (size_t)a < IM_ARRAY_LEN(action_names) ? action_names[a] : "?";
+}
+
+void scrape_relabel_defaults(scrape_relabel_t *r)
+{
+    r->action = SCRAPE_RELABEL_REPLACE;
+    if (!r->separator) r->separator = im_strdup(";");
+    if (!r->regex) r->regex = im_strdup("(.*)");
+    if (!r->replacement) r->replacement = im_strdup("$1");
+}
+
+void scrape_relabel_clear(scrape_relabel_t *r)
+{
+    for (size_t i = 0; i < r->nsource; i++) im_free(r->source_labels[i]);
+    im_free(r->source_labels);
+    im_free(r->separator);
+    im_free(r->target_label);
+    im_free(r->regex);
+    im_free(r->replacement);
+    if (r->re) pcre2_code_free(r->re);
+    memset(r, 0, sizeof *r);
+}
+
+/* Prometheus' relabelTarget: a label name possibly holding $1 / ${name} parts. */
+static bool target_template_ok(const char *s)
+{
+    if (!*s) return false;
+    while (*s) {
+        if (*s == '$') {
+            s++;
+            if (*s == '{') {
+                s++;
+                const char *b = s;
+                while (*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                       (*s >= '0' && *s <= '9'))
+                    s++;
+                if (s == b || *s != '}') return false;
+                s++;
+            } else {
+                const char *b = s;
+                while (*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                       (*s >= '0' && *s <= '9'))
+                    s++;
+                if (s == b) return false;
+            }
+        } else if (*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                   (*s >= '0' && *s <= '9')) {
+            s++;
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool is_default(const char *s, const char *def)
+{
+    return s && strcmp(s, def) == 0;
+}
+
+im_rc scrape_relabel_compile(scrape_relabel_t *r, im_err_t *err)
+{
+    const char *an = scrape_relabel_action_name(r->action);
+    scrape_relabel_action_t a = r->action;
+    if (a == SCRAPE_RELABEL_HASHMOD && r->modulus == 0)
+        return im_err_set(err, IM_EINVAL,
+                          "relabel configuration for hashmod requires non-zero modulus");
+    if ((a == SCRAPE_RELABEL_REPLACE || a == SCRAPE_RELABEL_HASHMOD ||
+         a == SCRAPE_RELABEL_LOWERCASE || a == SCRAPE_RELABEL_UPPERCASE ||
+         a == SCRAPE_RELABEL_KEEPEQUAL || a == SCRAPE_RELABEL_DROPEQUAL) &&
+        (!r->target_label || !*r->target_label))
+        return im_err_set(err, IM_EINVAL,
+                          "relabel configuration for %s action requires 'target_label' value", an);
+    if ((a == SCRAPE_RELABEL_REPLACE) && !target_template_ok(r->target_label))
+        return im_err_set(err, IM_EINVAL, "\"%s\" is invalid 'target_label' for %s action",
+                          r->target_label, an);
+    if ((a == SCRAPE_RELABEL_HASHMOD || a == SCRAPE_RELABEL_LOWERCASE ||
+         a == SCRAPE_RELABEL_UPPERCASE || a == SCRAPE_RELABEL_KEEPEQUAL ||
+         a == SCRAPE_RELABEL_DROPEQUAL) &&
+        !im_label_name_valid(r->target_label, strlen(r->target_label)))
+        return im_err_set(err, IM_EINVAL, "\"%s\" is invalid 'target_label' for %s action",
+                          r->target_label, an);
+    if (a == SCRAPE_RELABEL_LABELMAP && !target_template_ok(r->replacement))
+        return im_err_set(err, IM_EINVAL, "\"%s\" is invalid 'replacement' for %s action",
+                          r->replacement, an);
+    if ((a == SCRAPE_RELABEL_LOWERCASE || a == SCRAPE_RELABEL_UPPERCASE ||
+         a == SCRAPE_RELABEL_KEEPEQUAL || a == SCRAPE_RELABEL_DROPEQUAL) &&
+        !is_default(r->replacement, "$1"))
+        return im_err_set(err, IM_EINVAL, "'replacement' can not be set for %s action", an);
+    if (a == SCRAPE_RELABEL_LABELDROP || a == SCRAPE_RELABEL_LABELKEEP) {
+        if (r->nsource > 0 || !is_default(r->separator, ";") || r->modulus != 0 ||
+            (r->target_label && *r->target_label) || !is_default(r->replacement, "$1"))
+            return im_err_set(err, IM_EINVAL,
+                              "%s action requires only 'regex', and no other fields", an);
+    }
+    if (a == SCRAPE_RELABEL_KEEPEQUAL || a == SCRAPE_RELABEL_DROPEQUAL) {
+        if (r->nsource == 0 || !is_default(r->regex, "(.*)") || r->modulus != 0 ||
+            !is_default(r->replacement, "$1"))
+            return im_err_set(err, IM_EINVAL,
+                              "%s action requires only 'source_labels' and `target_label`, and "
+                              "no other fields",
+                              an);
+    }
+    for (size_t i = 0; i < r->nsource; i++)
+        if (!im_label_name_valid(r->source_labels[i], strlen(r->source_labels[i])))
+            return im_err_set(err, IM_EINVAL, "\"%s\" is not a valid label name",
+                              r->source_labels[i]);
+    im_buf_t pat;
+    im_buf_init(&pat, 0);
+    if (im_buf_printf(&pat, "^(?:%s)$", r->regex) != IM_OK) {
+        im_buf_free(&pat);
+        return im_err_set(err, IM_ELIMIT, "regex too long");
+    }
+    int ecode;
+    PCRE2_SIZE eoff;
+    pcre2_code *re =
+        pcre2_compile((PCRE2_SPTR)pat.data, pat.len,
+                      PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NO_UTF_CHECK, &ecode, &eoff, NULL);
+    im_buf_free(&pat);
+    if (!re) {
+        PCRE2_UCHAR msg[256];
+        pcre2_get_error_message(ecode, msg, sizeof msg);
+        return im_err_set(err, IM_EPARSE, "error parsing regexp \"%s\": %s", r->regex,
+                          (const char *)msg);
+    }
+    pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+    if (r->re) pcre2_code_free(r->re);
+    r->re = re;
+    return IM_OK;
+}
+
+static bool name_char(char c)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+void scrape__expand(const void *rev, const char *tmpl, const char *subj, const size_t *ov,
+                    int nmatch, im_buf_t *out)
+{
+    const pcre2_code *re = rev;
+    for (const char *p = tmpl; *p;) {
+        if (*p != '$') {
+            const char *q = strchr(p, '$');
+            size_t n = q ? (size_t)(q - p) : strlen(p);
+            (void)im_buf_append(out, p, n);
+            p += n;
+            continue;
+        }
+        p++;
+        if (*p == '$') {
+            (void)im_buf_putc(out, '$');
+            p++;
+            continue;
+        }
+        const char *name;
+        size_t nlen;
+        if (*p == '{') {
+            const char *b = p + 1, *e = b;
+            while (name_char(*e)) e++;
+            if (e == b || *e != '}') {
+                (void)im_buf_putc(out, '$');
+                continue;
+            }
+            name = b;
+            nlen = (size_t)(e - b);
+            p = e + 1;
+        } else {
+            const char *e = p;
+            while (name_char(*e)) e++;
+            if (e == p) {
+                (void)im_buf_putc(out, '$');
+                continue;
+            }
+            name = p;
+            nlen = (size_t)(e - p);
+            p = e;
+        }
+        long num = -1;
+        bool alldig = true;
+        for (size_t i = 0; i < nlen; i++)
+            if (name[i] < '0' || name[i] > '9') alldig = false;
+        if (alldig) {
+            num = 0;
+            for (size_t i = 0; i < nlen && num < 100000; i++) num = num * 10 + (name[i] - '0');
+        } else {
+            char nb[128];
+            if (nlen < sizeof nb) {
+                memcpy(nb, name, nlen);
+                nb[nlen] = 0;
+                int k = pcre2_substring_number_from_name(re, (PCRE2_SPTR)nb);
+                if (k > 0) num = k;
+            }
+        }
+        if (num >= 0 && num < nmatch && ov[2 * num] != PCRE2_UNSET)
+            (void)im_buf_append(out, subj + ov[2 * num], ov[2 * num + 1] - ov[2 * num]);
+    }
+}
+
+static void buf_clear(im_buf_t *b)
+{
+    im_buf_reset(b);
+    if (im_buf_reserve(b, 1) != IM_OK) im_oom(1);
+}
+
+static const char *lb_val(const im_labels_builder_t *lb, const char *name, size_t *len)
+{
+    const im_istr_t *v = im_lb_get(lb, name);
+    *len = v ? v->len : 0;
+    return v ? v->s : "";
+}
+
+bool scrape_relabel_process(const scrape_relabel_t *rules, size_t n, im_labels_builder_t *lb)
+{
+    if (n == 0) return true;
+    im_buf_t val, tmp, tgt;
+    im_buf_init(&val, 0);
+    im_buf_init(&tmp, 0);
+    im_buf_init(&tgt, 0);
+    pcre2_match_data *md = pcre2_match_data_create(64, NULL);
+    if (!md) im_oom(64);
+    bool keep = true;
+    for (size_t i = 0; i < n && keep; i++) {
+        const scrape_relabel_t *r = &rules[i];
+        const pcre2_code *re = r->re;
+        buf_clear(&val);
+        for (size_t k = 0; k < r->nsource; k++) {
+            if (k) (void)im_buf_puts(&val, r->separator);
+            size_t vl;
+            const char *v = lb_val(lb, r->source_labels[k], &vl);
+            (void)im_buf_append(&val, v, vl);
+        }
+        switch (r->action) {
+        case SCRAPE_RELABEL_DROP:
+            if (pcre2_match(re, (PCRE2_SPTR)val.data, val.len, 0, 0, md, NULL) >= 0) keep = false;
+            break;
+        case SCRAPE_RELABEL_KEEP:
+            if (pcre2_match(re, (PCRE2_SPTR)val.data, val.len, 0, 0, md, NULL) < 0) keep = false;
+            break;
+        case SCRAPE_RELABEL_DROPEQUAL:
+        case SCRAPE_RELABEL_KEEPEQUAL: {
+            size_t tl;
+            const char *tv = lb_val(lb, r->target_label, &tl);
+            bool eq = tl == val.len && memcmp(tv, val.data, tl) == 0;
+            if (eq == (r->action == SCRAPE_RELABEL_DROPEQUAL)) keep = false;
+            break;
+        }
+        case SCRAPE_RELABEL_REPLACE: {
+            int rc = pcre2_match(re, (PCRE2_SPTR)val.data, val.len, 0, 0, md, NULL);
+            if (rc < 0) break;
+            const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+            buf_clear(&tgt);
+            scrape__expand(re, r->target_label, val.data, ov, rc, &tgt);
+            if (!im_label_name_valid(tgt.data, tgt.len)) {
+                im_lb_del(lb, r->target_label);
+                break;
+            }
+            buf_clear(&tmp);
+            scrape__expand(re, r->replacement, val.data, ov, rc, &tmp);
+            if (tmp.len == 0) {
+                im_lb_del(lb, r->target_label);
+                break;
+            }
+            im_lb_set(lb, tgt.data, tgt.len, tmp.data, tmp.len);
+            break;
+        }
+        case SCRAPE_RELABEL_LOWERCASE:
+        case SCRAPE_RELABEL_UPPERCASE:
+            for (size_t k = 0; k < val.len; k++) {
+                char c = val.data[k];
+                if (r->action == SCRAPE_RELABEL_LOWERCASE && c >= 'A' && c <= 'Z') c += 32;
+                if (r->action == SCRAPE_RELABEL_UPPERCASE && c >= 'a' && c <= 'z') c -= 32;
+                val.data[k] = c;
+            }
+            im_lb_set(lb, r->target_label, strlen(r->target_label), val.data, val.len);
+            break;
+        case SCRAPE_RELABEL_HASHMOD: {
+            unsigned char d[16];
+            scrape__md5(val.data, val.len, d);
+            uint64_t h = 0;
+            for (int k = 8; k < 16; k++) h = h << 8 | d[k];
+            char nb[32];
+            int nl = snprintf(nb, sizeof nb, "%llu", (unsigned long long)(h % r->modulus));
+            im_lb_set(lb, r->target_label, strlen(r->target_label), nb, (size_t)nl);
+            break;
+        }
+        case SCRAPE_RELABEL_LABELMAP: {
+            /* Snapshot: renames must see the labels as they were. */
+            uint32_t cnt = lb->n;
+            im_label_t *snap = im_malloc(sizeof(im_label_t) * (cnt ? cnt : 1));
+            for (uint32_t k = 0; k < cnt; k++) {
+                snap[k].name = im_istr_ref(lb->l[k].name);
+                snap[k].value = im_istr_ref(lb->l[k].value);
+            }
+            for (uint32_t k = 0; k < cnt; k++) {
+                int rc =
+                    pcre2_match(re, (PCRE2_SPTR)snap[k].name->s, snap[k].name->len, 0, 0, md, NULL);
+                if (rc < 0) continue;
+                buf_clear(&tmp);
+                scrape__expand(re, r->replacement, snap[k].name->s, pcre2_get_ovector_pointer(md),
+                               rc, &tmp);
+                im_lb_set(lb, tmp.data, tmp.len, snap[k].value->s, snap[k].value->len);
+            }
+            for (uint32_t k = 0; k < cnt; k++) {
+                im_istr_unref(snap[k].name);
+                im_istr_unref(snap[k].value);
+            }
+            im_free(snap);
+            break;
+        }
+        case SCRAPE_RELABEL_LABELDROP:
+        case SCRAPE_RELABEL_LABELKEEP:
+            for (uint32_t k = 0; k < lb->n;) {
+                const im_istr_t *nm = lb->l[k].name;
+                bool m = pcre2_match(re, (PCRE2_SPTR)nm->s, nm->len, 0, 0, md, NULL) >= 0;
+                if (m == (r->action == SCRAPE_RELABEL_LABELDROP)) {
+                    im_lb_set(lb, nm->s, nm->len, "", 0);
+                    continue;
+                }
+                k++;
+            }
+            break;
+        }
+    }
+    pcre2_match_data_free(md);
+    im_buf_free(&val);
+    im_buf_free(&tmp);
+    im_buf_free(&tgt);
+    return keep;
+}
