@@ -17,6 +17,7 @@ all: build
 
 deps:
 	@bash scripts/install-deps.sh
+	@bash scripts/web-deps.sh
 
 build: deps
 	@cmake -S . -B $(BUILD)/release -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null

@@ -16,6 +16,12 @@ for p in "${PKGS[@]}"; do
     missing+=("$p")
   fi
 done
+# Node.js and npm fetch the dashboard's libraries; use the machine's own when present.
+if ! command -v npm >/dev/null 2>&1; then missing+=(nodejs npm); fi
+# Headless Chromium for the dashboard's browser test.
+for p in chromium fonts-dejavu-core; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
 [ ${#missing[@]} -eq 0 ] && exit 0
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi

@@ -1,0 +1,681 @@
+/* infermon dashboard — the LLM-serving causal chain on one time axis.
+ *
+ * A dependency-free single-page app over the Prometheus HTTP API that infermon
+ * serves (/api/v1/*); charts with uPlot. State lives in the URL hash
+ * (#/page?range=1h&model=x&refresh=30s&from=..&to=..) so a link reproduces the
+ * view. Panels resolve metric names against what the targets expose (vLLM V1 or
+ * the older V0 names) and say why when a family is absent. */
+(function () {
+  "use strict";
+
+  // ---- small helpers ----------------------------------------------------
+  const $ = (sel, el) => (el || document).querySelector(sel);
+  const h = (tag, attrs, ...kids) => {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") e.className = v;
+      else if (k === "text") e.textContent = v;
+      else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v);
+    }
+    for (const k of kids) if (k != null) e.append(k.nodeType ? k : document.createTextNode(String(k)));
+    return e;
+  };
+  const DUR = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400, w: 604800, y: 31536000 };
+  function parseDur(s) {
+    if (!s) return 0;
+    let total = 0, m;
+    const re = /(\d+)(ms|s|m|h|d|w|y)/g;
+    while ((m = re.exec(s))) total += Number(m[1]) * DUR[m[2]];
+    return total;
+  }
+  function fmtDur(sec) {
+    if (sec >= 86400 && sec % 86400 === 0) return sec / 86400 + "d";
+    if (sec >= 3600 && sec % 3600 === 0) return sec / 3600 + "h";
+    if (sec >= 60 && sec % 60 === 0) return sec / 60 + "m";
+    return Math.max(1, Math.round(sec)) + "s";
+  }
+  function fmtNum(v, unit) {
+    if (v == null || Number.isNaN(v)) return "–";
+    if (unit === "percent01") return (v * 100).toFixed(v < 0.1 ? 1 : 0) + "%";
+    if (unit === "percent") return v.toFixed(v < 10 ? 1 : 0) + "%";
+    if (unit === "s") {
+      if (v < 0.001) return (v * 1e6).toFixed(0) + " µs";
+      if (v < 1) return (v * 1000).toFixed(v < 0.01 ? 1 : 0) + " ms";
+      return v.toFixed(v < 10 ? 2 : 1) + " s";
+    }
+    const a = Math.abs(v);
+    if (a >= 1e9) return (v / 1e9).toFixed(2) + "G";
+    if (a >= 1e6) return (v / 1e6).toFixed(2) + "M";
+    if (a >= 1e4) return (v / 1e3).toFixed(1) + "k";
+    if (a >= 100) return v.toFixed(0);
+    if (a >= 1) return v.toFixed(2);
+    return v.toPrecision(2);
+  }
+  const esc = (s) => String(s).replace(/\\/g, "\\\\").replace(/"/g, '\\"');
+
+  // ---- URL state --------------------------------------------------------
+  const state = { page: "overview", range: "1h", from: null, to: null, model: "", refresh: "0", theme: "" };
+  function readHash() {
+    const [path, q] = location.hash.replace(/^#\/?/, "").split("?");
+    state.page = ["overview", "alerts", "targets", "explore"].includes(path) ? path : "overview";
+    const p = new URLSearchParams(q || "");
+    state.range = p.get("range") || "1h";
+    state.from = p.has("from") ? Number(p.get("from")) : null;
+    state.to = p.has("to") ? Number(p.get("to")) : null;
+    state.model = p.get("model") || "";
+    state.refresh = p.get("refresh") || "0";
+    state.expr = p.get("expr") || "";
+    state.tab = p.get("tab") || "graph";
+    state.panel = p.get("panel") || "";
+  }
+  function writeHash(replace) {
+    const p = new URLSearchParams();
+    if (state.from != null && state.to != null) { p.set("from", Math.round(state.from)); p.set("to", Math.round(state.to)); }
+    else p.set("range", state.range);
+    if (state.model) p.set("model", state.model);
+    if (state.refresh !== "0") p.set("refresh", state.refresh);
+    if (state.page === "explore" && state.expr) { p.set("expr", state.expr); p.set("tab", state.tab); }
+    const url = "#/" + state.page + "?" + p.toString();
+    if (replace) history.replaceState(null, "", url); else history.pushState(null, "", url);
+  }
+  function timeRange() {
+    if (state.from != null && state.to != null) return [state.from, state.to];
+    const now = Date.now() / 1000;
+    return [now - parseDur(state.range), now];
+  }
+
+  // ---- API --------------------------------------------------------------
+  let inflight = new Set();
+  async function api(path, params) {
+    const body = new URLSearchParams(params || {});
+    const ctl = new AbortController();
+    inflight.add(ctl);
+    try {
+      const r = await fetch("/api/v1/" + path, {
+        method: params ? "POST" : "GET", body: params ? body : undefined, signal: ctl.signal,
+        headers: params ? { "Content-Type": "application/x-www-form-urlencoded" } : {},
+      });
+      let j;
+      try { j = await r.json(); } catch (e) { throw new Error("HTTP " + r.status + " from /api/v1/" + path); }
+      if (j.status !== "success") {
+        const err = new Error(j.error || "HTTP " + r.status);
+        err.errorType = j.errorType;
+        throw err;
+      }
+      return j.data;
+    } finally { inflight.delete(ctl); }
+  }
+  function cancelAll() { for (const c of inflight) c.abort(); inflight.clear(); }
+
+  // ---- discovery: which names do the targets expose? --------------------
+  const env = { names: new Set(), scrapeInterval: 15, ttftTarget: 2, buckets: {}, loaded: false };
+  async function discover() {
+    try {
+      const names = await api("label/__name__/values");
+      env.names = new Set(names);
+    } catch (e) { env.names = new Set(); }
+    try {
+      const cfg = await api("status/config");
+      const m = /scrape_interval:\s*(\S+)/.exec(cfg.yaml || "");
+      if (m) env.scrapeInterval = parseDur(m[1]) || 15;
+      const t = /ttft_p95_target(?:_seconds)?:\s*([0-9.]+)/.exec(cfg.yaml || "");
+      if (t) env.ttftTarget = Number(t[1]);
+    } catch (e) { /* keep defaults */ }
+    env.loaded = true;
+  }
+  // Picks the first name of a list that the targets expose.
+  const pick = (...cands) => cands.find((n) => env.names.has(n)) || null;
+  const has = (n) => env.names.has(n);
+
+  async function bucketBounds(bucketMetric) {
+    if (env.buckets[bucketMetric]) return env.buckets[bucketMetric];
+    try {
+      const vals = await api("label/le/values?match[]=" + encodeURIComponent(bucketMetric));
+      env.buckets[bucketMetric] = vals.map(Number).filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+    } catch (e) { env.buckets[bucketMetric] = []; }
+    return env.buckets[bucketMetric];
+  }
+  // The bucket gap (lo, hi) with hi/lo >= 2 that v falls strictly inside, or null.
+  function gapFor(bounds, v) {
+    for (let i = 0; i + 1 < bounds.length; i++) {
+      const lo = bounds[i], hi = bounds[i + 1];
+      if (v > lo && v < hi && lo > 0 && hi / lo >= 2) return [lo, hi];
+    }
+    return null;
+  }
+
+  // ---- panel catalogue (causal order of DOMAIN.md) ------------------------
+  function modelSel(extra) {
+    const parts = [];
+    if (state.model) parts.push('model_name="' + esc(state.model) + '"');
+    if (extra) parts.push(extra);
+    return parts.length ? "{" + parts.join(", ") + "}" : "";
+  }
+  function rateWin(step) {
+    // like Grafana's $__rate_interval: max(step + scrape interval, 4 x scrape interval)
+    return fmtDur(Math.max(step + env.scrapeInterval, 4 * env.scrapeInterval));
+  }
+  const q = (name, sel) => name + sel;
+
+  // Each panel: id, title, unit, queries(ctx) -> [{expr, legend}] or {absent: "why"}
+  const PANELS = [
+    { section: "Serving (vLLM)" },
+    { id: "kv", title: "KV-cache use", unit: "percent01", threshold: 0.9, yMax: 1,
+      build: (c) => {
+        const n = pick("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc");
+        if (!n) return { absent: "not exposed by any target: vllm:kv_cache_usage_perc (vLLM ≥ 0.9.2) or vllm:gpu_cache_usage_perc (older)" };
+        return [{ expr: `max by (model_name) (${q(n, c.sel)})`, legend: "{{model_name}}" }];
+      } },
+    { id: "preempt", title: "Preemptions /s", unit: "",
+      build: (c) => has("vllm:num_preemptions_total")
+        ? [{ expr: `sum by (model_name) (rate(vllm:num_preemptions_total${c.sel}[${c.rate}]))`, legend: "{{model_name}}" }]
+        : { absent: "not exposed by any target: vllm:num_preemptions_total" } },
+    { id: "waiting", title: "Waiting requests", unit: "",
+      build: (c) => {
+        if (!has("vllm:num_requests_waiting")) return { absent: "not exposed by any target: vllm:num_requests_waiting" };
+        const out = [{ expr: `sum by (model_name) (vllm:num_requests_waiting${c.sel})`, legend: "{{model_name}} waiting" }];
+        if (has("vllm:num_requests_waiting_by_reason"))
+          out.push({ expr: `sum by (model_name, reason) (vllm:num_requests_waiting_by_reason${c.sel})`, legend: "{{model_name}} {{reason}}" });
+        return out;
+      },
+      note: () => has("vllm:num_requests_waiting_by_reason") ? null : "by reason: needs vLLM ≥ 0.20 (vllm:num_requests_waiting_by_reason)" },
+    { id: "running", title: "Running requests", unit: "",
+      build: (c) => has("vllm:num_requests_running")
+        ? [{ expr: `sum by (model_name) (vllm:num_requests_running${c.sel})`, legend: "{{model_name}}" }]
+        : { absent: "not exposed by any target: vllm:num_requests_running" } },
+    { id: "prefix", title: "Prefix-cache hit rate (tokens)", unit: "percent01", yMax: 1,
+      build: (c) => {
+        const hits = pick("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total");
+        const qs = pick("vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total");
+        if (hits && qs)
+          return [{ expr: `sum by (model_name) (rate(${hits}${c.sel}[${c.rate}])) / sum by (model_name) (rate(${qs}${c.sel}[${c.rate}]))`, legend: "{{model_name}}" }];
+        if (has("vllm:gpu_prefix_cache_hit_rate"))
+          return [{ expr: `avg by (model_name) (vllm:gpu_prefix_cache_hit_rate${c.sel})`, legend: "{{model_name}}" }];
+        return { absent: "not exposed by any target: vllm:prefix_cache_hits_total / vllm:prefix_cache_queries_total (prefix caching off, or vLLM < 0.9.2)" };
+      } },
+    { id: "tokens", title: "Tokens /s", unit: "",
+      build: (c) => {
+        const out = [];
+        if (has("vllm:generation_tokens_total"))
+          out.push({ expr: `sum by (model_name) (rate(vllm:generation_tokens_total${c.sel}[${c.rate}]))`, legend: "{{model_name}} generated" });
+        if (has("vllm:prompt_tokens_total"))
+          out.push({ expr: `sum by (model_name) (rate(vllm:prompt_tokens_total${c.sel}[${c.rate}]))`, legend: "{{model_name}} prompt" });
+        return out.length ? out : { absent: "not exposed by any target: vllm:generation_tokens_total, vllm:prompt_tokens_total" };
+      } },
+    { id: "ttft", title: "Time to first token", unit: "s", gapMetric: "vllm:time_to_first_token_seconds_bucket", target: true,
+      build: (c) => has("vllm:time_to_first_token_seconds_bucket")
+        ? [0.5, 0.95, 0.99].map((p) => ({ expr: `histogram_quantile(${p}, sum by (le, model_name) (rate(vllm:time_to_first_token_seconds_bucket${c.sel}[${c.rate}])))`, legend: "{{model_name}} p" + Math.round(p * 100) }))
+        : { absent: "not exposed by any target: vllm:time_to_first_token_seconds" } },
+    { id: "itl", title: "Inter-token latency p99", unit: "s",
+      build: (c) => {
+        const n = pick("vllm:inter_token_latency_seconds_bucket", "vllm:time_per_output_token_seconds_bucket");
+        if (!n) return { absent: "not exposed by any target: vllm:inter_token_latency_seconds (or the older vllm:time_per_output_token_seconds)" };
+        c.panelGap = n;
+        return [{ expr: `histogram_quantile(0.99, sum by (le, model_name) (rate(${n}${c.sel}[${c.rate}])))`, legend: "{{model_name}} p99" }];
+      } },
+    { id: "e2e", title: "End-to-end latency", unit: "s", gapMetric: "vllm:e2e_request_latency_seconds_bucket",
+      build: (c) => has("vllm:e2e_request_latency_seconds_bucket")
+        ? [0.5, 0.95].map((p) => ({ expr: `histogram_quantile(${p}, sum by (le, model_name) (rate(vllm:e2e_request_latency_seconds_bucket${c.sel}[${c.rate}])))`, legend: "{{model_name}} p" + Math.round(p * 100) }))
+        : { absent: "not exposed by any target: vllm:e2e_request_latency_seconds" } },
+    { id: "queueshare", title: "Queue share of latency", unit: "percent01", yMax: 1,
+      build: (c) => {
+        const qn = pick("vllm:request_queue_time_seconds_sum", "vllm:time_in_queue_requests_sum");
+        if (!qn || !has("vllm:e2e_request_latency_seconds_sum")) return { absent: "not exposed by any target: vllm:request_queue_time_seconds" };
+        return [{ expr: `sum by (model_name) (rate(${qn}${c.sel}[${c.rate}])) / sum by (model_name) (rate(vllm:e2e_request_latency_seconds_sum${c.sel}[${c.rate}]))`, legend: "{{model_name}}" }];
+      } },
+    { section: "GPUs (dcgm-exporter)" },
+    { id: "gpu_vs_wait", title: "GPU util vs waiting requests", unit: "percent", dual: true,
+      build: (c) => {
+        if (!has("DCGM_FI_DEV_GPU_UTIL")) return { absent: "not exposed by any target: DCGM_FI_DEV_GPU_UTIL (is dcgm-exporter scraped?)" };
+        const out = [{ expr: `avg(DCGM_FI_DEV_GPU_UTIL${c.gpuSel})`, legend: "GPU util % (avg)" }];
+        if (has("vllm:num_requests_waiting")) out.push({ expr: `sum(vllm:num_requests_waiting${c.sel})`, legend: "waiting", axis: 1 });
+        return out;
+      } },
+    { id: "sm", title: "SM activity", unit: "percent01", yMax: 1,
+      build: (c) => has("DCGM_FI_PROF_SM_ACTIVE")
+        ? [{ expr: `avg(DCGM_FI_PROF_SM_ACTIVE${c.gpuSel})`, legend: "SM active (avg)" }]
+        : { absent: "not exposed by any target: DCGM_FI_PROF_SM_ACTIVE is commented out in dcgm-exporter's default counters — enable it in its counters CSV" } },
+    { id: "memcopy", title: "Memory-copy util", unit: "percent",
+      build: (c) => has("DCGM_FI_DEV_MEM_COPY_UTIL")
+        ? [{ expr: `avg(DCGM_FI_DEV_MEM_COPY_UTIL${c.gpuSel})`, legend: "mem-copy util % (avg)" }]
+        : { absent: "not exposed by any target: DCGM_FI_DEV_MEM_COPY_UTIL" } },
+    { id: "fb", title: "Framebuffer use", unit: "percent01", yMax: 1,
+      build: (c) => has("DCGM_FI_DEV_FB_USED") && has("DCGM_FI_DEV_FB_FREE")
+        ? [{ expr: `sum(DCGM_FI_DEV_FB_USED${c.gpuSel}) / (sum(DCGM_FI_DEV_FB_USED${c.gpuSel}) + sum(DCGM_FI_DEV_FB_FREE${c.gpuSel}))`, legend: "framebuffer used" }]
+        : { absent: "not exposed by any target: DCGM_FI_DEV_FB_USED / DCGM_FI_DEV_FB_FREE" } },
+    { id: "power", title: "Power", unit: "",
+      build: (c) => has("DCGM_FI_DEV_POWER_USAGE")
+        ? [{ expr: `sum(DCGM_FI_DEV_POWER_USAGE${c.gpuSel})`, legend: "W (sum)" }]
+        : { absent: "not exposed by any target: DCGM_FI_DEV_POWER_USAGE" } },
+  ];
+
+  // ---- charts ------------------------------------------------------------
+  const sync = window.uPlot ? uPlot.sync("infermon") : null;
+  let charts = [];
+  function cssVar(n) { return getComputedStyle(document.documentElement).getPropertyValue(n).trim(); }
+  function color(i) { return cssVar("--c" + (i % 10)); }
+  function legendName(tpl, metric) {
+    return tpl.replace(/\{\{\s*(\w+)\s*\}\}/g, (_, k) => metric[k] != null ? metric[k] : "").trim() || JSON.stringify(metric);
+  }
+  function destroyCharts() { for (const c of charts) c.destroy(); charts = []; }
+
+  function makeChart(el, series, opts) {
+    // series: [{name, axis, points: [[t, v]...]}]; aligned on a shared time grid.
+    const times = opts.times;
+    const data = [times];
+    for (const s of series) {
+      const m = new Map(s.points.map(([t, v]) => [t, v]));
+      data.push(times.map((t) => (m.has(t) ? m.get(t) : null)));
+    }
+    const grid = { stroke: cssVar("--grid"), width: 1 };
+    const axisStyle = { stroke: cssVar("--muted"), grid, ticks: grid };
+    const yfmt = (u, vals) => vals.map((v) => fmtNum(v, opts.unit));
+    const axes = [{ ...axisStyle }, { ...axisStyle, values: yfmt, size: 60 }];
+    const scales = { x: { time: true, min: opts.start, max: opts.end }, y: opts.yMax ? { range: (u, mn, mx) => [0, Math.max(opts.yMax, mx || 0)] } : { range: (u, mn, mx) => [Math.min(0, mn || 0), (mx || 1) * 1.05] } };
+    if (opts.dual) {
+      scales.y2 = { range: (u, mn, mx) => [0, Math.max(1, (mx || 1) * 1.05)] };
+      axes.push({ ...axisStyle, scale: "y2", side: 1, grid: { show: false }, values: (u, vals) => vals.map((v) => fmtNum(v, "")), size: 50 });
+    }
+    const plugins = [];
+    if (opts.threshold != null || opts.target != null) {
+      plugins.push({ hooks: { draw: (u) => {
+        const lines = [];
+        if (opts.threshold != null) lines.push([opts.threshold, cssVar("--bad")]);
+        if (opts.target != null) lines.push([opts.target, cssVar("--warn")]);
+        const ctx = u.ctx;
+        for (const [v, col] of lines) {
+          const y = u.valToPos(v, "y", true);
+          if (y < u.bbox.top || y > u.bbox.top + u.bbox.height) continue;
+          ctx.save(); ctx.strokeStyle = col; ctx.setLineDash([6, 4]); ctx.lineWidth = 1.5;
+          ctx.beginPath(); ctx.moveTo(u.bbox.left, y); ctx.lineTo(u.bbox.left + u.bbox.width, y); ctx.stroke(); ctx.restore();
+        }
+      } } });
+    }
+    if (opts.gaps && opts.gaps.length) {
+      // shade the bucket gaps the drawn quantiles fall into: interpolated, not measured
+      plugins.push({ hooks: { drawClear: (u) => {
+        const ctx = u.ctx;
+        for (const [lo, hi] of opts.gaps) {
+          const y1 = u.valToPos(hi, "y", true), y0 = u.valToPos(lo, "y", true);
+          const top = Math.max(u.bbox.top, y1), bot = Math.min(u.bbox.top + u.bbox.height, y0);
+          if (bot <= top) continue;
+          ctx.save(); ctx.fillStyle = cssVar("--warn"); ctx.globalAlpha = 0.08;
+          ctx.fillRect(u.bbox.left, top, u.bbox.width, bot - top); ctx.restore();
+        }
+      } } });
+    }
+    const width = Math.max(280, el.clientWidth || 600);
+    const u = new uPlot({
+      width, height: opts.height || 170, plugins,
+      cursor: { sync: sync ? { key: sync.key, setSeries: false } : undefined, drag: { x: true, y: false } },
+      select: { show: true },
+      scales, axes,
+      legend: { live: true },
+      series: [{}].concat(series.map((s, i) => ({
+        label: s.name, stroke: color(i), width: 1.5, scale: s.axis ? "y2" : "y", spanGaps: false,
+        value: (u2, v) => fmtNum(v, s.axis ? "" : opts.unit),
+      }))),
+      hooks: {
+        setSelect: [(u2) => {
+          if (u2.select.width < 5) return;
+          const a = u2.posToVal(u2.select.left, "x"), b = u2.posToVal(u2.select.left + u2.select.width, "x");
+          u2.setSelect({ width: 0, height: 0 }, false);
+          state.from = a; state.to = b; writeHash(); render();
+        }],
+      },
+    }, data, el);
+    if (sync) sync.sub(u);
+    charts.push(u);
+    return u;
+  }
+
+  function timeGrid(start, end, step) {
+    const t0 = Math.ceil(start / step) * step, out = [];
+    for (let t = t0; t <= end + 1e-9; t += step) out.push(Math.round(t * 1000) / 1000);
+    return out;
+  }
+  function chooseStep(start, end, widthPx) {
+    const raw = (end - start) / Math.max(100, widthPx / 2);
+    const nice = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400];
+    return nice.find((n) => n >= raw) || 86400;
+  }
+
+  // ---- Overview page -----------------------------------------------------
+  let gen = 0;
+  async function overview(main) {
+    const my = ++gen;
+    const t0 = performance.now();
+    if (!env.loaded) await discover();
+    await fillModels();
+    const [start, end] = timeRange();
+    const width = main.clientWidth - 20;
+    const step = chooseStep(start, end, width);
+    const ctx = { sel: modelSel(), rate: rateWin(step), step, gpuSel: "" };
+    if (state.model && has("DCGM_FI_DEV_GPU_UTIL")) {
+      try {
+        const pods = await api("query", { query: `group by (pod) (vllm:num_requests_running${ctx.sel})` });
+        const names = pods.result.map((r) => r.metric.pod).filter(Boolean);
+        if (names.length) ctx.gpuSel = `{pod=~"${names.map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")}"}`;
+      } catch (e) { /* fleet-wide GPU panels */ }
+    }
+    const headline = h("div", { class: "headline", id: "headline" });
+    const frag = document.createDocumentFragment();
+    frag.append(headline);
+    let grid = null;
+    const jobs = [];
+    for (const p of PANELS) {
+      if (p.section) { frag.append(h("div", { class: "section", text: p.section })); grid = h("div", { class: "panels" }); frag.append(grid); continue; }
+      const el = h("div", { class: "panel", id: "panel-" + p.id, "data-panel": p.id });
+      const title = h("h3", {}, p.title);
+      const body = h("div", { class: "chart" });
+      el.append(title, body);
+      grid.append(el);
+      jobs.push({ p, el, title, body });
+    }
+    main.replaceChildren(frag);
+    destroyCharts();
+    const times = timeGrid(start, end, step);
+    headlineNumbers(headline, ctx, my);
+    await Promise.all(jobs.map(async ({ p, el, title, body }) => {
+      const c = Object.assign({}, ctx);
+      const qs = p.build(c);
+      const note = p.note && p.note();
+      if (note) title.append(h("span", { class: "why", text: "(" + note + ")" }));
+      if (!Array.isArray(qs)) { body.replaceChildren(h("div", { class: "empty", text: qs.absent })); el.dataset.state = "absent"; return; }
+      try {
+        const results = await Promise.all(qs.map((qq) => api("query_range", { query: qq.expr, start: start.toFixed(3), end: end.toFixed(3), step: String(step) })));
+        if (my !== gen) return;
+        const series = [];
+        results.forEach((r, i) => r.result.forEach((s) => series.push({
+          name: legendName(qs[i].legend, s.metric), axis: qs[i].axis,
+          points: s.values.map(([t, v]) => [t, Number(v)]),
+        })));
+        if (!series.length) {
+          body.replaceChildren(h("div", { class: "empty", text: "no data in this range (the series exist on the targets but have no samples here)" }));
+          el.dataset.state = "empty";
+          return;
+        }
+        let gaps = [];
+        const gm = p.gapMetric || c.panelGap;
+        if (gm) {
+          const bounds = await bucketBounds(gm);
+          const hit = new Map();
+          for (const s of series) for (const [, v] of s.points) { const g = gapFor(bounds, v); if (g) hit.set(g.join(","), g); }
+          gaps = [...hit.values()];
+          if (gaps.length) title.append(h("span", { class: "badge", title: "histogram_quantile interpolates linearly inside a bucket: values here are not measured",
+            text: "interpolated: " + gaps.map(([lo, hi]) => `${lo} s–${hi} s bucket gap`).join(", ") }));
+        }
+        body.replaceChildren();
+        makeChart(body, series, { times, start, end, unit: p.unit, yMax: p.yMax, threshold: p.threshold,
+          target: p.target ? env.ttftTarget : null, gaps, dual: p.dual });
+        el.dataset.state = "data";
+      } catch (e) {
+        if (e.name === "AbortError") return;
+        body.replaceChildren(h("div", { class: "err", text: e.message }));
+        el.dataset.state = "error";
+      }
+    }));
+    if (my !== gen) return;
+    window.__infermonRendered = { ms: performance.now() - t0, panels: jobs.length, at: Date.now() };
+    status(`rendered ${jobs.length} panels in ${Math.round(performance.now() - t0)} ms · step ${fmtDur(step)} · rate window ${ctx.rate}`);
+    if (state.panel) { const el = $("#panel-" + state.panel); if (el) { el.scrollIntoView(); el.classList.add("flash"); } }
+  }
+
+  async function headlineNumbers(el, ctx, my) {
+    const w = ctx.rate;
+    const stats = [
+      { k: "TTFT p95", unit: "s", need: "vllm:time_to_first_token_seconds_bucket",
+        expr: `histogram_quantile(0.95, sum(rate(vllm:time_to_first_token_seconds_bucket${ctx.sel}[${w}])))`,
+        health: (v) => (v > env.ttftTarget ? "bad" : v > 0.8 * env.ttftTarget ? "warn" : "ok"), sub: () => "target " + fmtNum(env.ttftTarget, "s") },
+      { k: "failure rate", unit: "percent01", need: "vllm:request_success_total",
+        expr: `(sum(rate(vllm:request_success_total{finished_reason=~"abort|error"${state.model ? ', model_name="' + esc(state.model) + '"' : ""}}[${w}])) or vector(0)) / sum(rate(vllm:request_success_total${ctx.sel}[${w}]))`,
+        health: (v) => (v > 0.05 ? "bad" : v > 0.01 ? "warn" : "ok") },
+      { k: "KV-cache use (max)", unit: "percent01", need: pick("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
+        expr: `max(${pick("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")}${ctx.sel})`,
+        health: (v) => (v > 0.9 ? "bad" : v > 0.8 ? "warn" : "ok") },
+      { k: "waiting", unit: "", need: "vllm:num_requests_waiting", expr: `sum(vllm:num_requests_waiting${ctx.sel})`,
+        health: (v) => (v > 50 ? "bad" : v > 0 ? "warn" : "ok") },
+      { k: "tokens/s generated", unit: "", need: "vllm:generation_tokens_total", expr: `sum(rate(vllm:generation_tokens_total${ctx.sel}[${w}]))`, health: () => "" },
+      { k: "GPUs busy", unit: "", need: "DCGM_FI_DEV_GPU_UTIL",
+        expr: `count(DCGM_FI_DEV_GPU_UTIL${ctx.gpuSel} > 10) or vector(0)`, sub2: `count(DCGM_FI_DEV_GPU_UTIL${ctx.gpuSel})`, health: () => "" },
+    ];
+    el.replaceChildren(...stats.map((s) => h("div", { class: "stat", id: "stat-" + s.k.replace(/\W+/g, "-") }, h("div", { class: "k", text: s.k }), h("div", { class: "v", text: "…" }), h("div", { class: "s", text: "" }))));
+    await Promise.all(stats.map(async (s, i) => {
+      const box = el.children[i];
+      if (!s.need || !has(s.need)) { box.querySelector(".v").textContent = "n/a"; box.querySelector(".s").textContent = "not exposed"; return; }
+      try {
+        const r = await api("query", { query: s.expr });
+        if (my !== gen) return;
+        const v = r.result.length ? Number(r.result[0].value[1]) : NaN;
+        let text = fmtNum(v, s.unit);
+        if (s.sub2) { const r2 = await api("query", { query: s.sub2 }); text += " / " + (r2.result.length ? r2.result[0].value[1] : "0"); }
+        box.querySelector(".v").textContent = text;
+        if (s.sub) box.querySelector(".s").textContent = s.sub();
+        const hcls = Number.isNaN(v) ? "" : s.health(v);
+        if (hcls) box.classList.add(hcls);
+      } catch (e) { box.querySelector(".v").textContent = "error"; box.title = e.message; }
+    }));
+  }
+
+  async function fillModels() {
+    const sel = $("#model");
+    try {
+      const models = has("vllm:num_requests_running") ? await api("label/model_name/values?match[]=vllm:num_requests_running") : [];
+      const cur = state.model;
+      sel.replaceChildren(h("option", { value: "", text: "all" }), ...models.map((m) => h("option", { value: m, text: m })));
+      sel.value = cur;
+    } catch (e) { /* keep */ }
+  }
+
+  // ---- Alerts page ---------------------------------------------------------
+  function labelChips(obj, skip) {
+    return h("span", { class: "labels" }, ...Object.entries(obj || {}).filter(([k]) => !(skip || []).includes(k)).map(([k, v]) => h("span", { text: `${k}="${v}"` })));
+  }
+  function panelForExpr(expr) {
+    const map = [["kv_cache_usage", "kv"], ["gpu_cache_usage", "kv"], ["preemption", "preempt"], ["time_to_first_token", "ttft"],
+      ["num_requests_waiting", "waiting"], ["request_success", "tokens"], ["inter_token", "itl"], ["e2e_request", "e2e"], ["DCGM_FI_DEV_GPU_UTIL", "gpu_vs_wait"]];
+    for (const [k, id] of map) if ((expr || "").includes(k)) return id;
+    return null;
+  }
+  async function alerts(main) {
+    const my = ++gen;
+    let rules, al;
+    try { [rules, al] = await Promise.all([api("rules"), api("alerts")]); }
+    catch (e) { main.replaceChildren(h("div", { class: "err", text: "cannot load rules/alerts: " + e.message })); return; }
+    if (my !== gen) return;
+    const ruleByName = new Map();
+    for (const g of rules.groups || []) for (const r of g.rules || []) ruleByName.set(r.name, r);
+    const active = (al.alerts || []).slice().sort((a, b) => (a.state === b.state ? 0 : a.state === "firing" ? -1 : 1));
+    const rows = active.map((a) => {
+      const name = a.labels.alertname;
+      const r = ruleByName.get(name);
+      const pid = panelForExpr(r && r.query);
+      return h("tr", { class: "alert-row", "data-state": a.state },
+        h("td", {}, h("span", { class: "state-" + a.state, text: a.state })),
+        h("td", {}, h("b", { text: name }), h("br"), labelChips(a.labels, ["alertname"])),
+        h("td", {}, ...Object.entries(a.annotations || {}).map(([k, v]) => h("div", {}, h("span", { class: "mono", text: k + ": " }), v))),
+        h("td", { class: "mono", text: a.activeAt ? new Date(a.activeAt).toLocaleString() : "" }),
+        h("td", { class: "mono", text: a.value || "" }),
+        h("td", {}, pid ? h("a", { href: "#/overview?panel=" + pid + "&range=" + state.range, text: "explain →" }) : ""));
+    });
+    const ruleRows = [];
+    for (const g of rules.groups || []) for (const r of g.rules || []) {
+      ruleRows.push(h("tr", {},
+        h("td", { class: "mono", text: g.name }),
+        h("td", {}, h("b", { text: r.name }), h("div", { class: "mono", text: r.query })),
+        h("td", { text: r.type }),
+        h("td", {}, r.state ? h("span", { class: "state-" + r.state, text: r.state }) : r.health || ""),
+        h("td", { class: "mono", text: r.lastEvaluation ? new Date(r.lastEvaluation).toLocaleTimeString() + " (" + fmtNum(r.evaluationTime, "s") + ")" : "" }),
+        h("td", { class: "err", text: r.lastError || "" })));
+    }
+    main.replaceChildren(
+      h("h2", { text: `Active alerts (${active.filter((a) => a.state === "firing").length} firing, ${active.filter((a) => a.state === "pending").length} pending)` }),
+      active.length ? h("table", { class: "list", id: "alerts-table" }, h("tr", {}, ...["state", "alert", "annotations", "since", "value", ""].map((t) => h("th", { text: t }))), ...rows)
+        : h("div", { class: "empty", text: "no alerts are pending or firing" }),
+      h("h2", { text: "Rules" }),
+      ruleRows.length ? h("table", { class: "list", id: "rules-table" }, h("tr", {}, ...["group", "rule", "type", "state", "last evaluation", "error"].map((t) => h("th", { text: t }))), ...ruleRows)
+        : h("div", { class: "empty", text: "no rules loaded" }));
+    status(`${active.length} active alerts, ${ruleRows.length} rules`);
+  }
+
+  // ---- Targets page --------------------------------------------------------
+  async function targets(main) {
+    const my = ++gen;
+    let t, series = new Map();
+    try { t = await api("targets"); } catch (e) { main.replaceChildren(h("div", { class: "err", text: e.message })); return; }
+    try {
+      const r = await api("query", { query: "scrape_samples_post_metric_relabeling" });
+      for (const s of r.result) series.set(s.metric.job + "/" + s.metric.instance, s.value[1]);
+    } catch (e) { /* optional */ }
+    if (my !== gen) return;
+    const byJob = new Map();
+    for (const x of t.activeTargets || []) { const j = x.scrapePool || x.labels.job; if (!byJob.has(j)) byJob.set(j, []); byJob.get(j).push(x); }
+    const out = [];
+    for (const [job, list] of [...byJob.entries()].sort()) {
+      const up = list.filter((x) => x.health === "up").length;
+      out.push(h("h2", { text: `${job} (${up}/${list.length} up)` }));
+      out.push(h("table", { class: "list targets" }, h("tr", {}, ...["endpoint", "health", "labels", "last scrape", "duration", "series", "error"].map((s) => h("th", { text: s }))),
+        ...list.map((x) => h("tr", { class: "target-row", "data-health": x.health },
+          h("td", { class: "mono", text: x.scrapeUrl }),
+          h("td", {}, h("span", { class: "health-" + x.health, text: x.health })),
+          h("td", {}, labelChips(x.labels, ["job"])),
+          h("td", { class: "mono", text: x.lastScrape && !x.lastScrape.startsWith("0001") ? Math.max(0, Math.round((Date.now() - Date.parse(x.lastScrape)) / 1000)) + " s ago" : "never" }),
+          h("td", { class: "mono", text: fmtNum(x.lastScrapeDuration, "s") }),
+          h("td", { class: "mono", text: series.get(x.labels.job + "/" + x.labels.instance) || "" }),
+          h("td", { class: "err", text: x.lastError || "" })))));
+    }
+    main.replaceChildren(...(out.length ? out : [h("div", { class: "empty", text: "no targets configured" })]));
+    status(`${(t.activeTargets || []).length} targets`);
+  }
+
+  // ---- Explore page --------------------------------------------------------
+  async function explore(main) {
+    ++gen;
+    const box = h("textarea", { id: "expr", spellcheck: "false", placeholder: "PromQL, e.g. sum by (model_name) (rate(vllm:generation_tokens_total[5m]))" });
+    box.value = state.expr;
+    const errEl = h("div", { class: "parse-error hidden", id: "expr-error" });
+    const out = h("div", { id: "explore-out" });
+    const tabG = h("button", { id: "tab-graph", text: "graph" }), tabT = h("button", { id: "tab-table", text: "table" });
+    const run = h("button", { id: "execute", text: "Execute" });
+    const go = () => { state.expr = box.value.trim(); writeHash(); runExplore(box, errEl, out); };
+    run.addEventListener("click", go);
+    tabG.addEventListener("click", () => { state.tab = "graph"; go(); });
+    tabT.addEventListener("click", () => { state.tab = "table"; go(); });
+    box.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); go(); } });
+    main.replaceChildren(h("div", { class: "explore" }, box, h("div", { class: "bar" }, run, tabG, tabT, h("span", { class: "ctl", text: "Enter runs, Shift+Enter adds a line" })), errEl, out));
+    if (state.expr) runExplore(box, errEl, out);
+  }
+  function showParseError(errEl, expr, msg) {
+    // "1:14: parse error: ..." -> point at line:column inside the expression
+    const m = /^(\d+):(\d+):/.exec(msg) || /at char (\d+)/.exec(msg);
+    let text = msg;
+    if (m) {
+      const lines = expr.split("\n");
+      const line = m.length === 3 ? Number(m[1]) : 1, col = m.length === 3 ? Number(m[2]) : Number(m[1]);
+      const src = lines[line - 1] || "";
+      text = msg + "\n\n" + src + "\n" + " ".repeat(Math.max(0, col - 1)) + "^";
+    }
+    errEl.textContent = text;
+    errEl.classList.remove("hidden");
+  }
+  async function runExplore(box, errEl, out) {
+    const expr = box.value.trim();
+    errEl.classList.add("hidden");
+    destroyCharts();
+    if (!expr) return;
+    const [start, end] = timeRange();
+    const t0 = performance.now();
+    try {
+      if (state.tab === "table") {
+        const r = await api("query", { query: expr, time: end.toFixed(3) });
+        let rows;
+        if (r.resultType === "vector") rows = r.result.map((s) => h("tr", {}, h("td", { class: "mono", text: seriesName(s.metric) }), h("td", { class: "mono", text: s.value[1] })));
+        else if (r.resultType === "matrix") rows = r.result.map((s) => h("tr", {}, h("td", { class: "mono", text: seriesName(s.metric) }), h("td", { class: "mono", text: s.values.map((v) => v[1] + " @" + v[0]).join("\n") })));
+        else rows = [h("tr", {}, h("td", { class: "mono", text: r.resultType }), h("td", { class: "mono", text: String(r.result[1]) }))];
+        out.replaceChildren(h("table", { class: "list", id: "result-table" }, h("tr", {}, h("th", { text: "series" }), h("th", { text: "value" })), ...rows));
+        status(`${rows.length} results in ${Math.round(performance.now() - t0)} ms`);
+      } else {
+        const step = chooseStep(start, end, out.clientWidth || 800);
+        const r = await api("query_range", { query: expr, start: start.toFixed(3), end: end.toFixed(3), step: String(step) });
+        const series = r.result.map((s) => ({ name: seriesName(s.metric), points: s.values.map(([t, v]) => [t, Number(v)]) }));
+        out.replaceChildren();
+        if (!series.length) { out.append(h("div", { class: "empty", text: "empty query result" })); return; }
+        const el = h("div", { class: "panel" }, h("div", { class: "chart" }));
+        out.append(el);
+        makeChart(el.firstChild, series, { times: timeGrid(start, end, step), start, end, unit: "", height: 320 });
+        status(`${series.length} series in ${Math.round(performance.now() - t0)} ms · step ${fmtDur(step)}`);
+      }
+    } catch (e) {
+      if (e.name === "AbortError") return;
+      showParseError(errEl, expr, e.message);
+    }
+  }
+  function seriesName(m) {
+    const name = m.__name__ || "";
+    const rest = Object.entries(m).filter(([k]) => k !== "__name__").map(([k, v]) => `${k}="${v}"`).join(", ");
+    return name + (rest || !name ? "{" + rest + "}" : "");
+  }
+
+  // ---- shell ----------------------------------------------------------------
+  function status(t) { $("#status").textContent = t; }
+  let timer = null;
+  function render() {
+    cancelAll();
+    readHashSyncControls();
+    const main = $("#main");
+    for (const a of document.querySelectorAll("#nav a")) a.classList.toggle("active", a.dataset.page === state.page);
+    $("#model-ctl").classList.toggle("hidden", state.page !== "overview");
+    const pages = { overview, alerts, targets, explore };
+    pages[state.page](main);
+    clearInterval(timer);
+    const every = parseDur(state.refresh);
+    if (every > 0 && state.page !== "explore") timer = setInterval(() => { pages[state.page]($("#main")); }, every * 1000);
+  }
+  function readHashSyncControls() {
+    $("#range").value = state.from != null ? "custom" : state.range;
+    $("#custom-range").classList.toggle("hidden", state.from == null && $("#range").value !== "custom");
+    if (state.from != null) {
+      const f = (t) => new Date(t * 1000 - new Date().getTimezoneOffset() * 60000).toISOString().slice(0, 19);
+      $("#from").value = f(state.from); $("#to").value = f(state.to);
+    }
+    $("#refresh").value = state.refresh;
+    $("#model").value = state.model;
+  }
+  function setTheme(t) {
+    document.documentElement.classList.toggle("dark", t === "dark");
+    try { localStorage.setItem("infermon-theme", t); } catch (e) { /* private mode */ }
+  }
+
+  function init() {
+    let theme = null;
+    try { theme = localStorage.getItem("infermon-theme"); } catch (e) { /* ignore */ }
+    if (!theme) theme = window.matchMedia && matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+    const qp = new URLSearchParams(location.hash.split("?")[1] || "");
+    if (qp.get("theme")) theme = qp.get("theme");
+    setTheme(theme);
+    $("#theme").addEventListener("click", () => { setTheme(document.documentElement.classList.contains("dark") ? "light" : "dark"); render(); });
+    $("#range").addEventListener("change", (e) => {
+      if (e.target.value === "custom") { $("#custom-range").classList.remove("hidden"); return; }
+      state.range = e.target.value; state.from = state.to = null; writeHash(); render();
+    });
+    $("#apply-custom").addEventListener("click", () => {
+      const a = Date.parse($("#from").value) / 1000, b = Date.parse($("#to").value) / 1000;
+      if (a < b) { state.from = a; state.to = b; writeHash(); render(); }
+    });
+    $("#refresh").addEventListener("change", (e) => { state.refresh = e.target.value; writeHash(); render(); });
+    $("#model").addEventListener("change", (e) => { state.model = e.target.value; writeHash(); render(); });
+    document.addEventListener("dblclick", (e) => {
+      if (e.target.closest(".chart") && state.from != null) { state.from = state.to = null; writeHash(); render(); }
+    });
+    let resizeT = null;
+    window.addEventListener("resize", () => { clearTimeout(resizeT); resizeT = setTimeout(render, 250); });
+    window.addEventListener("popstate", () => { readHash(); render(); });
+    window.addEventListener("hashchange", () => { readHash(); render(); });
+    readHash();
+    if (!location.hash) writeHash(true);
+    render();
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();
