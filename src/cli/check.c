@@ -11,6 +11,7 @@ static const struct {
     int (*run)(int argc, char **argv);
 } checks[] = {
     {"config", cli_check_config},
+    {"metrics", cli_check_metrics},
     {NULL, NULL},
 };
 

@@ -17,6 +17,7 @@ extern const cli_command_t cli_commands[];
 
 int cli_check(int argc, char **argv);
 int cli_check_config(int argc, char **argv);
+int cli_check_metrics(int argc, char **argv);
 int cli_version(int argc, char **argv);
 int cli_debug(int argc, char **argv);
 

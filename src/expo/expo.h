@@ -197,6 +197,7 @@ typedef struct expo_check_opts {
     /* Called for every sample that parsed (after the semantic checks) — lets
      * `check metrics --dump` print what was read. May be NULL. */
     void (*on_sample)(void *user, const expo_entry_t *e);
+    void *on_sample_user;
 } expo_check_opts_t;
 
 /* Parses the whole input and reports syntax errors (the first one ends the
