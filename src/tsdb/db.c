@@ -1,0 +1,650 @@
+/* db.c — the store as a whole: opening (blocks, then WAL replay into the head),
+ * background work (WAL fsync on a timer, persisting the head into blocks,
+ * compaction, retention, WAL checkpoints), statistics and closing.
+ *
+ * Directory layout:
+ *   DIR/lock               flock'ed while open (one process per directory)
+ *   DIR/wal/               segments and checkpoints (wal.c)
+ *   DIR/blocks/NAME.imb    immutable blocks (block.c)
+ *
+ * Life of a sample:
+ *   appender_add -> commit: WAL record -> head chunk
+ *     -> persist: head window [w, w+R) older than 1.5 R behind the head's newest
+ *        sample -> block (level 1), head truncated, WAL checkpointed
+ *     -> compaction: level-n blocks of one window of 3^n R -> one level n+1 block
+ *     -> retention: blocks ending before newest - retention_ms, or the oldest
+ *        while the total size exceeds retention_bytes, are deleted.
+ *
+ * Invariants:
+ *  1. A block is durable (fsynced, renamed) before the head drops its range and
+ *     before the WAL segments holding it are deleted.
+ *  2. head->min_valid_t only grows; it is raised (under commit_mu) before a
+ *     window is snapshotted for persisting, so no commit can add to it later.
+ *  3. On open, min_valid_t starts just after the newest block, so a WAL replay
+ *     never re-adds persisted samples.
+ *  4. A block that fails validation is reported, counted, and left out. */
+#include "util/base.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tsdb/tsdb_int.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+im_rc tsdb__head_apply_record(tsdb__head_t *h, const uint8_t *rec, size_t len);
+void tsdb__head_checkpoint(tsdb__head_t *h, im_buf_t *out);
+
+#define DEFAULT_RETENTION_MS (15 * IM_MS_PER_DAY)
+#define DEFAULT_BLOCK_MS     (2 * IM_MS_PER_HOUR)
+#define DEFAULT_SEGMENT      (128u << 20)
+#define MAINT_INTERVAL_MS    60000
+#define ZLEVEL_PERSIST       9
+#define ZLEVEL_COMPACT       12
+
+static int64_t floordiv(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+    return q;
+}
+
+/* ---- Blocks list ---- */
+
+static int cmp_block(const void *a, const void *b)
+{
+    const tsdb__block_t *x = *(tsdb__block_t *const *)a, *y = *(tsdb__block_t *const *)b;
+    if (x->mint != y->mint) return x->mint < y->mint ? -1 : 1;
+    return x->maxt < y->maxt ? -1 : x->maxt > y->maxt;
+}
+
+/* Caller holds blocks_mu. */
+static void blocks_add(tsdb_t *db, tsdb__block_t *b)
+{
+    if (db->nblocks == db->capblocks) {
+        db->capblocks = db->capblocks ? db->capblocks * 2 : 16;
+        db->blocks = im_realloc(db->blocks, db->capblocks * sizeof *db->blocks);
+    }
+    db->blocks[db->nblocks++] = b;
+    qsort(db->blocks, db->nblocks, sizeof *db->blocks, cmp_block);
+}
+
+/* Caller holds blocks_mu. Marks the block deleted and drops the list's reference. */
+static void blocks_remove(tsdb_t *db, tsdb__block_t *b)
+{
+    for (size_t i = 0; i < db->nblocks; i++) {
+        if (db->blocks[i] != b) continue;
+        memmove(db->blocks + i, db->blocks + i + 1, (db->nblocks - i - 1) * sizeof *db->blocks);
+        db->nblocks--;
+        atomic_store(&b->deleted, true);
+        tsdb__block_unref(b);
+        return;
+    }
+}
+
+static char *blocks_dir(const tsdb_t *db)
+{
+    size_t n = strlen(db->dir) + 8;
+    char *p = im_malloc(n);
+    snprintf(p, n, "%s/blocks", db->dir);
+    return p;
+}
+
+static im_rc load_blocks(tsdb_t *db, im_err_t *err)
+{
+    char *bd = blocks_dir(db);
+    if (mkdir(bd, 0755) != 0 && errno != EEXIST) {
+        im_rc rc = im_err_set(err, IM_EIO, "cannot create %s: %s", bd, strerror(errno));
+        im_free(bd);
+        return rc;
+    }
+    DIR *d = opendir(bd);
+    if (!d) {
+        im_rc rc = im_err_set(err, IM_EIO, "cannot read %s: %s", bd, strerror(errno));
+        im_free(bd);
+        return rc;
+    }
+    struct dirent *de;
+    char p[4096];
+    while ((de = readdir(d))) {
+        size_t nl = strlen(de->d_name);
+        snprintf(p, sizeof p, "%s/%s", bd, de->d_name);
+        if (nl > 4 && strcmp(de->d_name + nl - 4, ".tmp") == 0) {
+            unlink(p);
+            continue;
+        }
+        if (nl < 5 || strcmp(de->d_name + nl - 4, ".imb") != 0) continue;
+        tsdb__block_t *b;
+        im_err_t e;
+        im_err_clear(&e);
+        if (tsdb__block_open(p, &b, &e) != IM_OK) {
+            atomic_fetch_add(&db->blocks_corrupt, 1);
+            IM_WARN("block is corrupt; skipped, the rest is served", "block=%s err=%s",
+                    im_logq(de->d_name), im_logq(e.msg));
+            continue;
+        }
+        blocks_add(db, b);
+    }
+    closedir(d);
+    im_free(bd);
+    return IM_OK;
+}
+
+/* ---- Open / close ---- */
+
+static im_rc replay_rec(void *ctx, const uint8_t *rec, size_t len)
+{
+    tsdb_t *db = ctx;
+    return tsdb__head_apply_record(db->head, rec, len);
+}
+
+static void *bg_main(void *arg);
+
+im_rc tsdb_open(const tsdb_opts_t *opts, tsdb_t **out, im_err_t *err)
+{
+    tsdb_t *db = im_calloc(1, sizeof *db);
+    db->opts = *opts;
+    if (db->opts.retention_ms <= 0) db->opts.retention_ms = DEFAULT_RETENTION_MS;
+    if (db->opts.block_range_ms <= 0) db->opts.block_range_ms = DEFAULT_BLOCK_MS;
+    if (db->opts.fsync_interval_ms <= 0) db->opts.fsync_interval_ms = 1000;
+    if (db->opts.wal_segment_bytes == 0) db->opts.wal_segment_bytes = DEFAULT_SEGMENT;
+    db->opts.dir = NULL;
+    db->lock_fd = -1;
+    pthread_mutex_init(&db->commit_mu, NULL);
+    pthread_mutex_init(&db->blocks_mu, NULL);
+    pthread_mutex_init(&db->maint_mu, NULL);
+    pthread_mutex_init(&db->bg_mu, NULL);
+    pthread_cond_init(&db->bg_cv, NULL);
+    db->head = tsdb__head_new(db->opts.block_range_ms);
+    im_rc rc = IM_OK;
+    if (opts->dir) {
+        db->dir = im_strdup(opts->dir);
+        db->opts.dir = db->dir;
+        if (mkdir(db->dir, 0755) != 0 && errno != EEXIST) {
+            rc = im_err_set(err, IM_EIO, "cannot create storage directory %s: %s", db->dir,
+                            strerror(errno));
+            goto fail;
+        }
+        char p[4096];
+        snprintf(p, sizeof p, "%s/lock", db->dir);
+        int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            if (fd >= 0) close(fd);
+            rc = im_err_set(err, IM_EEXIST,
+                            "storage directory %s is in use by another process (lock file %s)",
+                            db->dir, p);
+            goto fail;
+        }
+        db->lock_fd = fd;
+        rc = load_blocks(db, err);
+        if (rc != IM_OK) goto fail;
+        int64_t bmax = INT64_MIN;
+        for (size_t i = 0; i < db->nblocks; i++)
+            if (db->blocks[i]->maxt > bmax) bmax = db->blocks[i]->maxt;
+        if (bmax != INT64_MIN) atomic_store(&db->head->min_valid_t, bmax + 1);
+        tsdb__wal_replay_stats_t st;
+        rc =
+            tsdb__wal_open(db->dir, db->opts.wal_segment_bytes, replay_rec, db, &st, &db->wal, err);
+        if (rc != IM_OK) goto fail;
+        atomic_store(&db->wal_corruptions, st.corruptions);
+        IM_INFO("TSDB started", "dir=%s blocks=%zu head_series=%" PRIu64 " head_samples=%" PRIu64,
+                im_logq(db->dir), db->nblocks, db->head->nseries, db->head->nsamples);
+    }
+    if (!db->opts.no_background) {
+        if (pthread_create(&db->bg, NULL, bg_main, db) == 0) db->bg_started = true;
+    }
+    *out = db;
+    return IM_OK;
+fail:
+    db->bg_started = false;
+    tsdb_close(db);
+    *out = NULL;
+    return rc;
+}
+
+void tsdb_close(tsdb_t *db)
+{
+    if (!db) return;
+    if (db->bg_started) {
+        pthread_mutex_lock(&db->bg_mu);
+        db->bg_stop = true;
+        pthread_cond_signal(&db->bg_cv);
+        pthread_mutex_unlock(&db->bg_mu);
+        pthread_join(db->bg, NULL);
+    }
+    if (db->wal) tsdb__wal_close(db->wal);
+    for (size_t i = 0; i < db->nblocks; i++) tsdb__block_unref(db->blocks[i]);
+    im_free(db->blocks);
+    tsdb__head_free(db->head);
+    if (db->lock_fd >= 0) close(db->lock_fd);
+    im_free(db->dir);
+    pthread_mutex_destroy(&db->commit_mu);
+    pthread_mutex_destroy(&db->blocks_mu);
+    pthread_mutex_destroy(&db->maint_mu);
+    pthread_mutex_destroy(&db->bg_mu);
+    pthread_cond_destroy(&db->bg_cv);
+    im_free(db);
+}
+
+/* ---- Sync ---- */
+
+im_rc tsdb__sync_locked(tsdb_t *db, im_err_t *err)
+{
+    if (!db->wal) return IM_OK;
+    int64_t t0 = im_mono_ns();
+    im_rc rc = tsdb__wal_sync(db->wal, err);
+    atomic_fetch_add(&db->wal_fsyncs, 1);
+    atomic_fetch_add(&db->wal_fsync_ns, (uint64_t)(im_mono_ns() - t0));
+    return rc;
+}
+
+im_rc tsdb_sync(tsdb_t *db, im_err_t *err)
+{
+    pthread_mutex_lock(&db->commit_mu);
+    im_rc rc = tsdb__sync_locked(db, err);
+    pthread_mutex_unlock(&db->commit_mu);
+    return rc;
+}
+
+/* ---- Persisting the head ---- */
+
+typedef struct snap {
+    const im_labels_t *labels;
+    tsdb__chunk_copy_t *chunks;
+    size_t nchunks;
+} snap_t;
+
+static int cmp_snap(const void *a, const void *b)
+{
+    return im_labels_compare(((const snap_t *)a)->labels, ((const snap_t *)b)->labels);
+}
+
+typedef struct samples {
+    int64_t *t;
+    double *v;
+    size_t n, cap;
+} samples_t;
+
+static void samples_push(samples_t *s, int64_t t, double v)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 256;
+        s->t = im_realloc(s->t, s->cap * sizeof *s->t);
+        s->v = im_realloc(s->v, s->cap * sizeof *s->v);
+    }
+    s->t[s->n] = t;
+    s->v[s->n] = v;
+    s->n++;
+}
+
+static im_rc persist_window(tsdb_t *db, int64_t w0, int64_t w1, im_err_t *err)
+{
+    tsdb__head_t *h = db->head;
+    pthread_mutex_lock(&db->commit_mu);
+    if (atomic_load(&h->min_valid_t) < w1 + 1) atomic_store(&h->min_valid_t, w1 + 1);
+    pthread_mutex_unlock(&db->commit_mu);
+    snap_t *sn = NULL;
+    size_t ns = 0, cap = 0;
+    pthread_rwlock_rdlock(&h->lock);
+    for (uint32_t id = 1; id < h->next_id && id < h->capids; id++) {
+        tsdb__series_t *s = h->by_id[id];
+        if (!s || s->nchunks == 0 || s->chunks[0].mint > w1) continue;
+        if (ns == cap) {
+            cap = cap ? cap * 2 : 1024;
+            sn = im_realloc(sn, cap * sizeof *sn);
+        }
+        sn[ns].labels = im_labels_ref(s->labels);
+        tsdb__head_copy_chunks(s, w0, w1, &sn[ns].chunks, &sn[ns].nchunks);
+        ns++;
+    }
+    pthread_rwlock_unlock(&h->lock);
+    if (ns > 1) qsort(sn, ns, sizeof *sn, cmp_snap);
+    char *bd = blocks_dir(db);
+    tsdb__bwriter_t *w = NULL;
+    im_rc rc = tsdb__bwriter_new(bd, w0, w1, 1, ZLEVEL_PERSIST, &w, err);
+    samples_t sm = {0};
+    for (size_t i = 0; i < ns && rc == IM_OK; i++) {
+        sm.n = 0;
+        for (size_t c = 0; c < sn[i].nchunks; c++) {
+            tsdb__xor_dec_t d;
+            tsdb__xor_dec_init(&d, sn[i].chunks[c].b, sn[i].chunks[c].nbits, sn[i].chunks[c].n);
+            int64_t t;
+            double v;
+            while (tsdb__xor_next(&d, &t, &v))
+                if (t >= w0 && t <= w1) samples_push(&sm, t, v);
+        }
+        rc = tsdb__bwriter_add(w, sn[i].labels, sm.t, sm.v, sm.n, err);
+    }
+    im_free(sm.t);
+    im_free(sm.v);
+    for (size_t i = 0; i < ns; i++) {
+        im_labels_unref(sn[i].labels);
+        tsdb__chunk_copies_free(sn[i].chunks, sn[i].nchunks);
+    }
+    im_free(sn);
+    char *path = NULL;
+    if (rc == IM_OK)
+        rc = tsdb__bwriter_finish(w, &path, err);
+    else if (w)
+        tsdb__bwriter_abort(w);
+    im_free(bd);
+    if (rc != IM_OK) return rc;
+    if (path) {
+        tsdb__block_t *b;
+        rc = tsdb__block_open(path, &b, err);
+        if (rc != IM_OK) {
+            im_free(path);
+            return rc;
+        }
+        IM_INFO("head persisted into a block",
+                "block=%s series=%" PRIu64 " samples=%" PRIu64 " bytes=%" PRIu64, im_logq(b->name),
+                b->nseries, b->nsamples, b->bytes);
+        im_free(path);
+        pthread_mutex_lock(&db->blocks_mu);
+        blocks_add(db, b);
+        pthread_mutex_unlock(&db->blocks_mu);
+    }
+    tsdb__head_truncate(h, w1 + 1);
+    /* Checkpoint the WAL: everything up to the cut is in the head or in blocks. */
+    if (db->wal) {
+        im_buf_t ck;
+        im_buf_init(&ck, 0);
+        uint32_t last;
+        pthread_mutex_lock(&db->commit_mu);
+        rc = tsdb__wal_cut(db->wal, &last, err);
+        if (rc == IM_OK) tsdb__head_checkpoint(h, &ck);
+        pthread_mutex_unlock(&db->commit_mu);
+        if (rc == IM_OK) rc = tsdb__wal_checkpoint(db->wal, last, &ck, err);
+        im_buf_free(&ck);
+    }
+    return rc;
+}
+
+/* ---- Compaction ---- */
+
+typedef struct cursor {
+    tsdb__block_t *b;
+    size_t i;
+} cursor_t;
+
+static im_rc compact(tsdb_t *db, tsdb__block_t **src, size_t n, int64_t w0, int64_t w1,
+                     uint32_t level, im_err_t *err)
+{
+    char *bd = blocks_dir(db);
+    tsdb__bwriter_t *w = NULL;
+    im_rc rc = tsdb__bwriter_new(bd, w0, w1, level, ZLEVEL_COMPACT, &w, err);
+    im_free(bd);
+    if (rc != IM_OK) return rc;
+    cursor_t *cur = im_calloc(n, sizeof *cur);
+    tsdb__fcache_t *fc = im_calloc(n, sizeof *fc);
+    for (size_t i = 0; i < n; i++) cur[i].b = src[i];
+    samples_t sm = {0};
+    for (;;) {
+        const im_labels_t *min = NULL;
+        for (size_t i = 0; i < n; i++) {
+            if (cur[i].i >= cur[i].b->nseries) continue;
+            const im_labels_t *l = cur[i].b->series[cur[i].i].labels;
+            if (!min || im_labels_compare(l, min) < 0) min = l;
+        }
+        if (!min) break;
+        min = im_labels_ref(min);
+        sm.n = 0;
+        bool sorted = true;
+        for (size_t i = 0; i < n; i++) {
+            if (cur[i].i >= cur[i].b->nseries ||
+                !im_labels_equal(cur[i].b->series[cur[i].i].labels, min))
+                continue;
+            int64_t *t;
+            double *v;
+            size_t k;
+            if (tsdb__block_read(cur[i].b, (uint32_t)cur[i].i, &fc[i], INT64_MIN, INT64_MAX, &t, &v,
+                                 &k)) {
+                for (size_t j = 0; j < k; j++) {
+                    if (sm.n && t[j] <= sm.t[sm.n - 1]) sorted = false;
+                    samples_push(&sm, t[j], v[j]);
+                }
+            }
+            im_free(t);
+            im_free(v);
+            cur[i].i++;
+        }
+        if (!sorted) {
+            /* Overlapping sources: insertion-merge, first occurrence of a t wins. */
+            for (size_t a = 1; a < sm.n; a++) {
+                int64_t tt = sm.t[a];
+                double vv = sm.v[a];
+                size_t b = a;
+                while (b > 0 && sm.t[b - 1] > tt) {
+                    sm.t[b] = sm.t[b - 1];
+                    sm.v[b] = sm.v[b - 1];
+                    b--;
+                }
+                sm.t[b] = tt;
+                sm.v[b] = vv;
+            }
+            size_t wi = 0;
+            for (size_t a = 0; a < sm.n; a++) {
+                if (wi && sm.t[wi - 1] == sm.t[a]) continue;
+                sm.t[wi] = sm.t[a];
+                sm.v[wi] = sm.v[a];
+                wi++;
+            }
+            sm.n = wi;
+        }
+        rc = tsdb__bwriter_add(w, min, sm.t, sm.v, sm.n, err);
+        im_labels_unref(min);
+        if (rc != IM_OK) break;
+    }
+    im_free(sm.t);
+    im_free(sm.v);
+    for (size_t i = 0; i < n; i++) tsdb__fcache_free(&fc[i]);
+    im_free(fc);
+    im_free(cur);
+    char *path = NULL;
+    if (rc == IM_OK)
+        rc = tsdb__bwriter_finish(w, &path, err);
+    else
+        tsdb__bwriter_abort(w);
+    if (rc != IM_OK) return rc;
+    tsdb__block_t *nb = NULL;
+    if (path) {
+        rc = tsdb__block_open(path, &nb, err);
+        im_free(path);
+        if (rc != IM_OK) return rc;
+    }
+    pthread_mutex_lock(&db->blocks_mu);
+    if (nb) blocks_add(db, nb);
+    for (size_t i = 0; i < n; i++) blocks_remove(db, src[i]);
+    pthread_mutex_unlock(&db->blocks_mu);
+    atomic_fetch_add(&db->compactions, 1);
+    if (nb)
+        IM_INFO("blocks compacted", "sources=%zu block=%s samples=%" PRIu64 " bytes=%" PRIu64, n,
+                im_logq(nb->name), nb->nsamples, nb->bytes);
+    return IM_OK;
+}
+
+/* One compaction if any group is ready; returns true if it did one. */
+static bool compact_once(tsdb_t *db, im_err_t *err, im_rc *rc)
+{
+    int64_t R = db->opts.block_range_ms;
+    int64_t limit = atomic_load(&db->head->min_valid_t);
+    int64_t maxrange = db->opts.retention_ms / 10;
+    if (maxrange < 3 * R) maxrange = 3 * R;
+    uint32_t level = 2;
+    for (int64_t L = 3 * R; L <= maxrange && L > 0; L *= 3, level++) {
+        pthread_mutex_lock(&db->blocks_mu);
+        tsdb__block_t **src = NULL;
+        size_t nsrc = 0;
+        int64_t g0 = 0;
+        for (size_t i = 0; i < db->nblocks && !src; i++) {
+            int64_t g = floordiv(db->blocks[i]->mint, L);
+            int64_t ws = g * L, we = ws + L - 1;
+            if (we >= limit || db->blocks[i]->maxt > we) continue;
+            size_t cnt = 0;
+            for (size_t j = 0; j < db->nblocks; j++)
+                if (db->blocks[j]->mint >= ws && db->blocks[j]->maxt <= we) cnt++;
+            if (cnt < 2) continue;
+            src = im_malloc(cnt * sizeof *src);
+            for (size_t j = 0; j < db->nblocks; j++)
+                if (db->blocks[j]->mint >= ws && db->blocks[j]->maxt <= we) {
+                    tsdb__block_ref(db->blocks[j]);
+                    src[nsrc++] = db->blocks[j];
+                }
+            g0 = ws;
+        }
+        pthread_mutex_unlock(&db->blocks_mu);
+        if (src) {
+            *rc = compact(db, src, nsrc, g0, g0 + L - 1, level, err);
+            for (size_t i = 0; i < nsrc; i++) tsdb__block_unref(src[i]);
+            im_free(src);
+            return *rc == IM_OK;
+        }
+    }
+    return false;
+}
+
+/* ---- Retention ---- */
+
+static void retention(tsdb_t *db)
+{
+    pthread_rwlock_rdlock(&db->head->lock);
+    int64_t newest = db->head->maxt;
+    pthread_rwlock_unlock(&db->head->lock);
+    pthread_mutex_lock(&db->blocks_mu);
+    for (size_t i = 0; i < db->nblocks; i++)
+        if (db->blocks[i]->maxt > newest) newest = db->blocks[i]->maxt;
+    for (size_t i = 0; i < db->nblocks;) {
+        tsdb__block_t *b = db->blocks[i];
+        if (newest != INT64_MIN && b->maxt < newest - db->opts.retention_ms) {
+            IM_INFO("block deleted by time retention", "block=%s", im_logq(b->name));
+            blocks_remove(db, b);
+            continue;
+        }
+        i++;
+    }
+    if (db->opts.retention_bytes > 0) {
+        for (;;) {
+            uint64_t total = db->wal ? tsdb__wal_bytes(db->wal) : 0;
+            for (size_t i = 0; i < db->nblocks; i++) total += db->blocks[i]->bytes;
+            if (total <= (uint64_t)db->opts.retention_bytes || db->nblocks == 0) break;
+            IM_INFO("block deleted by size retention", "block=%s", im_logq(db->blocks[0]->name));
+            blocks_remove(db, db->blocks[0]);
+        }
+    }
+    pthread_mutex_unlock(&db->blocks_mu);
+}
+
+im_rc tsdb_maintain(tsdb_t *db, im_err_t *err)
+{
+    pthread_mutex_lock(&db->maint_mu);
+    im_rc rc = IM_OK;
+    tsdb__head_t *h = db->head;
+    int64_t R = db->opts.block_range_ms;
+    if (!db->dir) {
+        /* Memory only: keep the retention window in the head. */
+        pthread_rwlock_rdlock(&h->lock);
+        int64_t maxt = h->maxt, mint = h->mint;
+        pthread_rwlock_unlock(&h->lock);
+        if (maxt != INT64_MIN && mint < maxt - db->opts.retention_ms) {
+            int64_t cut = maxt - db->opts.retention_ms;
+            pthread_mutex_lock(&db->commit_mu);
+            if (atomic_load(&h->min_valid_t) < cut) atomic_store(&h->min_valid_t, cut);
+            pthread_mutex_unlock(&db->commit_mu);
+            tsdb__head_truncate(h, cut);
+        }
+        pthread_mutex_unlock(&db->maint_mu);
+        return IM_OK;
+    }
+    for (;;) {
+        pthread_rwlock_rdlock(&h->lock);
+        int64_t mint = h->mint, maxt = h->maxt;
+        pthread_rwlock_unlock(&h->lock);
+        if (maxt == INT64_MIN) break;
+        int64_t w0 = floordiv(mint, R) * R;
+        if (maxt < w0 + R + R / 2) break;
+        rc = persist_window(db, w0, w0 + R - 1, err);
+        if (rc != IM_OK) break;
+    }
+    while (rc == IM_OK && compact_once(db, err, &rc)) {
+    }
+    if (rc == IM_OK) retention(db);
+    pthread_mutex_unlock(&db->maint_mu);
+    return rc;
+}
+
+/* ---- Background thread ---- */
+
+static void *bg_main(void *arg)
+{
+    tsdb_t *db = arg;
+    int64_t last_maint = im_mono_ns();
+    pthread_mutex_lock(&db->bg_mu);
+    while (!db->bg_stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t ns = ts.tv_nsec + (db->opts.fsync_interval_ms % 1000) * 1000000LL;
+        ts.tv_sec += db->opts.fsync_interval_ms / 1000 + ns / 1000000000LL;
+        ts.tv_nsec = ns % 1000000000LL;
+        pthread_cond_timedwait(&db->bg_cv, &db->bg_mu, &ts);
+        if (db->bg_stop) break;
+        pthread_mutex_unlock(&db->bg_mu);
+        if (db->wal && db->opts.fsync == TSDB_FSYNC_TIMER) {
+            pthread_mutex_lock(&db->commit_mu);
+            if (tsdb__wal_dirty(db->wal)) {
+                im_err_t e;
+                if (tsdb__sync_locked(db, &e) != IM_OK)
+                    IM_ERROR("WAL fsync failed", "err=%s", im_logq(e.msg));
+            }
+            pthread_mutex_unlock(&db->commit_mu);
+        }
+        if (im_mono_ns() - last_maint > (int64_t)MAINT_INTERVAL_MS * 1000000) {
+            last_maint = im_mono_ns();
+            im_err_t e;
+            im_err_clear(&e);
+            if (tsdb_maintain(db, &e) != IM_OK)
+                IM_ERROR("TSDB maintenance failed", "err=%s", im_logq(e.msg));
+        }
+        pthread_mutex_lock(&db->bg_mu);
+    }
+    pthread_mutex_unlock(&db->bg_mu);
+    return NULL;
+}
+
+/* ---- Stats ---- */
+
+void tsdb_get_stats(tsdb_t *db, tsdb_stats_t *o)
+{
+    memset(o, 0, sizeof *o);
+    tsdb__head_t *h = db->head;
+    pthread_rwlock_rdlock(&h->lock);
+    o->head_series = h->nseries;
+    o->head_chunks = h->nchunks;
+    o->head_samples = h->nsamples;
+    o->head_bytes = h->chunk_bytes + h->nseries * sizeof(tsdb__series_t) +
+                    h->nchunks * sizeof(tsdb__hchunk_t) + h->capmap * sizeof(void *) +
+                    h->capids * sizeof(void *) + tsdb__index_bytes(&h->ix);
+    o->head_mint_ms = h->mint;
+    o->head_maxt_ms = h->maxt;
+    pthread_rwlock_unlock(&h->lock);
+    o->samples_appended = atomic_load(&db->samples_appended);
+    o->out_of_order = atomic_load(&db->out_of_order);
+    o->duplicates = atomic_load(&db->duplicates);
+    o->out_of_bounds = atomic_load(&db->out_of_bounds);
+    o->wal_fsyncs = atomic_load(&db->wal_fsyncs);
+    o->wal_fsync_seconds_total = (double)atomic_load(&db->wal_fsync_ns) / 1e9;
+    o->wal_corruptions = atomic_load(&db->wal_corruptions);
+    o->blocks_corrupt = atomic_load(&db->blocks_corrupt);
+    o->compactions = atomic_load(&db->compactions);
+    pthread_mutex_lock(&db->blocks_mu);
+    o->blocks = db->nblocks;
+    for (size_t i = 0; i < db->nblocks; i++) o->block_bytes += db->blocks[i]->bytes;
+    pthread_mutex_unlock(&db->blocks_mu);
+}
