@@ -1,0 +1,847 @@
+/* test_expo.c — unit tests for src/expo: both parsers (every construct and every
+ * error with its line:column message), limits, CRLF, missing newline, huge lines,
+ * the float reader, the checker's problems and lints, the writers, and a random
+ * write -> parse round trip. */
+#include "util/base.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "expo/expo.h"
+#include "expo/expo_int.h"
+#include "util/buf.h"
+#include "util/fmtfloat.h"
+
+#define T  EXPO_TEXT_004
+#define OM EXPO_OPENMETRICS_1
+
+/* Renders every entry of an input, one per line:
+ *   S name{l="v",...} value [@ts] [# {..} v [@ts]] [type/famlen]
+ *   HELP name text | TYPE name type | UNIT name unit | EOF
+ * On error returns "ERR line:col: message". Caller frees. */
+static char *render_lim(const char *in, size_t len, expo_format_t f, const expo_limits_t *lim)
+{
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    expo_parser_t *p = expo_parser_new(lim);
+    im_err_t err;
+    im_err_clear(&err);
+    int r = expo_parser_reset(p, in, len, f, &err);
+    expo_entry_t e;
+    if (r == IM_OK) r = 1;
+    while (r > 0 && (r = expo_parser_next(p, &e, &err)) > 0) {
+        char v[IM_FLOAT_BUF];
+        switch (e.kind) {
+        case EXPO_ENTRY_SAMPLE:
+            (void)!im_buf_printf(&b, "S %.*s{", (int)e.name.len, e.name.p);
+            for (uint32_t i = 0; i < e.nlabels; i++)
+                (void)!im_buf_printf(&b, "%s%.*s=\"%.*s\"", i ? "," : "", (int)e.labels[i].name.len,
+                                     e.labels[i].name.p, (int)e.labels[i].value.len,
+                                     e.labels[i].value.p);
+            im_fmt_float_expo(e.value, v, sizeof v);
+            (void)!im_buf_printf(&b, "} %s", v);
+            if (e.has_ts) (void)!im_buf_printf(&b, " @%lld", (long long)e.t_ms);
+            if (e.has_exemplar) {
+                (void)!im_buf_puts(&b, " # {");
+                for (uint32_t i = 0; i < e.exemplar.nlabels; i++)
+                    (void)!im_buf_printf(
+                        &b, "%s%.*s=\"%.*s\"", i ? "," : "", (int)e.exemplar.labels[i].name.len,
+                        e.exemplar.labels[i].name.p, (int)e.exemplar.labels[i].value.len,
+                        e.exemplar.labels[i].value.p);
+                im_fmt_float_expo(e.exemplar.value, v, sizeof v);
+                (void)!im_buf_printf(&b, "} %s", v);
+                if (e.exemplar.has_ts)
+                    (void)!im_buf_printf(&b, " @%lld", (long long)e.exemplar.t_ms);
+            }
+            if (e.type != EXPO_TYPE_UNKNOWN)
+                (void)!im_buf_printf(&b, " [%s/%zu]", expo_type_name(e.type, f), e.family_len);
+            break;
+        case EXPO_ENTRY_HELP:
+            (void)!im_buf_printf(&b, "HELP %.*s %.*s", (int)e.name.len, e.name.p, (int)e.text.len,
+                                 e.text.p);
+            break;
+        case EXPO_ENTRY_TYPE:
+            (void)!im_buf_printf(&b, "TYPE %.*s %s", (int)e.name.len, e.name.p,
+                                 expo_type_name(e.type, f));
+            break;
+        case EXPO_ENTRY_UNIT:
+            (void)!im_buf_printf(&b, "UNIT %.*s %.*s", (int)e.name.len, e.name.p, (int)e.text.len,
+                                 e.text.p);
+            break;
+        case EXPO_ENTRY_EOF: (void)!im_buf_puts(&b, "EOF"); break;
+        }
+        (void)!im_buf_printf(&b, " :%d\n", e.line);
+    }
+    if (r < 0) {
+        im_buf_reset(&b);
+        (void)!im_buf_printf(&b, "ERR %d:%d: %s", err.line, err.col, err.msg);
+        int l, c;
+        expo_parser_pos(p, &l, &c);
+        assert_int_equal(l, err.line);
+        assert_int_equal(c, err.col);
+        /* Sticky. */
+        im_err_t e2;
+        assert_int_equal(expo_parser_next(p, &e, &e2), r);
+        assert_string_equal(e2.msg, err.msg);
+    }
+    expo_parser_free(p);
+    if (!b.data) (void)!im_buf_puts(&b, "");
+    return im_buf_steal(&b, NULL);
+}
+
+static char *render(const char *in, expo_format_t f)
+{
+    return render_lim(in, strlen(in), f, NULL);
+}
+
+#define EXPECT(fmt, in, want)                                                                      \
+    do {                                                                                           \
+        char *got_ = render(in, fmt);                                                              \
+        if (strcmp(got_, want) != 0) print_error("input: %s\n", in);                               \
+        assert_string_equal(got_, want);                                                           \
+        im_free(got_);                                                                             \
+    } while (0)
+
+static void test_text_basic(void **state)
+{
+    (void)state;
+    EXPECT(T, "", "");
+    EXPECT(T, "\n\n  \n", "");
+    EXPECT(T, "a 1\n", "S a{} 1 :1\n");
+    EXPECT(T, "a 1", "S a{} 1 :1\n"); /* missing final newline */
+    EXPECT(T, "a 1\r\nb 2\r\n", "S a{} 1 :1\nS b{} 2 :2\n");
+    EXPECT(T, "  a   1   \n", "S a{} 1 :1\n");
+    EXPECT(T, "a\t1\t123\n", "S a{} 1 @123 :1\n");
+    EXPECT(T, "a:b_c9 -1.5e3 0\n", "S a:b_c9{} -1500 @0 :1\n");
+    EXPECT(T, "a{} 1\n", "S a{} 1 :1\n");
+    EXPECT(T, "a{b=\"c\",d=\"e\"} 1\n", "S a{b=\"c\",d=\"e\"} 1 :1\n");
+    EXPECT(T, "a { b = \"c\" , d=\"e\" , } 1\n", "S a{b=\"c\",d=\"e\"} 1 :1\n");
+    EXPECT(T, "a{b=\"c\" d=\"e\"} 1\n", "S a{b=\"c\",d=\"e\"} 1 :1\n"); /* as Prometheus */
+    EXPECT(T, "a{b=\"c\"}1\n", "S a{b=\"c\"} 1 :1\n");
+    EXPECT(T, "a{b=\"x\\\\y\\\"z\\nw\\q\"} 1\n", "S a{b=\"x\\y\"z\nw\\q\"} 1 :1\n");
+    EXPECT(T, "a{b=\"multi\nline\"} 1\nc 2\n", "S a{b=\"multi\nline\"} 1 :1\nS c{} 2 :3\n");
+    EXPECT(T, "a{b=\"\xc3\xa9\xe2\x82\xac\"} 1\n", "S a{b=\"\xc3\xa9\xe2\x82\xac\"} 1 :1\n");
+    EXPECT(T, "a NaN\nb +Inf\nc -Inf\nd inf\ne nan\nf Infinity\n",
+           "S a{} NaN :1\nS b{} +Inf :2\nS c{} -Inf :3\nS d{} +Inf :4\nS e{} NaN :5\nS f{} "
+           "+Inf :6\n");
+    EXPECT(T, "a 0x1p-2\nb 1e-400\nc .5\nd 5.\ne 1E3\n",
+           "S a{} 0.25 :1\nS b{} 0 :2\nS c{} 0.5 :3\nS d{} 5 :4\nS e{} 1000 :5\n");
+    EXPECT(T, "a 9223372036854775807 9223372036854775807\n",
+           "S a{} 9.223372036854776e+18 @9223372036854775807 :1\n");
+    /* Comments and metadata. */
+    EXPECT(T, "# just a comment\n#HELP a x\n#\n# HELPER x\n", "");
+    EXPECT(T, "# HELP a some \\\\ text \\n \\\" here\n", "HELP a some \\ text \n \\\" here :1\n");
+    EXPECT(T, "#\tHELP\ta\tx y  \n", "HELP a x y   :1\n");
+    EXPECT(T, "# HELP a\n", "HELP a  :1\n");
+    EXPECT(T, "# HELP a \n", "HELP a  :1\n");
+    EXPECT(T,
+           "# TYPE a counter\n# TYPE b gauge\n# TYPE c histogram\n# TYPE d summary\n# TYPE e "
+           "untyped\n",
+           "TYPE a counter :1\nTYPE b gauge :2\nTYPE c histogram :3\nTYPE d summary :4\nTYPE e "
+           "untyped :5\n");
+    EXPECT(T, "# HELP a x\r\n# TYPE a gauge\r\na 1\r\n",
+           "HELP a x :1\nTYPE a gauge :2\nS a{} 1 [gauge/1] :3\n");
+}
+
+static void test_text_families(void **state)
+{
+    (void)state;
+    EXPECT(
+        T,
+        "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count "
+        "2\nh_created 5\nh_other 1\nh 9\n",
+        "TYPE h histogram :1\nS h_bucket{le=\"1\"} 1 [histogram/1] :2\nS h_bucket{le=\"+Inf\"} 2 "
+        "[histogram/1] :3\nS h_sum{} 3 [histogram/1] :4\nS h_count{} 2 [histogram/1] :5\nS "
+        "h_created{} 5 [histogram/1] :6\nS h_other{} 1 :7\nS h{} 9 [histogram/1] :8\n");
+    EXPECT(T, "# TYPE s summary\ns{quantile=\"0.5\"} 1\ns_sum 1\ns_count 1\n",
+           "TYPE s summary :1\nS s{quantile=\"0.5\"} 1 [summary/1] :2\nS s_sum{} 1 [summary/1] "
+           ":3\nS s_count{} 1 [summary/1] :4\n");
+    EXPECT(T, "# TYPE c_total counter\nc_total 1\n# TYPE c counter\nc_total 2\n",
+           "TYPE c_total counter :1\nS c_total{} 1 [counter/7] :2\nTYPE c counter :3\nS c_total{} "
+           "2 [counter/1] :4\n");
+}
+
+static void test_openmetrics(void **state)
+{
+    (void)state;
+    EXPECT(OM, "# EOF\n", "EOF :1\n");
+    EXPECT(OM, "# EOF", "EOF :1\n");
+    EXPECT(
+        OM,
+        "# HELP a_seconds Help \\\" \\\\ \\n x\n# TYPE a_seconds counter\n# UNIT a_seconds "
+        "seconds\na_seconds_total{x=\"1\"} 1 1700000000.123 # {trace_id=\"abc\"} 0.5 "
+        "1700000000.5\na_seconds_created{x=\"1\"} 1700000000\n# EOF\n",
+        "HELP a_seconds Help \" \\ \n x :1\nTYPE a_seconds counter :2\nUNIT a_seconds seconds "
+        ":3\nS a_seconds_total{x=\"1\"} 1 @1700000000123 # {trace_id=\"abc\"} 0.5 @1700000000500 "
+        "[counter/9] :4\nS a_seconds_created{x=\"1\"} 1.7e+09 [counter/9] :5\nEOF :6\n");
+    EXPECT(OM, "a 1 # {} 2\n# EOF\n", "S a{} 1 # {} 2 :1\nEOF :2\n");
+    EXPECT(OM, "a 1 -1.5\nb 1 1e3\nc 2 0.0001\n# EOF\n",
+           "S a{} 1 @-1500 :1\nS b{} 1 @1000000 :2\nS c{} 2 @0 :3\nEOF :4\n");
+    EXPECT(
+        OM,
+        "# TYPE g gaugehistogram\ng_bucket{le=\"+Inf\"} 1\ng_gsum 1\ng_gcount 1\n# TYPE i "
+        "info\ni_info{v=\"1\"} 1\n# TYPE s stateset\ns{s=\"a\"} 1\ns{s=\"b\"} 0\n# TYPE u "
+        "unknown\nu 1\n# EOF\n",
+        "TYPE g gaugehistogram :1\nS g_bucket{le=\"+Inf\"} 1 [gaugehistogram/1] :2\nS g_gsum{} 1 "
+        "[gaugehistogram/1] :3\nS g_gcount{} 1 [gaugehistogram/1] :4\nTYPE i info :5\nS "
+        "i_info{v=\"1\"} 1 [info/1] :6\nTYPE s stateset :7\nS s{s=\"a\"} 1 [stateset/1] :8\nS "
+        "s{s=\"b\"} 0 [stateset/1] :9\nTYPE u unknown :10\nS u{} 1 :11\nEOF :12\n");
+    EXPECT(OM, "# UNIT a \n# HELP a \n# EOF\n", "UNIT a  :1\nHELP a  :2\nEOF :3\n");
+}
+
+/* Every error: format, input, expected "ERR line:col: message". */
+static const struct {
+    expo_format_t f;
+    const char *in;
+    const char *want;
+} errors[] = {
+    {T, "a\n", "ERR 1:2: expected a value after the metric name, got end of line"},
+    {T, "a", "ERR 1:2: expected a value after the metric name, got end of input"},
+    {T, "a{b=\"c\"}\n", "ERR 1:9: expected a value after the metric labels, got end of line"},
+    {T, "a x\n", "ERR 1:3: invalid value \"x\": expected a float such as 1, -2.5e3, NaN or +Inf"},
+    {T, "a 1e400\n",
+     "ERR 1:3: invalid value \"1e400\": expected a float such as 1, -2.5e3, NaN or +Inf"},
+    {T, "a 1_000\n",
+     "ERR 1:3: invalid value \"1_000\": expected a float such as 1, -2.5e3, NaN or +Inf"},
+    {T, "a 0x1\n",
+     "ERR 1:3: invalid value \"0x1\": expected a float such as 1, -2.5e3, NaN or +Inf"},
+    {T, "a +NaN\n",
+     "ERR 1:3: invalid value \"+NaN\": expected a float such as 1, -2.5e3, NaN or +Inf"},
+    {T, "a 1 -5\n", "ERR 1:5: expected a timestamp (integer milliseconds) or end of line, got '-'"},
+    {T, "a 1 2 3\n", "ERR 1:7: expected end of line after the timestamp, got '3'"},
+    {T, "a 1 1.5\n", "ERR 1:6: expected end of line after the timestamp, got '.'"},
+    {T, "a 1 99999999999999999999\n",
+     "ERR 1:5: timestamp \"99999999999999999999\" is out of range (int64 ms)"},
+    {T, "a 1\r\n", NULL}, /* accepted */
+    {T, "a 1\rb\n",
+     "ERR 1:3: invalid value \"1\rb\": expected a float such as 1, -2.5e3, NaN or +Inf"},
+    {T, "a{1=\"x\"} 1\n", "ERR 1:3: expected a label name or '}', got '1'"},
+    {T, "a{b-c=\"x\"} 1\n", "ERR 1:4: expected '=' after label name \"b\", got '-'"},
+    {T, "a{b:c=\"x\"} 1\n", "ERR 1:4: expected '=' after label name \"b\", got ':'"},
+    {T, "a{b=c} 1\n", "ERR 1:5: expected '\"' to start the value of label \"b\", got 'c'"},
+    {T, "a{b=\"c} 1\n", "ERR 1:5: unterminated label value: missing closing '\"'"},
+    {T, "a{b=\"c\"", "ERR 1:8: expected a label name or '}', got end of input"},
+    {T, "a{b=\"\xff\"} 1\n", "ERR 1:6: invalid UTF-8 in label value \"b\""},
+    {T, "a{b=\"\xed\xa0\x80\"} 1\n", "ERR 1:6: invalid UTF-8 in label value \"b\""},
+    {T, "ok 1\n\nx{b=\"\xc3\"} 1\n", "ERR 3:6: invalid UTF-8 in label value \"b\""},
+    {T, "1a 1\n", "ERR 1:1: expected a metric name, a comment or end of line, got '1'"},
+    {T, "-a 1\n", "ERR 1:1: expected a metric name, a comment or end of line, got '-'"},
+    {T, "a-b 1\n",
+     "ERR 1:2: invalid value \"-b\": expected a float such as 1, -2.5e3, NaN or +Inf"},
+    {T, "\xc3\xa9 1\n", "ERR 1:1: expected a metric name, a comment or end of line, got byte 0xc3"},
+    {T, "# HELP 1a x\n", "ERR 1:8: expected a metric name after HELP, got '1'"},
+    {T, "# TYPE a\n",
+     "ERR 1:9: invalid metric type \"\" (expected counter, gauge, histogram, "
+     "summary or untyped)"},
+    {T, "# TYPE a info\n",
+     "ERR 1:10: invalid metric type \"info\" (expected counter, gauge, "
+     "histogram, summary or untyped)"},
+    {T, "# TYPE a Counter\n",
+     "ERR 1:10: invalid metric type \"Counter\" (expected counter, "
+     "gauge, histogram, summary or untyped)"},
+    {T, "# HELP a-b x\n", "ERR 1:9: expected whitespace after the metric name in HELP, got '-'"},
+    {T, "# HELP a \xff\n", "ERR 1:10: invalid UTF-8 in HELP text"},
+    /* OpenMetrics. */
+    {OM, "", "ERR 1:1: expected \"# EOF\" as the last line of OpenMetrics input"},
+    {OM, "a 1\n", "ERR 2:1: expected \"# EOF\" as the last line of OpenMetrics input"},
+    {OM, "# EOF\na 1\n", "ERR 2:1: unexpected data after \"# EOF\""},
+    {OM, "# EOF\n\n", "ERR 2:1: unexpected data after \"# EOF\""},
+    {OM, "a 1\n# EOF\n", NULL},
+    {OM, "a 1\n\n# EOF\n", "ERR 2:1: unexpected empty line (not allowed in OpenMetrics)"},
+    {OM, "# comment\n# EOF\n",
+     "ERR 1:1: expected \"# HELP\", \"# TYPE\", \"# UNIT\" or \"# EOF\" "
+     "(OpenMetrics has no other comments)"},
+    {OM, " a 1\n# EOF\n", "ERR 1:1: expected a metric name or \"#\", got ' '"},
+    {OM, "a  1\n# EOF\n", "ERR 1:3: expected a value after the metric name, got ' '"},
+    {OM, "a 1 \n# EOF\n",
+     "ERR 1:5: invalid timestamp \"\": expected seconds since the epoch such as 1700000000.123"},
+    {OM, "a\t1\n# EOF\n", "ERR 1:2: expected ' ' and a value after the metric, got tab"},
+    {OM, "a 1",
+     "ERR 1:4: expected end of line after the sample (or ' # {' and an exemplar), got "
+     "end of input"},
+    {OM, "a 1\r\n# EOF\n",
+     "ERR 1:4: carriage return before the newline: OpenMetrics lines end with a bare \\n"},
+    {OM, "a{b=\"c\",} 1\n# EOF\n", "ERR 1:9: expected a label name after ',', got '}'"},
+    {OM, "a{b=\"c\" d=\"e\"} 1\n# EOF\n", "ERR 1:8: expected ',' or '}' after a label, got ' '"},
+    {OM, "a{ b=\"c\"} 1\n# EOF\n", "ERR 1:3: expected a label name or '}', got ' '"},
+    {OM, "a{b=\"x\ny\"} 1\n# EOF\n",
+     "ERR 1:7: newline in label value (write it as \\n), or missing closing '\"'"},
+    {OM, "a 1 NaN\n# EOF\n",
+     "ERR 1:5: invalid timestamp \"NaN\": expected seconds since the epoch such as 1700000000.123"},
+    {OM, "a 1 1 2\n# EOF\n",
+     "ERR 1:6: expected end of line after the sample (or ' # {' and an exemplar), got ' '"},
+    {OM, "a 1 # x\n# EOF\n",
+     "ERR 1:5: invalid timestamp \"#\": expected seconds since the epoch such as 1700000000.123"},
+    {OM, "a 1 # {a=\"b\"}\n# EOF\n",
+     "ERR 1:14: expected ' ' and the exemplar value, got end of line"},
+    {OM, "a 1 # {a=\"b\"} x\n# EOF\n",
+     "ERR 1:15: invalid value \"x\": expected a float such as 1, -2.5e3, NaN or +Inf"},
+    {OM, "a 1 # {a=\"b\"} 1 y\n# EOF\n",
+     "ERR 1:17: invalid exemplar timestamp \"y\": expected seconds since the epoch"},
+    {OM, "# TYPE a untyped\n# EOF\n",
+     "ERR 1:10: invalid metric type \"untyped\" (expected counter, gauge, histogram, "
+     "gaugehistogram, summary, info, stateset or unknown)"},
+    {OM, "# UNIT a_seconds bytes\n# EOF\n",
+     "ERR 1:18: unit \"bytes\" is not a suffix of the metric name \"a_seconds\" (expected the name "
+     "to end in \"_bytes\")"},
+    {OM, "# UNIT seconds seconds\n# EOF\n",
+     "ERR 1:16: unit \"seconds\" is not a suffix of the metric name \"seconds\" (expected the name "
+     "to end in \"_seconds\")"},
+    {OM, "# HELP a\n# EOF\n",
+     "ERR 1:9: expected ' ' after the metric name in HELP, got end of "
+     "line"},
+    {OM, "# HELP a x", "ERR 1:11: expected end of line after HELP, got end of input"},
+    {OM, "#  HELP a x\n# EOF\n",
+     "ERR 1:1: expected \"# HELP\", \"# TYPE\", \"# UNIT\" or \"# EOF\" "
+     "(OpenMetrics has no other comments)"},
+};
+
+static void test_errors(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < IM_ARRAY_LEN(errors); i++) {
+        char *got = render(errors[i].in, errors[i].f);
+        if (errors[i].want == NULL) {
+            if (strncmp(got, "ERR", 3) == 0) print_error("case %zu: %s\n", i, got);
+            assert_false(strncmp(got, "ERR", 3) == 0);
+        } else {
+            if (strcmp(got, errors[i].want) != 0)
+                print_error("case %zu (%s)\n got: %s\nwant: %s\n", i,
+                            errors[i].f == OM ? "om" : "text", got, errors[i].want);
+            assert_string_equal(got, errors[i].want);
+        }
+        im_free(got);
+    }
+}
+
+static void test_limits(void **state)
+{
+    (void)state;
+    /* A 2 MiB label value: over the default line limit; fine with a larger one. */
+    size_t big = 2u << 20;
+    im_buf_t in;
+    im_buf_init(&in, 0);
+    (void)!im_buf_puts(&in, "ok 1\na{b=\"");
+    assert_int_equal(im_buf_reserve(&in, big + 64), IM_OK);
+    memset(in.data + in.len, 'x', big);
+    in.len += big;
+    (void)!im_buf_puts(&in, "\"} 1\n");
+    char *got = render_lim(in.data, in.len, T, NULL);
+    assert_string_equal(got, "ERR 2:1: line is longer than the limit of 1048576 bytes "
+                             "(expo_limits_t.max_line_bytes; --max-line-bytes)");
+    im_free(got);
+    expo_limits_t lim = {.max_line_bytes = 4u << 20};
+    got = render_lim(in.data, in.len, T, &lim);
+    assert_int_equal(strncmp(got, "S ok{} 1 :1\nS a{b=\"xxx", 22), 0);
+    im_free(got);
+    /* Huge comment and HELP lines. */
+    memcpy(in.data, "# xx", 4);
+    in.data[4] = '\n';
+    got = render_lim(in.data, in.len, T, NULL);
+    assert_string_equal(got, "ERR 2:1: line is longer than the limit of 1048576 bytes "
+                             "(expo_limits_t.max_line_bytes; --max-line-bytes)");
+    im_free(got);
+    /* Line limit on a short line. */
+    lim.max_line_bytes = 10;
+    got = render_lim("abc 1\nabcdefghij 1\n", 20, T, &lim);
+    assert_string_equal(got, "ERR 2:1: line is longer than the limit of 10 bytes "
+                             "(expo_limits_t.max_line_bytes; --max-line-bytes)");
+    im_free(got);
+    got = render_lim("# HELP abcdefghij x\n", 20, T, &lim);
+    assert_string_equal(got, "ERR 1:1: line is longer than the limit of 10 bytes "
+                             "(expo_limits_t.max_line_bytes; --max-line-bytes)");
+    im_free(got);
+    /* Labels and body. */
+    expo_limits_t l2 = {.max_labels = 2};
+    got = render_lim("a{x=\"1\",y=\"2\",z=\"3\"} 1\n", 23, T, &l2);
+    assert_string_equal(got, "ERR 1:15: more than 2 labels in one sample "
+                             "(expo_limits_t.max_labels; --max-labels)");
+    im_free(got);
+    expo_limits_t l3 = {.max_body_bytes = 4};
+    got = render_lim("a 1\nb 2\n", 8, T, &l3);
+    assert_string_equal(got, "ERR 1:1: input is 8 bytes, more than the limit of 4 bytes "
+                             "(expo_limits_t.max_body_bytes; --max-body-bytes)");
+    im_free(got);
+    im_buf_free(&in);
+}
+
+/* Many escaped values in one sample make the scratch grow and move mid-sample. */
+static void test_scratch_growth(void **state)
+{
+    (void)state;
+    im_buf_t in, want;
+    im_buf_init(&in, 0);
+    im_buf_init(&want, 0);
+    (void)!im_buf_puts(&in, "m{");
+    (void)!im_buf_puts(&want, "S m{");
+    for (int i = 0; i < 200; i++) {
+        (void)!im_buf_printf(&in, "%sl%d=\"v%d\\\\\\\"%0*d\"", i ? "," : "", i, i, i * 3 + 1, 0);
+        (void)!im_buf_printf(&want, "%sl%d=\"v%d\\\"%0*d\"", i ? "," : "", i, i, i * 3 + 1, 0);
+    }
+    (void)!im_buf_puts(&in, "} 7\n");
+    (void)!im_buf_puts(&want, "} 7 :1\n");
+    char *got = render(in.data, T);
+    assert_string_equal(got, want.data);
+    im_free(got);
+    im_buf_free(&in);
+    im_buf_free(&want);
+}
+
+static void test_floats(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        bool ok;
+        double v;
+    } cases[] = {
+        {"0", true, 0},
+        {"1", true, 1},
+        {"-1.5", true, -1.5},
+        {"+2", true, 2},
+        {"1e3", true, 1000},
+        {"1E-3", true, 0.001},
+        {"0.1", true, 0.1},
+        {"123456789012345678901234567890", true, 1.2345678901234568e29},
+        {"0.000000000000000000000000000001", true, 1e-30},
+        {"1.7976931348623157e308", true, 1.7976931348623157e308},
+        {"4.9e-324", true, 4.9e-324},
+        {"2.2250738585072011e-308", true, 2.2250738585072011e-308},
+        {"9007199254740993", true, 9007199254740992.0},
+        {"0x1.8p1", true, 3},
+        {"0X10P0", true, 16},
+        {"Inf", true, INFINITY},
+        {"-infinity", true, -INFINITY},
+        {"+INF", true, INFINITY},
+        {"1e309", false, 0},
+        {"-1e309", false, 0},
+        {"", false, 0},
+        {"-", false, 0},
+        {".", false, 0},
+        {"e5", false, 0},
+        {"1e", false, 0},
+        {"1e+", false, 0},
+        {"0x", false, 0},
+        {"0x1", false, 0},
+        {"1.2.3", false, 0},
+        {" 1", false, 0},
+        {"1 ", false, 0},
+        {"nan(1)", false, 0},
+        {"-nan", false, 0},
+        {"infx", false, 0},
+        {"1_0", false, 0},
+        {"--1", false, 0},
+    };
+    for (size_t i = 0; i < IM_ARRAY_LEN(cases); i++) {
+        double v = -12345;
+        bool ok = expo__parse_float(cases[i].s, strlen(cases[i].s), &v);
+        if (ok != cases[i].ok) print_error("case %s\n", cases[i].s);
+        assert_int_equal(ok, cases[i].ok);
+        if (ok) assert_true(v == cases[i].v);
+    }
+    double v;
+    assert_true(expo__parse_float("NaN", 3, &v) && isnan(v));
+    assert_true(expo__parse_float("-0", 2, &v) && v == 0 && signbit(v));
+}
+
+static void test_content_type(void **state)
+{
+    (void)state;
+#define CT(s) expo_format_from_content_type(s, strlen(s))
+    assert_int_equal(CT("application/openmetrics-text; version=1.0.0; charset=utf-8"), OM);
+    assert_int_equal(CT(" Application/OpenMetrics-Text ;version=0.0.1"), OM);
+    assert_int_equal(CT("text/plain; version=0.0.4"), T);
+    assert_int_equal(CT(""), T);
+    assert_int_equal(CT("application/json"), T);
+    assert_int_equal(CT("application/openmetrics-textx"), T);
+#undef CT
+    assert_string_equal(expo_format_name(OM), "openmetrics");
+    assert_non_null(strstr(expo_format_content_type(T), "0.0.4"));
+}
+
+/* ---- expo_check ---- */
+
+static void collect(void *user, const expo_problem_t *pr)
+{
+    im_buf_t *b = user;
+    (void)!im_buf_printf(b, "%d:%d: %s: %s\n", pr->line, pr->col,
+                         pr->severity == EXPO_SEV_ERROR ? "error" : "warning", pr->message);
+}
+
+static char *check(const char *in, expo_format_t f, bool lint, expo_check_stats_t *st)
+{
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    expo_check_opts_t o = {.lint = lint};
+    im_rc rc = expo_check(in, strlen(in), f, &o, collect, &b, st);
+    assert_int_equal(rc, strstr(b.data ? b.data : "", ": error: ") ? IM_EPARSE : IM_OK);
+    if (!b.data) (void)!im_buf_puts(&b, "");
+    return im_buf_steal(&b, NULL);
+}
+
+#define CHECK(f, lint, in, want)                                                                   \
+    do {                                                                                           \
+        char *got_ = check(in, f, lint, NULL);                                                     \
+        if (strcmp(got_, want) != 0) print_error("input: %s\n", in);                               \
+        assert_string_equal(got_, want);                                                           \
+        im_free(got_);                                                                             \
+    } while (0)
+
+static void test_check(void **state)
+{
+    (void)state;
+    expo_check_stats_t st;
+    char *got =
+        check("# HELP a_total x\n# TYPE a_total counter\na_total{x=\"1\"} 1\na_total{x=\"2\"} "
+              "1\n# HELP b x\n# TYPE b gauge\nb 1\n",
+              T, true, &st);
+    assert_string_equal(got, "");
+    im_free(got);
+    assert_int_equal(st.families, 2);
+    assert_int_equal(st.series, 3);
+    assert_int_equal(st.samples, 3);
+    CHECK(T, false, "a 1\na 2\n", "2:1: error: duplicate series a (first at line 1)\n");
+    CHECK(T, false, "a{x=\"1\",y=\"2\"} 1\na{y=\"2\",x=\"1\"} 2\n",
+          "2:1: error: duplicate series a (first at line 1)\n");
+    CHECK(T, false, "a{x=\"\"} 1\na 2\n", "2:1: error: duplicate series a (first at line 1)\n");
+    CHECK(T, false, "a{x=\"1\",x=\"2\"} 1\n", "1:9: error: duplicate label name \"x\" in a\n");
+    CHECK(T, false, "a{__name__=\"b\"} 1\n", "1:3: error: label name \"__name__\" is reserved\n");
+    CHECK(T, false, "# TYPE a gauge\n# TYPE a gauge\na 1\n",
+          "2:1: error: second TYPE line for metric family \"a\" (first at line 1)\n");
+    CHECK(T, false, "# HELP a x\n# HELP a y\na 1\n",
+          "2:1: error: second HELP line for metric family \"a\" (first at line 1)\n");
+    CHECK(T, false, "a 1\n# TYPE a gauge\n",
+          "2:1: error: TYPE line for metric family \"a\" comes after its samples (line 1)\n");
+    CHECK(T, false, "a{x=\"1\"} 1\nb 2\na{x=\"2\"} 3\n",
+          "3:1: warning: metric family \"a\" is split: its lines are not together (it started at "
+          "line 1)\n");
+    CHECK(OM, false, "a{x=\"1\"} 1\nb 2\na{x=\"2\"} 3\n# EOF\n",
+          "3:1: error: metric family \"a\" is split: its lines are not together (it started at "
+          "line 1)\n");
+    CHECK(T, false,
+          "# TYPE h histogram\nh_bucket{le=\"1\"} 5\nh_bucket{le=\"2\"} 3\nh_bucket{le=\"+Inf\"} "
+          "7\nh_sum 1\nh_count 6\n",
+          "3:1: warning: histogram h: buckets are not cumulative: le=\"2\" has 3, less than 5 in "
+          "le=\"1\"\n6:1: warning: histogram h: _count (6) is not equal to the le=\"+Inf\" bucket "
+          "(7)\n");
+    CHECK(T, false,
+          "# TYPE h histogram\nh_bucket{a=\"1\",le=\"+Inf\"} 2\nh_bucket{a=\"1\",le=\"0.5\"} "
+          "1\nh_count{a=\"1\"} 2\nh_bucket{a=\"2\",le=\"1\"} 1\nh_count{a=\"2\"} 1\n",
+          "5:1: warning: histogram h has no le=\"+Inf\" bucket\n");
+    CHECK(T, false, "# TYPE h histogram\nh_bucket{le=\"x\"} 1\n",
+          "2:10: error: expected a float as the value of the \"le\" label, got \"x\"\n");
+    CHECK(T, false, "# TYPE h histogram\nh_bucket 1\n",
+          "2:1: warning: histogram bucket h_bucket without an \"le\" label\n");
+    CHECK(T, false, "# TYPE s summary\ns{quantile=\"q\"} 1\n",
+          "2:3: error: expected a float as the value of the \"quantile\" label, got \"q\"\n");
+    CHECK(OM, false,
+          "# TYPE g gaugehistogram\ng_bucket{le=\"+Inf\"} 2\ng_gcount 3\n# TYPE s "
+          "stateset\ns{s=\"a\"} 2\ns{t=\"b\"} 1\n# TYPE i info\ni_info 2\n# TYPE c counter\nc 1\n# "
+          "EOF\n",
+          "3:1: warning: histogram g: _gcount (3) is not equal to the le=\"+Inf\" bucket (2)\n"
+          "5:1: warning: stateset values must be 0 or 1\n6:1: warning: stateset sample without a "
+          "label named after the family (\"s\")\n8:1: warning: info metric values must be 1\n"
+          "10:1: warning: OpenMetrics counter samples must be named c_total (or c_created)\n");
+    CHECK(T, false, "a 1\r\n",
+          "1:1: error: line ends with \\r\\n: Prometheus reads the \\r as part "
+          "of the value and rejects the scrape (use \\n line ends)\n");
+    CHECK(T, false, "a 1",
+          "1:4: warning: no newline at the end of the input (Prometheus accepts "
+          "it, promtool does not)\n");
+    CHECK(
+        T, false, "a{x=\"\\q\"} 1\n",
+        "1:6: warning: invalid escape sequence in label value: only \\\\, \\\" and \\n are defined "
+        "(Prometheus keeps the backslash, promtool rejects it)\n");
+    CHECK(T, false, "a{x=\"1\" y=\"2\"} 1\n",
+          "1:1: warning: labels not separated by ',' (Prometheus accepts it, promtool and other "
+          "parsers do not)\n");
+    CHECK(T, false, "ok 1\na{x=\"1\" 1\n", "2:9: error: expected a label name or '}', got '1'\n");
+    /* An exemplar with too many characters. */
+    im_buf_t in;
+    im_buf_init(&in, 0);
+    (void)!im_buf_puts(&in, "# TYPE c counter\nc_total 1 # {t=\"");
+    for (int i = 0; i < 130; i++) (void)!im_buf_putc(&in, 'x');
+    (void)!im_buf_puts(&in, "\"} 1\n# EOF\n");
+    CHECK(OM, false, in.data,
+          "2:1: warning: exemplar labels have 131 characters, more than the 128 OpenMetrics "
+          "allows\n");
+    im_buf_free(&in);
+}
+
+static void test_lints(void **state)
+{
+    (void)state;
+    CHECK(T, true, "# TYPE a counter\na 1\n",
+          "1:1: warning: a no help text\n1:1: warning: a counter metrics should have \"_total\" "
+          "suffix\n");
+    CHECK(T, true, "# HELP x_total x\n# TYPE x_total gauge\nx_total 1\n",
+          "1:1: warning: x_total non-counter metrics should not have \"_total\" suffix\n");
+    CHECK(T, true, "# HELP y_count x\ny_count{le=\"1\",quantile=\"1\"} 1\n",
+          "1:1: warning: y_count non-histogram and non-summary metrics should not have \"_count\" "
+          "suffix\n1:1: warning: y_count non-histogram metrics should not have \"le\" label\n1:1: "
+          "warning: y_count non-summary metrics should not have \"quantile\" label\n");
+    CHECK(T, true, "# HELP y_sum x\ny_sum 1\n# HELP y_bucket x\ny_bucket 1\n",
+          "1:1: warning: y_sum non-histogram and non-summary metrics should not have \"_sum\" "
+          "suffix\n3:1: warning: y_bucket non-histogram metrics should not have \"_bucket\" "
+          "suffix\n");
+    CHECK(
+        T, true, "# HELP x_milliseconds_kilobytes x\nx_milliseconds_kilobytes 1\n",
+        "1:1: warning: x_milliseconds_kilobytes use base unit \"seconds\" instead of "
+        "\"milliseconds\"\n1:1: warning: x_milliseconds_kilobytes use base unit \"bytes\" instead "
+        "of \"kilobytes\"\n");
+    CHECK(T, true, "# HELP x_MS x\nx_MS 1\n# HELP ms_x x\nms_x 1\n",
+          "1:1: warning: x_MS metric names should not contain abbreviated units\n");
+    CHECK(T, true, "# HELP x_Counter x\nx_Counter 1\n# HELP gauge_x x\ngauge_x 1\n",
+          "1:1: warning: x_Counter metric name should not include type 'counter'\n");
+    CHECK(T, true, "# HELP a:b x\na:b 1\n",
+          "1:1: warning: a:b metric names should not contain ':'\n");
+    CHECK(T, true, "# HELP fooBar x\nfooBar{myLabel=\"1\"} 1\nfooBar{myLabel=\"2\"} 1\n",
+          "1:1: warning: fooBar metric names should be written in 'snake_case' not 'camelCase'\n"
+          "2:8: warning: fooBar label names should be written in 'snake_case' not 'camelCase'\n"
+          "3:8: warning: fooBar label names should be written in 'snake_case' not 'camelCase'\n");
+    CHECK(OM, true, "# HELP c x\n# TYPE c counter\nc_total 1\n# EOF\n", "");
+}
+
+/* ---- Writers ---- */
+
+static void test_writer(void **state)
+{
+    (void)state;
+    im_buf_t out;
+    im_buf_init(&out, 0);
+    expo_writer_t w;
+    expo_writer_init(&w, &out, T);
+    expo_label_t l[] = {{IM_SV("a"), IM_SV("x\"y\\z\nw")}, {IM_SV("le"), IM_SV("+Inf")}};
+    expo_label_t exl[] = {{IM_SV("trace_id"), IM_SV("abc")}};
+    expo_exemplar_t ex = {exl, 1, 0.5, true, 1700000000123};
+    assert_int_equal(expo_write_help(&w, IM_SV("m"), IM_SV("h \\ \" \n")), IM_OK);
+    assert_int_equal(expo_write_type(&w, IM_SV("m"), EXPO_TYPE_UNKNOWN), IM_OK);
+    assert_int_equal(expo_write_unit(&w, IM_SV("m"), IM_SV("s")), IM_OK);
+    assert_int_equal(expo_write_sample(&w, IM_SV("m"), l, 2, 1e6, true, -5, &ex), IM_OK);
+    assert_int_equal(expo_write_sample(&w, IM_SV("n"), NULL, 0, NAN, false, 0, NULL), IM_OK);
+    assert_int_equal(expo_write_sample(&w, IM_SV("n"), NULL, 0, -INFINITY, false, 0, NULL), IM_OK);
+    assert_int_equal(expo_write_eof(&w), IM_OK);
+    assert_string_equal(out.data, "# HELP m h \\\\ \" \\n\n# TYPE m untyped\n"
+                                  "m{a=\"x\\\"y\\\\z\\nw\",le=\"+Inf\"} 1e+06 -5\nn NaN\nn -Inf\n");
+    im_buf_reset(&out);
+    expo_writer_init(&w, &out, OM);
+    (void)expo_write_help(&w, IM_SV("m_seconds"), IM_SV("h \\ \" \n"));
+    (void)expo_write_type(&w, IM_SV("m_seconds"), EXPO_TYPE_COUNTER);
+    (void)expo_write_unit(&w, IM_SV("m_seconds"), IM_SV("seconds"));
+    (void)expo_write_sample(&w, IM_SV("m_seconds_total"), l, 1, 0.1, true, 1700000000120, &ex);
+    (void)expo_write_sample(&w, IM_SV("m_seconds_total"), NULL, 0, 2, true, 1500, NULL);
+    (void)expo_write_sample(&w, IM_SV("m_seconds_total"), NULL, 0, 3, true, -1001, NULL);
+    assert_int_equal(expo_write_eof(&w), IM_OK);
+    assert_string_equal(
+        out.data,
+        "# HELP m_seconds h \\\\ \\\" \\n\n# TYPE m_seconds counter\n# UNIT m_seconds seconds\n"
+        "m_seconds_total{a=\"x\\\"y\\\\z\\nw\"} 0.1 1700000000.12 # {trace_id=\"abc\"} 0.5 "
+        "1700000000.123\nm_seconds_total 2 1.5\nm_seconds_total 3 -1.001\n# EOF\n");
+    /* And it parses back. */
+    char *got = render(out.data, OM);
+    assert_string_equal(
+        got, "HELP m_seconds h \\ \" \n :1\nTYPE m_seconds counter :2\nUNIT m_seconds seconds :3\n"
+             "S m_seconds_total{a=\"x\"y\\z\nw\"} 0.1 @1700000000120 # {trace_id=\"abc\"} 0.5 "
+             "@1700000000123 [counter/9] :4\nS m_seconds_total{} 2 @1500 [counter/9] :5\n"
+             "S m_seconds_total{} 3 @-1001 [counter/9] :6\nEOF :7\n");
+    im_free(got);
+    /* Sticky cap error. */
+    im_buf_t small;
+    im_buf_init(&small, 8);
+    expo_writer_init(&w, &small, T);
+    assert_int_equal(expo_write_sample(&w, IM_SV("long_name"), NULL, 0, 1, false, 0, NULL),
+                     IM_ELIMIT);
+    assert_int_equal(expo_write_eof(&w), IM_ELIMIT);
+    im_buf_free(&small);
+    /* From a label set. */
+    im_buf_reset(&out);
+    expo_writer_init(&w, &out, T);
+    const im_labels_t *ls = im_labels_from_strs("__name__", "up", "job", "a", "b", "c", NULL);
+    assert_int_equal(expo_write_sample_ls(&w, ls, 1, true, 42), IM_OK);
+    assert_string_equal(out.data, "up{b=\"c\",job=\"a\"} 1 42\n");
+    im_labels_unref(ls);
+    im_buf_free(&out);
+}
+
+static int cb_count(void *user, const expo_entry_t *e)
+{
+    int *n = user;
+    (*n)++;
+    return *n == 3 && e->kind == EXPO_ENTRY_SAMPLE ? 77 : 0;
+}
+
+static void test_callbacks_and_labels(void **state)
+{
+    (void)state;
+    const char *in = "# HELP a x\na{z=\"1\",b=\"2\"} 1\nb 2\nc 3\n";
+    int n = 0;
+    expo_callbacks_t cb = {cb_count, cb_count};
+    assert_int_equal(expo_parse(in, strlen(in), T, &cb, &n, NULL, NULL), 77);
+    assert_int_equal(n, 3);
+    im_err_t err;
+    assert_int_equal(expo_parse("a{", 2, T, NULL, NULL, NULL, &err), IM_EPARSE);
+    assert_int_equal(err.line, 1);
+    assert_int_equal(err.col, 3);
+    /* Labels helper. */
+    expo_parser_t *p = expo_parser_new(NULL);
+    assert_int_equal(expo_parser_reset(p, in, strlen(in), T, NULL), IM_OK);
+    expo_entry_t e;
+    assert_int_equal(expo_parser_next(p, &e, NULL), 1);
+    assert_int_equal(expo_parser_next(p, &e, NULL), 1);
+    im_labels_builder_t lb;
+    im_lb_init(&lb);
+    const im_labels_t *ls = expo_entry_labels(&e, &lb);
+    im_buf_t out;
+    im_buf_init(&out, 0);
+    assert_int_equal(im_labels_format(ls, &out), IM_OK);
+    assert_string_equal(out.data, "a{b=\"2\", z=\"1\"}");
+    im_labels_unref(ls);
+    im_lb_free(&lb);
+    im_buf_free(&out);
+    /* Reuse after the end and after reset. */
+    while (expo_parser_next(p, &e, NULL) > 0) {
+    }
+    assert_int_equal(expo_parser_next(p, &e, NULL), 0);
+    assert_int_equal(expo_parser_reset(p, "x 1\n# EOF\n", 10, OM, NULL), IM_OK);
+    assert_int_equal(expo_parser_next(p, &e, NULL), 1);
+    assert_int_equal(expo_parser_next(p, &e, NULL), 1);
+    assert_int_equal(e.kind, EXPO_ENTRY_EOF);
+    assert_int_equal(expo_parser_next(p, &e, NULL), 0);
+    expo_parser_free(p);
+}
+
+/* ---- Random round trip: write random families, parse, compare ---- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static double rnd_value(void)
+{
+    switch (rnd() % 8) {
+    case 0: return NAN;
+    case 1: return rnd() % 2 ? INFINITY : -INFINITY;
+    case 2: return (double)(int64_t)(rnd() % 2000000) - 1000000;
+    case 3: return 0;
+    default: {
+        uint64_t b = rnd();
+        double d;
+        memcpy(&d, &b, sizeof d);
+        return isfinite(d) ? d : 1.5;
+    }
+    }
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    static const char alpha[] = "abcXYZ_:019";
+    static const char valch[] = "ab \"\\\n{}=,#\xc3\xa9";
+    for (int iter = 0; iter < 300; iter++) {
+        expo_format_t f = iter % 2 ? OM : T;
+        im_buf_t out, names, vals;
+        im_buf_init(&out, 0);
+        im_buf_init(&names, 0);
+        im_buf_init(&vals, 0);
+        expo_writer_t w;
+        expo_writer_init(&w, &out, f);
+        int ns = 1 + (int)(rnd() % 20);
+        struct {
+            char name[16];
+            expo_label_t l[4];
+            char lv[4][12];
+            char ln[4][8];
+            uint32_t nl;
+            double v;
+            bool has_ts;
+            int64_t t;
+        } s[20];
+        for (int i = 0; i < ns; i++) {
+            int nlen = 1 + (int)(rnd() % 10);
+            s[i].name[0] = "ab_:"[rnd() % 4];
+            for (int k = 1; k < nlen; k++) s[i].name[k] = alpha[rnd() % (sizeof alpha - 1)];
+            s[i].name[nlen] = 0;
+            s[i].nl = (uint32_t)(rnd() % 4);
+            for (uint32_t k = 0; k < s[i].nl; k++) {
+                s[i].ln[k][0] = "lm_"[rnd() % 3];
+                s[i].ln[k][1] = (char)('0' + k);
+                s[i].ln[k][2] = 0;
+                int vl = (int)(rnd() % 11);
+                int q = 0;
+                while (q < vl) {
+                    char c = valch[rnd() % (sizeof valch - 1)];
+                    if ((unsigned char)c >= 0x80) {
+                        if (q + 2 > vl) break;
+                        s[i].lv[k][q++] = '\xc3';
+                        s[i].lv[k][q++] = '\xa9';
+                        continue;
+                    }
+                    s[i].lv[k][q++] = c;
+                }
+                s[i].lv[k][q] = 0;
+                s[i].l[k].name = im_sv(s[i].ln[k]);
+                s[i].l[k].value = im_sv(s[i].lv[k]);
+            }
+            s[i].v = rnd_value();
+            s[i].has_ts = rnd() % 2;
+            s[i].t = (int64_t)(rnd() % 4000000000000ULL) - (f == T ? 0 : 2000000000000LL);
+            assert_int_equal(expo_write_sample(&w, im_sv(s[i].name), s[i].l, s[i].nl, s[i].v,
+                                               s[i].has_ts, s[i].t, NULL),
+                             IM_OK);
+        }
+        (void)expo_write_eof(&w);
+        expo_parser_t *p = expo_parser_new(NULL);
+        assert_int_equal(expo_parser_reset(p, out.data, out.len, f, NULL), IM_OK);
+        expo_entry_t e;
+        im_err_t err;
+        for (int i = 0; i < ns; i++) {
+            int r = expo_parser_next(p, &e, &err);
+            if (r != 1) print_error("%s\nerr %d:%d %s\n", out.data, err.line, err.col, err.msg);
+            assert_int_equal(r, 1);
+            assert_int_equal(e.kind, EXPO_ENTRY_SAMPLE);
+            assert_true(im_sv_eq_cstr(e.name, s[i].name));
+            assert_int_equal(e.nlabels, s[i].nl);
+            for (uint32_t k = 0; k < s[i].nl; k++) {
+                assert_true(im_sv_eq(e.labels[k].name, s[i].l[k].name));
+                assert_true(im_sv_eq(e.labels[k].value, s[i].l[k].value));
+            }
+            if (isnan(s[i].v))
+                assert_true(isnan(e.value));
+            else
+                assert_true(e.value == s[i].v);
+            assert_int_equal(e.has_ts, s[i].has_ts);
+            if (s[i].has_ts) assert_int_equal(e.t_ms, s[i].t);
+        }
+        if (f == OM) {
+            assert_int_equal(expo_parser_next(p, &e, NULL), 1);
+            assert_int_equal(e.kind, EXPO_ENTRY_EOF);
+        }
+        assert_int_equal(expo_parser_next(p, &e, NULL), 0);
+        expo_parser_free(p);
+        im_buf_free(&out);
+        im_buf_free(&names);
+        im_buf_free(&vals);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_text_basic),  cmocka_unit_test(test_text_families),
+        cmocka_unit_test(test_openmetrics), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_limits),      cmocka_unit_test(test_scratch_growth),
+        cmocka_unit_test(test_floats),      cmocka_unit_test(test_content_type),
+        cmocka_unit_test(test_check),       cmocka_unit_test(test_lints),
+        cmocka_unit_test(test_writer),      cmocka_unit_test(test_callbacks_and_labels),
+        cmocka_unit_test(test_round_trip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
