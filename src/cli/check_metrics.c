@@ -8,6 +8,7 @@
 #include "util/base.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -111,17 +112,29 @@ static void dump_labels(im_buf_t *b, const expo_label_t *l, uint32_t n)
     if (idx != stack) im_free(idx);
 }
 
+static void dump_value(im_buf_t *b, double v)
+{
+    if (isnan(v))
+        (void)!im_buf_puts(b, " NaN");
+    else if (isinf(v))
+        (void)!im_buf_puts(b, v > 0 ? " +Inf" : " -Inf");
+    else if (v == 0)
+        (void)!im_buf_puts(b, " 0"); /* -0 too: not every peer keeps the sign */
+    else
+        (void)!im_buf_printf(b, " %.17g", v);
+}
+
 static void on_sample(void *user, const expo_entry_t *e)
 {
     im_buf_t *b = user;
     (void)!im_buf_append(b, e->name.p, e->name.len);
     dump_labels(b, e->labels, e->nlabels);
-    (void)!im_buf_printf(b, " %.17g", e->value);
+    dump_value(b, e->value);
     if (e->has_ts) (void)!im_buf_printf(b, " %" PRId64, e->t_ms);
     if (e->has_exemplar) {
         (void)!im_buf_append(b, " # ", 3);
         dump_labels(b, e->exemplar.labels, e->exemplar.nlabels);
-        (void)!im_buf_printf(b, " %.17g", e->exemplar.value);
+        dump_value(b, e->exemplar.value);
         if (e->exemplar.has_ts) (void)!im_buf_printf(b, " %" PRId64, e->exemplar.t_ms);
     }
     (void)!im_buf_putc(b, '\n');
