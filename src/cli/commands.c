@@ -7,5 +7,10 @@ const cli_command_t cli_commands[] = {
     {"check", cli_check, "check metrics|config|rules: validate inputs like promtool check"},
     {"version", cli_version, "print the version"},
     {"debug", cli_debug, "internal tools for peer tests (float formatting, durations)"},
+    {"tsdb", cli_tsdb, "tsdb analyze|dump|import: inspect, export and backfill the storage"},
+    {"lint", cli_lint, "lint queries, rules and dashboards against the names the targets expose"},
+    {"promql-parse", cli_promql_parse, "parse a PromQL expression: canonical form or the error"},
+    {"promql-test", cli_promql_test, "run PromQL test scripts (Prometheus' promqltest language)"},
+    {"promql-eval", cli_promql_eval, "internal: evaluate PromQL over an OpenMetrics file (tests, bench)"},
     {NULL, NULL, NULL},
 };

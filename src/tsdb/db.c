@@ -580,6 +580,26 @@ im_rc tsdb_maintain(tsdb_t *db, im_err_t *err)
     return rc;
 }
 
+im_rc tsdb_flush_head(tsdb_t *db, im_err_t *err)
+{
+    if (!db->dir) return IM_OK;
+    pthread_mutex_lock(&db->maint_mu);
+    im_rc rc = IM_OK;
+    tsdb__head_t *h = db->head;
+    int64_t R = db->opts.block_range_ms;
+    for (;;) {
+        pthread_rwlock_rdlock(&h->lock);
+        int64_t mint = h->mint, maxt = h->maxt;
+        pthread_rwlock_unlock(&h->lock);
+        if (maxt == INT64_MIN) break;
+        int64_t w0 = floordiv(mint, R) * R;
+        rc = persist_window(db, w0, w0 + R - 1, err);
+        if (rc != IM_OK) break;
+    }
+    pthread_mutex_unlock(&db->maint_mu);
+    return rc;
+}
+
 /* ---- Background thread ---- */
 
 static void *bg_main(void *arg)

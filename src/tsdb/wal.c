@@ -267,8 +267,12 @@ im_rc tsdb__wal_open(const char *dir, size_t seg_bytes, tsdb__wal_rec_fn fn, voi
                         im_logq(strerror(errno)));
             }
         }
-        w->total += good;
         im_free(data);
+        if (len == WAL_HDR && good == len) {
+            unlink(p); /* empty: nothing to keep (numbering continues after it) */
+            continue;
+        }
+        w->total += good;
         IM_INFO("WAL segment loaded", "segment=%u maxSegment=%u", segs[i], segs[nsegs - 1]);
     }
     im_free(segs);
