@@ -1,0 +1,340 @@
+/* aggregate.c — aggregation operators: sum, avg, count, min, max, group, stddev,
+ * stdvar, quantile, topk, bottomk, count_values, with by/without.
+ *
+ * Each input series is assigned to its group once (by hashing the grouping
+ * labels); the per-step accumulators of a group are dense arrays, so the inner
+ * loop of sum/avg/… runs over one series' steps without lookups. Arithmetic
+ * follows Prometheus 2.53: Kahan-compensated sum, incremental mean for avg (with
+ * its infinity rules), Welford for stddev/stdvar, NaN replaced by any number for
+ * min/max. topk/bottomk keep the input series (labels untouched) and order an
+ * instant result best first, NaN last. */
+#include "util/base.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "promql/promql_int.h"
+#include "util/fmtfloat.h"
+
+typedef struct grp {
+    const im_labels_t *labels; /* owned until moved to the output */
+    double *a, *b, *c;         /* per-step accumulators */
+    size_t *members;           /* input series indices (quantile, topk) */
+    size_t nm, capm;
+} grp_t;
+
+static const im_labels_t *group_labels(ev_t *ev, const promql_aggregate_t *agg,
+                                       const im_labels_t *ls)
+{
+    im_labels_builder_t b;
+    im_lb_init(&b);
+    if (agg->without) {
+        im_lb_load(&b, ls);
+        im_lb_del(&b, IM_METRIC_NAME);
+        for (size_t i = 0; i < agg->ngrouping; i++) im_lb_del(&b, agg->grouping[i]->s);
+    } else {
+        for (size_t i = 0; i < agg->ngrouping; i++) {
+            const im_istr_t *v = im_labels_get_istr(ls, agg->grouping[i]);
+            if (v) im_lb_set_istr(&b, agg->grouping[i], v);
+        }
+    }
+    const im_labels_t *r = im_lb_build(&b);
+    im_lb_free(&b);
+    IM_UNUSED(ev);
+    return r;
+}
+
+static uint64_t group_hash(const promql_aggregate_t *agg, const im_labels_t *ls)
+{
+    return im_labels_hash_subset(ls, agg->grouping, agg->ngrouping, !agg->without, agg->without);
+}
+
+typedef struct topent {
+    double v;
+    size_t idx;
+} topent_t;
+
+static bool top_better(bool top, double a, double b)
+{
+    /* true when a ranks strictly before b; NaN ranks last */
+    if (isnan(a)) return false;
+    if (isnan(b)) return true;
+    return top ? a > b : a < b;
+}
+
+static int top_mode;
+static int cmp_top(const void *pa, const void *pb)
+{
+    const topent_t *a = pa, *b = pb;
+    bool top = top_mode == 1;
+    if (top_better(top, a->v, b->v)) return -1;
+    if (top_better(top, b->v, a->v)) return 1;
+    return a->idx < b->idx ? -1 : (a->idx > b->idx);
+}
+
+im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
+{
+    const promql_aggregate_t *agg = &e->u.agg;
+    size_t nsteps = ev->nsteps;
+    val_t param, in;
+    promql__val_init(&param, VAL_SCALAR);
+    im_rc rc = IM_OK;
+    const char *cv_label = NULL;
+    size_t cv_len = 0;
+    if (agg->op == PROMQL_AGG_TOPK || agg->op == PROMQL_AGG_BOTTOMK ||
+        agg->op == PROMQL_AGG_QUANTILE) {
+        rc = promql__eval(ev, agg->param, &param);
+        if (rc != IM_OK) return rc;
+        if (param.kind != VAL_SCALAR) {
+            promql__val_free(ev, &param);
+            return im_err_set(ev->err, IM_EEXEC, "expected a scalar parameter");
+        }
+    } else if (agg->op == PROMQL_AGG_COUNT_VALUES) {
+        const promql_expr_t *p = agg->param;
+        while (p->kind == PROMQL_NODE_PAREN) p = p->u.paren.expr;
+        if (p->kind != PROMQL_NODE_STRING)
+            return im_err_set(ev->err, IM_EEXEC, "expected a string parameter");
+        cv_label = p->u.string.s;
+        cv_len = p->u.string.len;
+        if (!im_label_name_valid(cv_label, cv_len))
+            return im_err_set(ev->err, IM_EEXEC, "invalid label name \"%s\"", cv_label);
+    }
+    rc = promql__eval(ev, agg->expr, &in);
+    if (rc != IM_OK) {
+        promql__val_free(ev, &param);
+        return rc;
+    }
+    if (agg->op == PROMQL_AGG_TOPK || agg->op == PROMQL_AGG_BOTTOMK) {
+        for (size_t k = 0; k < nsteps; k++) {
+            double p = param.sc[k];
+            if (isnan(p) || p >= 9223372036854775807.0 || p < -9223372036854775808.0) {
+                char fb[64];
+                im_fmt_float_go(p, 'g', fb, sizeof fb);
+                rc = im_err_set(ev->err, IM_EEXEC, "Scalar value %s overflows int64", fb);
+                goto done_in;
+            }
+        }
+    }
+    if (agg->op == PROMQL_AGG_QUANTILE) {
+        for (size_t k = 0; k < nsteps; k++)
+            if (!(param.sc[k] >= 0 && param.sc[k] <= 1)) {
+                promql__warn(ev, "PromQL warning: quantile value should be between 0 and 1, got %g",
+                             param.sc[k]);
+                break;
+            }
+    }
+
+    /* Assign groups. */
+    u64map_t map;
+    promql__map_init(&map, 16);
+    grp_t *g = NULL;
+    size_t ng = 0, gcap = 0;
+    uint32_t *gof = im_malloc((in.n ? in.n : 1) * sizeof *gof);
+    bool need_members = agg->op == PROMQL_AGG_TOPK || agg->op == PROMQL_AGG_BOTTOMK ||
+                        agg->op == PROMQL_AGG_QUANTILE;
+    for (size_t i = 0; i < in.n; i++) {
+        uint32_t *slot = promql__map_slot(&map, group_hash(agg, in.s[i].labels));
+        if (!*slot) {
+            if (ng == gcap) {
+                gcap = gcap ? gcap * 2 : 8;
+                g = im_realloc(g, gcap * sizeof *g);
+            }
+            memset(&g[ng], 0, sizeof g[ng]);
+            if (agg->op != PROMQL_AGG_TOPK && agg->op != PROMQL_AGG_BOTTOMK)
+                g[ng].labels = group_labels(ev, agg, in.s[i].labels);
+            *slot = (uint32_t)++ng;
+        }
+        gof[i] = *slot - 1;
+        if (need_members) {
+            grp_t *gg = &g[gof[i]];
+            if (gg->nm == gg->capm) {
+                gg->capm = gg->capm ? gg->capm * 2 : 8;
+                gg->members = im_realloc(gg->members, gg->capm * sizeof *gg->members);
+            }
+            gg->members[gg->nm++] = i;
+        }
+    }
+    promql__map_free(&map);
+    promql__val_init(out, VAL_VECTOR);
+
+    switch (agg->op) {
+    case PROMQL_AGG_SUM:
+    case PROMQL_AGG_AVG:
+    case PROMQL_AGG_COUNT:
+    case PROMQL_AGG_MIN:
+    case PROMQL_AGG_MAX:
+    case PROMQL_AGG_GROUP:
+    case PROMQL_AGG_STDDEV:
+    case PROMQL_AGG_STDVAR: {
+        for (size_t gi = 0; gi < ng; gi++) {
+            size_t idx = promql__val_add(ev, out, g[gi].labels);
+            g[gi].labels = NULL;
+            g[gi].a = out->s[idx].v;
+            g[gi].b = im_calloc(nsteps, sizeof(double));
+            g[gi].c = im_calloc(nsteps, sizeof(double)); /* count */
+        }
+        promql_aggop_t op = agg->op;
+        for (size_t i = 0; i < in.n; i++) {
+            grp_t *gg = &g[gof[i]];
+            const double *v = in.s[i].v;
+            const uint8_t *has = in.s[i].has;
+            double *A = gg->a, *B = gg->b, *C = gg->c;
+            for (size_t k = 0; k < nsteps; k++) {
+                if (!has[k]) continue;
+                double x = v[k];
+                if (C[k] == 0) {
+                    C[k] = 1;
+                    A[k] = x;
+                    B[k] = 0;
+                    continue;
+                }
+                double cnt = ++C[k];
+                switch (op) {
+                case PROMQL_AGG_SUM: promql__kahan_inc(x, &A[k], &B[k]); break;
+                case PROMQL_AGG_AVG:
+                    if (isinf(A[k])) {
+                        if (isinf(x) && (A[k] > 0) == (x > 0)) break;
+                        if (!isinf(x) && !isnan(x)) break;
+                    }
+                    A[k] += x / cnt - A[k] / cnt;
+                    break;
+                case PROMQL_AGG_MIN:
+                    if (A[k] > x || isnan(A[k])) A[k] = x;
+                    break;
+                case PROMQL_AGG_MAX:
+                    if (A[k] < x || isnan(A[k])) A[k] = x;
+                    break;
+                case PROMQL_AGG_STDDEV:
+                case PROMQL_AGG_STDVAR: {
+                    double delta = x - A[k];
+                    A[k] += delta / cnt;
+                    B[k] += delta * (x - A[k]);
+                    break;
+                }
+                default: break;
+                }
+            }
+        }
+        for (size_t gi = 0; gi < ng; gi++) {
+            vser_t *s = &out->s[gi];
+            double *A = g[gi].a, *B = g[gi].b, *C = g[gi].c;
+            for (size_t k = 0; k < nsteps; k++) {
+                if (C[k] == 0) continue;
+                s->has[k] = 1;
+                switch (op) {
+                case PROMQL_AGG_SUM: s->v[k] = isinf(A[k]) ? A[k] : A[k] + B[k]; break;
+                case PROMQL_AGG_COUNT: s->v[k] = C[k]; break;
+                case PROMQL_AGG_GROUP: s->v[k] = 1; break;
+                case PROMQL_AGG_STDVAR: s->v[k] = B[k] / C[k]; break;
+                case PROMQL_AGG_STDDEV: s->v[k] = sqrt(B[k] / C[k]); break;
+                default: break; /* avg, min, max: A already */
+                }
+            }
+            im_free(g[gi].b);
+            im_free(g[gi].c);
+        }
+        break;
+    }
+    case PROMQL_AGG_QUANTILE: {
+        double *buf = im_malloc((in.n ? in.n : 1) * sizeof *buf);
+        for (size_t gi = 0; gi < ng; gi++) {
+            size_t idx = promql__val_add(ev, out, g[gi].labels);
+            g[gi].labels = NULL;
+            vser_t *s = &out->s[idx];
+            for (size_t k = 0; k < nsteps; k++) {
+                size_t nb = 0;
+                for (size_t j = 0; j < g[gi].nm; j++) {
+                    vser_t *m = &in.s[g[gi].members[j]];
+                    if (m->has[k]) buf[nb++] = m->v[k];
+                }
+                if (!nb) continue;
+                s->v[k] = promql__quantile(param.sc[k], buf, nb);
+                s->has[k] = 1;
+            }
+        }
+        im_free(buf);
+        break;
+    }
+    case PROMQL_AGG_TOPK:
+    case PROMQL_AGG_BOTTOMK: {
+        bool top = agg->op == PROMQL_AGG_TOPK;
+        topent_t *te = im_malloc((in.n ? in.n : 1) * sizeof *te);
+        /* out series j mirrors input series order[j] */
+        size_t *order = im_malloc((in.n ? in.n : 1) * sizeof *order);
+        size_t norder = 0;
+        uint32_t *outidx = im_malloc((in.n ? in.n : 1) * sizeof *outidx);
+        for (size_t i = 0; i < in.n; i++) outidx[i] = UINT32_MAX;
+        for (size_t k = 0; k < nsteps; k++) {
+            int64_t kk = (int64_t)param.sc[k];
+            if (kk < 1) continue;
+            for (size_t gi = 0; gi < ng; gi++) {
+                size_t nb = 0;
+                for (size_t j = 0; j < g[gi].nm; j++) {
+                    size_t si = g[gi].members[j];
+                    if (in.s[si].has[k]) te[nb++] = (topent_t){in.s[si].v[k], si};
+                }
+                top_mode = top ? 1 : 0;
+                qsort(te, nb, sizeof *te, cmp_top);
+                size_t take = (size_t)IM_MIN((int64_t)nb, kk);
+                for (size_t j = 0; j < take; j++) {
+                    size_t si = te[j].idx;
+                    if (outidx[si] == UINT32_MAX) {
+                        outidx[si] =
+                            (uint32_t)promql__val_add(ev, out, im_labels_ref(in.s[si].labels));
+                        order[norder++] = si;
+                    }
+                    vser_t *o = &out->s[outidx[si]];
+                    o->v[k] = te[j].v;
+                    o->has[k] = 1;
+                }
+            }
+        }
+        IM_UNUSED(order);
+        im_free(order);
+        im_free(outidx);
+        im_free(te);
+        break;
+    }
+    case PROMQL_AGG_COUNT_VALUES: {
+        u64map_t om;
+        promql__map_init(&om, 16);
+        char fb[IM_FLOAT_BUF];
+        for (size_t i = 0; i < in.n; i++) {
+            for (size_t k = 0; k < nsteps; k++) {
+                if (!in.s[i].has[k]) continue;
+                size_t fl = im_fmt_float_go(in.s[i].v[k], 'f', fb, sizeof fb);
+                im_labels_builder_t b;
+                im_lb_init(&b);
+                im_lb_load(&b, g[gof[i]].labels);
+                im_lb_set(&b, cv_label, cv_len, fb, fl);
+                const im_labels_t *ls = im_lb_build(&b);
+                im_lb_free(&b);
+                uint32_t *slot = promql__map_slot(&om, ls->hash);
+                if (!*slot) {
+                    size_t idx = promql__val_add(ev, out, ls);
+                    for (size_t kk = 0; kk < nsteps; kk++) out->s[idx].v[kk] = 0;
+                    *slot = (uint32_t)(idx + 1);
+                } else {
+                    im_labels_unref(ls);
+                }
+                vser_t *o = &out->s[*slot - 1];
+                o->has[k] = 1;
+                o->v[k] += 1;
+            }
+        }
+        promql__map_free(&om);
+        break;
+    }
+    }
+    for (size_t gi = 0; gi < ng; gi++) {
+        if (g[gi].labels) im_labels_unref(g[gi].labels);
+        im_free(g[gi].members);
+    }
+    im_free(g);
+    im_free(gof);
+    promql__compact(ev, out);
+done_in:
+    promql__val_free(ev, &in);
+    promql__val_free(ev, &param);
+    return rc;
+}

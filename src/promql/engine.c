@@ -1,0 +1,924 @@
+/* engine.c — the PromQL evaluator's core: query setup and limits, node dispatch,
+ * vector selectors with lookback and staleness, range sources (matrix selectors
+ * and subqueries with absolute step alignment), offset and @, de-duplication of
+ * label sets, and turning the evaluated value into a result (and JSON).
+ *
+ * Every node is evaluated for all steps at once (see promql_int.h); answers are
+ * those of Prometheus 2.53's step-by-step evaluation. */
+#include "util/base.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "promql/promql_int.h"
+#include "util/fmtfloat.h"
+#include "util/hash.h"
+#include "util/timeutil.h"
+
+struct promql_engine {
+    promql_engine_opts_t opts;
+};
+
+promql_engine_t *promql_engine_new(const promql_engine_opts_t *opts)
+{
+    promql_engine_t *e = im_calloc(1, sizeof *e);
+    if (opts) e->opts = *opts;
+    if (e->opts.lookback_delta_ms <= 0) e->opts.lookback_delta_ms = 5 * IM_MS_PER_MINUTE;
+    if (e->opts.max_samples <= 0) e->opts.max_samples = 50000000;
+    if (e->opts.timeout_ms <= 0) e->opts.timeout_ms = 2 * IM_MS_PER_MINUTE;
+    if (e->opts.default_eval_interval_ms <= 0) e->opts.default_eval_interval_ms = IM_MS_PER_MINUTE;
+    return e;
+}
+
+void promql_engine_free(promql_engine_t *e)
+{
+    im_free(e);
+}
+
+const promql_engine_opts_t *promql_engine_opts(const promql_engine_t *e)
+{
+    return &e->opts;
+}
+
+const char *promql_error_type(im_rc rc)
+{
+    switch (rc) {
+    case IM_ETIMEOUT: return "timeout";
+    case IM_ECANCELED: return "canceled";
+    case IM_EINVAL:
+    case IM_EPARSE: return "bad_data";
+    default: return "execution";
+    }
+}
+
+/* ---- Limits ---- */
+
+im_rc promql__count(ev_t *ev, int64_t n)
+{
+    ev->cur_samples += n;
+    if (n > 0) ev->total_samples += n;
+    if (ev->cur_samples > ev->peak_samples) ev->peak_samples = ev->cur_samples;
+    if (n > 0 && ev->cur_samples > ev->max_samples)
+        return im_err_set(ev->err, IM_ELIMIT,
+                          "query processing would load too many samples into memory in query "
+                          "execution");
+    return IM_OK;
+}
+
+im_rc promql__check(ev_t *ev)
+{
+    if (ev->cancel && *ev->cancel)
+        return im_err_set(ev->err, IM_ECANCELED, "query was canceled in expression evaluation");
+    if ((++ev->check_ctr & 63) == 0 && im_mono_ns() > ev->deadline_ns)
+        return im_err_set(ev->err, IM_ETIMEOUT, "query timed out in expression evaluation");
+    return IM_OK;
+}
+
+void promql__warn(ev_t *ev, const char *fmt, ...)
+{
+    char msg[IM_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t len = strlen(msg);
+    /* de-duplicate */
+    for (size_t off = 0; off < ev->warnings->len;) {
+        const char *w = ev->warnings->data + off;
+        size_t wl = strlen(w);
+        if (wl == len && memcmp(w, msg, len) == 0) return;
+        off += wl + 1;
+    }
+    if (im_buf_append(ev->warnings, msg, len + 1) != IM_OK) return;
+}
+
+/* ---- Values ---- */
+
+void promql__val_init(val_t *v, vkind_t kind)
+{
+    memset(v, 0, sizeof *v);
+    v->kind = kind;
+}
+
+void promql__val_free(ev_t *ev, val_t *v)
+{
+    if (v->kind == VAL_SCALAR) im_free(v->sc);
+    for (size_t i = 0; i < v->n; i++) {
+        im_labels_unref(v->s[i].labels);
+        im_free(v->s[i].v);
+    }
+    im_free(v->s);
+    if (v->counted) promql__count(ev, -v->counted);
+    memset(v, 0, sizeof *v);
+}
+
+size_t promql__val_add(ev_t *ev, val_t *v, const im_labels_t *labels)
+{
+    if (v->n == v->cap) {
+        v->cap = v->cap ? v->cap * 2 : 8;
+        v->s = im_realloc(v->s, v->cap * sizeof *v->s);
+    }
+    vser_t *s = &v->s[v->n];
+    s->labels = labels;
+    size_t n = ev->nsteps;
+    s->v = im_malloc(n * sizeof(double) + n);
+    s->has = (uint8_t *)(s->v + n);
+    memset(s->has, 0, n);
+    return v->n++;
+}
+
+im_rc promql__scalar_new(ev_t *ev, val_t *v)
+{
+    promql__val_init(v, VAL_SCALAR);
+    v->sc = im_malloc(ev->nsteps * sizeof(double));
+    return IM_OK;
+}
+
+/* Counts the points of a vector value against the limit. */
+static im_rc count_val(ev_t *ev, val_t *v)
+{
+    int64_t pts = 0;
+    for (size_t i = 0; i < v->n; i++)
+        for (size_t k = 0; k < ev->nsteps; k++) pts += v->s[i].has[k];
+    v->counted += pts;
+    return promql__count(ev, pts);
+}
+
+const im_labels_t *promql__drop_name(ev_t *ev, const im_labels_t *ls)
+{
+    if (!im_labels_get_istr(ls, ev->name_istr)) return im_labels_ref(ls);
+    im_labels_builder_t b;
+    im_lb_init(&b);
+    im_lb_load(&b, ls);
+    im_lb_del(&b, IM_METRIC_NAME);
+    const im_labels_t *r = im_lb_build(&b);
+    im_lb_free(&b);
+    return r;
+}
+
+void promql__compact(ev_t *ev, val_t *v)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        vser_t *s = &v->s[i];
+        bool any = false;
+        for (size_t k = 0; k < ev->nsteps && !any; k++) any = s->has[k];
+        if (!any) {
+            im_labels_unref(s->labels);
+            im_free(s->v);
+            continue;
+        }
+        v->s[w++] = *s;
+    }
+    v->n = w;
+}
+
+/* ---- u64 map ---- */
+
+void promql__map_init(u64map_t *m, size_t hint)
+{
+    size_t cap = 16;
+    while (cap < hint * 2) cap *= 2;
+    m->cap = cap;
+    m->n = 0;
+    m->k = im_malloc(cap * sizeof *m->k);
+    m->v = im_calloc(cap, sizeof *m->v);
+}
+
+void promql__map_free(u64map_t *m)
+{
+    im_free(m->k);
+    im_free(m->v);
+    memset(m, 0, sizeof *m);
+}
+
+static void map_grow(u64map_t *m)
+{
+    u64map_t n;
+    promql__map_init(&n, m->cap);
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->v[i]) continue;
+        size_t h = (size_t)(m->k[i] * 0x9e3779b97f4a7c15ULL >> 20) & (n.cap - 1);
+        while (n.v[h]) h = (h + 1) & (n.cap - 1);
+        n.k[h] = m->k[i];
+        n.v[h] = m->v[i];
+        n.n++;
+    }
+    promql__map_free(m);
+    *m = n;
+}
+
+uint32_t *promql__map_slot(u64map_t *m, uint64_t k)
+{
+    if ((m->n + 1) * 2 > m->cap) map_grow(m);
+    size_t h = (size_t)(k * 0x9e3779b97f4a7c15ULL >> 20) & (m->cap - 1);
+    while (m->v[h]) {
+        if (m->k[h] == k) return &m->v[h];
+        h = (h + 1) & (m->cap - 1);
+    }
+    m->k[h] = k;
+    m->n++;
+    return &m->v[h];
+}
+
+uint32_t promql__map_get(const u64map_t *m, uint64_t k)
+{
+    size_t h = (size_t)(k * 0x9e3779b97f4a7c15ULL >> 20) & (m->cap - 1);
+    while (m->v[h]) {
+        if (m->k[h] == k) return m->v[h];
+        h = (h + 1) & (m->cap - 1);
+    }
+    return 0;
+}
+
+im_rc promql__dedup(ev_t *ev, val_t *v)
+{
+    if (v->n < 2) {
+        promql__compact(ev, v);
+        return IM_OK;
+    }
+    u64map_t m;
+    promql__map_init(&m, v->n);
+    size_t w = 0;
+    im_rc rc = IM_OK;
+    for (size_t i = 0; i < v->n; i++) {
+        vser_t *s = &v->s[i];
+        uint32_t *slot = promql__map_slot(&m, s->labels->hash);
+        if (*slot) {
+            vser_t *d = &v->s[*slot - 1];
+            for (size_t k = 0; k < ev->nsteps; k++) {
+                if (!s->has[k]) continue;
+                if (d->has[k] && rc == IM_OK)
+                    rc = im_err_set(ev->err, IM_EEXEC,
+                                    "vector cannot contain metrics with the same labelset");
+                d->has[k] = 1;
+                d->v[k] = s->v[k];
+            }
+            im_labels_unref(s->labels);
+            im_free(s->v);
+            continue;
+        }
+        *slot = (uint32_t)(w + 1);
+        v->s[w++] = *s;
+    }
+    v->n = w;
+    promql__map_free(&m);
+    if (rc == IM_OK) promql__compact(ev, v);
+    return rc;
+}
+
+/* ---- Vector selectors ---- */
+
+static void iter_close(tsdb_iter_t *it)
+{
+    it->vt->free(it); /* checksrc: allow (the backend's vtable method, not libc free) */
+}
+
+static void set_close(tsdb_series_set_t *set)
+{
+    set->vt->free(set); /* checksrc: allow (the backend's vtable method, not libc free) */
+}
+
+static int64_t at_time(const ev_t *ev, promql_at_kind_t at, int64_t at_ms)
+{
+    switch (at) {
+    case PROMQL_AT_TIMESTAMP: return at_ms;
+    case PROMQL_AT_START: return ev->qstart;
+    case PROMQL_AT_END: return ev->qend;
+    default: return 0;
+    }
+}
+
+/* Evaluates a vector selector; with want_ts the values are the samples'
+ * timestamps in seconds (for timestamp()). */
+static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, bool want_ts,
+                                  val_t *out)
+{
+    promql__val_init(out, VAL_VECTOR);
+    bool fixed = vs->at != PROMQL_AT_NONE;
+    int64_t fixed_t = fixed ? at_time(ev, vs->at, vs->at_ms) : 0;
+    int64_t first = (fixed ? fixed_t : ev->start) - vs->offset_ms;
+    int64_t last = (fixed ? fixed_t : ev_ts(ev, ev->nsteps - 1)) - vs->offset_ms;
+    tsdb_series_set_t *set = NULL;
+    tsdb_select_hints_t hints = {.step_ms = ev->step};
+    im_rc rc = ev->q->vt->select(ev->q, first - ev->lookback, last, vs->matchers, vs->nmatchers,
+                                 &hints, &set, ev->err);
+    if (rc != IM_OK) return rc;
+    size_t nsteps = ev->nsteps;
+    size_t eff_steps = fixed ? 1 : nsteps;
+    for (size_t si = 0; si < set->n; si++) {
+        if ((rc = promql__check(ev)) != IM_OK) break;
+        tsdb_iter_t *it = set->vt->iter(set, si);
+        size_t idx = promql__val_add(ev, out, im_labels_ref(set->series[si].labels));
+        vser_t *s = &out->s[idx];
+        bool have_cur = false, have_peek = false;
+        int64_t ct = 0, pt = 0;
+        double cv = 0, pv = 0;
+        have_peek = it->vt->next(it);
+        if (have_peek) it->vt->at(it, &pt, &pv);
+        size_t npts = 0;
+        for (size_t k = 0; k < eff_steps; k++) {
+            int64_t ref = (fixed ? fixed_t : ev_ts(ev, k)) - vs->offset_ms;
+            while (have_peek && pt <= ref) {
+                ct = pt;
+                cv = pv;
+                have_cur = true;
+                have_peek = it->vt->next(it);
+                if (have_peek) it->vt->at(it, &pt, &pv);
+            }
+            if (have_cur && ct >= ref - ev->lookback && !tsdb_is_stale(cv)) {
+                s->has[k] = 1;
+                s->v[k] = want_ts ? (double)ct / 1000.0 : cv;
+                npts++;
+            }
+        }
+        iter_close(it);
+        if (fixed && nsteps > 1) {
+            for (size_t k = 1; k < nsteps; k++) {
+                s->has[k] = s->has[0];
+                s->v[k] = s->v[0];
+            }
+            npts *= nsteps;
+        }
+        ev->total_samples += (int64_t)npts;
+        out->counted += (int64_t)npts;
+        if ((rc = promql__count(ev, (int64_t)npts)) != IM_OK) break;
+        if (npts == 0) {
+            im_labels_unref(s->labels);
+            im_free(s->v);
+            out->n--;
+        }
+    }
+    set_close(set);
+    return rc;
+}
+
+/* ---- Range sources ---- */
+
+struct rsrc {
+    bool subquery;
+    int64_t range, offset;
+    bool fixed;
+    int64_t fixed_t;
+    /* matrix selector */
+    tsdb_series_set_t *set;
+    size_t next;
+    /* subquery: the inner evaluation */
+    val_t inner;
+    int64_t istart, istep;
+    size_t insteps;
+    int64_t counted; /* samples of the current series counted against the limit */
+};
+
+static void ensure_rbuf(ev_t *ev, size_t n)
+{
+    if (n <= ev->rcap) return;
+    size_t cap = ev->rcap ? ev->rcap : 256;
+    while (cap < n) cap *= 2;
+    ev->rt = im_realloc(ev->rt, cap * sizeof *ev->rt);
+    ev->rv = im_realloc(ev->rv, cap * sizeof *ev->rv);
+    ev->rcap = cap;
+}
+
+static im_rc eval_subquery_inner(ev_t *ev, const promql_subquery_t *sq, rsrc_t *r)
+{
+    int64_t step = sq->step_ms ? sq->step_ms : ev->eng->opts.default_eval_interval_ms;
+    int64_t s0 = (r->fixed ? r->fixed_t : ev->start) - sq->offset_ms - sq->range_ms;
+    int64_t e0 = (r->fixed ? r->fixed_t : ev_ts(ev, ev->nsteps - 1)) - sq->offset_ms;
+    int64_t istart = step * (s0 / step);
+    if (istart < s0) istart += step;
+    ev_t child = *ev;
+    child.start = istart;
+    child.step = step;
+    child.end = e0;
+    child.rt = NULL;
+    child.rv = NULL;
+    child.rcap = 0;
+    r->istart = istart;
+    r->istep = step;
+    im_rc rc;
+    if (e0 < istart) {
+        r->insteps = 0;
+        promql__val_init(&r->inner, VAL_VECTOR);
+        return IM_OK;
+    }
+    child.nsteps = (size_t)((e0 - istart) / step) + 1;
+    r->insteps = child.nsteps;
+    rc = promql__eval(&child, sq->expr, &r->inner);
+    im_free(child.rt);
+    im_free(child.rv);
+    ev->cur_samples = child.cur_samples;
+    ev->peak_samples = IM_MAX(ev->peak_samples, child.peak_samples);
+    ev->total_samples = child.total_samples;
+    ev->check_ctr = child.check_ctr;
+    if (rc != IM_OK) return rc;
+    if (r->inner.kind == VAL_SCALAR) {
+        /* A scalar subquery (e.g. time()[5m:1m]) behaves as one series without
+         * labels. */
+        val_t v;
+        promql__val_init(&v, VAL_VECTOR);
+        size_t nsteps_save = ev->nsteps;
+        ev->nsteps = child.nsteps;
+        size_t i = promql__val_add(ev, &v, im_labels_empty());
+        for (size_t k = 0; k < child.nsteps; k++) {
+            v.s[i].v[k] = r->inner.sc[k];
+            v.s[i].has[k] = 1;
+        }
+        ev->nsteps = nsteps_save;
+        promql__val_free(ev, &r->inner);
+        r->inner = v;
+    }
+    return IM_OK;
+}
+
+im_rc promql__rsrc_open(ev_t *ev, const promql_expr_t *e, rsrc_t **out)
+{
+    while (e->kind == PROMQL_NODE_PAREN) e = e->u.paren.expr;
+    rsrc_t *r = im_calloc(1, sizeof *r);
+    im_rc rc = IM_OK;
+    if (e->kind == PROMQL_NODE_MATRIX_SELECTOR) {
+        const promql_vector_selector_t *vs = &e->u.ms.vs->u.vs;
+        r->range = e->u.ms.range_ms;
+        r->offset = vs->offset_ms;
+        r->fixed = vs->at != PROMQL_AT_NONE;
+        r->fixed_t = r->fixed ? at_time(ev, vs->at, vs->at_ms) : 0;
+        int64_t first = (r->fixed ? r->fixed_t : ev->start) - r->offset - r->range;
+        int64_t last = (r->fixed ? r->fixed_t : ev_ts(ev, ev->nsteps - 1)) - r->offset;
+        tsdb_select_hints_t hints = {.step_ms = ev->step};
+        rc = ev->q->vt->select(ev->q, first, last, vs->matchers, vs->nmatchers, &hints, &r->set,
+                               ev->err);
+    } else if (e->kind == PROMQL_NODE_SUBQUERY) {
+        const promql_subquery_t *sq = &e->u.sq;
+        r->subquery = true;
+        r->range = sq->range_ms;
+        r->offset = sq->offset_ms;
+        r->fixed = sq->at != PROMQL_AT_NONE;
+        r->fixed_t = r->fixed ? at_time(ev, sq->at, sq->at_ms) : 0;
+        rc = eval_subquery_inner(ev, sq, r);
+    } else {
+        rc = im_err_set(ev->err, IM_EEXEC, "expected a range vector");
+    }
+    if (rc != IM_OK) {
+        promql__rsrc_close(ev, r);
+        return rc;
+    }
+    *out = r;
+    return IM_OK;
+}
+
+int promql__rsrc_next(ev_t *ev, rsrc_t *r, const im_labels_t **labels, size_t *n)
+{
+    if (r->counted) {
+        promql__count(ev, -r->counted);
+        r->counted = 0;
+    }
+    im_rc rc = promql__check(ev);
+    if (rc != IM_OK) return rc;
+    if (!r->subquery) {
+        if (r->next >= r->set->n) return 0;
+        size_t si = r->next++;
+        tsdb_iter_t *it = r->set->vt->iter(r->set, si);
+        size_t cnt = 0;
+        while (it->vt->next(it)) {
+            int64_t t;
+            double v;
+            it->vt->at(it, &t, &v);
+            if (tsdb_is_stale(v)) continue;
+            ensure_rbuf(ev, cnt + 1);
+            ev->rt[cnt] = t;
+            ev->rv[cnt] = v;
+            cnt++;
+        }
+        iter_close(it);
+        *labels = r->set->series[si].labels;
+        *n = cnt;
+    } else {
+        if (r->next >= r->inner.n) return 0;
+        vser_t *s = &r->inner.s[r->next++];
+        ensure_rbuf(ev, r->insteps + 1);
+        size_t cnt = 0;
+        for (size_t k = 0; k < r->insteps; k++) {
+            if (!s->has[k]) continue;
+            ev->rt[cnt] = r->istart + (int64_t)k * r->istep;
+            ev->rv[cnt] = s->v[k];
+            cnt++;
+        }
+        *labels = s->labels;
+        *n = cnt;
+    }
+    r->counted = (int64_t)*n;
+    if ((rc = promql__count(ev, r->counted)) != IM_OK) return rc;
+    return 1;
+}
+
+void promql__rsrc_close(ev_t *ev, rsrc_t *r)
+{
+    if (!r) return;
+    if (r->counted) promql__count(ev, -r->counted);
+    if (r->set) set_close(r->set);
+    if (r->subquery) {
+        size_t save = ev->nsteps;
+        promql__val_free(ev, &r->inner);
+        ev->nsteps = save;
+    }
+    im_free(r);
+}
+
+void promql__rsrc_window(ev_t *ev, rsrc_t *r, size_t i, int64_t *lo, int64_t *hi)
+{
+    int64_t t = r->fixed ? r->fixed_t : ev_ts(ev, i);
+    *hi = t - r->offset;
+    *lo = *hi - r->range;
+}
+
+int64_t promql__rsrc_time(ev_t *ev, rsrc_t *r, size_t i)
+{
+    return r->fixed ? r->fixed_t : ev_ts(ev, i);
+}
+
+int64_t promql__rsrc_range(rsrc_t *r)
+{
+    return r->range;
+}
+
+bool promql__rsrc_fixed(rsrc_t *r)
+{
+    return r->fixed;
+}
+
+/* ---- Dispatch ---- */
+
+static im_rc eval_unary(ev_t *ev, const promql_expr_t *e, val_t *out)
+{
+    im_rc rc = promql__eval(ev, e->u.unary.expr, out);
+    if (rc != IM_OK || e->u.unary.op == PROMQL_UNARY_PLUS) return rc;
+    if (out->kind == VAL_SCALAR) {
+        for (size_t k = 0; k < ev->nsteps; k++) out->sc[k] = -out->sc[k];
+        return IM_OK;
+    }
+    for (size_t i = 0; i < out->n; i++) {
+        vser_t *s = &out->s[i];
+        for (size_t k = 0; k < ev->nsteps; k++) s->v[k] = -s->v[k];
+        const im_labels_t *nl = promql__drop_name(ev, s->labels);
+        im_labels_unref(s->labels);
+        s->labels = nl;
+    }
+    return promql__dedup(ev, out);
+}
+
+im_rc promql__eval(ev_t *ev, const promql_expr_t *e, val_t *out)
+{
+    im_rc rc = promql__check(ev);
+    if (rc != IM_OK) return rc;
+    switch (e->kind) {
+    case PROMQL_NODE_NUMBER:
+        promql__scalar_new(ev, out);
+        for (size_t k = 0; k < ev->nsteps; k++) out->sc[k] = e->u.number.value;
+        return IM_OK;
+    case PROMQL_NODE_STRING:
+        promql__val_init(out, VAL_STRING);
+        out->str = e->u.string.s;
+        out->slen = e->u.string.len;
+        return IM_OK;
+    case PROMQL_NODE_PAREN: return promql__eval(ev, e->u.paren.expr, out);
+    case PROMQL_NODE_STEP_INVARIANT: return promql__eval(ev, e->u.si.expr, out);
+    case PROMQL_NODE_UNARY: return eval_unary(ev, e, out);
+    case PROMQL_NODE_VECTOR_SELECTOR: return eval_vector_selector(ev, &e->u.vs, false, out);
+    case PROMQL_NODE_CALL: rc = promql__eval_call(ev, e, out); break;
+    case PROMQL_NODE_AGGREGATE: rc = promql__eval_aggregate(ev, e, out); break;
+    case PROMQL_NODE_BINARY: rc = promql__eval_binary(ev, e, out); break;
+    case PROMQL_NODE_MATRIX_SELECTOR:
+    case PROMQL_NODE_SUBQUERY:
+        return im_err_set(ev->err, IM_EEXEC, "unexpected range vector in an instant context");
+    default: return im_err_set(ev->err, IM_EEXEC, "unknown expression node %d", (int)e->kind);
+    }
+    if (rc == IM_OK && out->kind == VAL_VECTOR) rc = count_val(ev, out);
+    if (rc != IM_OK) promql__val_free(ev, out);
+    return rc;
+}
+
+im_rc promql__eval_timestamp_selector(ev_t *ev, const promql_expr_t *e, val_t *out);
+im_rc promql__eval_timestamp_selector(ev_t *ev, const promql_expr_t *e, val_t *out)
+{
+    return eval_vector_selector(ev, &e->u.vs, true, out);
+}
+
+/* ---- Results ---- */
+
+void promql_result_free(promql_result_t *r)
+{
+    if (!r) return;
+    for (size_t i = 0; i < r->nseries; i++) im_labels_unref(r->series[i].labels);
+    if (r->arena.head) im_arena_free(&r->arena);
+    memset(r, 0, sizeof *r);
+}
+
+static void *ralloc(promql_result_t *r, size_t n)
+{
+    void *p = im_arena_alloc(&r->arena, n ? n : 1);
+    if (!p) im_oom(n);
+    return p;
+}
+
+static int cmp_series(const void *a, const void *b)
+{
+    return im_labels_compare(((const promql_series_t *)a)->labels,
+                             ((const promql_series_t *)b)->labels);
+}
+
+/* Top-level range vector of an instant query: raw samples of each window. */
+static im_rc eval_top_matrix(ev_t *ev, const promql_expr_t *e, promql_result_t *res)
+{
+    rsrc_t *r;
+    im_rc rc = promql__rsrc_open(ev, e, &r);
+    if (rc != IM_OK) return rc;
+    res->type = PROMQL_RESULT_MATRIX;
+    size_t cap = 0;
+    const im_labels_t *ls;
+    size_t n;
+    int got;
+    int64_t lo, hi;
+    promql__rsrc_window(ev, r, 0, &lo, &hi);
+    while ((got = promql__rsrc_next(ev, r, &ls, &n)) == 1) {
+        size_t a = 0;
+        while (a < n && ev->rt[a] < lo) a++;
+        size_t b = a;
+        while (b < n && ev->rt[b] <= hi) b++;
+        if (b == a) continue;
+        if (res->nseries == cap) {
+            cap = cap ? cap * 2 : 16;
+            promql_series_t *ns = ralloc(res, cap * sizeof *ns);
+            if (res->nseries) memcpy(ns, res->series, res->nseries * sizeof *ns);
+            res->series = ns;
+        }
+        promql_series_t *s = &res->series[res->nseries++];
+        s->labels = im_labels_ref(ls);
+        s->npoints = b - a;
+        s->points = ralloc(res, s->npoints * sizeof *s->points);
+        for (size_t k = a; k < b; k++) s->points[k - a] = (promql_point_t){ev->rt[k], ev->rv[k]};
+    }
+    promql__rsrc_close(ev, r);
+    if (got < 0) return (im_rc)got;
+    if (res->nseries > 1) qsort(res->series, res->nseries, sizeof *res->series, cmp_series);
+    return IM_OK;
+}
+
+static void finish_warnings(ev_t *ev, promql_result_t *res)
+{
+    size_t n = 0;
+    for (size_t off = 0; off < ev->warnings->len; off += strlen(ev->warnings->data + off) + 1) n++;
+    if (!n) return;
+    res->warnings = ralloc(res, n * sizeof *res->warnings);
+    size_t i = 0;
+    for (size_t off = 0; off < ev->warnings->len;) {
+        size_t l = strlen(ev->warnings->data + off);
+        char *w = ralloc(res, l + 1);
+        memcpy(w, ev->warnings->data + off, l + 1);
+        res->warnings[i++] = w;
+        off += l + 1;
+    }
+    res->nwarnings = n;
+}
+
+im_rc promql_eval(const promql_engine_t *eng, tsdb_queryable_t *q, const promql_expr_t *expr,
+                  const promql_query_params_t *p, promql_result_t *res, im_err_t *err)
+{
+    memset(res, 0, sizeof *res);
+    im_arena_init(&res->arena, 16 * 1024, 0);
+    if (!p->instant) {
+        if (p->step_ms <= 0)
+            return im_err_set(err, IM_EINVAL,
+                              "zero or negative query resolution step widths are not accepted. "
+                              "Try a positive integer");
+        if (p->end_ms < p->start_ms)
+            return im_err_set(err, IM_EINVAL, "end timestamp must not be before start time");
+        promql_value_type_t t = promql_expr_type(expr);
+        if (t != PROMQL_TYPE_SCALAR && t != PROMQL_TYPE_VECTOR)
+            return im_err_set(err, IM_EINVAL,
+                              "invalid expression type \"%s\" for range query, must be Scalar or "
+                              "instant Vector",
+                              promql_value_type_str(t));
+    }
+    ev_t ev;
+    memset(&ev, 0, sizeof ev);
+    im_buf_t warnings;
+    im_buf_init(&warnings, 1 << 20);
+    ev.eng = eng;
+    ev.q = q;
+    ev.start = p->start_ms;
+    ev.end = p->instant ? p->start_ms : p->end_ms;
+    ev.step = p->instant ? 1 : p->step_ms;
+    ev.nsteps = p->instant ? 1 : (size_t)((ev.end - ev.start) / ev.step) + 1;
+    ev.qstart = ev.start;
+    ev.qend = ev.end;
+    ev.lookback = eng->opts.lookback_delta_ms;
+    ev.max_samples = eng->opts.max_samples;
+    ev.deadline_ns = im_mono_ns() + eng->opts.timeout_ms * 1000000;
+    ev.cancel = p->cancel;
+    ev.err = err;
+    ev.warnings = &warnings;
+    ev.name_istr = im_intern_cstr(IM_METRIC_NAME);
+    ev.le_istr = im_intern_cstr("le");
+
+    im_rc rc = IM_OK;
+    const promql_expr_t *e = expr;
+    while (e->kind == PROMQL_NODE_PAREN || e->kind == PROMQL_NODE_STEP_INVARIANT)
+        e = e->kind == PROMQL_NODE_PAREN ? e->u.paren.expr : e->u.si.expr;
+    if (e->kind == PROMQL_NODE_MATRIX_SELECTOR || e->kind == PROMQL_NODE_SUBQUERY) {
+        rc = eval_top_matrix(&ev, e, res);
+        goto done;
+    }
+    val_t v;
+    rc = promql__eval(&ev, e, &v);
+    if (rc != IM_OK) goto done;
+    if (v.kind == VAL_STRING) {
+        res->type = PROMQL_RESULT_STRING;
+        char *s = ralloc(res, v.slen + 1);
+        memcpy(s, v.str, v.slen);
+        s[v.slen] = 0;
+        res->str = s;
+        res->str_len = v.slen;
+        res->scalar.t_ms = ev.start;
+    } else if (v.kind == VAL_SCALAR && p->instant) {
+        res->type = PROMQL_RESULT_SCALAR;
+        res->scalar = (promql_point_t){ev.start, v.sc[0]};
+    } else if (v.kind == VAL_SCALAR) {
+        res->type = PROMQL_RESULT_MATRIX;
+        res->series = ralloc(res, sizeof *res->series);
+        res->nseries = 1;
+        promql_series_t *s = &res->series[0];
+        s->labels = im_labels_empty();
+        s->npoints = ev.nsteps;
+        s->points = ralloc(res, ev.nsteps * sizeof *s->points);
+        for (size_t k = 0; k < ev.nsteps; k++)
+            s->points[k] = (promql_point_t){ev_ts(&ev, k), v.sc[k]};
+    } else {
+        res->type = p->instant ? PROMQL_RESULT_VECTOR : PROMQL_RESULT_MATRIX;
+        res->series = ralloc(res, (v.n ? v.n : 1) * sizeof *res->series);
+        size_t ns = 0;
+        for (size_t i = 0; i < v.n; i++) {
+            vser_t *s = &v.s[i];
+            size_t np = 0;
+            for (size_t k = 0; k < ev.nsteps; k++) np += s->has[k];
+            if (!np) continue;
+            promql_series_t *o = &res->series[ns++];
+            o->labels = im_labels_ref(s->labels);
+            o->npoints = np;
+            o->points = ralloc(res, np * sizeof *o->points);
+            size_t j = 0;
+            for (size_t k = 0; k < ev.nsteps; k++)
+                if (s->has[k]) o->points[j++] = (promql_point_t){ev_ts(&ev, k), s->v[k]};
+        }
+        res->nseries = ns;
+        if (!p->instant && ns > 1) qsort(res->series, ns, sizeof *res->series, cmp_series);
+    }
+    promql__val_free(&ev, &v);
+done:
+    res->samples_total = ev.total_samples;
+    res->samples_peak = ev.peak_samples;
+    if (rc == IM_OK) finish_warnings(&ev, res);
+    im_free(ev.rt);
+    im_free(ev.rv);
+    im_buf_free(&warnings);
+    im_istr_unref(ev.name_istr);
+    im_istr_unref(ev.le_istr);
+    if (rc != IM_OK) promql_result_free(res);
+    return rc;
+}
+
+im_rc promql_eval_instant(const promql_engine_t *e, tsdb_queryable_t *q, const promql_expr_t *expr,
+                          int64_t t_ms, promql_result_t *out, im_err_t *err)
+{
+    promql_query_params_t p = {.start_ms = t_ms, .end_ms = t_ms, .step_ms = 1, .instant = true};
+    return promql_eval(e, q, expr, &p, out, err);
+}
+
+im_rc promql_eval_range(const promql_engine_t *e, tsdb_queryable_t *q, const promql_expr_t *expr,
+                        int64_t start_ms, int64_t end_ms, int64_t step_ms, promql_result_t *out,
+                        im_err_t *err)
+{
+    promql_query_params_t p = {.start_ms = start_ms, .end_ms = end_ms, .step_ms = step_ms};
+    return promql_eval(e, q, expr, &p, out, err);
+}
+
+/* ---- JSON ---- */
+
+static im_rc json_str(im_buf_t *b, const char *s, size_t n)
+{
+    im_rc rc = im_buf_putc(b, '"');
+    for (size_t i = 0; i < n && rc == IM_OK; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            rc = im_buf_putc(b, '\\');
+            if (rc == IM_OK) rc = im_buf_putc(b, (char)c);
+        } else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
+            rc = im_buf_printf(b, "\\u%04x", c);
+        } else {
+            rc = im_buf_putc(b, (char)c);
+        }
+    }
+    if (rc == IM_OK) rc = im_buf_putc(b, '"');
+    return rc;
+}
+
+static im_rc json_time(im_buf_t *b, int64_t t)
+{
+    int64_t sec = t / 1000, ms = t % 1000;
+    if (ms < 0) {
+        ms += 1000;
+        sec -= 1;
+    }
+    if (!ms) return im_buf_printf(b, "%lld", (long long)sec);
+    char frac[4];
+    frac[0] = (char)('0' + ms / 100);
+    frac[1] = (char)('0' + ms / 10 % 10);
+    frac[2] = (char)('0' + ms % 10);
+    int fl = 3;
+    while (fl > 0 && frac[fl - 1] == '0') fl--;
+    if (sec == -1 && t < 0) { /* e.g. -0.5 s: sec -1 and ms 500 => print -0.5 */
+        int64_t a = -t;
+        return im_buf_printf(b, "-%lld.%03lld", (long long)(a / 1000), (long long)(a % 1000));
+    }
+    if (t < 0) {
+        int64_t a = -t;
+        char f2[4];
+        int64_t m2 = a % 1000;
+        f2[0] = (char)('0' + m2 / 100);
+        f2[1] = (char)('0' + m2 / 10 % 10);
+        f2[2] = (char)('0' + m2 % 10);
+        int l2 = 3;
+        while (l2 > 0 && f2[l2 - 1] == '0') l2--;
+        return im_buf_printf(b, "-%lld.%.*s", (long long)(a / 1000), l2, f2);
+    }
+    return im_buf_printf(b, "%lld.%.*s", (long long)sec, fl, frac);
+}
+
+static im_rc json_point(im_buf_t *b, promql_point_t p)
+{
+    char fb[IM_FLOAT_BUF];
+    im_fmt_float_api(p.v, fb, sizeof fb);
+    im_rc rc = im_buf_putc(b, '[');
+    if (rc == IM_OK) rc = json_time(b, p.t_ms);
+    if (rc == IM_OK) rc = im_buf_printf(b, ",\"%s\"]", fb);
+    return rc;
+}
+
+static im_rc json_metric(im_buf_t *b, const im_labels_t *ls)
+{
+    im_rc rc = im_buf_puts(b, "{\"metric\":{");
+    for (uint32_t i = 0; i < ls->n && rc == IM_OK; i++) {
+        if (i) rc = im_buf_putc(b, ',');
+        if (rc == IM_OK) rc = json_str(b, ls->l[i].name->s, ls->l[i].name->len);
+        if (rc == IM_OK) rc = im_buf_putc(b, ':');
+        if (rc == IM_OK) rc = json_str(b, ls->l[i].value->s, ls->l[i].value->len);
+    }
+    if (rc == IM_OK) rc = im_buf_puts(b, "},");
+    return rc;
+}
+
+im_rc promql_result_to_json(const promql_result_t *r, im_buf_t *b)
+{
+    im_rc rc = IM_OK;
+    switch (r->type) {
+    case PROMQL_RESULT_SCALAR:
+        rc = im_buf_puts(b, "{\"resultType\":\"scalar\",\"result\":");
+        if (rc == IM_OK) rc = json_point(b, r->scalar);
+        if (rc == IM_OK) rc = im_buf_putc(b, '}');
+        return rc;
+    case PROMQL_RESULT_STRING:
+        rc = im_buf_puts(b, "{\"resultType\":\"string\",\"result\":[");
+        if (rc == IM_OK) rc = json_time(b, r->scalar.t_ms);
+        if (rc == IM_OK) rc = im_buf_putc(b, ',');
+        if (rc == IM_OK) rc = json_str(b, r->str, r->str_len);
+        if (rc == IM_OK) rc = im_buf_puts(b, "]}");
+        return rc;
+    case PROMQL_RESULT_VECTOR:
+    case PROMQL_RESULT_MATRIX: {
+        bool vec = r->type == PROMQL_RESULT_VECTOR;
+        rc = im_buf_printf(b, "{\"resultType\":\"%s\",\"result\":[", vec ? "vector" : "matrix");
+        for (size_t i = 0; i < r->nseries && rc == IM_OK; i++) {
+            const promql_series_t *s = &r->series[i];
+            if (i) rc = im_buf_putc(b, ',');
+            if (rc == IM_OK) rc = json_metric(b, s->labels);
+            if (rc != IM_OK) break;
+            if (vec) {
+                rc = im_buf_puts(b, "\"value\":");
+                if (rc == IM_OK) rc = json_point(b, s->points[0]);
+            } else {
+                rc = im_buf_puts(b, "\"values\":[");
+                for (size_t k = 0; k < s->npoints && rc == IM_OK; k++) {
+                    if (k) rc = im_buf_putc(b, ',');
+                    if (rc == IM_OK) rc = json_point(b, s->points[k]);
+                }
+                if (rc == IM_OK) rc = im_buf_putc(b, ']');
+            }
+            if (rc == IM_OK) rc = im_buf_putc(b, '}');
+        }
+        if (rc == IM_OK) rc = im_buf_puts(b, "]}");
+        return rc;
+    }
+    default: return im_buf_puts(b, "null");
+    }
+}

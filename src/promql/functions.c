@@ -1,0 +1,1121 @@
+/* functions.c — every PromQL function of Prometheus 2.53 (float samples).
+ *
+ * Range-vector functions (rate, *_over_time, deriv, …) pull one series at a time
+ * from a range source and slide the [t - range, t] window over its samples with
+ * two indices, so every sample is visited a constant number of times per query
+ * whatever the number of steps. Instant-vector functions work on the dense
+ * per-step arrays. Names are dropped from the results as 2.53 drops them (every
+ * function but last_over_time, label_replace, label_join, sort*). */
+#include "util/base.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "promql/promql_int.h"
+#include "util/fmtfloat.h"
+#include "util/timeutil.h"
+
+im_rc promql__eval_timestamp_selector(ev_t *ev, const promql_expr_t *e, val_t *out);
+
+/* Go's math.Max / math.Min (NaN wins, +0 > -0). */
+static double go_max(double a, double b)
+{
+    if (isinf(a) && a > 0) return a;
+    if (isinf(b) && b > 0) return b;
+    if (isnan(a) || isnan(b)) return NAN;
+    if (a == 0 && a == b) return signbit(a) ? b : a;
+    return a > b ? a : b;
+}
+static double go_min(double a, double b)
+{
+    if (isinf(a) && a < 0) return a;
+    if (isinf(b) && b < 0) return b;
+    if (isnan(a) || isnan(b)) return NAN;
+    if (a == 0 && a == b) return signbit(a) ? a : b;
+    return a < b ? a : b;
+}
+
+static const promql_expr_t *unparen(const promql_expr_t *e)
+{
+    while (e->kind == PROMQL_NODE_PAREN || e->kind == PROMQL_NODE_STEP_INVARIANT)
+        e = e->kind == PROMQL_NODE_PAREN ? e->u.paren.expr : e->u.si.expr;
+    return e;
+}
+
+/* Evaluates a scalar argument (per step). */
+static im_rc eval_scalar_arg(ev_t *ev, const promql_expr_t *e, val_t *out)
+{
+    im_rc rc = promql__eval(ev, e, out);
+    if (rc == IM_OK && out->kind != VAL_SCALAR) {
+        promql__val_free(ev, out);
+        return im_err_set(ev->err, IM_EEXEC, "expected a scalar argument");
+    }
+    return rc;
+}
+
+/* ---- Range functions ---- */
+
+typedef enum rfunc {
+    RF_RATE,
+    RF_INCREASE,
+    RF_DELTA,
+    RF_IRATE,
+    RF_IDELTA,
+    RF_AVG,
+    RF_MIN,
+    RF_MAX,
+    RF_SUM,
+    RF_COUNT,
+    RF_LAST,
+    RF_QUANTILE,
+    RF_STDDEV,
+    RF_STDVAR,
+    RF_PRESENT,
+    RF_CHANGES,
+    RF_RESETS,
+    RF_DERIV,
+    RF_PREDICT,
+    RF_HOLT,
+    RF_MAD,
+} rfunc_t;
+
+static const struct {
+    const char *name;
+    rfunc_t f;
+    int marg; /* index of the range-vector argument */
+} range_funcs[] = {
+    {"rate", RF_RATE, 0},
+    {"increase", RF_INCREASE, 0},
+    {"delta", RF_DELTA, 0},
+    {"irate", RF_IRATE, 0},
+    {"idelta", RF_IDELTA, 0},
+    {"avg_over_time", RF_AVG, 0},
+    {"min_over_time", RF_MIN, 0},
+    {"max_over_time", RF_MAX, 0},
+    {"sum_over_time", RF_SUM, 0},
+    {"count_over_time", RF_COUNT, 0},
+    {"last_over_time", RF_LAST, 0},
+    {"quantile_over_time", RF_QUANTILE, 1},
+    {"stddev_over_time", RF_STDDEV, 0},
+    {"stdvar_over_time", RF_STDVAR, 0},
+    {"present_over_time", RF_PRESENT, 0},
+    {"changes", RF_CHANGES, 0},
+    {"resets", RF_RESETS, 0},
+    {"deriv", RF_DERIV, 0},
+    {"predict_linear", RF_PREDICT, 0},
+    {"holt_winters", RF_HOLT, 0},
+    {"mad_over_time", RF_MAD, 0},
+};
+
+/* Prometheus' extrapolatedRate over samples [0, n) for the window
+ * [range_start, range_end]. */
+static bool extrapolated_rate(const int64_t *t, const double *v, size_t n, int64_t range_start,
+                              int64_t range_end, int64_t range_ms, bool counter, bool rate,
+                              double *out)
+{
+    if (n < 2) return false;
+    double result = v[n - 1] - v[0];
+    if (counter) {
+        double prev = v[0];
+        for (size_t i = 1; i < n; i++) {
+            if (v[i] < prev) result += prev;
+            prev = v[i];
+        }
+    }
+    double to_start = (double)(t[0] - range_start) / 1000.0;
+    double to_end = (double)(range_end - t[n - 1]) / 1000.0;
+    double sampled = (double)(t[n - 1] - t[0]) / 1000.0;
+    double avg_between = sampled / (double)(n - 1);
+    if (counter && result > 0 && v[0] >= 0) {
+        double to_zero = sampled * (v[0] / result);
+        if (to_zero < to_start) to_start = to_zero;
+    }
+    double threshold = avg_between * 1.1;
+    double interval = sampled;
+    interval += to_start < threshold ? to_start : avg_between / 2;
+    interval += to_end < threshold ? to_end : avg_between / 2;
+    double factor = interval / sampled;
+    if (rate) factor /= (double)range_ms / 1000.0;
+    *out = result * factor;
+    return true;
+}
+
+static void linear_regression(const int64_t *t, const double *v, size_t n, int64_t intercept_t,
+                              double *slope, double *intercept)
+{
+    double sx = 0, cx = 0, sy = 0, cy = 0, sxy = 0, cxy = 0, sx2 = 0, cx2 = 0;
+    double init = v[0];
+    bool consty = true;
+    for (size_t i = 0; i < n; i++) {
+        if (consty && i > 0 && v[i] != init) consty = false;
+        double x = (double)(t[i] - intercept_t) / 1e3;
+        promql__kahan_inc(x, &sx, &cx);
+        promql__kahan_inc(v[i], &sy, &cy);
+        promql__kahan_inc(x * v[i], &sxy, &cxy);
+        promql__kahan_inc(x * x, &sx2, &cx2);
+    }
+    if (consty) {
+        if (isinf(init)) {
+            *slope = *intercept = NAN;
+        } else {
+            *slope = 0;
+            *intercept = init;
+        }
+        return;
+    }
+    double fn = (double)n;
+    sx += cx;
+    sy += cy;
+    sxy += cxy;
+    sx2 += cx2;
+    double cov = sxy - sx * sy / fn;
+    double varx = sx2 - sx * sx / fn;
+    *slope = cov / varx;
+    *intercept = sy / fn - *slope * sx / fn;
+}
+
+static double holt_winters(const double *v, size_t n, double sf, double tf)
+{
+    double s0 = 0, s1 = v[0], b = v[1] - v[0];
+    for (size_t i = 1; i < n; i++) {
+        double x = sf * v[i];
+        if (i - 1 != 0) b = tf * (s1 - s0) + (1 - tf) * b;
+        double y = (1 - sf) * (s1 + b);
+        s0 = s1;
+        s1 = x + y;
+    }
+    return s1;
+}
+
+typedef struct rctx {
+    ev_t *ev;
+    rfunc_t f;
+    double *scratch; /* for quantiles */
+    size_t scap;
+} rctx_t;
+
+static double *scratch(rctx_t *c, size_t n)
+{
+    if (n > c->scap) {
+        c->scap = n * 2;
+        c->scratch = im_realloc(c->scratch, c->scap * sizeof(double));
+    }
+    return c->scratch;
+}
+
+/* Computes the function over samples [0, n); param1/param2 are the step's
+ * scalar parameters. Returns false when there is no output for the step. */
+static bool range_apply(rctx_t *c, const int64_t *t, const double *v, size_t n, int64_t lo,
+                        int64_t hi, int64_t range, int64_t ts, double p1, double p2, double *out)
+{
+    switch (c->f) {
+    case RF_RATE: return extrapolated_rate(t, v, n, lo, hi, range, true, true, out);
+    case RF_INCREASE: return extrapolated_rate(t, v, n, lo, hi, range, true, false, out);
+    case RF_DELTA: return extrapolated_rate(t, v, n, lo, hi, range, false, false, out);
+    case RF_IRATE:
+    case RF_IDELTA: {
+        if (n < 2) return false;
+        double last = v[n - 1], prev = v[n - 2];
+        double r = (c->f == RF_IRATE && last < prev) ? last : last - prev;
+        int64_t dt = t[n - 1] - t[n - 2];
+        if (dt == 0) return false;
+        if (c->f == RF_IRATE) r /= (double)dt / 1000.0;
+        *out = r;
+        return true;
+    }
+    default: break;
+    }
+    if (n == 0) return false;
+    switch (c->f) {
+    case RF_AVG: {
+        double mean = 0, cc = 0, cnt = 0;
+        for (size_t i = 0; i < n; i++) {
+            cnt++;
+            if (isinf(mean)) {
+                if (isinf(v[i]) && (mean > 0) == (v[i] > 0)) continue;
+                if (!isinf(v[i]) && !isnan(v[i])) continue;
+            }
+            promql__kahan_inc(v[i] / cnt - mean / cnt, &mean, &cc);
+        }
+        *out = isinf(mean) ? mean : mean + cc;
+        return true;
+    }
+    case RF_MIN:
+    case RF_MAX: {
+        double m = v[0];
+        for (size_t i = 1; i < n; i++) {
+            if (c->f == RF_MAX ? (v[i] > m || isnan(m)) : (v[i] < m || isnan(m))) m = v[i];
+        }
+        *out = m;
+        return true;
+    }
+    case RF_SUM: {
+        double s = 0, cc = 0;
+        for (size_t i = 0; i < n; i++) promql__kahan_inc(v[i], &s, &cc);
+        *out = isinf(s) ? s : s + cc;
+        return true;
+    }
+    case RF_COUNT: *out = (double)n; return true;
+    case RF_LAST: *out = v[n - 1]; return true;
+    case RF_PRESENT: *out = 1; return true;
+    case RF_QUANTILE: {
+        double *s = scratch(c, n);
+        memcpy(s, v, n * sizeof *s);
+        *out = promql__quantile(p1, s, n);
+        return true;
+    }
+    case RF_MAD: {
+        double *s = scratch(c, 2 * n);
+        memcpy(s, v, n * sizeof *s);
+        double med = promql__quantile(0.5, s, n);
+        for (size_t i = 0; i < n; i++) s[i] = fabs(v[i] - med);
+        *out = promql__quantile(0.5, s, n);
+        return true;
+    }
+    case RF_STDDEV:
+    case RF_STDVAR: {
+        double cnt = 0, mean = 0, cm = 0, aux = 0, ca = 0;
+        for (size_t i = 0; i < n; i++) {
+            cnt++;
+            double delta = v[i] - (mean + cm);
+            promql__kahan_inc(delta / cnt, &mean, &cm);
+            promql__kahan_inc(delta * (v[i] - (mean + cm)), &aux, &ca);
+        }
+        double var = (aux + ca) / cnt;
+        *out = c->f == RF_STDDEV ? sqrt(var) : var;
+        return true;
+    }
+    case RF_CHANGES: {
+        double cnt = 0;
+        for (size_t i = 1; i < n; i++)
+            if (!(v[i] == v[i - 1] || (isnan(v[i]) && isnan(v[i - 1])))) cnt++;
+        *out = cnt;
+        return true;
+    }
+    case RF_RESETS: {
+        double cnt = 0;
+        for (size_t i = 1; i < n; i++)
+            if (v[i] < v[i - 1]) cnt++;
+        *out = cnt;
+        return true;
+    }
+    case RF_DERIV: {
+        if (n < 2) return false;
+        double slope, icpt;
+        linear_regression(t, v, n, t[0], &slope, &icpt);
+        *out = slope;
+        return true;
+    }
+    case RF_PREDICT: {
+        if (n < 2) return false;
+        double slope, icpt;
+        linear_regression(t, v, n, ts, &slope, &icpt);
+        *out = slope * p1 + icpt;
+        return true;
+    }
+    case RF_HOLT:
+        if (n < 2) return false;
+        *out = holt_winters(v, n, p1, p2);
+        return true;
+    default: return false;
+    }
+}
+
+static im_rc eval_range_func(ev_t *ev, const promql_call_t *call, rfunc_t f, int marg, val_t *out)
+{
+    im_rc rc = IM_OK;
+    val_t p1, p2;
+    promql__val_init(&p1, VAL_SCALAR);
+    promql__val_init(&p2, VAL_SCALAR);
+    /* Scalar parameters. */
+    if (f == RF_QUANTILE) rc = eval_scalar_arg(ev, call->args[0], &p1);
+    if (f == RF_PREDICT || f == RF_HOLT) rc = eval_scalar_arg(ev, call->args[1], &p1);
+    if (rc == IM_OK && f == RF_HOLT) rc = eval_scalar_arg(ev, call->args[2], &p2);
+    if (rc != IM_OK) goto out_params;
+    if (f == RF_HOLT) {
+        for (size_t k = 0; k < ev->nsteps; k++) {
+            if (p1.sc[k] <= 0 || p1.sc[k] >= 1) {
+                rc =
+                    im_err_set(ev->err, IM_EEXEC,
+                               "invalid smoothing factor. Expected: 0 < sf < 1, got: %f", p1.sc[k]);
+                goto out_params;
+            }
+            if (p2.sc[k] <= 0 || p2.sc[k] >= 1) {
+                rc = im_err_set(ev->err, IM_EEXEC,
+                                "invalid trend factor. Expected: 0 < tf < 1, got: %f", p2.sc[k]);
+                goto out_params;
+            }
+        }
+    }
+    if (f == RF_QUANTILE) {
+        for (size_t k = 0; k < ev->nsteps; k++)
+            if (!(p1.sc[k] >= 0 && p1.sc[k] <= 1) || isnan(p1.sc[k])) {
+                promql__warn(ev, "PromQL warning: quantile value should be between 0 and 1, got %g",
+                             p1.sc[k]);
+                break;
+            }
+    }
+    rsrc_t *r;
+    rc = promql__rsrc_open(ev, call->args[marg], &r);
+    if (rc != IM_OK) goto out_params;
+    promql__val_init(out, VAL_VECTOR);
+    rctx_t c = {ev, f, NULL, 0};
+    const im_labels_t *ls;
+    size_t n;
+    int got;
+    int64_t range = promql__rsrc_range(r);
+    bool fixed = promql__rsrc_fixed(r);
+    size_t nsteps = ev->nsteps;
+    while ((got = promql__rsrc_next(ev, r, &ls, &n)) == 1) {
+        if (n == 0) continue;
+        const int64_t *t = ev->rt;
+        const double *v = ev->rv;
+        size_t idx =
+            promql__val_add(ev, out, f == RF_LAST ? im_labels_ref(ls) : promql__drop_name(ev, ls));
+        vser_t *s = &out->s[idx];
+        size_t a = 0, b = 0;
+        bool any = false;
+        size_t eff = fixed ? 1 : nsteps;
+        for (size_t k = 0; k < eff; k++) {
+            int64_t lo, hi;
+            promql__rsrc_window(ev, r, k, &lo, &hi);
+            while (a < n && t[a] < lo) a++;
+            if (b < a) b = a;
+            while (b < n && t[b] <= hi) b++;
+            double res;
+            int64_t ts = promql__rsrc_time(ev, r, k);
+            if (range_apply(&c, t + a, v + a, b - a, lo, hi, range, ts, p1.sc ? p1.sc[k] : 0,
+                            p2.sc ? p2.sc[k] : 0, &res)) {
+                s->v[k] = res;
+                s->has[k] = 1;
+                any = true;
+            }
+        }
+        if (fixed && nsteps > 1) {
+            for (size_t k = 1; k < nsteps; k++) {
+                s->has[k] = s->has[0];
+                s->v[k] = s->v[0];
+            }
+        }
+        if (!any) {
+            im_labels_unref(s->labels);
+            im_free(s->v);
+            out->n--;
+        }
+    }
+    im_free(c.scratch);
+    promql__rsrc_close(ev, r);
+    if (got < 0) {
+        rc = (im_rc)got;
+        promql__val_free(ev, out);
+    } else if (f != RF_LAST) {
+        rc = promql__dedup(ev, out);
+        if (rc != IM_OK) promql__val_free(ev, out);
+    }
+out_params:
+    promql__val_free(ev, &p1);
+    promql__val_free(ev, &p2);
+    return rc;
+}
+
+/* ---- absent / absent_over_time ---- */
+
+static const im_labels_t *absent_labels(const promql_expr_t *arg)
+{
+    arg = unparen(arg);
+    const promql_vector_selector_t *vs = NULL;
+    if (arg->kind == PROMQL_NODE_VECTOR_SELECTOR) vs = &arg->u.vs;
+    if (arg->kind == PROMQL_NODE_MATRIX_SELECTOR) vs = &arg->u.ms.vs->u.vs;
+    if (!vs) return im_labels_empty();
+    im_labels_builder_t b;
+    im_lb_init(&b);
+    for (size_t i = 0; i < vs->nmatchers; i++) {
+        im_matcher_t *m = vs->matchers[i];
+        const im_istr_t *nm = im_matcher_name(m);
+        if (strcmp(nm->s, IM_METRIC_NAME) == 0) continue;
+        bool seen = false;
+        for (size_t j = 0; j < i; j++) {
+            const im_istr_t *n2 = im_matcher_name(vs->matchers[j]);
+            if (n2 == nm) seen = true;
+        }
+        if (im_matcher_type(m) == IM_MATCH_EQ && !seen) {
+            size_t vl;
+            const char *val = im_matcher_value(m, &vl);
+            im_lb_set(&b, nm->s, nm->len, val, vl);
+        } else {
+            im_lb_del(&b, nm->s);
+        }
+    }
+    const im_labels_t *r = im_lb_build(&b);
+    im_lb_free(&b);
+    return r;
+}
+
+static im_rc eval_absent(ev_t *ev, const promql_call_t *call, bool over_time, val_t *out)
+{
+    bool *present = im_calloc(ev->nsteps ? ev->nsteps : 1, sizeof(bool));
+    im_rc rc = IM_OK;
+    if (!over_time) {
+        val_t v;
+        rc = promql__eval(ev, call->args[0], &v);
+        if (rc != IM_OK) goto done;
+        for (size_t i = 0; i < v.n; i++)
+            for (size_t k = 0; k < ev->nsteps; k++)
+                if (v.s[i].has[k]) present[k] = true;
+        promql__val_free(ev, &v);
+    } else {
+        rsrc_t *r;
+        rc = promql__rsrc_open(ev, call->args[0], &r);
+        if (rc != IM_OK) goto done;
+        const im_labels_t *ls;
+        size_t n;
+        int got;
+        while ((got = promql__rsrc_next(ev, r, &ls, &n)) == 1) {
+            size_t a = 0;
+            for (size_t k = 0; k < ev->nsteps; k++) {
+                int64_t lo, hi;
+                promql__rsrc_window(ev, r, k, &lo, &hi);
+                size_t j = promql__rsrc_fixed(r) ? 0 : a;
+                while (j < n && ev->rt[j] < lo) j++;
+                if (!promql__rsrc_fixed(r)) a = j;
+                if (j < n && ev->rt[j] <= hi) present[k] = true;
+            }
+        }
+        promql__rsrc_close(ev, r);
+        if (got < 0) {
+            rc = (im_rc)got;
+            goto done;
+        }
+    }
+    promql__val_init(out, VAL_VECTOR);
+    size_t idx = promql__val_add(ev, out, absent_labels(call->args[0]));
+    for (size_t k = 0; k < ev->nsteps; k++) {
+        out->s[idx].has[k] = !present[k];
+        out->s[idx].v[k] = 1;
+    }
+    promql__compact(ev, out);
+done:
+    im_free(present);
+    return rc;
+}
+
+/* ---- Instant-vector maths ---- */
+
+typedef double (*mathfn)(double);
+
+static double f_abs(double x)
+{
+    return fabs(x);
+}
+static double f_sgn(double x)
+{
+    return x < 0 ? -1 : x > 0 ? 1 : x;
+}
+static double f_deg(double x)
+{
+    return x * 180 / M_PI;
+}
+static double f_rad(double x)
+{
+    return x * M_PI / 180;
+}
+
+static const struct {
+    const char *name;
+    mathfn fn;
+} math_funcs[] = {
+    {"abs", f_abs}, {"ceil", ceil}, {"floor", floor}, {"exp", exp},     {"sqrt", sqrt},
+    {"ln", log},    {"log2", log2}, {"log10", log10}, {"sin", sin},     {"cos", cos},
+    {"tan", tan},   {"asin", asin}, {"acos", acos},   {"atan", atan},   {"sinh", sinh},
+    {"cosh", cosh}, {"tanh", tanh}, {"asinh", asinh}, {"acosh", acosh}, {"atanh", atanh},
+    {"deg", f_deg}, {"rad", f_rad}, {"sgn", f_sgn},
+};
+
+/* Date functions: value = unix seconds. */
+static double date_part(const char *fn, double secs)
+{
+    if (isnan(secs) || isinf(secs)) return NAN;
+    int64_t s = (int64_t)secs;
+    int64_t days = s / 86400, rem = s % 86400;
+    if (rem < 0) {
+        rem += 86400;
+        days--;
+    }
+    int64_t y;
+    unsigned m, d;
+    im_civil_from_days(days, &y, &m, &d);
+    if (strcmp(fn, "hour") == 0) return (double)(rem / 3600);
+    if (strcmp(fn, "minute") == 0) return (double)(rem / 60 % 60);
+    if (strcmp(fn, "month") == 0) return m;
+    if (strcmp(fn, "year") == 0) return (double)y;
+    if (strcmp(fn, "day_of_month") == 0) return d;
+    if (strcmp(fn, "day_of_week") == 0) {
+        int64_t w = (days + 4) % 7; /* 1970-01-01 was a Thursday */
+        if (w < 0) w += 7;
+        return (double)w;
+    }
+    if (strcmp(fn, "day_of_year") == 0) return (double)(days - im_days_from_civil(y, 1, 1) + 1);
+    if (strcmp(fn, "days_in_month") == 0) {
+        static const int dim[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+        int r = dim[m - 1];
+        bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+        if (m == 2 && leap) r = 29;
+        return r;
+    }
+    return NAN;
+}
+
+static bool is_date_func(const char *n)
+{
+    static const char *const names[] = {"hour",        "minute",       "month",
+                                        "year",        "day_of_month", "day_of_week",
+                                        "day_of_year", "days_in_month"};
+    for (size_t i = 0; i < IM_ARRAY_LEN(names); i++)
+        if (strcmp(n, names[i]) == 0) return true;
+    return false;
+}
+
+/* Replaces each series' labels by the name-less ones and merges duplicates. */
+static im_rc drop_names_dedup(ev_t *ev, val_t *v)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        const im_labels_t *nl = promql__drop_name(ev, v->s[i].labels);
+        im_labels_unref(v->s[i].labels);
+        v->s[i].labels = nl;
+    }
+    return promql__dedup(ev, v);
+}
+
+/* ---- label_replace / label_join ---- */
+
+/* Go regexp.Expand for $1, ${1}, $name, ${name}, $$. */
+static void expand_template(im_buf_t *b, const char *tpl, size_t tl, const char *src,
+                            PCRE2_SIZE *ov, int ngroups, pcre2_code *re)
+{
+    for (size_t i = 0; i < tl;) {
+        if (tpl[i] != '$' || i + 1 >= tl) {
+            (void)im_buf_putc(b, tpl[i++]);
+            continue;
+        }
+        if (tpl[i + 1] == '$') {
+            (void)im_buf_putc(b, '$');
+            i += 2;
+            continue;
+        }
+        size_t ns, ne, next;
+        if (tpl[i + 1] == '{') {
+            ns = i + 2;
+            ne = ns;
+            while (ne < tl &&
+                   (tpl[ne] == '_' || (tpl[ne] >= '0' && tpl[ne] <= '9') ||
+                    (tpl[ne] >= 'a' && tpl[ne] <= 'z') || (tpl[ne] >= 'A' && tpl[ne] <= 'Z')))
+                ne++;
+            if (ne == ns || ne >= tl || tpl[ne] != '}') {
+                (void)im_buf_putc(b, tpl[i++]);
+                continue;
+            }
+            next = ne + 1;
+        } else {
+            ns = i + 1;
+            ne = ns;
+            while (ne < tl &&
+                   (tpl[ne] == '_' || (tpl[ne] >= '0' && tpl[ne] <= '9') ||
+                    (tpl[ne] >= 'a' && tpl[ne] <= 'z') || (tpl[ne] >= 'A' && tpl[ne] <= 'Z')))
+                ne++;
+            if (ne == ns) {
+                (void)im_buf_putc(b, tpl[i++]);
+                continue;
+            }
+            next = ne;
+        }
+        /* group number or name */
+        long g = -1;
+        bool numeric = true;
+        for (size_t j = ns; j < ne; j++)
+            if (tpl[j] < '0' || tpl[j] > '9') numeric = false;
+        if (numeric) {
+            g = 0;
+            for (size_t j = ns; j < ne && g < 100000; j++) g = g * 10 + (tpl[j] - '0');
+        } else {
+            char name[256];
+            size_t nl = IM_MIN(ne - ns, sizeof name - 1);
+            memcpy(name, tpl + ns, nl);
+            name[nl] = 0;
+            int r = pcre2_substring_number_from_name(re, (PCRE2_SPTR)name);
+            g = r >= 0 ? r : -1;
+        }
+        if (g >= 0 && g < ngroups && ov[2 * g] != PCRE2_UNSET)
+            (void)im_buf_append(b, src + ov[2 * g], ov[2 * g + 1] - ov[2 * g]);
+        i = next;
+    }
+}
+
+static im_rc eval_label_replace(ev_t *ev, const promql_call_t *call, val_t *out)
+{
+    const promql_expr_t *a[5];
+    for (int i = 0; i < 5; i++) a[i] = unparen(call->args[i]);
+    for (int i = 1; i < 5; i++)
+        if (a[i]->kind != PROMQL_NODE_STRING)
+            return im_err_set(ev->err, IM_EEXEC, "label_replace: expected string arguments");
+    const promql_string_t *dst = &a[1]->u.string, *repl = &a[2]->u.string, *src = &a[3]->u.string,
+                          *rx = &a[4]->u.string;
+    im_buf_t pat;
+    im_buf_init(&pat, 0);
+    (void)im_buf_puts(&pat, "^(?:");
+    (void)im_buf_append(&pat, rx->s, rx->len);
+    (void)im_buf_puts(&pat, ")$");
+    int errc;
+    PCRE2_SIZE erro;
+    pcre2_code *re =
+        pcre2_compile((PCRE2_SPTR)pat.data, pat.len, PCRE2_UTF | PCRE2_DOTALL, &errc, &erro, NULL);
+    im_buf_free(&pat);
+    if (!re) {
+        PCRE2_UCHAR msg[256];
+        pcre2_get_error_message(errc, msg, sizeof msg);
+        return im_err_set(ev->err, IM_EEXEC, "invalid regular expression in label_replace(): %s",
+                          (const char *)msg);
+    }
+    if (!im_label_name_valid(dst->s, dst->len)) {
+        pcre2_code_free(re);
+        return im_err_set(ev->err, IM_EEXEC,
+                          "invalid destination label name in label_replace(): %s", dst->s);
+    }
+    im_rc rc = promql__eval(ev, call->args[0], out);
+    if (rc != IM_OK) {
+        pcre2_code_free(re);
+        return rc;
+    }
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+    im_buf_t res;
+    im_buf_init(&res, 0);
+    for (size_t i = 0; i < out->n; i++) {
+        vser_t *s = &out->s[i];
+        const im_istr_t *sv = im_labels_get(s->labels, src->s);
+        const char *sval = sv ? sv->s : "";
+        size_t slen = sv ? sv->len : 0;
+        int m = pcre2_match(re, (PCRE2_SPTR)sval, slen, 0, 0, md, NULL);
+        if (m < 0) continue;
+        im_buf_reset(&res);
+        expand_template(&res, repl->s, repl->len, sval, pcre2_get_ovector_pointer(md), m, re);
+        im_labels_builder_t b;
+        im_lb_init(&b);
+        im_lb_load(&b, s->labels);
+        im_lb_set(&b, dst->s, dst->len, res.data ? res.data : "", res.len);
+        const im_labels_t *nl = im_lb_build(&b);
+        im_lb_free(&b);
+        im_labels_unref(s->labels);
+        s->labels = nl;
+    }
+    im_buf_free(&res);
+    pcre2_match_data_free(md);
+    pcre2_code_free(re);
+    rc = promql__dedup(ev, out);
+    if (rc != IM_OK) promql__val_free(ev, out);
+    return rc;
+}
+
+static im_rc eval_label_join(ev_t *ev, const promql_call_t *call, val_t *out)
+{
+    for (size_t i = 1; i < call->nargs; i++)
+        if (unparen(call->args[i])->kind != PROMQL_NODE_STRING)
+            return im_err_set(ev->err, IM_EEXEC, "label_join: expected string arguments");
+    const promql_string_t *dst = &unparen(call->args[1])->u.string;
+    const promql_string_t *sep = &unparen(call->args[2])->u.string;
+    if (!im_label_name_valid(dst->s, dst->len))
+        return im_err_set(ev->err, IM_EEXEC, "invalid destination label name in label_join(): %s",
+                          dst->s);
+    for (size_t i = 3; i < call->nargs; i++) {
+        const promql_string_t *sn = &unparen(call->args[i])->u.string;
+        if (!im_label_name_valid(sn->s, sn->len))
+            return im_err_set(ev->err, IM_EEXEC, "invalid source label name in label_join(): %s",
+                              sn->s);
+    }
+    im_rc rc = promql__eval(ev, call->args[0], out);
+    if (rc != IM_OK) return rc;
+    im_buf_t res;
+    im_buf_init(&res, 0);
+    for (size_t i = 0; i < out->n; i++) {
+        vser_t *s = &out->s[i];
+        im_buf_reset(&res);
+        for (size_t j = 3; j < call->nargs; j++) {
+            if (j > 3) (void)im_buf_append(&res, sep->s, sep->len);
+            const im_istr_t *v = im_labels_get(s->labels, unparen(call->args[j])->u.string.s);
+            if (v) (void)im_buf_append(&res, v->s, v->len);
+        }
+        im_labels_builder_t b;
+        im_lb_init(&b);
+        im_lb_load(&b, s->labels);
+        im_lb_set(&b, dst->s, dst->len, res.data ? res.data : "", res.len);
+        const im_labels_t *nl = im_lb_build(&b);
+        im_lb_free(&b);
+        im_labels_unref(s->labels);
+        s->labels = nl;
+    }
+    im_buf_free(&res);
+    rc = promql__dedup(ev, out);
+    if (rc != IM_OK) promql__val_free(ev, out);
+    return rc;
+}
+
+/* ---- sort ---- */
+
+typedef struct sortent {
+    vser_t s;
+    size_t idx;
+} sortent_t;
+
+static int sort_mode; /* set around qsort; the engine is single-threaded per query */
+static const im_istr_t *const *sort_labels;
+static size_t sort_nlabels;
+
+/* Natural order: runs of digits compare by number. */
+static int natcmp(const char *a, size_t al, const char *b, size_t bl)
+{
+    size_t i = 0, j = 0;
+    while (i < al && j < bl) {
+        bool da = a[i] >= '0' && a[i] <= '9', db = b[j] >= '0' && b[j] <= '9';
+        if (da && db) {
+            size_t i2 = i, j2 = j;
+            while (i2 < al && a[i2] == '0') i2++;
+            while (j2 < bl && b[j2] == '0') j2++;
+            size_t ie = i2, je = j2;
+            while (ie < al && a[ie] >= '0' && a[ie] <= '9') ie++;
+            while (je < bl && b[je] >= '0' && b[je] <= '9') je++;
+            if (ie - i2 != je - j2) return ie - i2 < je - j2 ? -1 : 1;
+            int c = memcmp(a + i2, b + j2, ie - i2);
+            if (c) return c < 0 ? -1 : 1;
+            i = ie;
+            j = je;
+            continue;
+        }
+        if (a[i] != b[j]) return (unsigned char)a[i] < (unsigned char)b[j] ? -1 : 1;
+        i++;
+        j++;
+    }
+    if (i < al) return 1;
+    if (j < bl) return -1;
+    return 0;
+}
+
+static int cmp_sort(const void *pa, const void *pb)
+{
+    const sortent_t *a = pa, *b = pb;
+    int r = 0;
+    if (sort_mode == 0 || sort_mode == 1) {
+        double x = a->s.v[0], y = b->s.v[0];
+        bool xn = isnan(x), yn = isnan(y);
+        if (xn != yn)
+            r = xn ? -1 : 1; /* NaN first, as Prometheus' Less */
+        else if (!xn && x != y)
+            r = (x < y) ? -1 : 1;
+        if (sort_mode == 1 && !(xn != yn)) r = -r;
+    } else {
+        for (size_t i = 0; i < sort_nlabels && !r; i++) {
+            const im_istr_t *x = im_labels_get_istr(a->s.labels, sort_labels[i]);
+            const im_istr_t *y = im_labels_get_istr(b->s.labels, sort_labels[i]);
+            r = natcmp(x ? x->s : "", x ? x->len : 0, y ? y->s : "", y ? y->len : 0);
+        }
+        if (!r) r = im_labels_compare(a->s.labels, b->s.labels);
+        if (sort_mode == 3) r = -r;
+    }
+    if (!r) r = a->idx < b->idx ? -1 : (a->idx > b->idx);
+    return r;
+}
+
+static im_rc eval_sort(ev_t *ev, const promql_call_t *call, int mode, val_t *out)
+{
+    im_rc rc = promql__eval(ev, call->args[0], out);
+    if (rc != IM_OK || ev->nsteps != 1 || out->n < 2) return rc;
+    const im_istr_t **names = NULL;
+    if (mode >= 2) {
+        names = im_malloc(call->nargs * sizeof *names);
+        for (size_t i = 1; i < call->nargs; i++) {
+            const promql_string_t *s = &unparen(call->args[i])->u.string;
+            names[i - 1] = im_intern(s->s, s->len);
+        }
+    }
+    sortent_t *e = im_malloc(out->n * sizeof *e);
+    for (size_t i = 0; i < out->n; i++) e[i] = (sortent_t){out->s[i], i};
+    sort_mode = mode;
+    sort_labels = names;
+    sort_nlabels = mode >= 2 ? call->nargs - 1 : 0;
+    qsort(e, out->n, sizeof *e, cmp_sort);
+    for (size_t i = 0; i < out->n; i++) out->s[i] = e[i].s;
+    im_free(e);
+    if (names) {
+        for (size_t i = 1; i < call->nargs; i++) im_istr_unref(names[i - 1]);
+        im_free(names);
+    }
+    return IM_OK;
+}
+
+/* ---- histogram_quantile ---- */
+
+typedef struct hgroup {
+    const im_labels_t *labels; /* owned */
+    size_t *members;           /* input series indices */
+    double *ubs;
+    size_t n, cap;
+} hgroup_t;
+
+static im_rc eval_histogram_quantile(ev_t *ev, const promql_call_t *call, val_t *out)
+{
+    val_t q, in;
+    im_rc rc = eval_scalar_arg(ev, call->args[0], &q);
+    if (rc != IM_OK) return rc;
+    rc = promql__eval(ev, call->args[1], &in);
+    if (rc != IM_OK) {
+        promql__val_free(ev, &q);
+        return rc;
+    }
+    for (size_t k = 0; k < ev->nsteps; k++)
+        if (!(q.sc[k] >= 0 && q.sc[k] <= 1)) {
+            promql__warn(ev, "PromQL warning: quantile value should be between 0 and 1, got %g",
+                         q.sc[k]);
+            break;
+        }
+    u64map_t map;
+    promql__map_init(&map, in.n);
+    hgroup_t *g = NULL;
+    size_t ng = 0, gcap = 0;
+    const im_istr_t *drop[2] = {ev->le_istr, ev->name_istr};
+    for (size_t i = 0; i < in.n; i++) {
+        const im_istr_t *le = im_labels_get_istr(in.s[i].labels, ev->le_istr);
+        double ub;
+        if (!le) continue; /* series without le are ignored */
+        if (!im_parse_float(le->s, le->len, &ub)) {
+            const im_istr_t *nm = im_labels_get_istr(in.s[i].labels, ev->name_istr);
+            promql__warn(ev,
+                         "PromQL warning: bucket label \"le\" is missing or has a malformed "
+                         "value of \"%s\" for metric name \"%s\"",
+                         le->s, nm ? nm->s : "");
+            continue;
+        }
+        uint64_t h = im_labels_hash_subset(in.s[i].labels, drop, 2, false, true);
+        uint32_t *slot = promql__map_slot(&map, h);
+        if (!*slot) {
+            if (ng == gcap) {
+                gcap = gcap ? gcap * 2 : 8;
+                g = im_realloc(g, gcap * sizeof *g);
+            }
+            hgroup_t *ng_ = &g[ng];
+            memset(ng_, 0, sizeof *ng_);
+            im_labels_builder_t b;
+            im_lb_init(&b);
+            im_lb_load(&b, in.s[i].labels);
+            im_lb_del(&b, "le");
+            im_lb_del(&b, IM_METRIC_NAME);
+            ng_->labels = im_lb_build(&b);
+            im_lb_free(&b);
+            *slot = (uint32_t)++ng;
+        }
+        hgroup_t *hg = &g[*slot - 1];
+        if (hg->n == hg->cap) {
+            hg->cap = hg->cap ? hg->cap * 2 : 16;
+            hg->members = im_realloc(hg->members, hg->cap * sizeof *hg->members);
+            hg->ubs = im_realloc(hg->ubs, hg->cap * sizeof *hg->ubs);
+        }
+        hg->members[hg->n] = i;
+        hg->ubs[hg->n++] = ub;
+    }
+    promql__map_free(&map);
+    promql__val_init(out, VAL_VECTOR);
+    bucket_t *bk = NULL;
+    size_t bcap = 0;
+    for (size_t gi = 0; gi < ng; gi++) {
+        hgroup_t *hg = &g[gi];
+        if (hg->n > bcap) {
+            bcap = hg->n;
+            bk = im_realloc(bk, bcap * sizeof *bk);
+        }
+        size_t idx = promql__val_add(ev, out, hg->labels);
+        hg->labels = NULL;
+        vser_t *s = &out->s[idx];
+        for (size_t k = 0; k < ev->nsteps; k++) {
+            size_t nb = 0;
+            for (size_t j = 0; j < hg->n; j++) {
+                vser_t *m = &in.s[hg->members[j]];
+                if (!m->has[k]) continue;
+                bk[nb++] = (bucket_t){hg->ubs[j], m->v[k]};
+            }
+            if (!nb) continue;
+            bool forced = false;
+            s->v[k] = promql__bucket_quantile(q.sc[k], bk, nb, &forced);
+            s->has[k] = 1;
+        }
+        im_free(hg->members);
+        im_free(hg->ubs);
+    }
+    im_free(bk);
+    im_free(g);
+    promql__val_free(ev, &in);
+    promql__val_free(ev, &q);
+    promql__compact(ev, out);
+    return IM_OK;
+}
+
+/* ---- Dispatch ---- */
+
+im_rc promql__eval_call(ev_t *ev, const promql_expr_t *e, val_t *out)
+{
+    const promql_call_t *call = &e->u.call;
+    const char *fn = call->func->name;
+    im_rc rc;
+
+    for (size_t i = 0; i < IM_ARRAY_LEN(range_funcs); i++)
+        if (strcmp(fn, range_funcs[i].name) == 0)
+            return eval_range_func(ev, call, range_funcs[i].f, range_funcs[i].marg, out);
+
+    for (size_t i = 0; i < IM_ARRAY_LEN(math_funcs); i++) {
+        if (strcmp(fn, math_funcs[i].name) != 0) continue;
+        rc = promql__eval(ev, call->args[0], out);
+        if (rc != IM_OK) return rc;
+        for (size_t j = 0; j < out->n; j++)
+            for (size_t k = 0; k < ev->nsteps; k++)
+                if (out->s[j].has[k]) out->s[j].v[k] = math_funcs[i].fn(out->s[j].v[k]);
+        rc = drop_names_dedup(ev, out);
+        if (rc != IM_OK) promql__val_free(ev, out);
+        return rc;
+    }
+
+    if (strcmp(fn, "time") == 0 || strcmp(fn, "pi") == 0) {
+        promql__scalar_new(ev, out);
+        for (size_t k = 0; k < ev->nsteps; k++)
+            out->sc[k] = fn[0] == 't' ? (double)ev_ts(ev, k) / 1000.0 : M_PI;
+        return IM_OK;
+    }
+    if (strcmp(fn, "vector") == 0) {
+        val_t s;
+        if ((rc = eval_scalar_arg(ev, call->args[0], &s)) != IM_OK) return rc;
+        promql__val_init(out, VAL_VECTOR);
+        size_t i = promql__val_add(ev, out, im_labels_empty());
+        for (size_t k = 0; k < ev->nsteps; k++) {
+            out->s[i].v[k] = s.sc[k];
+            out->s[i].has[k] = 1;
+        }
+        promql__val_free(ev, &s);
+        return IM_OK;
+    }
+    if (strcmp(fn, "scalar") == 0) {
+        val_t v;
+        if ((rc = promql__eval(ev, call->args[0], &v)) != IM_OK) return rc;
+        promql__scalar_new(ev, out);
+        for (size_t k = 0; k < ev->nsteps; k++) {
+            size_t cnt = 0;
+            double x = NAN;
+            for (size_t i = 0; i < v.n; i++)
+                if (v.s[i].has[k]) {
+                    cnt++;
+                    x = v.s[i].v[k];
+                }
+            out->sc[k] = cnt == 1 ? x : NAN;
+        }
+        promql__val_free(ev, &v);
+        return IM_OK;
+    }
+    if (strcmp(fn, "timestamp") == 0) {
+        const promql_expr_t *a = unparen(call->args[0]);
+        if (a->kind == PROMQL_NODE_VECTOR_SELECTOR)
+            rc = promql__eval_timestamp_selector(ev, a, out);
+        else {
+            rc = promql__eval(ev, call->args[0], out);
+            if (rc == IM_OK)
+                for (size_t j = 0; j < out->n; j++)
+                    for (size_t k = 0; k < ev->nsteps; k++)
+                        out->s[j].v[k] = (double)ev_ts(ev, k) / 1000.0;
+        }
+        if (rc != IM_OK) return rc;
+        rc = drop_names_dedup(ev, out);
+        if (rc != IM_OK) promql__val_free(ev, out);
+        return rc;
+    }
+    if (strcmp(fn, "absent") == 0) return eval_absent(ev, call, false, out);
+    if (strcmp(fn, "absent_over_time") == 0) return eval_absent(ev, call, true, out);
+    if (strcmp(fn, "label_replace") == 0) return eval_label_replace(ev, call, out);
+    if (strcmp(fn, "label_join") == 0) return eval_label_join(ev, call, out);
+    if (strcmp(fn, "sort") == 0) return eval_sort(ev, call, 0, out);
+    if (strcmp(fn, "sort_desc") == 0) return eval_sort(ev, call, 1, out);
+    if (strcmp(fn, "sort_by_label") == 0) return eval_sort(ev, call, 2, out);
+    if (strcmp(fn, "sort_by_label_desc") == 0) return eval_sort(ev, call, 3, out);
+    if (strcmp(fn, "histogram_quantile") == 0) return eval_histogram_quantile(ev, call, out);
+
+    if (strcmp(fn, "round") == 0 || strcmp(fn, "clamp") == 0 || strcmp(fn, "clamp_min") == 0 ||
+        strcmp(fn, "clamp_max") == 0) {
+        val_t a1, a2;
+        promql__val_init(&a1, VAL_SCALAR);
+        promql__val_init(&a2, VAL_SCALAR);
+        rc = IM_OK;
+        if (call->nargs > 1) rc = eval_scalar_arg(ev, call->args[1], &a1);
+        if (rc == IM_OK && call->nargs > 2) rc = eval_scalar_arg(ev, call->args[2], &a2);
+        if (rc == IM_OK) rc = promql__eval(ev, call->args[0], out);
+        if (rc == IM_OK) {
+            for (size_t j = 0; j < out->n; j++) {
+                vser_t *s = &out->s[j];
+                for (size_t k = 0; k < ev->nsteps; k++) {
+                    if (!s->has[k]) continue;
+                    double x = s->v[k];
+                    switch (fn[1] == 'o' ? 'r' : fn[5] == 0 ? 'c' : fn[7] == 'i' ? 'm' : 'M') {
+                    case 'r': {
+                        double to = call->nargs > 1 ? a1.sc[k] : 1;
+                        double inv = 1.0 / to;
+                        s->v[k] = floor(x * inv + 0.5) / inv;
+                        break;
+                    }
+                    case 'c':
+                        if (a2.sc[k] < a1.sc[k])
+                            s->has[k] = 0;
+                        else
+                            s->v[k] = go_max(a1.sc[k], go_min(a2.sc[k], x));
+                        break;
+                    case 'm': s->v[k] = go_max(x, a1.sc[k]); break;
+                    case 'M': s->v[k] = go_min(x, a1.sc[k]); break;
+                    }
+                }
+            }
+            rc = drop_names_dedup(ev, out);
+            if (rc != IM_OK) promql__val_free(ev, out);
+        }
+        promql__val_free(ev, &a1);
+        promql__val_free(ev, &a2);
+        return rc;
+    }
+
+    if (is_date_func(fn)) {
+        if (call->nargs == 0) {
+            promql__val_init(out, VAL_VECTOR);
+            size_t i = promql__val_add(ev, out, im_labels_empty());
+            for (size_t k = 0; k < ev->nsteps; k++) {
+                out->s[i].v[k] = date_part(fn, (double)ev_ts(ev, k) / 1000.0);
+                out->s[i].has[k] = 1;
+            }
+            return IM_OK;
+        }
+        rc = promql__eval(ev, call->args[0], out);
+        if (rc != IM_OK) return rc;
+        for (size_t j = 0; j < out->n; j++)
+            for (size_t k = 0; k < ev->nsteps; k++)
+                if (out->s[j].has[k]) out->s[j].v[k] = date_part(fn, out->s[j].v[k]);
+        rc = drop_names_dedup(ev, out);
+        if (rc != IM_OK) promql__val_free(ev, out);
+        return rc;
+    }
+
+    if (strncmp(fn, "histogram_", 10) == 0) {
+        /* Native-histogram functions: float samples only, so the result is empty. */
+        for (size_t i = 0; i < call->nargs; i++) {
+            const promql_expr_t *a = call->args[i];
+            if (promql_expr_type(a) == PROMQL_TYPE_VECTOR) {
+                rc = promql__eval(ev, a, out);
+                if (rc != IM_OK) return rc;
+                promql__val_free(ev, out);
+            }
+        }
+        promql__val_init(out, VAL_VECTOR);
+        return IM_OK;
+    }
+    return im_err_set(ev->err, IM_EEXEC, "function %s is not implemented", fn);
+}

@@ -1,0 +1,141 @@
+/* promql_int.h — private to src/promql/: the evaluator's values and helpers.
+ *
+ * Every node is evaluated over all steps of the query at once. An instant-vector
+ * value is a set of series, each with a dense array of nsteps values and a
+ * presence byte per step (a series need not have a point at every step). A
+ * scalar is one value per step. Range vectors are never materialised as values:
+ * functions taking one pull series one at a time from a range source (matrix
+ * selector or subquery) into a reusable sample buffer.
+ *
+ * Ownership: a val_t owns its series arrays (one allocation per series, none per
+ * sample) and one label reference per series; val_free releases both. */
+#ifndef IM_PROMQL_PROMQL_INT_H
+#define IM_PROMQL_PROMQL_INT_H
+
+#include "promql/promql.h"
+#include "util/buf.h"
+
+typedef enum vkind {
+    VAL_SCALAR = 1,
+    VAL_VECTOR,
+    VAL_STRING,
+} vkind_t;
+
+typedef struct vser {
+    const im_labels_t *labels; /* owned reference */
+    double *v;                 /* owned, nsteps values (the block also holds `has`) */
+    uint8_t *has;              /* nsteps presence flags, inside v's block */
+} vser_t;
+
+typedef struct val {
+    vkind_t kind;
+    double *sc;      /* VAL_SCALAR: nsteps values (owned) */
+    const char *str; /* VAL_STRING: borrowed from the AST */
+    size_t slen;
+    vser_t *s; /* VAL_VECTOR: owned array */
+    size_t n, cap;
+    int64_t counted; /* points counted against max_samples, released by val_free */
+} val_t;
+
+typedef struct ev ev_t;
+
+struct ev {
+    const promql_engine_t *eng;
+    tsdb_queryable_t *q;
+    int64_t start, end, step; /* evaluation times: start + i*step, i < nsteps */
+    size_t nsteps;
+    int64_t qstart, qend; /* the query's start/end (for @ start()/end()) */
+    int64_t lookback;
+    int64_t max_samples;
+    int64_t cur_samples, peak_samples, total_samples;
+    int64_t deadline_ns;
+    const volatile int *cancel;
+    int check_ctr;
+    im_err_t *err;
+    im_buf_t *warnings;         /* NUL-separated warning texts, shared with child evaluators */
+    const im_istr_t *name_istr; /* interned "__name__" (shared) */
+    const im_istr_t *le_istr;   /* interned "le" (shared) */
+    /* Reusable sample buffer for range sources. */
+    int64_t *rt;
+    double *rv;
+    size_t rcap;
+};
+
+static inline int64_t ev_ts(const ev_t *ev, size_t i)
+{
+    return ev->start + (int64_t)i * ev->step;
+}
+
+/* ---- engine.c ---- */
+im_rc promql__eval(ev_t *ev, const promql_expr_t *e, val_t *out);
+void promql__val_free(ev_t *ev, val_t *v);
+/* Appends a series with labels (reference taken over) and fresh arrays, all
+ * absent. Returns its index. */
+size_t promql__val_add(ev_t *ev, val_t *v, const im_labels_t *labels);
+void promql__val_init(val_t *v, vkind_t kind);
+im_rc promql__scalar_new(ev_t *ev, val_t *v);
+/* Counts points held against max_samples (negative to release). */
+im_rc promql__count(ev_t *ev, int64_t n);
+/* Checks timeout and cancellation now and then. */
+im_rc promql__check(ev_t *ev);
+void promql__warn(ev_t *ev, const char *fmt, ...) IM_PRINTF(2, 3);
+/* Removes __name__ (new reference). */
+const im_labels_t *promql__drop_name(ev_t *ev, const im_labels_t *ls);
+/* Merges series with equal labels (absent steps filled from the other);
+ * both present at one step is "vector cannot contain metrics with the same
+ * labelset". Drops series without any point. */
+im_rc promql__dedup(ev_t *ev, val_t *v);
+/* Drops series with no point at all. */
+void promql__compact(ev_t *ev, val_t *v);
+/* Range source: a matrix selector or subquery argument, series by series. */
+typedef struct rsrc rsrc_t;
+im_rc promql__rsrc_open(ev_t *ev, const promql_expr_t *e, rsrc_t **out);
+/* Next series: labels (borrowed until the next call), samples in ev->rt/rv.
+ * Returns 1 with a series, 0 at the end, negative on error. */
+int promql__rsrc_next(ev_t *ev, rsrc_t *r, const im_labels_t **labels, size_t *n);
+void promql__rsrc_close(ev_t *ev, rsrc_t *r);
+/* Window [lo, hi] (ms, inclusive) of step i for the source. */
+void promql__rsrc_window(ev_t *ev, rsrc_t *r, size_t i, int64_t *lo, int64_t *hi);
+int64_t promql__rsrc_range(rsrc_t *r);
+/* Evaluation time of step i (the @ time when pinned). */
+int64_t promql__rsrc_time(ev_t *ev, rsrc_t *r, size_t i);
+bool promql__rsrc_fixed(rsrc_t *r); /* @: the same window at every step */
+
+/* ---- hash map uint64 -> index ---- */
+typedef struct u64map {
+    uint64_t *k;
+    uint32_t *v; /* index + 1; 0 = empty */
+    size_t cap, n;
+} u64map_t;
+void promql__map_init(u64map_t *m, size_t hint);
+void promql__map_free(u64map_t *m);
+/* Returns a pointer to the slot value (0 when new: the caller sets it). */
+uint32_t *promql__map_slot(u64map_t *m, uint64_t k);
+uint32_t promql__map_get(const u64map_t *m, uint64_t k);
+
+/* ---- functions.c, aggregate.c, binop.c ---- */
+im_rc promql__eval_call(ev_t *ev, const promql_expr_t *e, val_t *out);
+im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out);
+im_rc promql__eval_binary(ev_t *ev, const promql_expr_t *e, val_t *out);
+/* histogram.c: classic-bucket quantile over (upper bound, cumulative count)
+ * pairs (modified in place: sorted, merged, made monotonic). */
+typedef struct bucket {
+    double ub, count;
+} bucket_t;
+double promql__bucket_quantile(double q, bucket_t *b, size_t n, bool *forced_monotonic);
+/* Prometheus' quantile over values (sorted in place). */
+double promql__quantile(double q, double *v, size_t n);
+/* Neumaier-compensated summation step, as Prometheus' kahanSumInc. */
+static inline void promql__kahan_inc(double inc, double *sum, double *c)
+{
+    double t = *sum + inc;
+    if (__builtin_isinf(t))
+        *c = 0;
+    else if (__builtin_fabs(*sum) >= __builtin_fabs(inc))
+        *c += (*sum - t) + inc;
+    else
+        *c += (inc - t) + *sum;
+    *sum = t;
+}
+
+#endif
