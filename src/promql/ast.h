@@ -280,8 +280,9 @@ void promql_expr_own_matcher(promql_expr_t *root, im_matcher_t *m);
 void promql_expr_own_istr(promql_expr_t *root, const im_istr_t *s);
 
 /* Structural equality (positions ignored; numbers compared bit-wise except
- * that any NaN equals any NaN; matchers compared by type, name and value in
- * order). Used by the round-trip tests and the fuzzer. */
+ * that any NaN equals any NaN; a selector's matchers compared as a multiset of
+ * (type, name, value), since printing sorts them). Used by the round-trip
+ * tests and the fuzzer. */
 bool promql_expr_equal(const promql_expr_t *a, const promql_expr_t *b);
 
 /* Canonical PromQL, as Prometheus' String(): `sum by (job) (rate(x[5m]))`,

@@ -1,0 +1,1460 @@
+/* parser.c — PromQL text to a type-checked AST.
+ *
+ * A recursive-descent parser with precedence climbing for binary operators
+ * (or < and/unless < comparisons < + - < * / % atan2 < ^, ^ right-associative;
+ * unary +/- bind like * so that -2^2 = -(2^2); [..], offset and @ bind
+ * tightest), built to give the same first error as Prometheus' yacc parser:
+ *  - lexical errors (from lexer.c) are reported when the parser first looks at
+ *    the offending token, as yacc does when it fetches it;
+ *  - syntax errors say `unexpected <token>` plus the context of the innermost
+ *    construct that has an error rule in Prometheus' grammar (label matching,
+ *    grouping opts, offset, @, subquery selector, aggregation);
+ *  - semantic errors of the grammar actions (unknown function, aggregate
+ *    argument counts, offset/@ placement, ranges) are reported at the point
+ *    where Prometheus reduces the rule, i.e. right after the construct's last
+ *    token;
+ *  - type checks (checkAST) run only when the parse had no error, in
+ *    Prometheus' order.
+ * Only the first error is kept (as Prometheus 2.x prints only the first), so
+ * the parser stops at the first error of any kind. */
+#include "util/base.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "promql/parser.h"
+#include "promql/parser_int.h"
+
+typedef struct parser {
+    const char *in;
+    size_t n;
+    promql_lexer_t lx;
+    promql_token_t tok[2]; /* lookahead buffer */
+    int ntok;
+    uint32_t last_end; /* end of the last consumed token */
+    promql_expr_owner_t *owner;
+    im_arena_t *arena;
+    bool failed;
+    im_rc rc;
+    uint32_t err_pos;
+    char err_msg[IM_ERR_MSG_MAX];
+    int agg_ctx; /* inside an aggregation's arguments: errors say "in aggregation" */
+    int depth;
+} parser_t;
+
+/* ---- Errors ---- */
+
+static void fail_at(parser_t *p, uint32_t pos, const char *fmt, ...) IM_PRINTF(3, 4);
+static void fail_at(parser_t *p, uint32_t pos, const char *fmt, ...)
+{
+    if (p->failed) return;
+    p->failed = true;
+    p->rc = IM_EPARSE;
+    p->err_pos = pos;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->err_msg, sizeof p->err_msg, fmt, ap);
+    va_end(ap);
+}
+
+static void fail_limit(parser_t *p, const char *msg)
+{
+    if (p->failed) return;
+    fail_at(p, 0, "%s", msg);
+    p->rc = IM_ELIMIT;
+}
+
+/* ---- Tokens ---- */
+
+static void fill(parser_t *p, int i)
+{
+    while (p->ntok <= i) {
+        promql_token_t *t = &p->tok[p->ntok];
+        do {
+            promql__lex_next(&p->lx, t);
+        } while (t->type == PT_COMMENT);
+        p->ntok++;
+    }
+}
+
+/* The token at lookahead i (0 or 1). Looking at a lexer error reports it. */
+static const promql_token_t *peek_n(parser_t *p, int i)
+{
+    fill(p, i);
+    const promql_token_t *t = &p->tok[i];
+    if (t->type == PT_ERROR) fail_at(p, t->pos, "%s", t->msg);
+    return t;
+}
+
+static const promql_token_t *peek(parser_t *p)
+{
+    return peek_n(p, 0);
+}
+
+static promql_tok_t peek_type(parser_t *p)
+{
+    const promql_token_t *t = peek(p);
+    return p->failed ? PT_EOF : t->type;
+}
+
+static promql_token_t advance(parser_t *p)
+{
+    fill(p, 0);
+    promql_token_t t = p->tok[0];
+    p->tok[0] = p->tok[1];
+    p->ntok--;
+    p->last_end = t.pos + t.len;
+    return t;
+}
+
+/* Syntax error at the current token: "unexpected X[ in ctx][, expected exp]". */
+static void unexpected(parser_t *p, const char *ctx, const char *exp)
+{
+    if (p->failed) return;
+    const promql_token_t *t = peek(p);
+    if (p->failed) return;
+    if (!ctx && p->agg_ctx > 0) ctx = "aggregation";
+    im_buf_t b;
+    im_buf_init(&b, IM_ERR_MSG_MAX - 64);
+    (void)im_buf_puts(&b, "unexpected ");
+    promql__tok_desc(p->in, t, &b);
+    if (ctx) (void)im_buf_printf(&b, " in %s", ctx);
+    if (exp) (void)im_buf_printf(&b, ", expected %s", exp);
+    fail_at(p, t->pos, "%s", b.data ? b.data : "unexpected input");
+    im_buf_free(&b);
+}
+
+/* ---- Nodes ---- */
+
+static promql_expr_t *node(parser_t *p, promql_node_kind_t kind, uint32_t start)
+{
+    promql_expr_t *e = im_arena_calloc(p->arena, sizeof *e);
+    e->kind = kind;
+    e->pos_start = start;
+    e->pos_end = p->last_end;
+    return e;
+}
+
+static const im_istr_t *intern_owned(parser_t *p, const char *s, size_t len)
+{
+    const im_istr_t *is = im_intern(s, len);
+    promql__owner_add_istr(p->owner, is);
+    return is;
+}
+
+static bool is_label_name(const char *s, size_t len)
+{
+    if (len == 0) return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        bool ok = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                  (i > 0 && c >= '0' && c <= '9');
+        if (!ok) return false;
+    }
+    return true;
+}
+
+/* ---- Numbers ---- */
+
+static bool parse_int_base0(const char *s, size_t len, uint64_t *out)
+{
+    unsigned base = 10;
+    size_t i = 0;
+    if (len >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        i = 2;
+    } else if (len >= 2 && s[0] == '0') {
+        base = 8;
+        i = 1;
+    }
+    if (i >= len) return false;
+    uint64_t v = 0;
+    for (; i < len; i++) {
+        int d;
+        char c = s[i];
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            d = c - 'A' + 10;
+        else
+            return false;
+        if ((unsigned)d >= base) return false;
+        if (v > ((uint64_t)INT64_MAX - (uint64_t)d) / base) return false;
+        v = v * base + (uint64_t)d;
+    }
+    *out = v;
+    return true;
+}
+
+/* Prometheus: strconv.ParseInt(s, 0, 64), else strconv.ParseFloat(s, 64). */
+static bool parse_number(parser_t *p, const promql_token_t *t, double *out)
+{
+    const char *s = p->in + t->pos;
+    size_t len = t->len;
+    uint64_t iv;
+    if (parse_int_base0(s, len, &iv)) {
+        *out = (double)iv;
+        return true;
+    }
+    const char *why = "invalid syntax";
+    char buf[512];
+    bool hex = len >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    if (!hex && len < sizeof buf) {
+        memcpy(buf, s, len);
+        buf[len] = 0;
+        char *end;
+        errno = 0;
+        double d = strtod(buf, &end);
+        if (end == buf + len && len > 0) {
+            if (isinf(d) && errno == ERANGE) {
+                why = "value out of range";
+            } else {
+                *out = d;
+                return true;
+            }
+        }
+    }
+    im_buf_t q;
+    im_buf_init(&q, 300);
+    (void)promql__go_quote(&q, s, len);
+    fail_at(p, t->pos, "error parsing number: strconv.ParseFloat: parsing %s: %s",
+            q.data ? q.data : "\"\"", why);
+    im_buf_free(&q);
+    return false;
+}
+
+static bool parse_duration_tok(parser_t *p, const promql_token_t *t, int64_t *out)
+{
+    im_err_t e;
+    im_err_clear(&e);
+    if (promql_parse_duration(p->in + t->pos, t->len, out, &e) != IM_OK) {
+        fail_at(p, t->pos, "%s", e.msg);
+        return false;
+    }
+    if (*out == 0) {
+        fail_at(p, t->pos, "duration must be greater than 0");
+        return false;
+    }
+    return true;
+}
+
+/* ---- Regex: RE2's syntax on top of PCRE2 ----
+ *
+ * Prometheus compiles matchers with Go's regexp (RE2 syntax). PCRE2 accepts a
+ * superset; this scanner rejects the PCRE2-only constructs with Go's error
+ * texts (lookaround, atomic groups, comments, recursion and callouts,
+ * backreferences and PCRE-only escapes, possessive and nested quantifiers,
+ * repeat counts over 1000) and finds the spots Go names in its messages. */
+
+typedef struct re_scan {
+    size_t unclosed_class; /* index of an unterminated '[', or SIZE_MAX */
+} re_scan_t;
+
+static bool re_is_quant_start(const char *re, size_t len, size_t i, size_t *qlen)
+{
+    char c = re[i];
+    if (c == '*' || c == '+' || c == '?') {
+        *qlen = 1;
+        return true;
+    }
+    if (c != '{') return false;
+    size_t j = i + 1;
+    size_t d0 = j;
+    while (j < len && re[j] >= '0' && re[j] <= '9') j++;
+    if (j == d0) return false;
+    if (j < len && re[j] == ',') {
+        j++;
+        while (j < len && re[j] >= '0' && re[j] <= '9') j++;
+    }
+    if (j >= len || re[j] != '}') return false;
+    *qlen = j - i + 1;
+    return true;
+}
+
+static bool re2_check(const char *re, size_t len, char *why, size_t cap, re_scan_t *sc)
+{
+    bool in_class = false;
+    bool can_repeat = false; /* is there an item before a quantifier? */
+    size_t class_start = 0;
+    sc->unclosed_class = SIZE_MAX;
+    for (size_t i = 0; i < len; i++) {
+        char c = re[i];
+        if (in_class) {
+            if (c == '\\') {
+                if (i + 1 < len) {
+                    char e = re[i + 1];
+                    if ((e >= '1' && e <= '9') || e == 'g' || e == 'k' || e == 'K' || e == 'R' ||
+                        e == 'X' || e == 'h' || e == 'H' || e == 'V' || e == 'N' || e == 'o' ||
+                        e == 'G' || e == 'c' || e == 'e' || e == 'u' || e == 'U' || e == 'Z' ||
+                        e == 'E') {
+                        snprintf(why, cap, "invalid escape sequence: `\\%c`", e);
+                        return false;
+                    }
+                }
+                i++;
+                continue;
+            }
+            if (c == '[' && i + 1 < len && re[i + 1] == ':') {
+                size_t j = i + 2;
+                while (j + 1 < len && !(re[j] == ':' && re[j + 1] == ']')) j++;
+                if (j + 1 < len) {
+                    static const char *const names[] = {"alnum", "alpha", "ascii", "blank", "cntrl",
+                                                        "digit", "graph", "lower", "print", "punct",
+                                                        "space", "upper", "word",  "xdigit"};
+                    size_t nl = j - (i + 2);
+                    const char *nm = re + i + 2;
+                    if (nl > 0 && nm[0] == '^') {
+                        nm++;
+                        nl--;
+                    }
+                    bool known = false;
+                    for (size_t k = 0; k < IM_ARRAY_LEN(names); k++)
+                        if (strlen(names[k]) == nl && memcmp(names[k], nm, nl) == 0) known = true;
+                    if (!known) {
+                        snprintf(why, cap, "invalid character class range: `%.*s`",
+                                 (int)(j + 2 - i), re + i);
+                        return false;
+                    }
+                    i = j + 1;
+                    continue;
+                }
+            }
+            if (c == ']' && i > class_start) {
+                in_class = false;
+                can_repeat = true;
+                continue;
+            }
+            /* a-b ranges out of order */
+            if (i + 2 < len && re[i + 1] == '-' && re[i + 2] != ']' && re[i + 2] != '\\' &&
+                (unsigned char)re[i + 2] < (unsigned char)c && (unsigned char)c < 0x80) {
+                snprintf(why, cap, "invalid character class range: `%.*s`", 3, re + i);
+                return false;
+            }
+            continue;
+        }
+        if (c == '\\') {
+            if (i + 1 >= len) return true; /* PCRE2 reports it */
+            char e = re[i + 1];
+            bool bad = (e >= '1' && e <= '9') || e == 'g' || e == 'k' || e == 'K' || e == 'R' ||
+                       e == 'X' || e == 'h' || e == 'H' || e == 'V' || e == 'N' || e == 'o' ||
+                       e == 'G' || e == 'c' || e == 'e' || e == 'u' || e == 'U' || e == 'Z' ||
+                       e == 'E';
+            if (bad) {
+                snprintf(why, cap, "invalid escape sequence: `\\%c`", e);
+                return false;
+            }
+            if (e == 'Q') {
+                size_t j = i + 2;
+                while (j + 1 < len && !(re[j] == '\\' && re[j + 1] == 'E')) j++;
+                i = j + 1;
+                can_repeat = true;
+                continue;
+            }
+            i++;
+            can_repeat = !(e == 'b' || e == 'B' || e == 'A' || e == 'z');
+            continue;
+        }
+        size_t ql;
+        if (re_is_quant_start(re, len, i, &ql)) {
+            if (!can_repeat) {
+                snprintf(why, cap, "missing argument to repetition operator: `%.*s`", (int)ql,
+                         re + i);
+                return false;
+            }
+            if (re[i] == '{') {
+                /* counts above 1000 or out of order */
+                long a = strtol(re + i + 1, NULL, 10), b = a;
+                const char *comma = memchr(re + i, ',', ql);
+                if (comma && comma[1] != '}') b = strtol(comma + 1, NULL, 10);
+                if (a > 1000 || b > 1000 || b < a) {
+                    snprintf(why, cap, "invalid repeat count: `%.*s`", (int)ql, re + i);
+                    return false;
+                }
+            }
+            size_t j = i + ql;
+            if (j < len && re[j] == '?') j++; /* lazy */
+            size_t ql2;
+            if (j < len && re_is_quant_start(re, len, j, &ql2)) {
+                snprintf(why, cap, "invalid nested repetition operator: `%.*s`", (int)(j + ql2 - i),
+                         re + i);
+                return false;
+            }
+            i = j - 1;
+            can_repeat = false;
+            continue;
+        }
+        if (c == '[') {
+            in_class = true;
+            class_start = i + 1;
+            sc->unclosed_class = i;
+            if (i + 1 < len && re[i + 1] == '^') class_start++;
+            /* a leading ']' is literal */
+            if (class_start < len && re[class_start] == ']') class_start++;
+            continue;
+        }
+        if (c == '(') {
+            can_repeat = false;
+            if (i + 1 < len && re[i + 1] == '?') {
+                char d = i + 2 < len ? re[i + 2] : 0;
+                bool ok = d == ':' || d == 'i' || d == 'm' || d == 's' || d == 'U' || d == '-' ||
+                          d == ')';
+                if (d == 'P' && i + 3 < len && re[i + 3] == '<') ok = true;
+                /* (?<name>...) is RE2 since Go 1.22 (Prometheus 2.53) */
+                if (d == '<' && i + 3 < len && re[i + 3] != '=' && re[i + 3] != '!') ok = true;
+                if (!ok) {
+                    snprintf(why, cap, "invalid or unsupported Perl syntax: `%.*s`",
+                             (int)IM_MIN((size_t)3, len - i), re + i);
+                    return false;
+                }
+                i++; /* the '?' is not a quantifier */
+            }
+            continue;
+        }
+        can_repeat = !(c == '|' || c == '^' || c == '$');
+    }
+    if (in_class) return true; /* PCRE2 reports it, we name the spot */
+    sc->unclosed_class = SIZE_MAX;
+    return true;
+}
+
+static im_matcher_t *new_matcher(parser_t *p, im_match_type_t type, const promql_token_t *name,
+                                 const char *val, size_t vlen)
+{
+    char why[300];
+    re_scan_t sc = {SIZE_MAX};
+    if ((type == IM_MATCH_RE || type == IM_MATCH_NRE) &&
+        !re2_check(val, vlen, why, sizeof why, &sc)) {
+        fail_at(p, name->pos, "error parsing regexp: %s", why);
+        return NULL;
+    }
+    im_matcher_t *m = NULL;
+    im_err_t e;
+    im_err_clear(&e);
+    if (im_matcher_new(type, p->in + name->pos, name->len, val, vlen, &m, &e) != IM_OK) {
+        /* PCRE2's words, mapped to Go's where we know the equivalent */
+        const char *msg = e.msg;
+        const char *colon = strstr(msg, "\": ");
+        if (colon) msg = colon + 3;
+        if (strstr(msg, "missing closing parenthesis"))
+            fail_at(p, name->pos, "error parsing regexp: missing closing ): `^(?:%.*s)$`",
+                    (int)vlen, val);
+        else if (strstr(msg, "unmatched closing parenthesis"))
+            fail_at(p, name->pos, "error parsing regexp: unexpected ): `^(?:%.*s)$`", (int)vlen,
+                    val);
+        else if (strstr(msg, "missing terminating ]") && sc.unclosed_class != SIZE_MAX)
+            fail_at(p, name->pos, "error parsing regexp: missing closing ]: `%.*s)$`",
+                    (int)(vlen - sc.unclosed_class), val + sc.unclosed_class);
+        else
+            fail_at(p, name->pos, "error parsing regexp: %s: `^(?:%.*s)$`", msg, (int)vlen, val);
+        return NULL;
+    }
+    promql__owner_add_matcher(p->owner, m);
+    return m;
+}
+
+/* ---- Grammar ---- */
+
+static promql_expr_t *parse_expr(parser_t *p, int min_prec);
+
+static bool can_be_metric_identifier(promql_tok_t t)
+{
+    switch (t) {
+    case PT_AVG:
+    case PT_BOTTOMK:
+    case PT_BY:
+    case PT_COUNT:
+    case PT_COUNT_VALUES:
+    case PT_GROUP:
+    case PT_IDENTIFIER:
+    case PT_LAND:
+    case PT_LOR:
+    case PT_LUNLESS:
+    case PT_MAX:
+    case PT_METRIC_IDENTIFIER:
+    case PT_MIN:
+    case PT_OFFSET:
+    case PT_QUANTILE:
+    case PT_STDDEV:
+    case PT_STDVAR:
+    case PT_SUM:
+    case PT_TOPK:
+    case PT_WITHOUT:
+    case PT_START:
+    case PT_END: return true;
+    default: return false;
+    }
+}
+
+static bool can_be_label(promql_tok_t t)
+{
+    switch (t) {
+    case PT_BOOL:
+    case PT_GROUP_LEFT:
+    case PT_GROUP_RIGHT:
+    case PT_IGNORING:
+    case PT_ON:
+    case PT_ATAN2: return true;
+    default: return can_be_metric_identifier(t);
+    }
+}
+
+static bool can_start_expr(promql_tok_t t)
+{
+    switch (t) {
+    case PT_NUMBER:
+    case PT_STRING:
+    case PT_LEFT_PAREN:
+    case PT_LEFT_BRACE:
+    case PT_ADD:
+    case PT_SUB: return true;
+    default: return can_be_metric_identifier(t);
+    }
+}
+
+static bool is_aggregator(promql_tok_t t)
+{
+    return t > PT_AGGS_START && t < PT_AGGS_END;
+}
+
+/* Label matchers after '{' has been seen (not consumed). Appends to *ms. */
+static bool parse_label_matchers(parser_t *p, im_matcher_t ***ms, size_t *nms)
+{
+    advance(p); /* { */
+    size_t cap = 0;
+    *ms = NULL;
+    *nms = 0;
+    if (peek_type(p) == PT_RIGHT_BRACE) {
+        advance(p);
+        return !p->failed;
+    }
+    if (p->failed) return false;
+    for (;;) {
+        if (peek_type(p) != PT_IDENTIFIER) {
+            unexpected(p, "label matching", "identifier or \"}\"");
+            return false;
+        }
+        promql_token_t name = advance(p);
+        promql_tok_t opt = peek_type(p);
+        im_match_type_t mt;
+        switch (opt) {
+        case PT_EQL: mt = IM_MATCH_EQ; break;
+        case PT_NEQ: mt = IM_MATCH_NEQ; break;
+        case PT_EQL_REGEX: mt = IM_MATCH_RE; break;
+        case PT_NEQ_REGEX: mt = IM_MATCH_NRE; break;
+        default: unexpected(p, "label matching", "label matching operator"); return false;
+        }
+        advance(p);
+        if (peek_type(p) != PT_STRING) {
+            unexpected(p, "label matching", "string");
+            return false;
+        }
+        promql_token_t vt = advance(p);
+        size_t vlen;
+        char *val = promql__unquote(p->arena, p->in + vt.pos, vt.len, &vlen);
+        im_matcher_t *m = new_matcher(p, mt, &name, val, vlen);
+        if (!m) return false;
+        if (*nms == cap) {
+            size_t ncap = cap ? cap * 2 : 4;
+            im_matcher_t **nm = im_arena_alloc(p->arena, (ncap + 1) * sizeof *nm);
+            if (*nms) memcpy(nm, *ms, *nms * sizeof *nm);
+            *ms = nm;
+            cap = ncap;
+        }
+        (*ms)[(*nms)++] = m;
+        promql_tok_t t = peek_type(p);
+        if (t == PT_COMMA) {
+            advance(p);
+            if (peek_type(p) == PT_RIGHT_BRACE) {
+                advance(p);
+                return !p->failed;
+            }
+            if (p->failed) return false;
+            continue;
+        }
+        if (t == PT_RIGHT_BRACE) {
+            advance(p);
+            return !p->failed;
+        }
+        unexpected(p, "label matching", "\",\" or \"}\"");
+        return false;
+    }
+}
+
+static promql_expr_t *parse_vector_selector(parser_t *p)
+{
+    uint32_t start = peek(p)->pos;
+    const im_istr_t *name = NULL;
+    im_matcher_t **ms = NULL;
+    size_t nms = 0;
+    if (peek_type(p) != PT_LEFT_BRACE) {
+        promql_token_t nt = advance(p);
+        name = intern_owned(p, p->in + nt.pos, nt.len);
+        if (peek_type(p) == PT_LEFT_BRACE && !parse_label_matchers(p, &ms, &nms)) return NULL;
+    } else if (!parse_label_matchers(p, &ms, &nms)) {
+        return NULL;
+    }
+    if (p->failed) return NULL;
+    if (name) {
+        im_matcher_t *m = NULL;
+        if (im_matcher_new(IM_MATCH_EQ, IM_METRIC_NAME, strlen(IM_METRIC_NAME), name->s, name->len,
+                           &m, NULL) != IM_OK) {
+            fail_at(p, start, "invalid metric name");
+            return NULL;
+        }
+        promql__owner_add_matcher(p->owner, m);
+        im_matcher_t **nm = im_arena_alloc(p->arena, (nms + 1) * sizeof *nm);
+        if (nms) memcpy(nm, ms, nms * sizeof *nm);
+        nm[nms++] = m;
+        ms = nm;
+    }
+    promql_expr_t *e = node(p, PROMQL_NODE_VECTOR_SELECTOR, start);
+    e->type = PROMQL_TYPE_VECTOR;
+    e->u.vs.name = name;
+    e->u.vs.matchers = ms;
+    e->u.vs.nmatchers = nms;
+    return e;
+}
+
+/* `( label, ... )` after by/without/on/ignoring/group_x. */
+static bool parse_grouping_labels(parser_t *p, const im_istr_t ***out, size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    if (peek_type(p) != PT_LEFT_PAREN) {
+        unexpected(p, "grouping opts", "\"(\"");
+        return false;
+    }
+    advance(p);
+    if (peek_type(p) == PT_RIGHT_PAREN) {
+        advance(p);
+        return !p->failed;
+    }
+    if (p->failed) return false;
+    size_t cap = 0;
+    for (;;) {
+        promql_tok_t t = peek_type(p);
+        if (p->failed) return false;
+        if (!can_be_label(t)) {
+            unexpected(p, "grouping opts", "label");
+            return false;
+        }
+        const promql_token_t *lt = peek(p);
+        if (!is_label_name(p->in + lt->pos, lt->len)) {
+            unexpected(p, "grouping opts", "label");
+            return false;
+        }
+        promql_token_t l = advance(p);
+        if (*nout == cap) {
+            size_t ncap = cap ? cap * 2 : 4;
+            const im_istr_t **nl = im_arena_alloc(p->arena, ncap * sizeof *nl);
+            if (*nout) memcpy(nl, *out, *nout * sizeof *nl);
+            *out = nl;
+            cap = ncap;
+        }
+        (*out)[(*nout)++] = intern_owned(p, p->in + l.pos, l.len);
+        t = peek_type(p);
+        if (t == PT_COMMA) {
+            advance(p);
+            if (peek_type(p) == PT_RIGHT_PAREN) {
+                advance(p);
+                return !p->failed;
+            }
+            if (p->failed) return false;
+            continue;
+        }
+        if (t == PT_RIGHT_PAREN) {
+            advance(p);
+            return !p->failed;
+        }
+        unexpected(p, "grouping opts", "\",\" or \")\"");
+        return false;
+    }
+}
+
+/* `( args )` of a call or an aggregation; '(' is the current token. */
+static bool parse_call_args(parser_t *p, promql_expr_t ***args, size_t *nargs)
+{
+    advance(p); /* ( */
+    *args = NULL;
+    *nargs = 0;
+    size_t cap = 0;
+    if (peek_type(p) == PT_RIGHT_PAREN) {
+        advance(p);
+        return !p->failed;
+    }
+    if (p->failed) return false;
+    for (;;) {
+        promql_expr_t *a = parse_expr(p, 0);
+        if (!a) return false;
+        if (*nargs == cap) {
+            size_t ncap = cap ? cap * 2 : 4;
+            promql_expr_t **na = im_arena_alloc(p->arena, ncap * sizeof *na);
+            if (*nargs) memcpy(na, *args, *nargs * sizeof *na);
+            *args = na;
+            cap = ncap;
+        }
+        (*args)[(*nargs)++] = a;
+        promql_tok_t t = peek_type(p);
+        if (t == PT_COMMA) {
+            promql_token_t comma = advance(p);
+            if (peek_type(p) == PT_RIGHT_PAREN) {
+                fail_at(p, comma.pos, "trailing commas not allowed in function call args");
+                return false;
+            }
+            if (p->failed) return false;
+            continue;
+        }
+        if (t == PT_RIGHT_PAREN) {
+            advance(p);
+            return !p->failed;
+        }
+        unexpected(p, NULL, NULL);
+        return false;
+    }
+}
+
+static promql_expr_t *parse_call(parser_t *p)
+{
+    promql_token_t name = advance(p);
+    promql_expr_t **args;
+    size_t nargs;
+    if (!parse_call_args(p, &args, &nargs)) return NULL;
+    const promql_function_t *f = promql_function_lookup(p->in + name.pos, name.len);
+    if (!f) {
+        im_buf_t q;
+        im_buf_init(&q, 400);
+        (void)promql__go_quote(&q, p->in + name.pos, name.len);
+        fail_at(p, name.pos, "unknown function with name %s", q.data ? q.data : "\"\"");
+        im_buf_free(&q);
+        return NULL;
+    }
+    promql_expr_t *e = node(p, PROMQL_NODE_CALL, name.pos);
+    e->type = f->return_type;
+    e->u.call.func = f;
+    e->u.call.args = args;
+    e->u.call.nargs = nargs;
+    return e;
+}
+
+static promql_aggop_t aggop_of(promql_tok_t t)
+{
+    switch (t) {
+    case PT_SUM: return PROMQL_AGG_SUM;
+    case PT_AVG: return PROMQL_AGG_AVG;
+    case PT_COUNT: return PROMQL_AGG_COUNT;
+    case PT_MIN: return PROMQL_AGG_MIN;
+    case PT_MAX: return PROMQL_AGG_MAX;
+    case PT_GROUP: return PROMQL_AGG_GROUP;
+    case PT_STDDEV: return PROMQL_AGG_STDDEV;
+    case PT_STDVAR: return PROMQL_AGG_STDVAR;
+    case PT_TOPK: return PROMQL_AGG_TOPK;
+    case PT_BOTTOMK: return PROMQL_AGG_BOTTOMK;
+    case PT_COUNT_VALUES: return PROMQL_AGG_COUNT_VALUES;
+    default: return PROMQL_AGG_QUANTILE;
+    }
+}
+
+static promql_expr_t *parse_aggregate(parser_t *p)
+{
+    promql_token_t op = advance(p);
+    promql_expr_t *e = node(p, PROMQL_NODE_AGGREGATE, op.pos);
+    e->type = PROMQL_TYPE_VECTOR;
+    e->u.agg.op = aggop_of(op.type);
+    bool have_mod = false;
+    p->agg_ctx++;
+    promql_tok_t t = peek_type(p);
+    if (t == PT_BY || t == PT_WITHOUT) {
+        advance(p);
+        e->u.agg.without = t == PT_WITHOUT;
+        int saved = p->agg_ctx;
+        p->agg_ctx = 0;
+        bool ok = parse_grouping_labels(p, &e->u.agg.grouping, &e->u.agg.ngrouping);
+        p->agg_ctx = saved;
+        if (!ok) return NULL;
+        have_mod = true;
+        if (peek_type(p) != PT_LEFT_PAREN) {
+            unexpected(p, "aggregation", NULL);
+            return NULL;
+        }
+    }
+    if (p->failed) return NULL;
+    promql_expr_t **args;
+    size_t nargs;
+    if (!parse_call_args(p, &args, &nargs)) return NULL;
+    p->agg_ctx--;
+    if (!have_mod) {
+        t = peek_type(p);
+        if (t == PT_BY || t == PT_WITHOUT) {
+            advance(p);
+            e->u.agg.without = t == PT_WITHOUT;
+            if (!parse_grouping_labels(p, &e->u.agg.grouping, &e->u.agg.ngrouping)) return NULL;
+        }
+        if (p->failed) return NULL;
+    }
+    e->pos_end = p->last_end;
+    if (nargs == 0) {
+        fail_at(p, op.pos, "no arguments for aggregate expression provided");
+        return NULL;
+    }
+    size_t want = promql_aggop_param_type(e->u.agg.op) != PROMQL_TYPE_NONE ? 2 : 1;
+    if (nargs != want) {
+        fail_at(p, op.pos,
+                "wrong number of arguments for aggregate expression provided, expected %zu, got "
+                "%zu",
+                want, nargs);
+        return NULL;
+    }
+    if (want == 2) e->u.agg.param = args[0];
+    e->u.agg.expr = args[want - 1];
+    return e;
+}
+
+/* ---- Postfix: [range], [range:step], offset, @ ---- */
+
+static promql_expr_t *inner_vs(promql_expr_t *e)
+{
+    return e->kind == PROMQL_NODE_MATRIX_SELECTOR ? e->u.ms.vs : e;
+}
+
+static const char *const modifier_err =
+    "modifier must be preceded by an instant vector selector or range vector selector or a "
+    "subquery";
+
+static void add_offset(parser_t *p, promql_expr_t *e, int64_t off)
+{
+    int64_t *slot;
+    if (e->kind == PROMQL_NODE_VECTOR_SELECTOR || e->kind == PROMQL_NODE_MATRIX_SELECTOR)
+        slot = &inner_vs(e)->u.vs.offset_ms;
+    else if (e->kind == PROMQL_NODE_SUBQUERY)
+        slot = &e->u.sq.offset_ms;
+    else {
+        fail_at(p, e->pos_start, "offset %s", modifier_err);
+        return;
+    }
+    if (*slot != 0) {
+        fail_at(p, e->pos_start, "offset may not be set multiple times");
+        return;
+    }
+    *slot = off;
+    e->pos_end = p->last_end;
+}
+
+static void set_at(parser_t *p, promql_expr_t *e, promql_at_kind_t kind, double ts)
+{
+    if (kind == PROMQL_AT_TIMESTAMP &&
+        (isinf(ts) || isnan(ts) || ts >= 9223372036854775807.0 || ts <= -9223372036854775808.0)) {
+        char num[400];
+        if (isnan(ts))
+            snprintf(num, sizeof num, "NaN");
+        else if (isinf(ts))
+            snprintf(num, sizeof num, "%s", ts > 0 ? "+Inf" : "-Inf");
+        else
+            snprintf(num, sizeof num, "%f", ts);
+        fail_at(p, e->pos_start, "timestamp out of bounds for @ modifier: %s", num);
+        return;
+    }
+    promql_at_kind_t *ak;
+    int64_t *ams;
+    if (e->kind == PROMQL_NODE_VECTOR_SELECTOR || e->kind == PROMQL_NODE_MATRIX_SELECTOR) {
+        ak = &inner_vs(e)->u.vs.at;
+        ams = &inner_vs(e)->u.vs.at_ms;
+    } else if (e->kind == PROMQL_NODE_SUBQUERY) {
+        ak = &e->u.sq.at;
+        ams = &e->u.sq.at_ms;
+    } else {
+        fail_at(p, e->pos_start, "@ %s", modifier_err);
+        return;
+    }
+    if (*ak != PROMQL_AT_NONE) {
+        fail_at(p, e->pos_start, "@ <timestamp> may not be set multiple times");
+        return;
+    }
+    *ak = kind;
+    if (kind == PROMQL_AT_TIMESTAMP) {
+        double ms = round(ts * 1000.0);
+        /* Go converts out-of-range floats to MinInt64 on amd64 */
+        if (!(ms < 9223372036854775807.0 && ms >= -9223372036854775808.0))
+            *ams = INT64_MIN;
+        else
+            *ams = (int64_t)ms;
+    }
+    e->pos_end = p->last_end;
+}
+
+static promql_expr_t *parse_postfix(parser_t *p, promql_expr_t *e)
+{
+    int chain = 0;
+    while (e && !p->failed) {
+        if (++chain > PROMQL_MAX_DEPTH) {
+            fail_limit(p, "query is nested too deeply (limit 1000 levels)");
+            return NULL;
+        }
+        promql_tok_t t = peek_type(p);
+        if (p->failed) return NULL;
+        if (t == PT_LEFT_BRACKET) {
+            promql_token_t lb = advance(p);
+            if (peek_type(p) != PT_DURATION) {
+                unexpected(p, "subquery selector", "duration");
+                return NULL;
+            }
+            promql_token_t dt = advance(p);
+            int64_t range;
+            if (!parse_duration_tok(p, &dt, &range)) return NULL;
+            t = peek_type(p);
+            if (t == PT_RIGHT_BRACKET) {
+                advance(p);
+                const char *msg = NULL;
+                if (e->kind != PROMQL_NODE_VECTOR_SELECTOR)
+                    msg = "ranges only allowed for vector selectors";
+                else if (e->u.vs.offset_ms != 0)
+                    msg = "no offset modifiers allowed before range";
+                else if (e->u.vs.at != PROMQL_AT_NONE)
+                    msg = "no @ modifiers allowed before range";
+                if (msg) {
+                    fail_at(p, lb.pos, "%s", msg);
+                    return NULL;
+                }
+                promql_expr_t *m = node(p, PROMQL_NODE_MATRIX_SELECTOR, e->pos_start);
+                m->type = PROMQL_TYPE_MATRIX;
+                m->u.ms.vs = e;
+                m->u.ms.range_ms = range;
+                e = m;
+                continue;
+            }
+            if (t != PT_COLON) {
+                unexpected(p, "subquery or range", "\":\" or \"]\"");
+                return NULL;
+            }
+            advance(p);
+            int64_t step = 0;
+            t = peek_type(p);
+            if (t == PT_DURATION) {
+                promql_token_t st = advance(p);
+                if (!parse_duration_tok(p, &st, &step)) return NULL;
+                if (peek_type(p) != PT_RIGHT_BRACKET) {
+                    unexpected(p, "subquery selector", "\"]\"");
+                    return NULL;
+                }
+            } else if (t != PT_RIGHT_BRACKET) {
+                unexpected(p, "subquery selector", "duration or \"]\"");
+                return NULL;
+            }
+            advance(p);
+            promql_expr_t *s = node(p, PROMQL_NODE_SUBQUERY, e->pos_start);
+            s->type = PROMQL_TYPE_MATRIX;
+            s->u.sq.expr = e;
+            s->u.sq.range_ms = range;
+            s->u.sq.step_ms = step;
+            e = s;
+            continue;
+        }
+        if (t == PT_OFFSET) {
+            advance(p);
+            bool neg = false;
+            t = peek_type(p);
+            if (t == PT_SUB) {
+                advance(p);
+                neg = true;
+                t = peek_type(p);
+            }
+            if (t != PT_DURATION) {
+                unexpected(p, "offset", "duration");
+                return NULL;
+            }
+            promql_token_t dt = advance(p);
+            int64_t off;
+            if (!parse_duration_tok(p, &dt, &off)) return NULL;
+            add_offset(p, e, neg ? -off : off);
+            continue;
+        }
+        if (t == PT_AT) {
+            advance(p);
+            t = peek_type(p);
+            if (t == PT_START || t == PT_END) {
+                advance(p);
+                if (peek_type(p) != PT_LEFT_PAREN) {
+                    unexpected(p, "@", "timestamp");
+                    return NULL;
+                }
+                advance(p);
+                if (peek_type(p) != PT_RIGHT_PAREN) {
+                    unexpected(p, "@", "timestamp");
+                    return NULL;
+                }
+                advance(p);
+                set_at(p, e, t == PT_START ? PROMQL_AT_START : PROMQL_AT_END, 0);
+                continue;
+            }
+            bool neg = false;
+            if (t == PT_ADD || t == PT_SUB) {
+                advance(p);
+                neg = t == PT_SUB;
+                t = peek_type(p);
+            }
+            if (t != PT_NUMBER) {
+                unexpected(p, "@", "timestamp");
+                return NULL;
+            }
+            promql_token_t nt = advance(p);
+            double v;
+            if (!parse_number(p, &nt, &v)) return NULL;
+            set_at(p, e, PROMQL_AT_TIMESTAMP, neg ? -v : v);
+            continue;
+        }
+        break;
+    }
+    return p->failed ? NULL : e;
+}
+
+/* ---- Primary and unary ---- */
+
+static promql_expr_t *parse_unary_or_primary(parser_t *p)
+{
+    const promql_token_t *t = peek(p);
+    if (p->failed) return NULL;
+    promql_expr_t *e = NULL;
+    switch (t->type) {
+    case PT_ADD:
+    case PT_SUB: {
+        promql_token_t op = advance(p);
+        promql_expr_t *x = parse_expr(p, 6);
+        if (!x) return NULL;
+        if (x->kind == PROMQL_NODE_NUMBER) {
+            if (op.type == PT_SUB) x->u.number.value = -x->u.number.value;
+            x->pos_start = op.pos;
+            return x;
+        }
+        e = node(p, PROMQL_NODE_UNARY, op.pos);
+        e->u.unary.op = op.type == PT_SUB ? PROMQL_UNARY_MINUS : PROMQL_UNARY_PLUS;
+        e->u.unary.expr = x;
+        e->type = x->type;
+        return e;
+    }
+    case PT_NUMBER: {
+        promql_token_t nt = advance(p);
+        double v;
+        if (!parse_number(p, &nt, &v)) return NULL;
+        e = node(p, PROMQL_NODE_NUMBER, nt.pos);
+        e->type = PROMQL_TYPE_SCALAR;
+        e->u.number.value = v;
+        break;
+    }
+    case PT_STRING: {
+        promql_token_t st = advance(p);
+        e = node(p, PROMQL_NODE_STRING, st.pos);
+        e->type = PROMQL_TYPE_STRING;
+        e->u.string.s = promql__unquote(p->arena, p->in + st.pos, st.len, &e->u.string.len);
+        break;
+    }
+    case PT_LEFT_PAREN: {
+        promql_token_t lp = advance(p);
+        promql_expr_t *x = parse_expr(p, 0);
+        if (!x) return NULL;
+        if (peek_type(p) != PT_RIGHT_PAREN) {
+            unexpected(p, NULL, NULL);
+            return NULL;
+        }
+        advance(p);
+        e = node(p, PROMQL_NODE_PAREN, lp.pos);
+        e->u.paren.expr = x;
+        e->type = x->type;
+        break;
+    }
+    case PT_LEFT_BRACE: e = parse_vector_selector(p); break;
+    case PT_IDENTIFIER:
+        if (peek_n(p, 1)->type == PT_LEFT_PAREN && !p->failed)
+            e = parse_call(p);
+        else if (!p->failed)
+            e = parse_vector_selector(p);
+        break;
+    default:
+        if (is_aggregator(t->type)) {
+            promql_tok_t nt = peek_n(p, 1)->type;
+            if (p->failed) return NULL;
+            if (nt == PT_LEFT_PAREN || nt == PT_BY || nt == PT_WITHOUT) {
+                e = parse_aggregate(p);
+                break;
+            }
+        }
+        if (can_be_metric_identifier(t->type)) {
+            e = parse_vector_selector(p);
+            break;
+        }
+        unexpected(p, NULL, NULL);
+        return NULL;
+    }
+    return parse_postfix(p, e);
+}
+
+static bool binop_of(promql_tok_t t, promql_binop_t *op)
+{
+    switch (t) {
+    case PT_ADD: *op = PROMQL_OP_ADD; return true;
+    case PT_SUB: *op = PROMQL_OP_SUB; return true;
+    case PT_MUL: *op = PROMQL_OP_MUL; return true;
+    case PT_DIV: *op = PROMQL_OP_DIV; return true;
+    case PT_MOD: *op = PROMQL_OP_MOD; return true;
+    case PT_POW: *op = PROMQL_OP_POW; return true;
+    case PT_ATAN2: *op = PROMQL_OP_ATAN2; return true;
+    case PT_EQLC: *op = PROMQL_OP_EQL; return true;
+    case PT_NEQ: *op = PROMQL_OP_NEQ; return true;
+    case PT_GTR: *op = PROMQL_OP_GTR; return true;
+    case PT_LSS: *op = PROMQL_OP_LSS; return true;
+    case PT_GTE: *op = PROMQL_OP_GTE; return true;
+    case PT_LTE: *op = PROMQL_OP_LTE; return true;
+    case PT_LAND: *op = PROMQL_OP_AND; return true;
+    case PT_LOR: *op = PROMQL_OP_OR; return true;
+    case PT_LUNLESS: *op = PROMQL_OP_UNLESS; return true;
+    default: return false;
+    }
+}
+
+static promql_expr_t *parse_expr(parser_t *p, int min_prec)
+{
+    if (++p->depth > PROMQL_MAX_DEPTH) {
+        fail_limit(p, "query is nested too deeply (limit 1000 levels)");
+        return NULL;
+    }
+    promql_expr_t *lhs = parse_unary_or_primary(p);
+    int chain = 0;
+    while (lhs && !p->failed) {
+        promql_binop_t op;
+        promql_tok_t t = peek_type(p);
+        if (p->failed || !binop_of(t, &op)) break;
+        int prec = promql_binop_precedence(op);
+        if (prec < min_prec) break;
+        advance(p);
+        promql_vector_matching_t *vm = im_arena_calloc(p->arena, sizeof *vm);
+        bool rbool = false;
+        if (peek_type(p) == PT_BOOL) {
+            advance(p);
+            rbool = true;
+        }
+        t = peek_type(p);
+        if (t == PT_ON || t == PT_IGNORING) {
+            advance(p);
+            vm->on = t == PT_ON;
+            if (!parse_grouping_labels(p, &vm->matching_labels, &vm->nmatching_labels)) break;
+            t = peek_type(p);
+            if (t == PT_GROUP_LEFT || t == PT_GROUP_RIGHT) {
+                advance(p);
+                vm->card = t == PT_GROUP_LEFT ? PROMQL_CARD_MANY_TO_ONE : PROMQL_CARD_ONE_TO_MANY;
+                promql_tok_t n = peek_type(p);
+                if (n == PT_LEFT_PAREN || !can_start_expr(n)) {
+                    if (!parse_grouping_labels(p, &vm->include_labels, &vm->ninclude_labels)) break;
+                }
+            }
+        }
+        if (p->failed) break;
+        promql_expr_t *rhs = parse_expr(p, op == PROMQL_OP_POW ? prec : prec + 1);
+        if (!rhs) break;
+        promql_expr_t *b = node(p, PROMQL_NODE_BINARY, lhs->pos_start);
+        b->pos_end = rhs->pos_end;
+        b->u.bin.op = op;
+        b->u.bin.lhs = lhs;
+        b->u.bin.rhs = rhs;
+        b->u.bin.return_bool = rbool;
+        b->u.bin.matching = vm;
+        if (++chain > PROMQL_MAX_DEPTH) {
+            fail_limit(p, "query is nested too deeply (limit 1000 levels)");
+            break;
+        }
+        lhs = b;
+    }
+    p->depth--;
+    return p->failed ? NULL : lhs;
+}
+
+/* Tree height, computed with a bounded recursion: every later recursion
+ * (check, print, equality, evaluation) is bounded by PROMQL_MAX_DEPTH. */
+static int tree_height(const promql_expr_t *e, int d)
+{
+    if (!e || d > PROMQL_MAX_DEPTH) return d;
+    int h = d + 1;
+    switch (e->kind) {
+    case PROMQL_NODE_MATRIX_SELECTOR: h = IM_MAX(h, tree_height(e->u.ms.vs, d + 1)); break;
+    case PROMQL_NODE_SUBQUERY: h = IM_MAX(h, tree_height(e->u.sq.expr, d + 1)); break;
+    case PROMQL_NODE_CALL:
+        for (size_t i = 0; i < e->u.call.nargs && h <= PROMQL_MAX_DEPTH; i++)
+            h = IM_MAX(h, tree_height(e->u.call.args[i], d + 1));
+        break;
+    case PROMQL_NODE_AGGREGATE:
+        h = IM_MAX(h, tree_height(e->u.agg.param, d + 1));
+        h = IM_MAX(h, tree_height(e->u.agg.expr, d + 1));
+        break;
+    case PROMQL_NODE_BINARY:
+        h = IM_MAX(h, tree_height(e->u.bin.lhs, d + 1));
+        h = IM_MAX(h, tree_height(e->u.bin.rhs, d + 1));
+        break;
+    case PROMQL_NODE_UNARY: h = IM_MAX(h, tree_height(e->u.unary.expr, d + 1)); break;
+    case PROMQL_NODE_PAREN: h = IM_MAX(h, tree_height(e->u.paren.expr, d + 1)); break;
+    default: break;
+    }
+    return h;
+}
+
+/* ---- Type check (Prometheus' checkAST) ---- */
+
+static void check_err_type(parser_t *p, const promql_expr_t *e, promql_value_type_t want,
+                           const char *ctx);
+
+static void opr_pos(parser_t *p, const promql_expr_t *e, uint32_t *pos)
+{
+    uint32_t s = e->u.bin.lhs->pos_end;
+    while (s < p->n &&
+           (p->in[s] == ' ' || p->in[s] == '\t' || p->in[s] == '\n' || p->in[s] == '\r'))
+        s++;
+    *pos = s;
+}
+
+static promql_value_type_t check(parser_t *p, promql_expr_t *e)
+{
+    if (p->failed || !e) return PROMQL_TYPE_NONE;
+    switch (e->kind) {
+    case PROMQL_NODE_AGGREGATE:
+        check_err_type(p, e->u.agg.expr, PROMQL_TYPE_VECTOR, "aggregation expression");
+        if (e->u.agg.param)
+            check_err_type(p, e->u.agg.param, promql_aggop_param_type(e->u.agg.op),
+                           "aggregation parameter");
+        break;
+    case PROMQL_NODE_BINARY: {
+        promql_binary_t *b = &e->u.bin;
+        promql_value_type_t lt = check(p, b->lhs);
+        promql_value_type_t rt = check(p, b->rhs);
+        uint32_t opos;
+        opr_pos(p, e, &opos);
+        if (b->return_bool && !promql_binop_is_comparison(b->op))
+            fail_at(p, opos, "bool modifier can only be used on comparison operators");
+        if (promql_binop_is_comparison(b->op) && !b->return_bool && lt == PROMQL_TYPE_SCALAR &&
+            rt == PROMQL_TYPE_SCALAR)
+            fail_at(p, opos, "comparisons between scalars must use BOOL modifier");
+        promql_vector_matching_t *vm = b->matching;
+        if (promql_binop_is_set(b->op) && vm->card == PROMQL_CARD_ONE_TO_ONE)
+            vm->card = PROMQL_CARD_MANY_TO_MANY;
+        for (size_t i = 0; i < vm->nmatching_labels; i++)
+            for (size_t j = 0; j < vm->ninclude_labels; j++)
+                if (vm->matching_labels[i] == vm->include_labels[j] && vm->on) {
+                    im_buf_t q;
+                    im_buf_init(&q, 400);
+                    (void)promql__go_quote(&q, vm->matching_labels[i]->s,
+                                           vm->matching_labels[i]->len);
+                    fail_at(p, opos, "label %s must not occur in ON and GROUP clause at once",
+                            q.data ? q.data : "");
+                    im_buf_free(&q);
+                }
+        if (lt != PROMQL_TYPE_SCALAR && lt != PROMQL_TYPE_VECTOR)
+            fail_at(p, b->lhs->pos_start,
+                    "binary expression must contain only scalar and instant vector types");
+        if (rt != PROMQL_TYPE_SCALAR && rt != PROMQL_TYPE_VECTOR)
+            fail_at(p, b->rhs->pos_start,
+                    "binary expression must contain only scalar and instant vector types");
+        if (lt != PROMQL_TYPE_VECTOR || rt != PROMQL_TYPE_VECTOR) {
+            if (vm->nmatching_labels > 0)
+                fail_at(p, e->pos_start, "vector matching only allowed between instant vectors");
+            b->matching = NULL;
+        } else if (promql_binop_is_set(b->op)) {
+            if (vm->card == PROMQL_CARD_ONE_TO_MANY || vm->card == PROMQL_CARD_MANY_TO_ONE)
+                fail_at(p, e->pos_start, "no grouping allowed for \"%s\" operation",
+                        promql_binop_str(b->op));
+            if (vm->card != PROMQL_CARD_MANY_TO_MANY)
+                fail_at(p, e->pos_start, "set operations must always be many-to-many");
+        }
+        if ((lt == PROMQL_TYPE_SCALAR || rt == PROMQL_TYPE_SCALAR) && promql_binop_is_set(b->op))
+            fail_at(p, e->pos_start, "set operator \"%s\" not allowed in binary scalar expression",
+                    promql_binop_str(b->op));
+        e->type = (lt == PROMQL_TYPE_SCALAR && rt == PROMQL_TYPE_SCALAR) ? PROMQL_TYPE_SCALAR
+                                                                         : PROMQL_TYPE_VECTOR;
+        break;
+    }
+    case PROMQL_NODE_CALL: {
+        const promql_function_t *f = e->u.call.func;
+        size_t na = e->u.call.nargs;
+        size_t nd = (size_t)f->nargs;
+        if (f->variadic == 0) {
+            if (nd != na)
+                fail_at(p, e->pos_start, "expected %zu argument(s) in call to \"%s\", got %zu", nd,
+                        f->name, na);
+        } else {
+            size_t minn = nd - 1;
+            if (minn > na)
+                fail_at(p, e->pos_start,
+                        "expected at least %zu argument(s) in call to \"%s\", got %zu", minn,
+                        f->name, na);
+            else if (f->variadic > 0 && minn + (size_t)f->variadic < na)
+                fail_at(p, e->pos_start,
+                        "expected at most %zu argument(s) in call to \"%s\", got %zu",
+                        minn + (size_t)f->variadic, f->name, na);
+        }
+        char ctx[128];
+        snprintf(ctx, sizeof ctx, "call to function \"%s\"", f->name);
+        for (size_t i = 0; i < na; i++) {
+            size_t k = i;
+            if (k >= nd) {
+                if (f->variadic == 0) break;
+                k = nd - 1;
+            }
+            check_err_type(p, e->u.call.args[i], f->arg_types[k], ctx);
+        }
+        break;
+    }
+    case PROMQL_NODE_PAREN: e->type = check(p, e->u.paren.expr); break;
+    case PROMQL_NODE_UNARY: {
+        promql_value_type_t t = check(p, e->u.unary.expr);
+        if (t != PROMQL_TYPE_SCALAR && t != PROMQL_TYPE_VECTOR)
+            fail_at(p, e->pos_start,
+                    "unary expression only allowed on expressions of type scalar or instant "
+                    "vector, got \"%s\"",
+                    promql_value_type_str(t));
+        e->type = t;
+        break;
+    }
+    case PROMQL_NODE_SUBQUERY: {
+        promql_value_type_t t = check(p, e->u.sq.expr);
+        if (t != PROMQL_TYPE_VECTOR)
+            fail_at(p, e->pos_start, "subquery is only allowed on instant vector, got %s instead",
+                    promql_value_type_api_str(t));
+        break;
+    }
+    case PROMQL_NODE_MATRIX_SELECTOR: check(p, e->u.ms.vs); break;
+    case PROMQL_NODE_VECTOR_SELECTOR: {
+        promql_vector_selector_t *vs = &e->u.vs;
+        if (vs->name) {
+            for (size_t i = 0; i + 1 < vs->nmatchers; i++) {
+                const im_istr_t *mn = im_matcher_name(vs->matchers[i]);
+                if (mn->len == 8 && memcmp(mn->s, IM_METRIC_NAME, 8) == 0) {
+                    size_t vl;
+                    const char *v = im_matcher_value(vs->matchers[i], &vl);
+                    im_buf_t q;
+                    im_buf_init(&q, 0);
+                    (void)promql__go_quote(&q, vs->name->s, vs->name->len);
+                    (void)im_buf_puts(&q, " or ");
+                    (void)promql__go_quote(&q, v, vl);
+                    fail_at(p, e->pos_start, "metric name must not be set twice: %s", q.data);
+                    im_buf_free(&q);
+                }
+            }
+            break;
+        }
+        bool non_empty = false;
+        for (size_t i = 0; i < vs->nmatchers; i++)
+            if (!im_matcher_matches_empty(vs->matchers[i])) non_empty = true;
+        if (!non_empty)
+            fail_at(p, e->pos_start, "vector selector must contain at least one non-empty matcher");
+        break;
+    }
+    default: break;
+    }
+    return e->type;
+}
+
+static void check_err_type(parser_t *p, const promql_expr_t *e, promql_value_type_t want,
+                           const char *ctx)
+{
+    promql_value_type_t t = check(p, (promql_expr_t *)e);
+    if (t != want)
+        fail_at(p, e->pos_start, "expected type %s in %s, got %s", promql_value_type_str(want), ctx,
+                promql_value_type_str(t));
+}
+
+/* ---- Entry points ---- */
+
+static void set_error(parser_t *p, im_err_t *err)
+{
+    if (!err) return;
+    if (p->rc == IM_ELIMIT) {
+        im_err_set(err, IM_ELIMIT, "%s", p->err_msg);
+        err->offset = -1;
+        return;
+    }
+    int line = 1;
+    long last_nl = -1;
+    for (size_t i = 0; i < p->err_pos && i < p->n; i++)
+        if (p->in[i] == '\n') {
+            line++;
+            last_nl = (long)i;
+        }
+    long col = (long)p->err_pos - last_nl;
+    im_err_set(err, p->rc, "%d:%ld: parse error: %s", line, col, p->err_msg);
+    err->offset = p->err_pos;
+}
+
+im_rc promql_parse(const char *text, size_t len, promql_expr_t **out, im_err_t *err)
+{
+    *out = NULL;
+    if (err) im_err_clear(err);
+    if (len > PROMQL_MAX_QUERY_BYTES) {
+        return im_err_set(err, IM_ELIMIT,
+                          "query is %zu bytes long, more than the limit of %u bytes", len,
+                          PROMQL_MAX_QUERY_BYTES);
+    }
+    parser_t p;
+    memset(&p, 0, sizeof p);
+    p.in = text;
+    p.n = len;
+    promql__lex_init(&p.lx, text, len);
+    p.owner = promql__owner_new();
+    p.arena = &p.owner->arena;
+
+    promql_expr_t *e = NULL;
+    if (peek_type(&p) == PT_EOF) {
+        if (!p.failed) fail_at(&p, 0, "no expression found in input");
+    } else if (!p.failed) {
+        e = parse_expr(&p, 0);
+        if (e && !p.failed && peek_type(&p) != PT_EOF) unexpected(&p, NULL, NULL);
+    }
+    if (!p.failed && tree_height(e, 0) > PROMQL_MAX_DEPTH)
+        fail_limit(&p, "query is nested too deeply (limit 1000 levels)");
+    if (!p.failed) check(&p, e);
+    if (p.failed) {
+        set_error(&p, err);
+        promql__owner_free(p.owner);
+        return p.rc;
+    }
+    e->owner = p.owner;
+    *out = e;
+    return IM_OK;
+}
+
+im_rc promql_parse_metric_selector(const char *text, size_t len, im_matcher_t ***matchers,
+                                   size_t *nmatchers, im_err_t *err)
+{
+    *matchers = NULL;
+    *nmatchers = 0;
+    promql_expr_t *e = NULL;
+    im_rc rc = promql_parse(text, len, &e, err);
+    if (rc != IM_OK) return rc;
+    if (e->kind != PROMQL_NODE_VECTOR_SELECTOR || e->u.vs.offset_ms != 0 ||
+        e->u.vs.at != PROMQL_AT_NONE) {
+        promql_expr_free(e);
+        return im_err_set(err, IM_EPARSE, "1:1: parse error: expected a metric selector");
+    }
+    size_t n = e->u.vs.nmatchers;
+    im_matcher_t **ms = im_calloc(n ? n : 1, sizeof *ms);
+    promql_expr_owner_t *o = e->owner;
+    /* Move the matchers out of the owner so freeing the tree keeps them. */
+    for (size_t i = 0; i < n; i++) {
+        ms[i] = e->u.vs.matchers[i];
+        for (size_t j = 0; j < o->nmatchers; j++)
+            if (o->matchers[j] == ms[i]) o->matchers[j] = NULL;
+    }
+    size_t k = 0;
+    for (size_t j = 0; j < o->nmatchers; j++)
+        if (o->matchers[j]) o->matchers[k++] = o->matchers[j];
+    o->nmatchers = k;
+    promql_expr_free(e);
+    *matchers = ms;
+    *nmatchers = n;
+    return IM_OK;
+}
+
+void promql_matchers_free(im_matcher_t **matchers, size_t n)
+{
+    if (!matchers) return;
+    for (size_t i = 0; i < n; i++) im_matcher_free(matchers[i]);
+    im_free(matchers);
+}
