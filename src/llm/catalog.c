@@ -322,6 +322,9 @@ static llm_unit_t guess_unit(const llm_family_t *f)
         return LLM_UNIT_RATIO;
     if (ends_with(n, "_UTIL")) return LLM_UNIT_PERCENT;
     if (strstr(f->condition, "unit = tokens") || strstr(n, "tokens")) return LLM_UNIT_TOKENS;
+    if ((strstr(n, "prefix_cache_hits") || strstr(n, "prefix_cache_queries")) &&
+        f->type == LLM_MTYPE_COUNTER)
+        return LLM_UNIT_TOKENS;
     if (strstr(f->condition, "unit = items")) return LLM_UNIT_ITEMS;
     if (strstr(n, "request_success") || strstr(n, "num_preemptions") ||
         strcmp(n, "http_requests") == 0 || strstr(n, "corrupted_requests"))
@@ -459,9 +462,8 @@ static void dcgm_row(llm_catalog_t *c, char **col, int n)
     if (strcmp(col[4], "enabled") != 0) {
         char buf[300];
         snprintf(buf, sizeof buf,
-                 "%s is commented out in dcgm-exporter's default counters "
-                 "(etc/default-counters.csv): add it to the counters CSV (-f / "
-                 "DCGM_EXPORTER_COLLECTORS)",
+                 "it is enabled in dcgm-exporter's counters CSV (-f / DCGM_EXPORTER_COLLECTORS); "
+                 "the default etc/default-counters.csv has %s commented out",
                  col[0]);
         f->option = im_strdup(buf);
         f->condition = f->option;

@@ -1,0 +1,395 @@
+/* dashboard.c — the Grafana dashboard walker of `infermon lint`: reads the
+ * dashboard JSON with jansson, visits panels, rows (old `rows[]` and new row
+ * panels, collapsed rows' nested panels included) and their Prometheus targets,
+ * skips library-panel references with a note, and substitutes template
+ * variables ($var, ${var}, ${var:fmt}, [[var]], $__interval, $__rate_interval,
+ * $__range, …) by plausible values before each expression is parsed. Locations
+ * read like `panels[3] "TTFT p95" targets[0]`. */
+#include "util/base.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <stdio.h>
+
+#include "llm/lint_int.h"
+
+#define MAX_VARS        256
+#define MAX_PANEL_DEPTH 8
+
+typedef struct tvar {
+    const char *name;  /* borrowed from the JSON */
+    const char *value; /* a plausible value (current, first option, or NULL) */
+    bool interval;
+} tvar_t;
+
+typedef struct tvars {
+    tvar_t v[MAX_VARS];
+    size_t n;
+} tvars_t;
+
+size_t lint__subst_vars(const char *expr, size_t len, const void *vars, im_buf_t *out,
+                        uint32_t (**ranges)[2], size_t *nranges);
+
+/* ---- Template variables ---- */
+
+static const char *builtin_value(const char *n, size_t l)
+{
+    static const struct {
+        const char *name, *value;
+    } b[] = {{"__interval_ms", "60000"},
+             {"__interval", "1m"},
+             {"__rate_interval_ms", "300000"},
+             {"__rate_interval", "5m"},
+             {"__range_ms", "3600000"},
+             {"__range_s", "3600"},
+             {"__range", "1h"},
+             {"__from", "1700000000000"},
+             {"__to", "1700003600000"},
+             {"__auto_interval", "1m"},
+             {"__name", "templated"},
+             {"__dashboard", "dashboard"},
+             {"__org", "1"},
+             {"__user", "user"},
+             {"timeFilter", "1"}};
+    for (size_t i = 0; i < IM_ARRAY_LEN(b); i++)
+        if (strlen(b[i].name) == l && memcmp(b[i].name, n, l) == 0) return b[i].value;
+    return NULL;
+}
+
+static bool looks_duration(const char *s)
+{
+    if (!s || !isdigit((unsigned char)*s)) return false;
+    while (isdigit((unsigned char)*s)) s++;
+    return *s == 's' || *s == 'm' || *s == 'h' || *s == 'd' || *s == 'w' || *s == 'y';
+}
+
+static bool looks_number(const char *s)
+{
+    if (!s || !*s) return false;
+    char *end;
+    (void)strtod(s, &end);
+    return *end == '\0';
+}
+
+static bool looks_ident(const char *s)
+{
+    if (!s || !(isalpha((unsigned char)*s) || *s == '_')) return false;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_' || *s == ':')) return false;
+    return true;
+}
+
+typedef enum ctx_kind { CTX_BARE, CTX_STRING, CTX_RANGE, CTX_NUMBER } ctx_kind_t;
+
+static ctx_kind_t context_at(const char *s, size_t pos)
+{
+    bool in_str = false;
+    int bracket = 0;
+    char q = 0;
+    for (size_t i = 0; i < pos; i++) {
+        char c = s[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == q)
+                in_str = false;
+            continue;
+        }
+        if (c == '"' || c == '\'' || c == '`') {
+            in_str = true;
+            q = c;
+        } else if (c == '[')
+            bracket++;
+        else if (c == ']' && bracket > 0)
+            bracket--;
+    }
+    if (in_str) return CTX_STRING;
+    if (bracket > 0) return CTX_RANGE;
+    /* After an operator, or as the first argument of topk/bottomk/quantile: a number. */
+    size_t i = pos;
+    while (i > 0 && s[i - 1] == ' ') i--;
+    if (i > 0 && strchr("<>=+-*/%^,", s[i - 1])) {
+        if (s[i - 1] != ',') return CTX_NUMBER;
+    }
+    if (i > 0 && s[i - 1] == '(') {
+        size_t e = i - 1;
+        while (e > 0 && s[e - 1] == ' ') e--;
+        size_t b = e;
+        while (b > 0 && (isalnum((unsigned char)s[b - 1]) || s[b - 1] == '_')) b--;
+        static const char *const numf[] = {
+            "topk",   "bottomk",    "quantile", "histogram_quantile", "quantile_over_time",
+            "limitk", "limit_ratio"};
+        for (size_t k = 0; k < IM_ARRAY_LEN(numf); k++)
+            if (e - b == strlen(numf[k]) && memcmp(s + b, numf[k], e - b) == 0) return CTX_NUMBER;
+    }
+    return CTX_BARE;
+}
+
+static const char *plausible(const tvars_t *vars, const char *n, size_t l, ctx_kind_t ctx)
+{
+    const char *v = builtin_value(n, l);
+    bool interval = false;
+    if (!v && vars) {
+        for (size_t i = 0; i < vars->n; i++)
+            if (strlen(vars->v[i].name) == l && memcmp(vars->v[i].name, n, l) == 0) {
+                v = vars->v[i].value;
+                interval = vars->v[i].interval;
+                break;
+            }
+    }
+    switch (ctx) {
+    case CTX_RANGE: return looks_duration(v) ? v : "5m";
+    case CTX_STRING:
+        if (v && !strchr(v, '"') && !strchr(v, '\\') && !strchr(v, '$') && strcmp(v, "All") != 0)
+            return v;
+        return ".*";
+    case CTX_NUMBER: return looks_number(v) ? v : "1";
+    default:
+        if (interval && looks_duration(v)) return v;
+        if (looks_number(v) || looks_ident(v) || looks_duration(v)) return v;
+        return "templated";
+    }
+}
+
+size_t lint__subst_vars(const char *s, size_t len, const void *varsp, im_buf_t *out,
+                        uint32_t (**ranges)[2], size_t *nranges)
+{
+    const tvars_t *vars = varsp;
+    size_t cap = 0;
+    *ranges = NULL;
+    *nranges = 0;
+    size_t i = 0;
+    while (i < len) {
+        size_t start = i, nb = 0, nl = 0, end = 0;
+        bool var = false;
+        if (s[i] == '$' && i + 1 < len && s[i + 1] == '{') {
+            const char *close = memchr(s + i + 2, '}', len - i - 2);
+            if (close) {
+                nb = i + 2;
+                size_t ce = (size_t)(close - s);
+                const char *colon = memchr(s + nb, ':', ce - nb);
+                nl = (colon ? (size_t)(colon - s) : ce) - nb;
+                end = ce + 1;
+                var = nl > 0;
+            }
+        } else if (s[i] == '$' && i + 1 < len &&
+                   (isalpha((unsigned char)s[i + 1]) || s[i + 1] == '_')) {
+            nb = i + 1;
+            size_t j = nb;
+            while (j < len && (isalnum((unsigned char)s[j]) || s[j] == '_')) j++;
+            nl = j - nb;
+            end = j;
+            var = true;
+        } else if (s[i] == '[' && i + 1 < len && s[i + 1] == '[') {
+            const char *close = NULL;
+            for (size_t j = i + 2; j + 1 < len; j++)
+                if (s[j] == ']' && s[j + 1] == ']') {
+                    close = s + j;
+                    break;
+                }
+            if (close) {
+                nb = i + 2;
+                size_t ce = (size_t)(close - s);
+                bool ok = ce > nb;
+                for (size_t j = nb; j < ce && ok; j++)
+                    ok = isalnum((unsigned char)s[j]) || s[j] == '_' || s[j] == ':';
+                if (ok) {
+                    const char *colon = memchr(s + nb, ':', ce - nb);
+                    nl = (colon ? (size_t)(colon - s) : ce) - nb;
+                    end = ce + 2;
+                    var = nl > 0;
+                }
+            }
+        }
+        if (!var) {
+            (void)im_buf_putc(out, s[i]);
+            i++;
+            continue;
+        }
+        /* Context is judged on the text written so far (already substituted). */
+        ctx_kind_t ctx = context_at(out->data ? out->data : "", out->len);
+        const char *v = plausible(vars, s + nb, nl, ctx);
+        uint32_t rs = (uint32_t)out->len;
+        (void)im_buf_puts(out, v);
+        if (*nranges == cap) {
+            cap = cap ? cap * 2 : 4;
+            *ranges = im_realloc(*ranges, cap * sizeof(**ranges));
+        }
+        (*ranges)[*nranges][0] = rs;
+        (*ranges)[*nranges][1] = (uint32_t)out->len;
+        (*nranges)++;
+        i = end;
+        (void)start;
+    }
+    return *nranges;
+}
+
+static void collect_vars(json_t *dash, tvars_t *vars)
+{
+    json_t *list = json_object_get(json_object_get(dash, "templating"), "list");
+    size_t i;
+    json_t *v;
+    json_array_foreach(list, i, v)
+    {
+        if (vars->n >= MAX_VARS) break;
+        const char *name = json_string_value(json_object_get(v, "name"));
+        if (!name) continue;
+        tvar_t *t = &vars->v[vars->n++];
+        t->name = name;
+        const char *type = json_string_value(json_object_get(v, "type"));
+        t->interval = type && strcmp(type, "interval") == 0;
+        json_t *cur = json_object_get(json_object_get(v, "current"), "value");
+        if (json_is_array(cur)) cur = json_array_get(cur, 0);
+        t->value = json_string_value(cur);
+        if (!t->value || strcmp(t->value, "$__all") == 0 || !*t->value) {
+            json_t *opt = json_array_get(json_object_get(v, "options"), 0);
+            const char *ov = json_string_value(json_object_get(opt, "value"));
+            t->value = ov && strcmp(ov, "$__all") != 0 ? ov : NULL;
+        }
+        if (!t->value && t->interval) {
+            const char *qv = json_string_value(json_object_get(v, "query"));
+            if (looks_duration(qv)) t->value = qv;
+        }
+        if (t->value && strcmp(t->value, "$__auto_interval") == 0) t->value = "1m";
+    }
+}
+
+/* ---- Panels ---- */
+
+typedef struct dctx {
+    lint_run_t *r;
+    const char *file;
+    tvars_t vars;
+} dctx_t;
+
+static bool non_prometheus(json_t *ds)
+{
+    if (!ds) return false;
+    if (json_is_object(ds)) {
+        const char *t = json_string_value(json_object_get(ds, "type"));
+        return t && strcmp(t, "prometheus") != 0 && strcmp(t, "datasource") != 0 && t[0] != '$';
+    }
+    const char *s = json_string_value(ds);
+    if (!s) return false;
+    static const char *const others[] = {
+        "loki",   "Loki",  "elasticsearch", "Elasticsearch", "influx",
+        "Influx", "tempo", "Tempo",         "-- Grafana --", "-- Dashboard --"};
+    for (size_t i = 0; i < IM_ARRAY_LEN(others); i++)
+        if (strstr(s, others[i])) return true;
+    return false;
+}
+
+static void lint_target(dctx_t *x, const char *path, json_t *panel, json_t *t, bool heatmap)
+{
+    const char *expr = json_string_value(json_object_get(t, "expr"));
+    if (!expr || !*expr) return;
+    if (non_prometheus(json_object_get(t, "datasource"))) return;
+    if (!json_object_get(t, "datasource") && non_prometheus(json_object_get(panel, "datasource")))
+        return;
+    const char *fmt = json_string_value(json_object_get(t, "format"));
+    lint_where_t w;
+    memset(&w, 0, sizeof(w));
+    w.file = x->file;
+    w.path = path;
+    w.heatmap = heatmap || (fmt && strcmp(fmt, "heatmap") == 0);
+    size_t len = strlen(expr);
+    im_buf_t sb;
+    im_buf_init(&sb, 1u << 20);
+    uint32_t(*rg)[2] = NULL;
+    size_t nrg = 0;
+    lint__subst_vars(expr, len, &x->vars, &sb, &rg, &nrg);
+    if (nrg > 0) {
+        w.orig_expr = expr;
+        w.subst = (const uint32_t(*)[2])rg;
+        w.nsubst = nrg;
+        lint_query(x->r, &w, sb.data ? sb.data : "", sb.len);
+    } else {
+        w.orig_expr = expr;
+        lint_query(x->r, &w, expr, len);
+    }
+    im_free(rg);
+    im_buf_free(&sb);
+}
+
+static void walk_panels(dctx_t *x, json_t *panels, const char *prefix, const char *key, int depth);
+
+static void walk_panel(dctx_t *x, json_t *p, const char *ppath, int depth)
+{
+    const char *type = json_string_value(json_object_get(p, "type"));
+    json_t *lib = json_object_get(p, "libraryPanel");
+    json_t *targets = json_object_get(p, "targets");
+    if (lib && (!targets || json_array_size(targets) == 0)) {
+        const char *ln = json_string_value(json_object_get(lib, "name"));
+        const char *uid = json_string_value(json_object_get(lib, "uid"));
+        lint_note(x->r, "library-panel", LINT_SEV_INFO, x->file, 0, 0, ppath,
+                  "library panel \"%s\" (uid %s) skipped: its queries are stored in Grafana, not "
+                  "in this file",
+                  ln ? ln : "", uid ? uid : "?");
+        return;
+    }
+    bool heatmap = type && strcmp(type, "heatmap") == 0;
+    size_t i;
+    json_t *t;
+    json_array_foreach(targets, i, t)
+    {
+        char path[600];
+        snprintf(path, sizeof path, "%s targets[%zu]", ppath, i);
+        lint_target(x, path, p, t, heatmap);
+    }
+    /* Rows (collapsed rows keep their panels inside). */
+    if (json_object_get(p, "panels"))
+        walk_panels(x, json_object_get(p, "panels"), ppath, "panels", depth + 1);
+}
+
+static void walk_panels(dctx_t *x, json_t *panels, const char *prefix, const char *key, int depth)
+{
+    if (depth > MAX_PANEL_DEPTH || !json_is_array(panels)) return;
+    size_t i;
+    json_t *p;
+    json_array_foreach(panels, i, p)
+    {
+        if (!json_is_object(p)) continue;
+        const char *title = json_string_value(json_object_get(p, "title"));
+        char path[500];
+        snprintf(path, sizeof path, "%s%s%s[%zu] \"%s\"", prefix, prefix[0] ? " " : "", key, i,
+                 title ? title : "");
+        walk_panel(x, p, path, depth);
+    }
+}
+
+im_rc lint_dashboard(lint_run_t *r, const char *file, const char *buf, size_t len)
+{
+    json_error_t je;
+    json_t *root = json_loadb(buf, len, JSON_ALLOW_NUL, &je);
+    if (!root) {
+        lint_note(r, "input", LINT_SEV_ERROR, file, je.line, je.column, NULL, "JSON: %s", je.text);
+        return IM_OK;
+    }
+    json_t *dash = root;
+    if (json_is_object(json_object_get(root, "dashboard")))
+        dash = json_object_get(root, "dashboard");
+    if (!json_is_object(dash)) {
+        lint_note(r, "input", LINT_SEV_ERROR, file, 1, 1, NULL,
+                  "not a Grafana dashboard: the top level is not an object");
+        json_decref(root);
+        return IM_OK;
+    }
+    dctx_t *x = im_calloc(1, sizeof(*x));
+    x->r = r;
+    x->file = file;
+    collect_vars(dash, &x->vars);
+    walk_panels(x, json_object_get(dash, "panels"), "", "panels", 0);
+    json_t *rows = json_object_get(dash, "rows");
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        const char *title = json_string_value(json_object_get(row, "title"));
+        char path[300];
+        snprintf(path, sizeof path, "rows[%zu] \"%s\"", i, title ? title : "");
+        walk_panels(x, json_object_get(row, "panels"), path, "panels", 1);
+    }
+    im_free(x);
+    json_decref(root);
+    return IM_OK;
+}

@@ -1,0 +1,1666 @@
+/* lint.c — the checks of `infermon lint` over one PromQL expression at a time:
+ * names against the sources and the catalog (unknown, deprecated, removed,
+ * suffixes, prefixes, conditional families), types (rate on a gauge, a counter
+ * read as a level), histograms (quantiles without le, per series, φ range,
+ * thresholds inside bucket gaps or above the top bucket), labels (never carried,
+ * never matching), units (tokens over requests, _sum rates as latencies, sums of
+ * ratios) and windows (rate of a sum, ranges under two scrape intervals, short
+ * `for`). Every check stays quiet when the sources cannot tell. */
+#include "util/base.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "llm/lint_int.h"
+#include "promql/ast.h"
+#include "promql/parser.h"
+#include "util/fmtfloat.h"
+#include "util/timeutil.h"
+
+#define MAX_DEPTH   256
+#define MAX_LABELS  64
+#define MAX_FINDING 100000
+
+struct lint_run {
+    const lint_names_t *names;
+    llm_version_t version; /* effective vLLM version (may be unknown) */
+    bool version_given;
+    lint_finding_t *f;
+    size_t n, cap;
+    size_t nqueries;
+};
+
+const char *lint_severity_name(lint_severity_t s)
+{
+    switch (s) {
+    case LINT_SEV_ERROR: return "error";
+    case LINT_SEV_WARNING: return "warning";
+    default: return "info";
+    }
+}
+
+lint_run_t *lint_run_new(const lint_names_t *names, const lint_opts_t *opts)
+{
+    lint_run_t *r = im_calloc(1, sizeof(*r));
+    r->names = names;
+    if (opts && opts->vllm_version.known) {
+        r->version = opts->vllm_version;
+        r->version_given = true;
+    } else {
+        r->version = lint_names_vllm_version(names);
+    }
+    return r;
+}
+
+static void finding_free(lint_finding_t *f)
+{
+    im_free(f->file);
+    im_free(f->path);
+    im_free(f->expr);
+    im_free(f->message);
+    im_free(f->fix);
+    im_free(f->fixed_expr);
+    im_free(f->orig_expr);
+    im_free(f->edit_text);
+}
+
+void lint_run_free(lint_run_t *r)
+{
+    if (!r) return;
+    for (size_t i = 0; i < r->n; i++) finding_free(&r->f[i]);
+    im_free(r->f);
+    im_free(r);
+}
+
+size_t lint_run_findings(const lint_run_t *r, const lint_finding_t **out)
+{
+    *out = r->f;
+    return r->n;
+}
+
+size_t lint_run_count(const lint_run_t *r, lint_severity_t sev)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->f[i].severity == sev) c++;
+    return c;
+}
+
+size_t lint_run_queries(const lint_run_t *r)
+{
+    return r->nqueries;
+}
+
+static char *vfmt(const char *fmt, va_list ap)
+{
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) n = 0;
+    char *s = im_malloc((size_t)n + 1);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    im_buf_free(&b);
+    return s;
+}
+
+static char *dupn(const char *s)
+{
+    return s ? im_strdup(s) : NULL;
+}
+
+static lint_finding_t *add_finding(lint_run_t *r)
+{
+    if (r->n >= MAX_FINDING) return NULL;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 32;
+        r->f = im_realloc(r->f, r->cap * sizeof(*r->f));
+    }
+    lint_finding_t *f = &r->f[r->n++];
+    memset(f, 0, sizeof(*f));
+    return f;
+}
+
+void lint_note(lint_run_t *r, const char *check, lint_severity_t sev, const char *file, int line,
+               int col, const char *path, const char *fmt, ...)
+{
+    lint_finding_t *f = add_finding(r);
+    if (!f) return;
+    f->check = check;
+    f->severity = sev;
+    f->file = dupn(file);
+    f->line = line;
+    f->col = col;
+    f->path = dupn(path);
+    va_list ap;
+    va_start(ap, fmt);
+    f->message = vfmt(fmt, ap);
+    va_end(ap);
+}
+
+/* ---- Per-query context ---- */
+
+typedef struct labelset {
+    bool any;     /* unknown: anything goes */
+    bool open;    /* more labels may be added by relabelling / target labels */
+    int exporter; /* catalog exporter of the selector (-1 = unknown/mixed) */
+    const char *names[MAX_LABELS];
+    size_t lens[MAX_LABELS];
+    int n;
+} labelset_t;
+
+typedef struct q {
+    lint_run_t *r;
+    const lint_where_t *w;
+    const char *expr;
+    size_t len;
+    const promql_expr_t *stack[MAX_DEPTH];
+    int depth;
+    int64_t max_range_ms;
+    bool latency_quantile;
+} q_t;
+
+static bool in_subst(const q_t *q, const promql_expr_t *e)
+{
+    for (size_t i = 0; i < q->w->nsubst; i++)
+        if (q->w->subst[i][0] < e->pos_end && q->w->subst[i][1] > e->pos_start) return true;
+    return false;
+}
+
+static lint_finding_t *report(q_t *q, const promql_expr_t *e, const char *check,
+                              lint_severity_t sev, const char *fix, const char *fmt, ...)
+    IM_PRINTF(6, 7);
+static lint_finding_t *report(q_t *q, const promql_expr_t *e, const char *check,
+                              lint_severity_t sev, const char *fix, const char *fmt, ...)
+{
+    lint_finding_t *f = add_finding(q->r);
+    if (!f) return NULL;
+    f->check = check;
+    f->severity = sev;
+    f->file = dupn(q->w->file);
+    f->line = q->w->line;
+    f->col = q->w->col;
+    f->path = dupn(q->w->path);
+    f->expr = im_strndup(q->expr, q->len);
+    f->orig_expr = dupn(q->w->orig_expr);
+    f->expr_start = e ? e->pos_start : 0;
+    f->expr_end = e ? e->pos_end : (uint32_t)q->len;
+    f->has_raw = q->w->has_raw;
+    f->raw_start = q->w->raw_start;
+    f->raw_end = q->w->raw_end;
+    va_list ap;
+    va_start(ap, fmt);
+    f->message = vfmt(fmt, ap);
+    va_end(ap);
+    f->fix = dupn(fix);
+    return f;
+}
+
+/* Mechanical edit: replace [s, e) of the expression with text. */
+static void set_edit(q_t *q, lint_finding_t *f, uint32_t s, uint32_t e, const char *text)
+{
+    if (!f || s > e || e > q->len) return;
+    f->edit_start = s;
+    f->edit_end = e;
+    f->edit_text = im_strdup(text);
+    size_t tl = strlen(text);
+    char *x = im_malloc(q->len - (e - s) + tl + 1);
+    memcpy(x, q->expr, s);
+    memcpy(x + s, text, tl);
+    memcpy(x + s + tl, q->expr + e, q->len - e);
+    x[q->len - (e - s) + tl] = '\0';
+    f->fixed_expr = x;
+}
+
+static const promql_expr_t *unparen(const promql_expr_t *e)
+{
+    while (e && e->kind == PROMQL_NODE_PAREN) e = e->u.paren.expr;
+    return e;
+}
+
+static const promql_expr_t *parent(const q_t *q, int up)
+{
+    int i = q->depth - 1 - up;
+    return i >= 0 ? q->stack[i] : NULL;
+}
+
+static bool func_is(const promql_expr_t *e, const char *name)
+{
+    return e && e->kind == PROMQL_NODE_CALL && strcmp(e->u.call.func->name, name) == 0;
+}
+
+static bool is_rate_like(const promql_expr_t *e)
+{
+    return func_is(e, "rate") || func_is(e, "irate") || func_is(e, "increase") ||
+           func_is(e, "resets");
+}
+
+static im_sv_t istr(const im_istr_t *s)
+{
+    return im_istr_sv(s);
+}
+
+/* ---- Selector resolution ---- */
+
+typedef struct sel {
+    const char *name; /* NUL-terminated (interned) */
+    size_t len;
+    lname_t *known;
+    const llm_family_t *fam;
+    llm_form_t form;
+    llm_suffix_t fsuffix;
+    llm_mtype_t type;
+    llm_suffix_t suffix;
+    bool typed;
+} sel_t;
+
+static bool resolve(const q_t *q, const promql_expr_t *vs, sel_t *s)
+{
+    memset(s, 0, sizeof(*s));
+    const im_istr_t *nm = vs->u.vs.name;
+    if (!nm) {
+        /* {__name__="x"} */
+        for (size_t i = 0; i < vs->u.vs.nmatchers; i++) {
+            im_matcher_t *m = vs->u.vs.matchers[i];
+            if (im_matcher_type(m) == IM_MATCH_EQ &&
+                strcmp(im_istr_sv(im_matcher_name(m)).p, "__name__") == 0) {
+                size_t l;
+                s->name = im_matcher_value(m, &l);
+                s->len = l;
+            }
+        }
+        if (!s->name) return false;
+    } else {
+        s->name = istr(nm).p;
+        s->len = istr(nm).len;
+    }
+    s->known = lint__names_get(q->r->names, s->name, s->len);
+    s->fam = llm_catalog_lookup(llm_catalog_get(), s->name, s->len, &s->form, &s->fsuffix);
+    if (s->known && s->known->type != LLM_MTYPE_UNKNOWN) {
+        s->type = s->known->type;
+        s->suffix = s->known->suffix;
+        s->typed = true;
+    } else if (s->fam && s->form == LLM_FORM_SAMPLE && !(s->known && s->known->record)) {
+        s->type = s->fam->type;
+        s->suffix = s->fsuffix;
+        s->typed = true;
+    }
+    return true;
+}
+
+static bool sel_counterlike(const sel_t *s)
+{
+    if (!s->typed) return false;
+    if (s->type == LLM_MTYPE_COUNTER) return s->suffix != LLM_SUFFIX_CREATED;
+    if (s->type == LLM_MTYPE_HISTOGRAM || s->type == LLM_MTYPE_SUMMARY)
+        return s->suffix == LLM_SUFFIX_BUCKET || s->suffix == LLM_SUFFIX_SUM ||
+               s->suffix == LLM_SUFFIX_COUNT;
+    return false;
+}
+
+static bool sel_gaugelike(const sel_t *s)
+{
+    if (!s->typed) return false;
+    if (s->suffix == LLM_SUFFIX_CREATED) return true;
+    if (s->type == LLM_MTYPE_SUMMARY && s->suffix == LLM_SUFFIX_NONE)
+        return true; /* quantile series */
+    return s->type == LLM_MTYPE_GAUGE || s->type == LLM_MTYPE_INFO;
+}
+
+static llm_unit_t sel_unit(const sel_t *s)
+{
+    const llm_family_t *f = s->fam;
+    if (!f) return LLM_UNIT_NONE;
+    if (s->suffix == LLM_SUFFIX_COUNT || s->suffix == LLM_SUFFIX_BUCKET) {
+        /* Observations of a per-request histogram count requests. */
+        if (f->exporter == LLM_EXP_VLLM && strstr(f->name, "request")) return LLM_UNIT_REQUESTS;
+        if (strstr(f->name, "time_to_first_token")) return LLM_UNIT_REQUESTS;
+        return LLM_UNIT_NONE;
+    }
+    return f->unit;
+}
+
+/* ---- Label sets of expressions ---- */
+
+static const char *const common_target_labels[] = {"job",
+                                                   "instance",
+                                                   "namespace",
+                                                   "pod",
+                                                   "container",
+                                                   "node",
+                                                   "service",
+                                                   "endpoint",
+                                                   "cluster",
+                                                   "region",
+                                                   "zone",
+                                                   "env",
+                                                   "environment",
+                                                   "team",
+                                                   "app",
+                                                   "tenant",
+                                                   "deployment",
+                                                   "kubernetes_namespace",
+                                                   "kubernetes_pod_name",
+                                                   "kubernetes_node",
+                                                   "pod_name",
+                                                   "host",
+                                                   "hostname",
+                                                   "exported_job",
+                                                   "exported_instance",
+                                                   "exported_namespace",
+                                                   "exported_pod",
+                                                   "exported_container",
+                                                   "replica",
+                                                   "prometheus",
+                                                   "prometheus_replica",
+                                                   "datacenter",
+                                                   "dc",
+                                                   "owner",
+                                                   "component",
+                                                   "version"};
+
+static bool is_common_target_label(const char *l, size_t len)
+{
+    for (size_t i = 0; i < IM_ARRAY_LEN(common_target_labels); i++)
+        if (strlen(common_target_labels[i]) == len && memcmp(common_target_labels[i], l, len) == 0)
+            return true;
+    if (len > 8 && memcmp(l, "exported", 8) == 0) return true;
+    if (len > 6 && memcmp(l, "label_", 6) == 0) return false;
+    return false;
+}
+
+static void ls_add(labelset_t *s, const char *n, size_t len)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->lens[i] == len && memcmp(s->names[i], n, len) == 0) return;
+    if (s->n >= MAX_LABELS) {
+        s->any = true;
+        return;
+    }
+    s->names[s->n] = n;
+    s->lens[s->n++] = len;
+}
+
+static bool ls_has(const labelset_t *s, const char *n, size_t len)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->lens[i] == len && memcmp(s->names[i], n, len) == 0) return true;
+    return false;
+}
+
+static void ls_del(labelset_t *s, const char *n, size_t len)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->lens[i] == len && memcmp(s->names[i], n, len) == 0) {
+            s->names[i] = s->names[s->n - 1];
+            s->lens[i] = s->lens[s->n - 1];
+            s->n--;
+            return;
+        }
+}
+
+static void selector_labels(const q_t *q, const promql_expr_t *vs, labelset_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->exporter = -1;
+    sel_t s;
+    if (!resolve(q, vs, &s) || (!s.known && !s.fam) || (s.known && s.known->record) ||
+        (!s.known && s.form != LLM_FORM_SAMPLE)) {
+        out->any = true;
+        return;
+    }
+    if (s.known && !s.known->catalog && s.known->nlabels > 0) {
+        for (uint32_t i = 0; i < s.known->nlabels; i++)
+            ls_add(out, s.known->labels[i].name, strlen(s.known->labels[i].name));
+        out->open = !s.known->labels_exact;
+    } else if (s.fam) {
+        if (s.fam->labels_open) {
+            out->any = true;
+            return;
+        }
+        for (int i = 0; i < s.fam->nlabels; i++)
+            ls_add(out, s.fam->labels[i], strlen(s.fam->labels[i]));
+        if (s.fsuffix == LLM_SUFFIX_BUCKET) ls_add(out, "le", 2);
+        if (s.fam->type == LLM_MTYPE_SUMMARY && s.fsuffix == LLM_SUFFIX_NONE)
+            ls_add(out, "quantile", 8);
+        out->open = true;
+    } else {
+        out->any = true;
+        return;
+    }
+    if (s.fam) out->exporter = (int)s.fam->exporter;
+    if (out->open) {
+        ls_add(out, "job", 3);
+        ls_add(out, "instance", 8);
+    }
+}
+
+static void expr_labels(const q_t *q, const promql_expr_t *e, labelset_t *out);
+
+static void expr_labels(const q_t *q, const promql_expr_t *e, labelset_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->exporter = -1;
+    if (!e) {
+        out->any = true;
+        return;
+    }
+    switch (e->kind) {
+    case PROMQL_NODE_VECTOR_SELECTOR: selector_labels(q, e, out); return;
+    case PROMQL_NODE_MATRIX_SELECTOR: selector_labels(q, e->u.ms.vs, out); return;
+    case PROMQL_NODE_SUBQUERY: expr_labels(q, e->u.sq.expr, out); return;
+    case PROMQL_NODE_PAREN: expr_labels(q, e->u.paren.expr, out); return;
+    case PROMQL_NODE_UNARY: expr_labels(q, e->u.unary.expr, out); return;
+    case PROMQL_NODE_STEP_INVARIANT: expr_labels(q, e->u.si.expr, out); return;
+    case PROMQL_NODE_CALL: {
+        const char *fn = e->u.call.func->name;
+        if (strcmp(fn, "label_replace") == 0 || strcmp(fn, "label_join") == 0) {
+            expr_labels(q, e->u.call.args[0], out);
+            const promql_expr_t *dst = e->u.call.nargs > 1 ? unparen(e->u.call.args[1]) : NULL;
+            if (dst && dst->kind == PROMQL_NODE_STRING)
+                ls_add(out, dst->u.string.s, dst->u.string.len);
+            else
+                out->any = true;
+            return;
+        }
+        if (strcmp(fn, "histogram_quantile") == 0 && e->u.call.nargs == 2) {
+            expr_labels(q, e->u.call.args[1], out);
+            ls_del(out, "le", 2);
+            return;
+        }
+        for (size_t i = 0; i < e->u.call.nargs; i++) {
+            promql_value_type_t t = e->u.call.args[i]->type;
+            if (t == PROMQL_TYPE_VECTOR || t == PROMQL_TYPE_MATRIX) {
+                expr_labels(q, e->u.call.args[i], out);
+                return;
+            }
+        }
+        out->any = true;
+        return;
+    }
+    case PROMQL_NODE_AGGREGATE: {
+        const promql_aggregate_t *a = &e->u.agg;
+        if (!a->without) {
+            for (size_t i = 0; i < a->ngrouping; i++)
+                ls_add(out, istr(a->grouping[i]).p, istr(a->grouping[i]).len);
+        } else {
+            expr_labels(q, a->expr, out);
+            for (size_t i = 0; i < a->ngrouping; i++)
+                ls_del(out, istr(a->grouping[i]).p, istr(a->grouping[i]).len);
+        }
+        if (a->op == PROMQL_AGG_COUNT_VALUES) {
+            const promql_expr_t *p = unparen(a->param);
+            if (p && p->kind == PROMQL_NODE_STRING) ls_add(out, p->u.string.s, p->u.string.len);
+        }
+        if (a->op == PROMQL_AGG_TOPK || a->op == PROMQL_AGG_BOTTOMK) expr_labels(q, a->expr, out);
+        return;
+    }
+    case PROMQL_NODE_BINARY: {
+        const promql_binary_t *b = &e->u.bin;
+        labelset_t l, r;
+        expr_labels(q, b->lhs, &l);
+        expr_labels(q, b->rhs, &r);
+        if (!b->matching) {
+            *out = b->lhs->type == PROMQL_TYPE_VECTOR ? l : r;
+            return;
+        }
+        const promql_vector_matching_t *m = b->matching;
+        if (b->op == PROMQL_OP_OR) {
+            *out = l;
+            if (r.any) out->any = true;
+            for (int i = 0; i < r.n; i++) ls_add(out, r.names[i], r.lens[i]);
+            out->open = l.open || r.open;
+            return;
+        }
+        if (promql_binop_is_set(b->op)) {
+            *out = l;
+            return;
+        }
+        if (m->card == PROMQL_CARD_ONE_TO_ONE) {
+            if (m->on) {
+                for (size_t i = 0; i < m->nmatching_labels; i++)
+                    ls_add(out, istr(m->matching_labels[i]).p, istr(m->matching_labels[i]).len);
+                return;
+            }
+            *out = l;
+            for (size_t i = 0; i < m->nmatching_labels; i++)
+                ls_del(out, istr(m->matching_labels[i]).p, istr(m->matching_labels[i]).len);
+            return;
+        }
+        *out = m->card == PROMQL_CARD_MANY_TO_ONE ? l : r;
+        for (size_t i = 0; i < m->ninclude_labels; i++)
+            ls_add(out, istr(m->include_labels[i]).p, istr(m->include_labels[i]).len);
+        return;
+    }
+    default: out->any = true; return;
+    }
+}
+
+/* ---- Name similarity ---- */
+
+static size_t stem_tokens(const char *s, size_t len, char tok[][8], size_t max)
+{
+    size_t n = 0, i = 0;
+    while (i < len && n < max) {
+        while (i < len && (s[i] == '_' || s[i] == ':')) i++;
+        size_t st = i;
+        while (i < len && s[i] != '_' && s[i] != ':') i++;
+        size_t tl = i - st;
+        if (tl == 0) continue;
+        char w[64];
+        if (tl > 63) tl = 63;
+        for (size_t k = 0; k < tl; k++) w[k] = (char)tolower((unsigned char)s[st + k]);
+        w[tl] = 0;
+        static const char *const sufs[] = {"ations", "ation", "ions", "ion",
+                                           "ing",    "ed",    "es",   "s"};
+        for (size_t k = 0; k < IM_ARRAY_LEN(sufs); k++) {
+            size_t sl = strlen(sufs[k]);
+            if (tl > sl + 3 && memcmp(w + tl - sl, sufs[k], sl) == 0) {
+                tl -= sl;
+                w[tl] = 0;
+                break;
+            }
+        }
+        if (tl > 6) tl = 6;
+        memcpy(tok[n], w, tl);
+        tok[n][tl] = 0;
+        n++;
+    }
+    return n;
+}
+
+static size_t levenshtein(const char *a, size_t al, const char *b, size_t bl)
+{
+    if (al > 64 || bl > 64) return 99;
+    size_t prev[65], cur[65];
+    for (size_t j = 0; j <= bl; j++) prev[j] = j;
+    for (size_t i = 1; i <= al; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= bl; j++) {
+            size_t c = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            c = IM_MIN(c, prev[j] + 1);
+            c = IM_MIN(c, cur[j - 1] + 1);
+            cur[j] = c;
+        }
+        memcpy(prev, cur, sizeof(size_t) * (bl + 1));
+    }
+    return prev[bl];
+}
+
+static bool near_miss(const char *a, size_t al, const char *b, size_t bl)
+{
+    if (al == bl && memcmp(a, b, al) == 0) return false;
+    if (al < bl && memcmp(a, b, al) == 0 && b[al] == '_' && al >= 3) return true;
+    if (bl < al && memcmp(a, b, bl) == 0 && a[bl] == '_' && bl >= 3) return true;
+    return al >= 5 && bl >= 5 && levenshtein(a, al, b, bl) <= 1;
+}
+
+typedef struct used_labels {
+    const char *n[32];
+    size_t l[32];
+    int count;
+} used_labels_t;
+
+static void used_add(used_labels_t *u, const char *n, size_t l)
+{
+    if (u->count < 32 && !(l == 8 && memcmp(n, "__name__", 8) == 0)) {
+        u->n[u->count] = n;
+        u->l[u->count++] = l;
+    }
+}
+
+static void collect_used(const q_t *q, const promql_expr_t *vs, used_labels_t *u)
+{
+    memset(u, 0, sizeof(*u));
+    for (size_t i = 0; i < vs->u.vs.nmatchers; i++) {
+        im_sv_t n = istr(im_matcher_name(vs->u.vs.matchers[i]));
+        used_add(u, n.p, n.len);
+    }
+    for (int d = q->depth - 1; d >= 0; d--) {
+        const promql_expr_t *a = q->stack[d];
+        if (a->kind == PROMQL_NODE_AGGREGATE && !a->u.agg.without)
+            for (size_t i = 0; i < a->u.agg.ngrouping; i++)
+                used_add(u, istr(a->u.agg.grouping[i]).p, istr(a->u.agg.grouping[i]).len);
+    }
+}
+
+static bool name_has_label(const lint_names_t *names, const lname_t *e, const llm_family_t *f,
+                           const char *l, size_t len)
+{
+    (void)names;
+    if (e && !e->catalog && lint__lname_label((lname_t *)e, l, len, false)) return true;
+    if (f && llm_family_has_label(f, l, len)) return true;
+    return false;
+}
+
+/* The known name most like `name`: shared word stems, same kind (counter or
+ * not), and the labels the query uses. NULL when nothing is close. */
+static const char *suggest(const q_t *q, const promql_expr_t *vs, const char *name, size_t len,
+                           bool counterish)
+{
+    char qt[16][8];
+    size_t nq = stem_tokens(name, len, qt, 16);
+    used_labels_t used;
+    collect_used(q, vs, &used);
+    const lint_names_t *names = q->r->names;
+    const char *best = NULL;
+    int best_score = -1000;
+    bool want_bucket = len > 7 && memcmp(name + len - 7, "_bucket", 7) == 0;
+    for (size_t i = 0; i < names->cap; i++) {
+        const lname_t *e = names->slots[i];
+        if (!e || e->record) continue;
+        if (e->suffix == LLM_SUFFIX_CREATED) continue;
+        bool is_bucket = e->suffix == LLM_SUFFIX_BUCKET;
+        if ((e->type == LLM_MTYPE_HISTOGRAM || e->type == LLM_MTYPE_SUMMARY) &&
+            is_bucket != want_bucket && e->suffix != LLM_SUFFIX_NONE)
+            continue;
+        char ct[16][8];
+        size_t nc = stem_tokens(e->name, e->len, ct, 16);
+        int common = 0;
+        for (size_t a = 0; a < nq; a++)
+            for (size_t b = 0; b < nc; b++)
+                if (strcmp(qt[a], ct[b]) == 0) {
+                    common++;
+                    break;
+                }
+        if (common < 2 || common * 2 < (int)nq) continue;
+        int score = common * 10 - (int)(nc - (size_t)common) - 2 * (int)(nq - (size_t)common);
+        bool cand_counter = e->type == LLM_MTYPE_COUNTER;
+        if (counterish != cand_counter && e->type != LLM_MTYPE_UNKNOWN)
+            score -= counterish ? 15 : 8;
+        const llm_family_t *f = llm_catalog_lookup(llm_catalog_get(), e->name, e->len, NULL, NULL);
+        for (int k = 0; k < used.count; k++)
+            if (name_has_label(names, e, f, used.n[k], used.l[k])) score += 3;
+        if (score > best_score) {
+            best_score = score;
+            best = e->name;
+        }
+    }
+    return best;
+}
+
+/* A known name that is `name` under another prefix (ray_vllm:…). */
+static const char *prefixed_variant(const q_t *q, const char *name, size_t len)
+{
+    const lint_names_t *names = q->r->names;
+    const char *colon = memchr(name, ':', len);
+    for (size_t i = 0; i < names->cap; i++) {
+        const lname_t *e = names->slots[i];
+        if (!e || e->record || e->catalog || e->len <= len) continue;
+        if (memcmp(e->name + e->len - len, name, len) == 0) {
+            char c = e->name[e->len - len - 1];
+            if (c == '_' || c == ':') return e->name;
+        }
+        /* ray_vllm_num_requests_running for vllm:num_requests_running */
+        if (colon && e->len > len) {
+            const char *tail = e->name + e->len - len;
+            bool same = true;
+            for (size_t k = 0; k < len && same; k++)
+                same = tail[k] == name[k] || (name[k] == ':' && tail[k] == '_');
+            if (same && (tail[-1] == '_' || tail[-1] == ':')) return e->name;
+        }
+    }
+    return NULL;
+}
+
+/* Reverse rename: the old name a source still exposes for a new one. */
+static const char *old_name_exposed(const q_t *q, const char *name, size_t len)
+{
+    const llm_catalog_t *c = llm_catalog_get();
+    for (size_t i = 0; i < llm_catalog_count(c); i++) {
+        const llm_family_t *f = llm_catalog_family(c, i);
+        if (!f->replacement) continue;
+        for (int s = 0; s < f->nsamples; s++) {
+            lname_t *e = lint__names_get(q->r->names, f->samples[s], strlen(f->samples[s]));
+            if (!e || e->catalog) continue;
+            const llm_family_t *nf = llm_catalog_lookup(c, name, len, NULL, NULL);
+            if (!nf) continue;
+            size_t bl = strlen(nf->name);
+            if (strncmp(f->replacement, nf->name, bl) == 0 &&
+                (f->replacement[bl] == '\0' || f->replacement[bl] == ' ' ||
+                 f->replacement[bl] == '_'))
+                return f->samples[s];
+        }
+    }
+    return NULL;
+}
+
+/* The replacement for an old name as a plain sample name with the same suffix,
+ * or NULL when the replacement is not a single name (an expression, "none"). */
+static bool replacement_name(const char *repl, llm_suffix_t suf, char *buf, size_t cap)
+{
+    if (!repl) return false;
+    size_t n = 0;
+    while (repl[n] && (isalnum((unsigned char)repl[n]) || repl[n] == '_' || repl[n] == ':')) n++;
+    if (n == 0) return false;
+    const char *rest = repl + n;
+    while (*rest == ' ') rest++;
+    if (*rest && *rest != '(' && *rest != ';') return false; /* "a / b", "a + b" */
+    const llm_catalog_t *c = llm_catalog_get();
+    llm_form_t form;
+    llm_suffix_t rs;
+    const llm_family_t *f = llm_catalog_lookup(c, repl, n, &form, &rs);
+    if (!f) f = llm_catalog_by_family(c, repl, n);
+    if (!f) return false;
+    if (form == LLM_FORM_SAMPLE && rs != LLM_SUFFIX_NONE && suf == LLM_SUFFIX_NONE) suf = rs;
+    if (f->type == LLM_MTYPE_COUNTER && f->base != f->name && suf == LLM_SUFFIX_NONE)
+        suf = LLM_SUFFIX_TOTAL;
+    llm_family_sample_name(f, suf, buf, cap);
+    return true;
+}
+
+/* ---- Selector checks ---- */
+
+static bool name_edit_range(const q_t *q, const promql_expr_t *vs, const sel_t *s, uint32_t *a,
+                            uint32_t *b)
+{
+    if (!vs->u.vs.name) return false;
+    if (vs->pos_start + s->len > q->len) return false;
+    if (memcmp(q->expr + vs->pos_start, s->name, s->len) != 0) return false;
+    *a = vs->pos_start;
+    *b = vs->pos_start + (uint32_t)s->len;
+    return true;
+}
+
+static void fix_name(q_t *q, lint_finding_t *f, const promql_expr_t *vs, const sel_t *s,
+                     const char *newname)
+{
+    uint32_t a, b;
+    if (f && name_edit_range(q, vs, s, &a, &b)) set_edit(q, f, a, b, newname);
+}
+
+static bool ancestor_func(const q_t *q, const char *fn)
+{
+    for (int d = q->depth - 1; d >= 0; d--)
+        if (func_is(q->stack[d], fn)) return true;
+    return false;
+}
+
+static bool has_le_context(const q_t *q, const promql_expr_t *vs)
+{
+    for (size_t i = 0; i < vs->u.vs.nmatchers; i++)
+        if (im_sv_eq_cstr(istr(im_matcher_name(vs->u.vs.matchers[i])), "le")) return true;
+    for (int d = q->depth - 1; d >= 0; d--)
+        if (func_is(q->stack[d], "histogram_quantile") ||
+            func_is(q->stack[d], "histogram_fraction"))
+            return true;
+    for (int d = q->depth - 1; d >= 0; d--) {
+        const promql_expr_t *a = q->stack[d];
+        if (a->kind == PROMQL_NODE_AGGREGATE) {
+            bool has = false;
+            for (size_t i = 0; i < a->u.agg.ngrouping; i++)
+                if (im_sv_eq_cstr(istr(a->u.agg.grouping[i]), "le")) has = true;
+            if (a->u.agg.without ? !has : has) return true;
+            return false;
+        }
+    }
+    return false;
+}
+
+static void status_text(const llm_family_t *f, char *buf, size_t cap)
+{
+    char d[32] = "", h[32] = "", r[32] = "";
+    if (f->deprecated.known) llm_version_format(&f->deprecated, d, sizeof d);
+    if (f->hidden.known) llm_version_format(&f->hidden, h, sizeof h);
+    if (f->removed.known) llm_version_format(&f->removed, r, sizeof r);
+    int n = 0;
+    buf[0] = 0;
+    if (d[0]) n += snprintf(buf + n, cap - (size_t)n, "deprecated in %s", d);
+    if (h[0] && (size_t)n < cap)
+        n += snprintf(buf + n, cap - (size_t)n, "%shidden from %s", n ? ", " : "", h);
+    if (r[0] && (size_t)n < cap)
+        snprintf(buf + n, cap - (size_t)n, "%sremoved in %s", n ? ", " : "", r);
+}
+
+static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
+{
+    const lint_names_t *names = q->r->names;
+    const llm_catalog_t *cat = llm_catalog_get();
+    char buf[512], fixbuf[600];
+    bool live = names->live;
+    if (s->known) {
+        if (s->known->record) return;
+        /* Exposed (or current in the catalog): deprecated? conditional? */
+        if (s->fam && s->form == LLM_FORM_SAMPLE && s->fam->exporter == LLM_EXP_VLLM &&
+            s->fam->deprecated.known) {
+            llm_version_t v = q->r->version;
+            if (!v.known && !live) v = names->catalog_version;
+            llm_status_t st = llm_family_status(s->fam, &v);
+            if (st == LLM_STATUS_DEPRECATED || (live && st >= LLM_STATUS_DEPRECATED)) {
+                char stt[160];
+                status_text(s->fam, stt, sizeof stt);
+                const char *repl = llm_catalog_renamed_to(cat, s->name, s->len);
+                if (!repl) repl = s->fam->replacement;
+                bool mech = replacement_name(repl, s->fsuffix, buf, sizeof buf);
+                if (repl) snprintf(fixbuf, sizeof fixbuf, "use %s", mech ? buf : repl);
+                lint_finding_t *f =
+                    report(q, vs, "deprecated-metric", LINT_SEV_WARNING, repl ? fixbuf : NULL,
+                           "%.*s is deprecated (%s)%s%s", (int)s->len, s->name, stt,
+                           repl ? "; replacement: " : "", repl ? repl : "");
+                if (mech) fix_name(q, f, vs, s, buf);
+            }
+        }
+        if (s->fam && s->fam->option && !live)
+            report(q, vs, "conditional-metric", LINT_SEV_INFO, NULL, "%.*s exists only %s%s",
+                   (int)s->len, s->name, strncmp(s->fam->option, "only ", 5) == 0 ? "" : "when: ",
+                   strncmp(s->fam->option, "only ", 5) == 0 ? s->fam->option + 5 : s->fam->option);
+        return;
+    }
+
+    /* Not exposed. Ray Serve and friends: the same family under another prefix. */
+    if (live) {
+        const char *pv = prefixed_variant(q, s->name, s->len);
+        if (pv) {
+            snprintf(fixbuf, sizeof fixbuf, "use %s", pv);
+            lint_finding_t *f = report(q, vs, "prefix-mismatch", LINT_SEV_ERROR, fixbuf,
+                                       "%.*s is not exposed, but %s is: the sources add a prefix",
+                                       (int)s->len, s->name, pv);
+            fix_name(q, f, vs, s, pv);
+            return;
+        }
+    }
+
+    const llm_family_t *f = s->fam;
+    if (f && s->form == LLM_FORM_COUNTER_BARE) {
+        llm_family_sample_name(f, LLM_SUFFIX_TOTAL, buf, sizeof buf);
+        if (lint_names_has(names, buf, strlen(buf)) || !live) {
+            snprintf(fixbuf, sizeof fixbuf, "use %s", buf);
+            lint_finding_t *fd = report(q, vs, "missing-total", LINT_SEV_ERROR, fixbuf,
+                                        "%.*s is a counter: the exposition names its samples %s",
+                                        (int)s->len, s->name, buf);
+            fix_name(q, fd, vs, s, buf);
+            return;
+        }
+    }
+    if (f && s->form == LLM_FORM_HISTOGRAM_BARE) {
+        bool quant = ancestor_func(q, "histogram_quantile");
+        llm_family_sample_name(f, LLM_SUFFIX_BUCKET, buf, sizeof buf);
+        if (quant)
+            snprintf(fixbuf, sizeof fixbuf, "use %s", buf);
+        else
+            snprintf(fixbuf, sizeof fixbuf,
+                     "use %s_bucket for quantiles, %s_sum / %s_count for the mean", f->base,
+                     f->base, f->base);
+        lint_finding_t *fd =
+            report(q, vs, "histogram-suffix", LINT_SEV_ERROR, fixbuf,
+                   "%.*s is a %s: there is no sample of that name, only %s_bucket, %s_sum and "
+                   "%s_count",
+                   (int)s->len, s->name, llm_mtype_name(f->type), f->base, f->base, f->base);
+        if (quant && f->type == LLM_MTYPE_HISTOGRAM) fix_name(q, fd, vs, s, buf);
+        return;
+    }
+
+    if (f && s->form == LLM_FORM_SAMPLE) {
+        /* A catalog name the sources do not expose. */
+        llm_version_t v = q->r->version;
+        llm_status_t st = llm_family_status(f, &v);
+        if (f->exporter == LLM_EXP_VLLM && (st == LLM_STATUS_REMOVED || st == LLM_STATUS_HIDDEN)) {
+            char stt[160], vb[40] = "";
+            status_text(f, stt, sizeof stt);
+            if (v.known) llm_version_format(&v, vb, sizeof vb);
+            const char *repl = llm_catalog_renamed_to(cat, s->name, s->len);
+            if (!repl) repl = f->replacement;
+            bool mech = replacement_name(repl, s->fsuffix, buf, sizeof buf);
+            if (mech && live && !lint_names_has(names, buf, strlen(buf))) mech = false;
+            if (repl) snprintf(fixbuf, sizeof fixbuf, "use %s", mech ? buf : repl);
+            char who[96];
+            if (q->r->version_given || !live)
+                snprintf(who, sizeof who, "vLLM %s", vb);
+            else if (vb[0])
+                snprintf(who, sizeof who, "the sources (vLLM %s or newer)", vb);
+            else
+                snprintf(who, sizeof who, "the sources");
+            lint_finding_t *fd =
+                report(q, vs, "removed-metric", LINT_SEV_ERROR, repl ? fixbuf : NULL,
+                       "%.*s is not exposed by %s (%s)%s%s", (int)s->len, s->name, who, stt,
+                       repl ? "; replacement: " : "; it has no replacement", repl ? repl : "");
+            if (mech) fix_name(q, fd, vs, s, buf);
+            return;
+        }
+        if (f->option) {
+            report(q, vs, "conditional-metric", LINT_SEV_INFO, NULL,
+                   "%.*s is not exposed: it exists only %s%s", (int)s->len, s->name,
+                   strncmp(f->option, "only ", 5) == 0 ? "" : "when: ",
+                   strncmp(f->option, "only ", 5) == 0 ? f->option + 5 : f->option);
+            return;
+        }
+        if (live && !names->exporters_seen[f->exporter]) {
+            report(q, vs, "unknown-metric", LINT_SEV_WARNING, NULL,
+                   "%.*s comes from %s, which none of the sources exposes: add its endpoint with "
+                   "--target (the name is "
+                   "right)",
+                   (int)s->len, s->name, llm_exporter_name(f->exporter));
+            return;
+        }
+        if (st == LLM_STATUS_NOT_YET) {
+            char vb[40] = "", fb[40];
+            llm_version_format(&f->first, fb, sizeof fb);
+            if (v.known) llm_version_format(&v, vb, sizeof vb);
+            const char *old = live ? old_name_exposed(q, s->name, s->len) : NULL;
+            if (old) snprintf(fixbuf, sizeof fixbuf, "use %s on this version", old);
+            report(q, vs, "unknown-metric", LINT_SEV_ERROR, old ? fixbuf : NULL,
+                   "%.*s was added in vLLM %s; the sources run an older vLLM%s%s", (int)s->len,
+                   s->name, fb, vb[0] ? " (" : "", vb[0] ? vb : "");
+            return;
+        }
+        if (live) {
+            report(q, vs, "unknown-metric", LINT_SEV_ERROR, NULL,
+                   "%.*s is not exposed by the sources although %s has it (%s)", (int)s->len,
+                   s->name, llm_exporter_name(f->exporter),
+                   f->condition[0] ? f->condition : "no condition known");
+        }
+        return;
+    }
+
+    /* Not in the catalog either. Renamed? */
+    const char *repl = llm_catalog_renamed_to(cat, s->name, s->len);
+    if (repl) {
+        bool mech = replacement_name(repl, LLM_SUFFIX_NONE, buf, sizeof buf);
+        snprintf(fixbuf, sizeof fixbuf, "use %s", mech ? buf : repl);
+        lint_finding_t *fd = report(q, vs, "removed-metric", LINT_SEV_ERROR, fixbuf,
+                                    "%.*s was renamed: replacement %s", (int)s->len, s->name, repl);
+        if (mech) fix_name(q, fd, vs, s, buf);
+        return;
+    }
+    if (!live && names->kind == LINT_SOURCE_CATALOG) {
+        /* The catalog only knows some exporters: a name outside them may be fine,
+         * unless it uses a prefix the catalog owns. */
+        bool owned = (s->len > 5 && memcmp(s->name, "vllm:", 5) == 0) ||
+                     (s->len > 6 && memcmp(s->name, "kueue_", 6) == 0) ||
+                     (s->len > 8 && memcmp(s->name, "DCGM_FI_", 8) == 0);
+        if (!owned) return;
+    }
+    bool counterish = (s->len > 6 && memcmp(s->name + s->len - 6, "_total", 6) == 0);
+    const promql_expr_t *p = parent(q, 0);
+    if (p && p->kind == PROMQL_NODE_MATRIX_SELECTOR && is_rate_like(parent(q, 1)))
+        counterish = true;
+    const char *sug = suggest(q, vs, s->name, s->len, counterish);
+    if (sug) snprintf(fixbuf, sizeof fixbuf, "did you mean %s?", sug);
+    report(q, vs, "unknown-metric", LINT_SEV_ERROR, sug ? fixbuf : NULL,
+           "%.*s is not exposed by %s", (int)s->len, s->name,
+           live ? "any source" : "the catalog's exporters");
+}
+
+static bool label_suspicious(const q_t *q, const labelset_t *ls, const char *l, size_t len)
+{
+    if (ls->any) return false;
+    if (ls_has(ls, l, len)) return false;
+    if (!ls->open) return true;
+    if (is_common_target_label(l, len)) return false;
+    if (len == 2 && memcmp(l, "le", 2) == 0) return true;
+    for (int i = 0; i < ls->n; i++)
+        if (near_miss(l, len, ls->names[i], ls->lens[i])) return true;
+    /* A label other families of the same exporter carry. */
+    if (ls->exporter >= 0) {
+        const llm_catalog_t *c = llm_catalog_get();
+        for (size_t i = 0; i < llm_catalog_count(c); i++) {
+            const llm_family_t *f = llm_catalog_family(c, i);
+            if ((int)f->exporter != ls->exporter) continue;
+            for (int k = 0; k < f->nlabels; k++)
+                if (strlen(f->labels[k]) == len && memcmp(f->labels[k], l, len) == 0) return true;
+        }
+    }
+    (void)q;
+    return false;
+}
+
+static const char *closest_label(const labelset_t *ls, const char *l, size_t len)
+{
+    for (int i = 0; i < ls->n; i++)
+        if (near_miss(l, len, ls->names[i], ls->lens[i])) return ls->names[i];
+    return NULL;
+}
+
+static void check_matchers(q_t *q, const promql_expr_t *vs, const sel_t *s)
+{
+    labelset_t ls;
+    selector_labels(q, vs, &ls);
+    char fixbuf[300];
+    for (size_t i = 0; i < vs->u.vs.nmatchers; i++) {
+        im_matcher_t *m = vs->u.vs.matchers[i];
+        im_sv_t ln = istr(im_matcher_name(m));
+        if (im_sv_eq_cstr(ln, "__name__")) continue;
+        im_match_type_t t = im_matcher_type(m);
+        bool positive = (t == IM_MATCH_EQ || t == IM_MATCH_RE) && !im_matcher_matches_empty(m);
+        if (!positive) continue;
+        /* exported_* renames by a scrape without honor_labels. */
+        if (s->known && !s->known->catalog && !lint__lname_label(s->known, ln.p, ln.len, false)) {
+            char ex[128];
+            snprintf(ex, sizeof ex, "exported_%.*s", (int)ln.len, ln.p);
+            if (lint__lname_label(s->known, ex, strlen(ex), false)) {
+                snprintf(fixbuf, sizeof fixbuf, "use %s", ex);
+                report(q, vs, "prefix-mismatch", LINT_SEV_ERROR, fixbuf,
+                       "%.*s carries %s, not %.*s: the scrape renamed the target's label (no "
+                       "honor_labels)",
+                       (int)s->len, s->name, ex, (int)ln.len, ln.p);
+                continue;
+            }
+        }
+        if (label_suspicious(q, &ls, ln.p, ln.len)) {
+            const char *cl = closest_label(&ls, ln.p, ln.len);
+            if (cl) snprintf(fixbuf, sizeof fixbuf, "use %s", cl);
+            report(q, vs, "unknown-label", LINT_SEV_ERROR, cl ? fixbuf : NULL,
+                   "%.*s never carries the label %.*s: the selector is always empty", (int)s->len,
+                   s->name, (int)ln.len, ln.p);
+            continue;
+        }
+        if (!s->known || in_subst(q, vs)) continue;
+        lname_label_t *l = lint__lname_label(s->known, ln.p, ln.len, false);
+        if (!l || !l->values_known || l->overflow || l->nvalues == 0) continue;
+        /* Label values of counters and histograms appear with the events that
+         * create them: only a closed, pre-created set (the catalog's) is complete. */
+        const llm_label_values_t *en = NULL;
+        for (int k = 0; s->fam && k < s->fam->nenums; k++)
+            if (im_sv_eq_cstr(ln, s->fam->enums[k].label)) en = &s->fam->enums[k];
+        bool eventful = s->typed && s->type != LLM_MTYPE_GAUGE && s->type != LLM_MTYPE_INFO;
+        if (eventful && !en) continue;
+        bool any = false;
+        for (uint32_t k = 0; k < l->nvalues && !any; k++)
+            any = im_matcher_matches(m, l->values[k], strlen(l->values[k]));
+        for (int k = 0; en && k < 8 && en->values[k] && !any; k++)
+            any = im_matcher_matches(m, en->values[k], strlen(en->values[k]));
+        if (!any) {
+            im_buf_t vb;
+            im_buf_init(&vb, 4096);
+            for (uint32_t k = 0; k < l->nvalues && k < 8; k++)
+                (void)im_buf_printf(&vb, "%s\"%s\"", k ? ", " : "", l->values[k]);
+            if (l->nvalues > 8) (void)im_buf_puts(&vb, ", …");
+            size_t vl;
+            const char *val = im_matcher_value(m, &vl);
+            report(q, vs, "matcher-never-matches", LINT_SEV_WARNING, NULL,
+                   "%.*s%s\"%.*s\" matches none of the values of %.*s on %.*s (%s)", (int)ln.len,
+                   ln.p, im_match_type_str(t), (int)vl, val, (int)ln.len, ln.p, (int)s->len,
+                   s->name, vb.data ? vb.data : "");
+            im_buf_free(&vb);
+        }
+    }
+}
+
+static void check_selector(q_t *q, const promql_expr_t *vs)
+{
+    sel_t s;
+    if (!resolve(q, vs, &s)) return;
+    check_name(q, vs, &s);
+    check_matchers(q, vs, &s);
+    if (s.known && s.known->record) return;
+
+    /* _bucket outside a quantile / le context. */
+    if (s.typed && s.type == LLM_MTYPE_HISTOGRAM && s.suffix == LLM_SUFFIX_BUCKET &&
+        !q->w->heatmap && !has_le_context(q, vs))
+        report(q, vs, "histogram-suffix", LINT_SEV_WARNING,
+               "wrap in histogram_quantile(φ, sum by (le, …) (rate(…[5m]))), or use _count for a "
+               "rate of observations",
+               "%.*s is used outside a quantile or le context: each series is one bucket's "
+               "cumulative count",
+               (int)s.len, s.name);
+
+    /* counter-without-rate: the raw counter compared or aggregated as a level. */
+    bool in_subquery = false;
+    for (int d = q->depth - 1; d >= 0; d--)
+        if (q->stack[d]->kind == PROMQL_NODE_SUBQUERY) in_subquery = true;
+    if (sel_counterlike(&s) && s.suffix != LLM_SUFFIX_BUCKET && !in_subquery) {
+        const promql_expr_t *p = NULL;
+        int d = q->depth - 1;
+        while (d >= 0 && q->stack[d]->kind == PROMQL_NODE_PAREN) d--;
+        p = d >= 0 ? q->stack[d] : NULL;
+        bool bad = false;
+        if (p && p->kind == PROMQL_NODE_AGGREGATE) {
+            promql_aggop_t op = p->u.agg.op;
+            bad = op == PROMQL_AGG_SUM || op == PROMQL_AGG_AVG || op == PROMQL_AGG_MIN ||
+                  op == PROMQL_AGG_MAX || op == PROMQL_AGG_STDDEV || op == PROMQL_AGG_STDVAR ||
+                  op == PROMQL_AGG_QUANTILE;
+        } else if (p && p->kind == PROMQL_NODE_BINARY && promql_binop_is_comparison(p->u.bin.op)) {
+            const promql_expr_t *other = unparen(p->u.bin.lhs) == vs ? p->u.bin.rhs : p->u.bin.lhs;
+            other = unparen(other);
+            /* `x > 0` asks whether it ever happened: fine. */
+            bad = !(other->kind == PROMQL_NODE_NUMBER && other->u.number.value == 0);
+        }
+        if (bad) {
+            char fx[300];
+            snprintf(fx, sizeof fx, "use rate(%.*s[5m]) or increase(%.*s[1h])", (int)s.len, s.name,
+                     (int)s.len, s.name);
+            report(q, vs, "counter-without-rate", LINT_SEV_WARNING, fx,
+                   "%.*s is a counter (it only grows and resets on restart): its raw value is not "
+                   "a level",
+                   (int)s.len, s.name);
+        }
+    }
+}
+
+/* ---- Calls ---- */
+
+static const promql_expr_t *range_arg_selector(const promql_expr_t *call)
+{
+    for (size_t i = 0; i < call->u.call.nargs; i++) {
+        const promql_expr_t *a = unparen(call->u.call.args[i]);
+        if (a->kind == PROMQL_NODE_MATRIX_SELECTOR) return a;
+    }
+    return NULL;
+}
+
+static bool under_div(const q_t *q)
+{
+    for (int d = q->depth - 1; d >= 0; d--) {
+        const promql_expr_t *a = q->stack[d];
+        if (a->kind == PROMQL_NODE_BINARY && a->u.bin.op == PROMQL_OP_DIV) return true;
+        if (a->kind == PROMQL_NODE_BINARY && !promql_binop_is_comparison(a->u.bin.op) &&
+            !promql_binop_is_set(a->u.bin.op))
+            return true; /* part of a larger arithmetic: leave it */
+    }
+    return false;
+}
+
+static void check_quantile_arg(q_t *q, const promql_expr_t *call, const promql_expr_t *arg,
+                               bool *aggregated);
+
+static void check_quantile_arg(q_t *q, const promql_expr_t *call, const promql_expr_t *a,
+                               bool *aggregated)
+{
+    a = unparen(a);
+    if (!a) return;
+    switch (a->kind) {
+    case PROMQL_NODE_AGGREGATE: {
+        const promql_aggregate_t *g = &a->u.agg;
+        bool has_le = false;
+        for (size_t i = 0; i < g->ngrouping; i++)
+            if (im_sv_eq_cstr(istr(g->grouping[i]), "le")) has_le = true;
+        bool drops = g->without ? has_le : !has_le;
+        if (g->op == PROMQL_AGG_TOPK || g->op == PROMQL_AGG_BOTTOMK) drops = false;
+        if (drops) {
+            report(q, a, "quantile-without-le", LINT_SEV_ERROR,
+                   g->without ? "remove le from without(…)" : "add le to by(…): sum by (le, …)",
+                   "histogram_quantile needs the le label, but this %s %s it: the result is empty",
+                   promql_aggop_str(g->op), g->without ? "removes" : "drops");
+            *aggregated = true;
+            return;
+        }
+        *aggregated = true;
+        check_quantile_arg(q, call, g->expr, aggregated);
+        return;
+    }
+    case PROMQL_NODE_CALL:
+        for (size_t i = 0; i < a->u.call.nargs; i++)
+            if (a->u.call.args[i]->type == PROMQL_TYPE_VECTOR ||
+                a->u.call.args[i]->type == PROMQL_TYPE_MATRIX)
+                check_quantile_arg(q, call, a->u.call.args[i], aggregated);
+        return;
+    case PROMQL_NODE_MATRIX_SELECTOR: return;
+    case PROMQL_NODE_SUBQUERY: check_quantile_arg(q, call, a->u.sq.expr, aggregated); return;
+    case PROMQL_NODE_BINARY:
+        check_quantile_arg(q, call, a->u.bin.lhs, aggregated);
+        if (a->u.bin.rhs->type == PROMQL_TYPE_VECTOR) {
+            bool agg2 = false;
+            check_quantile_arg(q, call, a->u.bin.rhs, &agg2);
+        }
+        return;
+    default: return;
+    }
+}
+
+/* Bucket bounds of the histogram under a histogram_quantile (NULL if unknown). */
+static const double *quantile_buckets(const q_t *q, const promql_expr_t *a, size_t *n,
+                                      const char **fam)
+{
+    a = unparen(a);
+    if (!a) return NULL;
+    switch (a->kind) {
+    case PROMQL_NODE_VECTOR_SELECTOR: {
+        sel_t s;
+        if (!resolve(q, a, &s)) return NULL;
+        *fam = s.name;
+        if (s.known && !s.known->catalog && s.known->nle > 0) {
+            *n = s.known->nle;
+            return s.known->le;
+        }
+        if (s.known && s.known->catalog && s.known->nle > 0) {
+            *n = s.known->nle;
+            return s.known->le;
+        }
+        if (s.fam && s.fam->nbuckets > 0 && !s.fam->buckets_vary && !s.known) {
+            *n = s.fam->nbuckets;
+            return s.fam->buckets;
+        }
+        return NULL;
+    }
+    case PROMQL_NODE_MATRIX_SELECTOR: return quantile_buckets(q, a->u.ms.vs, n, fam);
+    case PROMQL_NODE_AGGREGATE: return quantile_buckets(q, a->u.agg.expr, n, fam);
+    case PROMQL_NODE_SUBQUERY: return quantile_buckets(q, a->u.sq.expr, n, fam);
+    case PROMQL_NODE_CALL:
+        for (size_t i = 0; i < a->u.call.nargs; i++)
+            if (a->u.call.args[i]->type != PROMQL_TYPE_SCALAR &&
+                a->u.call.args[i]->type != PROMQL_TYPE_STRING)
+                return quantile_buckets(q, a->u.call.args[i], n, fam);
+        return NULL;
+    default: return NULL;
+    }
+}
+
+static bool is_seconds_histogram_quantile(const q_t *q, const promql_expr_t *call)
+{
+    if (!func_is(call, "histogram_quantile") || call->u.call.nargs != 2) return false;
+    size_t n = 0;
+    const char *fam = NULL;
+    (void)quantile_buckets(q, call->u.call.args[1], &n, &fam);
+    return fam &&
+           (strstr(fam, "_seconds") || strstr(fam, "latency") || strstr(fam, "_milliseconds"));
+}
+
+static void check_phi(q_t *q, const promql_expr_t *phi, const char *what)
+{
+    phi = unparen(phi);
+    if (!phi || phi->kind != PROMQL_NODE_NUMBER) return;
+    double v = phi->u.number.value;
+    if (v < 0 || v > 1 || isnan(v)) {
+        char b[40];
+        im_fmt_float_go(v, 'g', b, sizeof b);
+        char fx[80];
+        snprintf(fx, sizeof fx, "use %s",
+                 v > 1 && v <= 100 ? "a fraction: 0.95 for p95, 0.99 for p99" : "φ in [0, 1]");
+        report(q, phi, "quantile-range", LINT_SEV_ERROR, fx,
+               "%s(%s, …): φ must lie in [0, 1]; %s returns %s", what, b, what,
+               v < 0 ? "-Inf" : "+Inf");
+    }
+}
+
+static void check_call(q_t *q, const promql_expr_t *e)
+{
+    const char *fn = e->u.call.func->name;
+    if (is_rate_like(e)) {
+        const promql_expr_t *a = unparen(e->u.call.args[0]);
+        if (a->kind == PROMQL_NODE_MATRIX_SELECTOR) {
+            sel_t s;
+            if (resolve(q, a->u.ms.vs, &s) && sel_gaugelike(&s) && !(s.known && s.known->record)) {
+                char fx[300];
+                snprintf(fx, sizeof fx, "use %.*s directly (or deriv()/delta() for its change)",
+                         (int)s.len, s.name);
+                report(
+                    q, e, "rate-on-gauge", LINT_SEV_ERROR, fx,
+                    "%s() over %.*s, a gauge: %s is for counters, its result here is meaningless",
+                    fn, (int)s.len, s.name, fn);
+            }
+            /* rate(x_seconds_sum[…]) on its own reads as a duration but is seconds/second. */
+            if (s.typed && (s.type == LLM_MTYPE_HISTOGRAM || s.type == LLM_MTYPE_SUMMARY) &&
+                s.suffix == LLM_SUFFIX_SUM && strcmp(fn, "resets") != 0 &&
+                (strstr(s.name, "_seconds") || (s.fam && s.fam->unit == LLM_UNIT_SECONDS)) &&
+                !under_div(q)) {
+                char fx[600];
+                int bl = (int)s.len - 4;
+                char rb[32];
+                im_duration_format(a->u.ms.range_ms, rb, sizeof rb);
+                snprintf(fx, sizeof fx,
+                         "divide by the observation rate: %s(%.*s_sum[%s]) / %s(%.*s_count[%s])",
+                         fn, bl, s.name, rb, fn, bl, s.name, rb);
+                report(q, e, "sum-rate-as-latency", LINT_SEV_WARNING, fx,
+                       "%s(%.*s) is seconds per second (mean concurrency), not a duration", fn,
+                       (int)s.len, s.name);
+            }
+        } else if (a->kind == PROMQL_NODE_SUBQUERY) {
+            const promql_expr_t *in = unparen(a->u.sq.expr);
+            if (in->kind == PROMQL_NODE_AGGREGATE) {
+                report(q, e, "rate-of-sum", LINT_SEV_WARNING,
+                       "sum the rates instead: sum(rate(x[5m]))",
+                       "%s() over a subquery of %s(…): counter resets of single series are lost in "
+                       "the sum, so the "
+                       "rate jumps",
+                       fn, promql_aggop_str(in->u.agg.op));
+            }
+        }
+    }
+    if (strcmp(fn, "histogram_quantile") == 0 && e->u.call.nargs == 2) {
+        check_phi(q, e->u.call.args[0], "histogram_quantile");
+        bool aggregated = false;
+        size_t before = q->r->n;
+        check_quantile_arg(q, e, e->u.call.args[1], &aggregated);
+        if (!aggregated && q->r->n == before) {
+            size_t n = 0;
+            const char *fam = NULL;
+            (void)quantile_buckets(q, e->u.call.args[1], &n, &fam);
+            if (fam)
+                report(q, e, "quantile-per-series", LINT_SEV_INFO,
+                       "aggregate the buckets first: histogram_quantile(φ, sum by (le, model_name) "
+                       "(rate(…[5m])))",
+                       "histogram_quantile over un-aggregated buckets gives one quantile per "
+                       "series (per pod, engine, "
+                       "…), not one per model");
+        }
+        if (is_seconds_histogram_quantile(q, e)) q->latency_quantile = true;
+    }
+    if (strcmp(fn, "quantile_over_time") == 0 && e->u.call.nargs == 2)
+        check_phi(q, e->u.call.args[0], fn);
+    /* range-too-short */
+    const promql_expr_t *ms = range_arg_selector(e);
+    if (ms && !in_subst(q, ms)) {
+        sel_t s;
+        int64_t iv = q->r->names->default_interval_ms;
+        if (resolve(q, ms->u.ms.vs, &s) && s.known && s.known->interval_ms > 0)
+            iv = s.known->interval_ms;
+        if (iv > 0 && ms->u.ms.range_ms < 2 * iv &&
+            (is_rate_like(e) || func_is(e, "delta") || func_is(e, "deriv"))) {
+            char rb[32], ib[32], fb[128];
+            im_duration_format(ms->u.ms.range_ms, rb, sizeof rb);
+            im_duration_format(iv, ib, sizeof ib);
+            char sug[32];
+            im_duration_format(4 * iv, sug, sizeof sug);
+            snprintf(fb, sizeof fb, "use at least [%s] (4 × the scrape interval)", sug);
+            report(q, ms, "range-too-short", LINT_SEV_WARNING, fb,
+                   "the range [%s] holds fewer than two samples at a %s scrape interval: %s() "
+                   "returns nothing",
+                   rb, ib, fn);
+        }
+    }
+}
+
+/* ---- Aggregations ---- */
+
+static bool is_instance_label(im_sv_t l)
+{
+    static const char *const ids[] = {"instance",
+                                      "pod",
+                                      "engine",
+                                      "gpu",
+                                      "UUID",
+                                      "uuid",
+                                      "Hostname",
+                                      "hostname",
+                                      "device",
+                                      "pci_bus_id",
+                                      "node",
+                                      "pod_name",
+                                      "kubernetes_pod_name",
+                                      "container"};
+    for (size_t i = 0; i < IM_ARRAY_LEN(ids); i++)
+        if (im_sv_eq_cstr(l, ids[i])) return true;
+    return false;
+}
+
+static void check_aggregate(q_t *q, const promql_expr_t *e)
+{
+    const promql_aggregate_t *a = &e->u.agg;
+    if (a->op == PROMQL_AGG_QUANTILE) check_phi(q, a->param, "quantile");
+    /* by (label) the argument never carries. */
+    if (!a->without && a->ngrouping > 0) {
+        labelset_t ls;
+        expr_labels(q, a->expr, &ls);
+        for (size_t i = 0; i < a->ngrouping; i++) {
+            im_sv_t l = istr(a->grouping[i]);
+            if (!label_suspicious(q, &ls, l.p, l.len)) continue;
+            char fx[200];
+            const char *cl = closest_label(&ls, l.p, l.len);
+            if (cl) snprintf(fx, sizeof fx, "use %s", cl);
+            char ex[128];
+            snprintf(ex, sizeof ex, "exported_%.*s", (int)l.len, l.p);
+            if (ls_has(&ls, ex, strlen(ex))) {
+                snprintf(fx, sizeof fx, "use %s", ex);
+                report(q, e, "prefix-mismatch", LINT_SEV_ERROR, fx,
+                       "the series carry %s, not %.*s: the scrape renamed the target's label (no "
+                       "honor_labels)",
+                       ex, (int)l.len, l.p);
+                continue;
+            }
+            report(q, e, "unknown-label", LINT_SEV_WARNING, cl ? fx : NULL,
+                   "%s by (%.*s): the aggregated series never carry %.*s, so everything collapses "
+                   "into one group",
+                   promql_aggop_str(a->op), (int)l.len, l.p, (int)l.len, l.p);
+        }
+    }
+    /* sum over a ratio gauge across instances. */
+    if (a->op == PROMQL_AGG_SUM) {
+        const promql_expr_t *in = unparen(a->expr);
+        if (in->kind == PROMQL_NODE_VECTOR_SELECTOR) {
+            sel_t s;
+            if (resolve(q, in, &s) && s.fam && s.typed && s.type == LLM_MTYPE_GAUGE &&
+                (s.fam->unit == LLM_UNIT_RATIO || s.fam->unit == LLM_UNIT_PERCENT)) {
+                bool per_instance = a->without;
+                for (size_t i = 0; i < a->ngrouping && !per_instance; i++)
+                    per_instance = is_instance_label(istr(a->grouping[i]));
+                /* sum(x) / count(x) is an average. */
+                const promql_expr_t *p = NULL;
+                for (int d = q->depth - 1; d >= 0; d--) {
+                    if (q->stack[d]->kind == PROMQL_NODE_PAREN) continue;
+                    p = q->stack[d];
+                    break;
+                }
+                bool divided = p && p->kind == PROMQL_NODE_BINARY && p->u.bin.op == PROMQL_OP_DIV;
+                if (!per_instance && !divided)
+                    report(q, e, "sum-of-ratio-gauge", LINT_SEV_WARNING, "use max(…) or avg(…)",
+                           "sum over %.*s, a %s gauge (%s), adds fractions across series: the "
+                           "result can exceed "
+                           "100%%",
+                           (int)s.len, s.name, s.fam->unit == LLM_UNIT_RATIO ? "0–1" : "0–100",
+                           s.fam->unit == LLM_UNIT_RATIO ? "1 means 100%" : "percent");
+            }
+        }
+    }
+}
+
+/* ---- Binary ---- */
+
+static llm_unit_t expr_unit(const q_t *q, const promql_expr_t *e, bool *prefix_cache)
+{
+    e = unparen(e);
+    if (!e) return LLM_UNIT_NONE;
+    switch (e->kind) {
+    case PROMQL_NODE_VECTOR_SELECTOR: {
+        sel_t s;
+        if (!resolve(q, e, &s)) return LLM_UNIT_NONE;
+        if (s.fam && (strstr(s.fam->name, "prefix_cache_hits") ||
+                      strstr(s.fam->name, "prefix_cache_queries")))
+            *prefix_cache = true;
+        return sel_unit(&s);
+    }
+    case PROMQL_NODE_MATRIX_SELECTOR: return expr_unit(q, e->u.ms.vs, prefix_cache);
+    case PROMQL_NODE_CALL:
+        if (is_rate_like(e) || func_is(e, "sum_over_time") || func_is(e, "delta"))
+            return expr_unit(q, e->u.call.args[0], prefix_cache);
+        return LLM_UNIT_NONE;
+    case PROMQL_NODE_AGGREGATE:
+        if (e->u.agg.op == PROMQL_AGG_SUM || e->u.agg.op == PROMQL_AGG_AVG ||
+            e->u.agg.op == PROMQL_AGG_MAX || e->u.agg.op == PROMQL_AGG_MIN)
+            return expr_unit(q, e->u.agg.expr, prefix_cache);
+        return LLM_UNIT_NONE;
+    default: return LLM_UNIT_NONE;
+    }
+}
+
+static const promql_expr_t *quantile_side(const promql_expr_t *e)
+{
+    e = unparen(e);
+    return func_is(e, "histogram_quantile") ? e : NULL;
+}
+
+static void check_threshold(q_t *q, const promql_expr_t *bin)
+{
+    const promql_binary_t *b = &bin->u.bin;
+    const promql_expr_t *qs = quantile_side(b->lhs), *num = unparen(b->rhs);
+    bool lhs_is_q = true;
+    if (!qs) {
+        qs = quantile_side(b->rhs);
+        num = unparen(b->lhs);
+        lhs_is_q = false;
+    }
+    if (!qs || !num || num->kind != PROMQL_NODE_NUMBER || qs->u.call.nargs != 2) return;
+    size_t n = 0;
+    const char *fam = NULL;
+    const double *bk = quantile_buckets(q, qs->u.call.args[1], &n, &fam);
+    if (!bk || n < 1) return;
+    double t = num->u.number.value;
+    promql_binop_t op = b->op;
+    if (!lhs_is_q) { /* 2 < q  ==  q > 2 */
+        if (op == PROMQL_OP_LSS)
+            op = PROMQL_OP_GTR;
+        else if (op == PROMQL_OP_GTR)
+            op = PROMQL_OP_LSS;
+        else if (op == PROMQL_OP_LTE)
+            op = PROMQL_OP_GTE;
+        else if (op == PROMQL_OP_GTE)
+            op = PROMQL_OP_LTE;
+    }
+    char tb[40], lo[40], hi[40];
+    im_fmt_float_go(t, 'g', tb, sizeof tb);
+    double top = bk[n - 1];
+    if ((op == PROMQL_OP_GTR && t >= top) || (op == PROMQL_OP_GTE && t > top)) {
+        im_fmt_float_go(top, 'g', hi, sizeof hi);
+        char fx[160];
+        snprintf(fx, sizeof fx, "use a threshold below %s, or a histogram with larger buckets", hi);
+        report(q, bin, "top-bucket", LINT_SEV_ERROR, fx,
+               "the highest finite bucket of %s is %s: a quantile above it is reported as %s (a "
+               "flat line), so %s %s "
+               "never holds",
+               fam, hi, hi, op == PROMQL_OP_GTR ? ">" : ">=", tb);
+        return;
+    }
+    if (!q->w->is_alert) return;
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (t > bk[i] && t < bk[i + 1] && bk[i] > 0 && bk[i + 1] / bk[i] >= 2) {
+            im_fmt_float_go(bk[i], 'g', lo, sizeof lo);
+            im_fmt_float_go(bk[i + 1], 'g', hi, sizeof hi);
+            double near = (t - bk[i]) <= (bk[i + 1] - t) ? bk[i] : bk[i + 1];
+            char nb[40], fx[120];
+            im_fmt_float_go(near, 'g', nb, sizeof nb);
+            snprintf(fx, sizeof fx, "use %s (a bucket bound) as the threshold", nb);
+            report(q, bin, "bucket-gap-threshold", LINT_SEV_WARNING, fx,
+                   "threshold %s lies between the buckets %s and %s of %s: the quantile there is "
+                   "linear "
+                   "interpolation, not a measurement",
+                   tb, lo, hi, fam);
+            return;
+        }
+    }
+}
+
+static void check_binary(q_t *q, const promql_expr_t *e)
+{
+    const promql_binary_t *b = &e->u.bin;
+    if (b->op == PROMQL_OP_DIV) {
+        bool pl = false, pr = false;
+        llm_unit_t ul = expr_unit(q, b->lhs, &pl), ur = expr_unit(q, b->rhs, &pr);
+        if ((pl || pr) && ((ul == LLM_UNIT_TOKENS && ur == LLM_UNIT_REQUESTS) ||
+                           (ul == LLM_UNIT_REQUESTS && ur == LLM_UNIT_TOKENS)))
+            report(
+                q, e, "token-vs-request", LINT_SEV_WARNING,
+                "divide vllm:prefix_cache_hits_total by vllm:prefix_cache_queries_total (both in "
+                "tokens)",
+                "this ratio divides %s by %s: the prefix-cache counters count tokens, not requests",
+                llm_unit_name(ul), llm_unit_name(ur));
+    }
+    if (promql_binop_is_comparison(b->op)) check_threshold(q, e);
+}
+
+/* ---- Walk ---- */
+
+static void visit(q_t *q, const promql_expr_t *e)
+{
+    if (!e || q->depth >= MAX_DEPTH) return;
+    switch (e->kind) {
+    case PROMQL_NODE_VECTOR_SELECTOR: check_selector(q, e); break;
+    case PROMQL_NODE_MATRIX_SELECTOR:
+        if (e->u.ms.range_ms > q->max_range_ms) q->max_range_ms = e->u.ms.range_ms;
+        break;
+    case PROMQL_NODE_SUBQUERY:
+        if (e->u.sq.range_ms > q->max_range_ms) q->max_range_ms = e->u.sq.range_ms;
+        break;
+    case PROMQL_NODE_CALL: check_call(q, e); break;
+    case PROMQL_NODE_AGGREGATE: check_aggregate(q, e); break;
+    case PROMQL_NODE_BINARY: check_binary(q, e); break;
+    default: break;
+    }
+    q->stack[q->depth++] = e;
+    switch (e->kind) {
+    case PROMQL_NODE_MATRIX_SELECTOR: visit(q, e->u.ms.vs); break;
+    case PROMQL_NODE_SUBQUERY: visit(q, e->u.sq.expr); break;
+    case PROMQL_NODE_CALL:
+        for (size_t i = 0; i < e->u.call.nargs; i++) visit(q, e->u.call.args[i]);
+        break;
+    case PROMQL_NODE_AGGREGATE:
+        if (e->u.agg.param) visit(q, e->u.agg.param);
+        visit(q, e->u.agg.expr);
+        break;
+    case PROMQL_NODE_BINARY:
+        visit(q, e->u.bin.lhs);
+        visit(q, e->u.bin.rhs);
+        break;
+    case PROMQL_NODE_UNARY: visit(q, e->u.unary.expr); break;
+    case PROMQL_NODE_PAREN: visit(q, e->u.paren.expr); break;
+    case PROMQL_NODE_STEP_INVARIANT: visit(q, e->u.si.expr); break;
+    default: break;
+    }
+    q->depth--;
+}
+
+static bool looks_like_rate_of_aggregation(const char *s, size_t len)
+{
+    static const char *const fns[] = {"rate", "irate", "increase"};
+    static const char *const aggs[] = {"sum", "avg", "max", "min", "count"};
+    for (size_t i = 0; i < len; i++) {
+        for (size_t f = 0; f < IM_ARRAY_LEN(fns); f++) {
+            size_t fl = strlen(fns[f]);
+            if (i + fl > len || memcmp(s + i, fns[f], fl) != 0) continue;
+            if (i > 0 && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_')) continue;
+            size_t j = i + fl;
+            while (j < len && s[j] == ' ') j++;
+            if (j >= len || s[j] != '(') continue;
+            j++;
+            while (j < len && s[j] == ' ') j++;
+            for (size_t a = 0; a < IM_ARRAY_LEN(aggs); a++) {
+                size_t al = strlen(aggs[a]);
+                if (j + al < len && memcmp(s + j, aggs[a], al) == 0 &&
+                    (s[j + al] == ' ' || s[j + al] == '('))
+                    return true;
+            }
+        }
+    }
+    return false;
+}
+
+void lint_query(lint_run_t *r, const lint_where_t *w, const char *expr, size_t len)
+{
+    r->nqueries++;
+    q_t *q = im_calloc(1, sizeof(*q));
+    q->r = r;
+    q->w = w;
+    q->expr = expr;
+    q->len = len;
+    promql_expr_t *root = NULL;
+    im_err_t err;
+    im_err_clear(&err);
+    if (promql_parse(expr, len, &root, &err) != IM_OK) {
+        if (looks_like_rate_of_aggregation(expr, len))
+            report(q, NULL, "rate-of-sum", LINT_SEV_ERROR,
+                   "sum the rates instead: sum(rate(x[5m]))",
+                   "rate() needs a range vector of the raw counter, so rate(sum(…)) does not parse "
+                   "(%s)",
+                   err.msg);
+        else
+            report(q, NULL, "syntax", LINT_SEV_ERROR, NULL, "%s", err.msg);
+        if (r->n > 0 && err.offset >= 0 && (size_t)err.offset <= len) {
+            r->f[r->n - 1].expr_start = (uint32_t)err.offset;
+            r->f[r->n - 1].expr_end =
+                (uint32_t)(err.offset < (int64_t)len ? err.offset + 1 : err.offset);
+        }
+        im_free(q);
+        return;
+    }
+    visit(q, root);
+    if (w->is_alert && root) {
+        char fb[32], rb[32], fx[120];
+        im_duration_format(w->for_ms, fb, sizeof fb);
+        if (q->latency_quantile && w->for_ms < 5 * IM_MS_PER_MINUTE) {
+            report(q, root, "short-for", LINT_SEV_WARNING, "use for: 10m (or more)",
+                   "a latency-quantile alert with for: %s: short-window quantiles swing with "
+                   "request lengths even "
+                   "when healthy",
+                   w->for_ms ? fb : "0 (none)");
+        } else if (q->max_range_ms > 0 && w->for_ms > 0 && w->for_ms < q->max_range_ms) {
+            im_duration_format(q->max_range_ms, rb, sizeof rb);
+            snprintf(fx, sizeof fx, "use for: %s or longer", rb);
+            report(q, root, "short-for", LINT_SEV_WARNING, fx,
+                   "for: %s is shorter than the expression's longest range [%s]", fb, rb);
+        }
+    }
+    promql_expr_free(root);
+    im_free(q);
+}

@@ -1,0 +1,62 @@
+/* lint_int.h — private to src/llm: the known-name table behind lint_names_t and
+ * helpers shared by the lint files. */
+#ifndef IM_LLM_LINT_INT_H
+#define IM_LLM_LINT_INT_H
+
+#include "llm/catalog.h"
+#include "llm/lint.h"
+#include "util/base.h"
+
+#define LINT_MAX_VALUES_PER_LABEL 256
+
+typedef struct lname_label {
+    char *name;    /* owned */
+    char **values; /* owned strings; complete unless overflow */
+    uint32_t nvalues, cap;
+    bool overflow;
+    bool values_known; /* false: names only (catalog without an enum) */
+} lname_label_t;
+
+typedef struct lname {
+    char *name; /* owned sample name */
+    size_t len;
+    llm_mtype_t type;    /* the family's type (from TYPE / metadata / catalog) */
+    llm_suffix_t suffix; /* sample suffix relative to its family */
+    lname_label_t *labels;
+    uint32_t nlabels, lcap;
+    double *le; /* finite bucket bounds seen (for _bucket samples), sorted */
+    uint32_t nle, lecap;
+    int64_t interval_ms; /* scrape interval of its job (0 = unknown) */
+    bool record;         /* a recording rule's output */
+    bool catalog;        /* known from the catalog only */
+    bool labels_exact;   /* label set known exactly (from Prometheus series) */
+    uint32_t sources;    /* bit mask of source indexes */
+} lname_t;
+
+struct lint_names {
+    lname_t **slots; /* open addressing */
+    size_t cap, count;
+    lint_source_kind_t kind;
+    bool live; /* an exposition or Prometheus was added */
+    char **source_names;
+    size_t nsources;
+    int64_t default_interval_ms;
+    llm_version_t catalog_version;
+    bool exporters_seen[LLM_EXP_COUNT];
+};
+
+lname_t *lint__names_get(const lint_names_t *n, const char *name, size_t len);
+lname_t *lint__names_put(lint_names_t *n, const char *name, size_t len);
+lname_label_t *lint__lname_label(lname_t *e, const char *name, size_t len, bool create);
+void lint__lname_add_value(lname_label_t *l, const char *v, size_t len);
+void lint__lname_add_le(lname_t *e, double le);
+/* Iterate: returns the i-th occupied slot's entry or NULL (i in [0, cap)). */
+static inline lname_t *lint__names_slot(const lint_names_t *n, size_t i)
+{
+    return i < n->cap ? n->slots[i] : NULL;
+}
+
+/* Suffix of a sample name given its family name length. */
+llm_suffix_t lint__suffix_from(const char *name, size_t len, size_t family_len);
+
+#endif

@@ -1,0 +1,234 @@
+/* rulefile.c — the Prometheus rule-file walker of `infermon lint`: reads the
+ * YAML with libyaml (keeping line and column marks), hands every alerting and
+ * recording rule's expr to lint_query with its file position, its byte span in
+ * the file (for --fix) and the alert's `for`, and collects recording-rule names
+ * as known names. Text files of queries (one per line) are walked here too. */
+#include "util/base.h"
+
+#include <stdio.h>
+#include <yaml.h>
+
+#include "llm/lint_int.h"
+#include "util/timeutil.h"
+
+lint_input_kind_t lint_input_detect(const char *file, const char *buf, size_t len)
+{
+    size_t fl = file ? strlen(file) : 0;
+    if (fl > 5 && strcmp(file + fl - 5, ".json") == 0) return LINT_INPUT_DASHBOARD;
+    if ((fl > 4 && strcmp(file + fl - 4, ".yml") == 0) ||
+        (fl > 5 && strcmp(file + fl - 5, ".yaml") == 0))
+        return LINT_INPUT_RULES;
+    size_t i = 0;
+    while (i < len && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t')) i++;
+    if (i < len && buf[i] == '{') return LINT_INPUT_DASHBOARD;
+    if (len >= 7 && memmem(buf, len, "groups:", 7)) return LINT_INPUT_RULES;
+    return LINT_INPUT_TEXT;
+}
+
+/* Byte offset of a libyaml mark (0-based line, column in characters). */
+static size_t mark_offset(const char *buf, size_t len, const yaml_mark_t *m)
+{
+    size_t off = 0, line = 0;
+    while (off < len && line < m->line) {
+        const char *nl = memchr(buf + off, '\n', len - off);
+        if (!nl) return len;
+        off = (size_t)(nl - buf) + 1;
+        line++;
+    }
+    for (size_t c = 0; c < m->column && off < len && buf[off] != '\n'; c++) {
+        unsigned char ch = (unsigned char)buf[off];
+        size_t w = ch < 0x80 ? 1 : ch >= 0xF0 ? 4 : ch >= 0xE0 ? 3 : ch >= 0xC0 ? 2 : 1;
+        off += w;
+    }
+    return off > len ? len : off;
+}
+
+static yaml_node_t *map_get(yaml_document_t *d, yaml_node_t *map, const char *key)
+{
+    if (!map || map->type != YAML_MAPPING_NODE) return NULL;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *k = yaml_document_get_node(d, p->key);
+        if (k && k->type == YAML_SCALAR_NODE && strcmp((char *)k->data.scalar.value, key) == 0)
+            return yaml_document_get_node(d, p->value);
+    }
+    return NULL;
+}
+
+static const char *scalar(yaml_node_t *n)
+{
+    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+typedef void (*rule_fn)(void *user, yaml_document_t *d, yaml_node_t *group, size_t gi,
+                        yaml_node_t *rule, size_t ri);
+
+static bool walk_rules(const char *buf, size_t len, rule_fn fn, void *user, char *errbuf,
+                       size_t errcap, int *eline, int *ecol)
+{
+    yaml_parser_t p;
+    yaml_document_t d;
+    if (!yaml_parser_initialize(&p)) return false;
+    yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
+    bool ok = yaml_parser_load(&p, &d) != 0;
+    if (!ok) {
+        snprintf(errbuf, errcap, "YAML: %s%s%s", p.problem ? p.problem : "parse error",
+                 p.context ? " " : "", p.context ? p.context : "");
+        *eline = (int)p.problem_mark.line + 1;
+        *ecol = (int)p.problem_mark.column + 1;
+        yaml_parser_delete(&p);
+        return false;
+    }
+    yaml_node_t *root = yaml_document_get_root_node(&d);
+    yaml_node_t *groups = map_get(&d, root, "groups");
+    if (root && (!groups || groups->type != YAML_SEQUENCE_NODE)) {
+        snprintf(errbuf, errcap, "not a rule file: no groups: list at the top");
+        *eline = root ? (int)root->start_mark.line + 1 : 1;
+        *ecol = 1;
+        yaml_document_delete(&d);
+        yaml_parser_delete(&p);
+        return false;
+    }
+    if (groups) {
+        size_t gi = 0;
+        for (yaml_node_item_t *it = groups->data.sequence.items.start;
+             it < groups->data.sequence.items.top; it++, gi++) {
+            yaml_node_t *g = yaml_document_get_node(&d, *it);
+            yaml_node_t *rules = map_get(&d, g, "rules");
+            if (!rules || rules->type != YAML_SEQUENCE_NODE) continue;
+            size_t ri = 0;
+            for (yaml_node_item_t *rt = rules->data.sequence.items.start;
+                 rt < rules->data.sequence.items.top; rt++, ri++)
+                fn(user, &d, g, gi, yaml_document_get_node(&d, *rt), ri);
+        }
+    }
+    yaml_document_delete(&d);
+    yaml_parser_delete(&p);
+    return true;
+}
+
+static void record_fn(void *user, yaml_document_t *d, yaml_node_t *g, size_t gi, yaml_node_t *rule,
+                      size_t ri)
+{
+    (void)g;
+    (void)gi;
+    (void)ri;
+    const char *rec = scalar(map_get(d, rule, "record"));
+    if (rec) lint_names_add_record(user, rec, strlen(rec));
+}
+
+void lint_rulefile_records(lint_names_t *names, const char *buf, size_t len)
+{
+    char eb[256];
+    int l, c;
+    (void)walk_rules(buf, len, record_fn, names, eb, sizeof eb, &l, &c);
+}
+
+typedef struct rule_ctx {
+    lint_run_t *r;
+    const char *file;
+    const char *buf;
+    size_t len;
+} rule_ctx_t;
+
+static void lint_fn(void *user, yaml_document_t *d, yaml_node_t *g, size_t gi, yaml_node_t *rule,
+                    size_t ri)
+{
+    rule_ctx_t *x = user;
+    yaml_node_t *exprn = map_get(d, rule, "expr");
+    const char *expr = scalar(exprn);
+    const char *alert = scalar(map_get(d, rule, "alert"));
+    const char *record = scalar(map_get(d, rule, "record"));
+    const char *gname = scalar(map_get(d, g, "name"));
+    char path[512];
+    snprintf(path, sizeof path, "groups[%zu] \"%s\" rules[%zu] %s %s", gi, gname ? gname : "", ri,
+             alert ? "alert" : "record",
+             alert    ? alert
+             : record ? record
+                      : "?");
+    if (!expr) {
+        lint_note(x->r, "input", LINT_SEV_ERROR, x->file, rule ? (int)rule->start_mark.line + 1 : 0,
+                  rule ? (int)rule->start_mark.column + 1 : 0, path, "rule without an expr");
+        return;
+    }
+    lint_where_t w;
+    memset(&w, 0, sizeof(w));
+    w.file = x->file;
+    w.line = (int)exprn->start_mark.line + 1;
+    w.col = (int)exprn->start_mark.column + 1;
+    w.path = path;
+    w.is_alert = alert != NULL;
+    w.is_record = record != NULL;
+    w.has_raw = true;
+    w.raw_start = mark_offset(x->buf, x->len, &exprn->start_mark);
+    w.raw_end = mark_offset(x->buf, x->len, &exprn->end_mark);
+    const char *fr = scalar(map_get(d, rule, "for"));
+    if (fr) {
+        int64_t ms = 0;
+        if (im_duration_parse(fr, strlen(fr), &ms, NULL) == IM_OK) w.for_ms = ms;
+    }
+    lint_query(x->r, &w, expr, exprn->data.scalar.length);
+}
+
+im_rc lint_rulefile(lint_run_t *r, lint_names_t *names, const char *file, const char *buf,
+                    size_t len)
+{
+    if (names) lint_rulefile_records(names, buf, len);
+    rule_ctx_t x = {r, file, buf, len};
+    char eb[300];
+    int l = 0, c = 0;
+    if (!walk_rules(buf, len, lint_fn, &x, eb, sizeof eb, &l, &c))
+        lint_note(r, "input", LINT_SEV_ERROR, file, l, c, NULL, "%s", eb);
+    return IM_OK;
+}
+
+/* ---- Text files: one query per line ---- */
+
+size_t lint__subst_vars(const char *expr, size_t len, const void *vars, im_buf_t *out,
+                        uint32_t (**ranges)[2], size_t *nranges);
+
+im_rc lint_textfile(lint_run_t *r, const char *file, const char *buf, size_t len)
+{
+    size_t off = 0;
+    int line = 0;
+    while (off < len) {
+        const char *nl = memchr(buf + off, '\n', len - off);
+        size_t end = nl ? (size_t)(nl - buf) : len;
+        line++;
+        size_t s = off, e = end;
+        while (s < e && (buf[s] == ' ' || buf[s] == '\t')) s++;
+        while (e > s && (buf[e - 1] == ' ' || buf[e - 1] == '\t' || buf[e - 1] == '\r')) e--;
+        if (e > s && buf[s] != '#' && !(e - s >= 2 && buf[s] == '/' && buf[s + 1] == '/')) {
+            char path[32];
+            snprintf(path, sizeof path, "line %d", line);
+            lint_where_t w;
+            memset(&w, 0, sizeof(w));
+            w.file = file;
+            w.line = line;
+            w.col = (int)(s - off) + 1;
+            w.path = path;
+            w.has_raw = true;
+            w.raw_start = s;
+            w.raw_end = e;
+            im_buf_t sb;
+            im_buf_init(&sb, 1u << 20);
+            uint32_t(*rg)[2] = NULL;
+            size_t nrg = 0;
+            lint__subst_vars(buf + s, e - s, NULL, &sb, &rg, &nrg);
+            if (nrg > 0) {
+                char *orig = im_strndup(buf + s, e - s);
+                w.orig_expr = orig;
+                w.subst = (const uint32_t(*)[2])rg;
+                w.nsubst = nrg;
+                lint_query(r, &w, sb.data ? sb.data : "", sb.len);
+                im_free(orig);
+            } else {
+                lint_query(r, &w, buf + s, e - s);
+            }
+            im_free(rg);
+            im_buf_free(&sb);
+        }
+        off = end + 1;
+    }
+    return IM_OK;
+}
