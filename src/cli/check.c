@@ -12,6 +12,7 @@ static const struct {
 } checks[] = {
     {"config", cli_check_config},
     {"metrics", cli_check_metrics},
+    {"rules", cli_check_rules},
     {NULL, NULL},
 };
 

@@ -17,7 +17,9 @@ extern const cli_command_t cli_commands[];
 
 int cli_check(int argc, char **argv);
 int cli_check_config(int argc, char **argv);
+int cli_run(int argc, char **argv);
 int cli_check_metrics(int argc, char **argv);
+int cli_check_rules(int argc, char **argv);
 int cli_version(int argc, char **argv);
 int cli_debug(int argc, char **argv);
 int cli_lint(int argc, char **argv);
@@ -25,6 +27,7 @@ int cli_promql_parse(int argc, char **argv);
 int cli_tsdb(int argc, char **argv);
 int cli_promql_test(int argc, char **argv);
 int cli_promql_eval(int argc, char **argv);
+int cli_simulate(int argc, char **argv);
 
 /* Shared helpers for subcommands. */
 /* True if argv[i] is --help or -h. */
