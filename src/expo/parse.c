@@ -327,6 +327,7 @@ static int scan_lvalue(expo_parser_t *p, size_t entry_start, expo_label_t *lab, 
                 p->notes.bad_escape_line = p->line;
                 p->notes.bad_escape_col = (int)(j - p->line_start) + 1;
             }
+            if ((unsigned char)e >= 0x80) high = true;
             esc = true;
             j += 2;
             continue;
@@ -484,25 +485,24 @@ static bool om_ts(const char *s, size_t n, int64_t *ms)
     size_t i = 0;
     bool neg = false;
     if (n && (s[0] == '-' || s[0] == '+')) neg = s[i++] == '-';
-    int64_t ip = 0;
+    uint64_t ip = 0;
     size_t di = 0, j = i;
-    while (j < n && s[j] >= '0' && s[j] <= '9' && di < 15) ip = ip * 10 + (s[j++] - '0'), di++;
-    if (di > 0 && j < n && s[j] == '.') {
-        size_t k = j + 1;
-        int64_t frac = 0;
+    while (j < n && s[j] >= '0' && s[j] <= '9' && ip <= UINT64_C(9223372036854775))
+        ip = ip * 10 + (uint64_t)(s[j++] - '0'), di++;
+    size_t k = j;
+    uint64_t frac = 0;
+    if (di > 0 && k < n && s[k] == '.') {
         int fd = 0;
-        while (k < n && s[k] >= '0' && s[k] <= '9') {
-            if (fd < 3) frac = frac * 10 + (s[k] - '0');
-            fd++, k++;
-        }
-        if (k == n) {
-            while (fd < 3) frac *= 10, fd++;
-            int64_t v = ip * 1000 + frac;
-            *ms = neg ? -v : v;
-            return true;
-        }
-    } else if (di > 0 && j == n) {
-        *ms = neg ? -ip * 1000 : ip * 1000;
+        for (k++; k < n && s[k] >= '0' && s[k] <= '9'; k++, fd++)
+            if (fd < 3) frac = frac * 10 + (uint64_t)(s[k] - '0');
+        while (fd < 3) frac *= 10, fd++;
+    }
+    if (di > 0 && k == n && ip <= UINT64_C(9223372036854775)) {
+        /* Exact: a plain decimal, truncated below 1 ms. */
+        uint64_t v = ip * 1000 + frac;
+        if (neg ? v > UINT64_C(9223372036854775808) : v > UINT64_C(9223372036854775807))
+            return false;
+        *ms = neg ? (int64_t)(0 - v) : (int64_t)v;
         return true;
     }
     double d;

@@ -227,6 +227,7 @@ static const struct {
     {T, "a{b=\"\xff\"} 1\n", "ERR 1:6: invalid UTF-8 in label value \"b\""},
     {T, "a{b=\"\xed\xa0\x80\"} 1\n", "ERR 1:6: invalid UTF-8 in label value \"b\""},
     {T, "ok 1\n\nx{b=\"\xc3\"} 1\n", "ERR 3:6: invalid UTF-8 in label value \"b\""},
+    {T, "a{b=\"\\\xd1\"} 1\n", "ERR 1:6: invalid UTF-8 in label value \"b\""},
     {T, "1a 1\n", "ERR 1:1: expected a metric name, a comment or end of line, got '1'"},
     {T, "-a 1\n", "ERR 1:1: expected a metric name, a comment or end of line, got '-'"},
     {T, "a-b 1\n",
