@@ -133,7 +133,10 @@ tsdb__series_t *tsdb__head_create_with_id(tsdb__head_t *h, uint32_t id, const im
 {
     pthread_rwlock_wrlock(&h->lock);
     tsdb__series_t *s = lookup(h, ls);
-    if (!s && id != 0 && (id >= h->capids || !h->by_id[id])) s = create(h, id, ls);
+    /* Ids are handed out one by one: a record naming an id far beyond the next
+     * one is corrupt (and would make the id table huge). */
+    if (!s && id != 0 && id < h->next_id + (1u << 20) && (id >= h->capids || !h->by_id[id]))
+        s = create(h, id, ls);
     pthread_rwlock_unlock(&h->lock);
     return s;
 }
@@ -237,7 +240,7 @@ size_t tsdb__head_truncate(tsdb__head_t *h, int64_t t)
             tsdb__bw_free(&s->chunks[i].data);
         }
         h->nchunks -= drop;
-        memmove(s->chunks, s->chunks + drop, (s->nchunks - drop) * sizeof *s->chunks);
+        if (drop) memmove(s->chunks, s->chunks + drop, (s->nchunks - drop) * sizeof *s->chunks);
         s->nchunks -= drop;
         if (s->nchunks == 0 && atomic_load(&s->pending) == 0) {
             h->by_id[id] = NULL;

@@ -99,7 +99,7 @@ static void ids_union_many(const tsdb__ids_t *const *ls, size_t n, tsdb__ids_t *
     out->n = 0;
     if (n == 1) {
         ids_reserve(out, ls[0]->n + 1);
-        memcpy(out->v, ls[0]->v, ls[0]->n * sizeof *out->v);
+        if (ls[0]->n) memcpy(out->v, ls[0]->v, ls[0]->n * sizeof *out->v);
         out->n = ls[0]->n;
         return;
     }
@@ -107,7 +107,7 @@ static void ids_union_many(const tsdb__ids_t *const *ls, size_t n, tsdb__ids_t *
     for (size_t i = 0; i < n; i++) total += ls[i]->n;
     ids_reserve(out, total + 1);
     for (size_t i = 0; i < n; i++) {
-        memcpy(out->v + out->n, ls[i]->v, ls[i]->n * sizeof *out->v);
+        if (ls[i]->n) memcpy(out->v + out->n, ls[i]->v, ls[i]->n * sizeof *out->v);
         out->n += ls[i]->n;
     }
     qsort(out->v, out->n, sizeof *out->v, cmp_u32);

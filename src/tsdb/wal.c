@@ -22,7 +22,9 @@
  *  3. A checkpoint is written as checkpoint.N.tmp, fsynced, renamed and the
  *     directory fsynced before any segment <= N is deleted; replay reads the
  *     newest checkpoint, then the segments > N.
- *  4. fsync: the owner (db.c) calls tsdb__wal_sync per its policy; close syncs. */
+ *  4. fsync: the owner (db.c) calls tsdb__wal_sync per its policy; close syncs.
+ *  5. Segment numbers only grow: after a replay the next write opens segment
+ *     (newest + 1), so a cut tail is never appended to. */
 #include "util/base.h"
 
 #include <dirent.h>
@@ -279,12 +281,9 @@ im_rc tsdb__wal_open(const char *dir, size_t seg_bytes, tsdb__wal_rec_fn fn, voi
     if (st->segments || have_ckp)
         IM_INFO("WAL replay completed", "segments=%" PRIu64 " bytes=%" PRIu64 " duration=%.3fs",
                 st->segments, st->bytes, (double)(im_mono_ns() - t0) / 1e9);
-    im_rc rc = open_segment(w, last + 1, err);
-    if (rc != IM_OK) {
-        im_free(w->dir);
-        im_free(w);
-        return rc;
-    }
+    /* The next segment is created by the first write (a read-only open writes
+     * nothing and fsyncs nothing). */
+    w->seg = last;
     *out = w;
     return IM_OK;
 }
