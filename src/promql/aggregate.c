@@ -62,6 +62,46 @@ static bool top_better(bool top, double a, double b)
     return top ? a > b : a < b;
 }
 
+/* Less of Prometheus' vectorByValueHeap (topk) / vectorByReverseValueHeap
+ * (bottomk): NaN is always "less", i.e. the first to be replaced. */
+static bool heap_less(const topent_t *h, size_t i, size_t j, bool top)
+{
+    if (isnan(h[i].v)) return true;
+    return top ? h[i].v < h[j].v : h[i].v > h[j].v;
+}
+
+static void heap_swap(topent_t *h, size_t i, size_t j)
+{
+    topent_t t = h[i];
+    h[i] = h[j];
+    h[j] = t;
+}
+
+static void heap_up(topent_t *h, size_t j, bool top)
+{
+    while (j > 0) {
+        size_t i = (j - 1) / 2;
+        if (!heap_less(h, j, i, top)) break;
+        heap_swap(h, i, j);
+        j = i;
+    }
+}
+
+static bool heap_down(topent_t *h, size_t i0, size_t n, bool top)
+{
+    size_t i = i0;
+    for (;;) {
+        size_t j1 = 2 * i + 1;
+        if (j1 >= n) break;
+        size_t j = j1;
+        if (j1 + 1 < n && heap_less(h, j1 + 1, j1, top)) j = j1 + 1;
+        if (!heap_less(h, j, i, top)) break;
+        heap_swap(h, i, j);
+        i = j;
+    }
+    return i > i0;
+}
+
 static int top_mode;
 static int cmp_top(const void *pa, const void *pb)
 {
@@ -268,15 +308,26 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
             int64_t kk = (int64_t)param.sc[k];
             if (kk < 1) continue;
             for (size_t gi = 0; gi < ng; gi++) {
+                /* Prometheus' selection: a binary heap of at most k elements with
+                 * the worst at the root (container/heap), replaced only by a
+                 * strictly better element, so ties go the way Prometheus' do. */
                 size_t nb = 0;
                 for (size_t j = 0; j < g[gi].nm; j++) {
                     size_t si = g[gi].members[j];
-                    if (in.s[si].has[k]) te[nb++] = (topent_t){in.s[si].v[k], si};
+                    if (!in.s[si].has[k]) continue;
+                    topent_t x = {in.s[si].v[k], si};
+                    if ((int64_t)nb < kk) {
+                        te[nb++] = x;
+                        heap_up(te, nb - 1, top);
+                    } else if (top ? (te[0].v < x.v || (isnan(te[0].v) && !isnan(x.v)))
+                                   : (te[0].v > x.v || (isnan(te[0].v) && !isnan(x.v)))) {
+                        te[0] = x;
+                        if (kk > 1 && !heap_down(te, 0, nb, top)) heap_up(te, 0, top);
+                    }
                 }
                 top_mode = top ? 1 : 0;
                 qsort(te, nb, sizeof *te, cmp_top);
-                size_t take = (size_t)IM_MIN((int64_t)nb, kk);
-                for (size_t j = 0; j < take; j++) {
+                for (size_t j = 0; j < nb; j++) {
                     size_t si = te[j].idx;
                     if (outidx[si] == UINT32_MAX) {
                         outidx[si] =

@@ -317,6 +317,7 @@ static im_rc set_op(ev_t *ev, const promql_binary_t *bin, val_t *L, val_t *R, va
             }
         }
         for (size_t i = 0; i < L->n; i++) move_series(ev, out, &L->s[i]);
+        L->n = 0;
     } else { /* or */
         for (size_t k = 0; k < nsteps; k++) {
             for (size_t i = 0; i < L->n; i++)
@@ -326,9 +327,9 @@ static im_rc set_op(ev_t *ev, const promql_binary_t *bin, val_t *L, val_t *R, va
         }
         for (size_t i = 0; i < L->n; i++) move_series(ev, out, &L->s[i]);
         for (size_t j = 0; j < R->n; j++) move_series(ev, out, &R->s[j]);
+        L->n = 0;
+        R->n = 0;
     }
-    L->n = 0;
-    R->n = 0;
     im_free(stamp);
     im_free(lid);
     im_free(rid);

@@ -565,11 +565,14 @@ static im_rc eval_unary(ev_t *ev, const promql_expr_t *e, val_t *out)
         im_labels_unref(s->labels);
         s->labels = nl;
     }
-    return promql__dedup(ev, out);
+    rc = promql__dedup(ev, out);
+    if (rc != IM_OK) promql__val_free(ev, out);
+    return rc;
 }
 
 im_rc promql__eval(ev_t *ev, const promql_expr_t *e, val_t *out)
 {
+    promql__val_init(out, VAL_VECTOR); /* freeable whatever happens below */
     im_rc rc = promql__check(ev);
     if (rc != IM_OK) return rc;
     switch (e->kind) {
@@ -585,7 +588,10 @@ im_rc promql__eval(ev_t *ev, const promql_expr_t *e, val_t *out)
     case PROMQL_NODE_PAREN: return promql__eval(ev, e->u.paren.expr, out);
     case PROMQL_NODE_STEP_INVARIANT: return promql__eval(ev, e->u.si.expr, out);
     case PROMQL_NODE_UNARY: return eval_unary(ev, e, out);
-    case PROMQL_NODE_VECTOR_SELECTOR: return eval_vector_selector(ev, &e->u.vs, false, out);
+    case PROMQL_NODE_VECTOR_SELECTOR:
+        rc = eval_vector_selector(ev, &e->u.vs, false, out);
+        if (rc != IM_OK) promql__val_free(ev, out);
+        return rc;
     case PROMQL_NODE_CALL: rc = promql__eval_call(ev, e, out); break;
     case PROMQL_NODE_AGGREGATE: rc = promql__eval_aggregate(ev, e, out); break;
     case PROMQL_NODE_BINARY: rc = promql__eval_binary(ev, e, out); break;
