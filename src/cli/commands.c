@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 
 const cli_command_t cli_commands[] = {
+    {"run", cli_run, "run the daemon: scrape, store, answer PromQL (Prometheus HTTP API)"},
     {"check", cli_check, "check metrics|config|rules: validate inputs like promtool check"},
     {"version", cli_version, "print the version"},
     {"debug", cli_debug, "internal tools for peer tests (float formatting, durations)"},

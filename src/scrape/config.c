@@ -730,9 +730,16 @@ static void job_free(scrape_job_cfg_t *j)
     im_free(j->file_sd);
 }
 
+scrape_config_t *scrape_config_ref(scrape_config_t *c)
+{
+    __atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+    return c;
+}
+
 void scrape_config_free(scrape_config_t *c)
 {
     if (!c) return;
+    if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
     for (size_t i = 0; i < c->njobs; i++) job_free(&c->jobs[i]);
     im_free(c->jobs);
     for (size_t i = 0; i < c->nrule_files; i++) im_free(c->rule_files[i]);
@@ -747,11 +754,8 @@ void scrape_config_free(scrape_config_t *c)
     im_free(c);
 }
 
-/* Parses YAML into our tree; *root NULL for an empty document. */
-im_rc scrape__yaml_tree(const char *text, size_t len, const char *name, scrape_cfg_node_t **root,
-                        im_err_t *err);
-im_rc scrape__yaml_tree(const char *text, size_t len, const char *name, scrape_cfg_node_t **root,
-                        im_err_t *err)
+im_rc scrape_cfg_parse_yaml(const char *text, size_t len, const char *name,
+                            scrape_cfg_node_t **root, im_err_t *err)
 {
     *root = NULL;
     yaml_parser_t p;
@@ -790,9 +794,10 @@ im_rc scrape_config_parse(const char *text, size_t len, const char *name, scrape
 {
     *out = NULL;
     scrape_cfg_node_t *root;
-    im_rc rc = scrape__yaml_tree(text, len, name, &root, err);
+    im_rc rc = scrape_cfg_parse_yaml(text, len, name, &root, err);
     if (rc) return rc;
     scrape_config_t *c = im_calloc(1, sizeof *c);
+    c->refs = 1;
     c->filename = name ? im_strdup(name) : NULL;
     c->text = im_strndup(text, len);
     dec_t d = {name, err};

@@ -5,7 +5,8 @@
  * scrape_config_load* parse YAML with libyaml, fill Prometheus' defaults, and
  * validate everything; any unknown key or bad value is an error carrying
  * file:line:column (im_err_t). A loaded scrape_config_t is immutable and owned by
- * the caller (scrape_config_free); the scrape manager and the HTTP API only read
+ * the caller; it is refcounted (scrape_config_ref / scrape_config_free drops one
+ * reference) so the scrape manager and the HTTP API can share it and only read
  * it, so a reload builds a new one and swaps it in.
  *
  * Sections infermon does not interpret yet (alerting, remote_write, llm) are kept
@@ -40,6 +41,10 @@ typedef struct scrape_cfg_node {
 } scrape_cfg_node_t;
 
 void scrape_cfg_node_free(scrape_cfg_node_t *n);
+/* Parses any YAML (or JSON) text into a tree; *root is NULL for an empty
+ * document. Errors carry line:column. Used for file_sd files and web configs. */
+im_rc scrape_cfg_parse_yaml(const char *text, size_t len, const char *name,
+                            scrape_cfg_node_t **root, im_err_t *err);
 
 /* ---- Relabelling ---- */
 typedef enum scrape_relabel_action {
@@ -127,6 +132,7 @@ typedef enum scrape_fsync {
 } scrape_fsync_t;
 
 typedef struct scrape_config {
+    int refs;       /* atomic; 1 after load */
     char *filename; /* owned, NULL for an embedded config */
     char *text;     /* owned: the source text */
     int64_t scrape_interval_ms, scrape_timeout_ms, evaluation_interval_ms;
@@ -151,6 +157,9 @@ im_rc scrape_config_parse(const char *text, size_t len, const char *name, scrape
                           im_err_t *err);
 /* Reads and parses a file (at most 16 MiB). */
 im_rc scrape_config_load_file(const char *path, scrape_config_t **out, im_err_t *err);
+/* Adds a reference; returns c. */
+scrape_config_t *scrape_config_ref(scrape_config_t *c);
+/* Drops a reference; frees on the last. NULL is allowed. */
 void scrape_config_free(scrape_config_t *c);
 
 /* The embedded default: vLLM at localhost:8000, dcgm-exporter at localhost:9400,

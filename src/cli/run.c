@@ -1,0 +1,397 @@
+/* run.c — `infermon run`: flags in Prometheus' style, then the daemon
+ * (run_daemon): store, scrape manager, HTTP server, reload and shutdown. */
+#include "util/base.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/run.h"
+#include "http/server.h"
+#include "promql/promql.h"
+#include "scrape/config.h"
+#include "scrape/scrape.h"
+#include "tsdb/tsdb.h"
+#include "ui/ui.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+static volatile sig_atomic_t g_stop, g_reload;
+
+void run_daemon_request_stop(void)
+{
+    g_stop = 1;
+}
+
+void run_daemon_request_reload(void)
+{
+    g_reload = 1;
+}
+
+void run_opts_defaults(run_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+}
+
+typedef struct daemon {
+    const run_opts_t *o;
+    pthread_mutex_t reload_mu;
+    scrape_config_t *cfg;
+    scrape_manager_t *sm;
+    http_server_t *http;
+} daemon_t;
+
+static im_rc load_config(const run_opts_t *o, scrape_config_t **out, im_err_t *err)
+{
+    if (o->config_file) return scrape_config_load_file(o->config_file, out, err);
+    const char *t = o->config_text ? o->config_text : scrape_default_config_yaml;
+    return scrape_config_parse(t, strlen(t), o->config_text ? "<config>" : "<embedded default>",
+                               out, err);
+}
+
+static im_rc do_reload(void *ud, im_err_t *err)
+{
+    daemon_t *d = ud;
+    pthread_mutex_lock(&d->reload_mu);
+    scrape_config_t *c = NULL;
+    im_rc rc = load_config(d->o, &c, err);
+    if (rc != IM_OK) {
+        char b[1200];
+        IM_ERROR("Error reloading config, keeping the previous one", "err=%s",
+                 im_logq(im_err_format(err, b, sizeof b)));
+        if (d->http) http_server_set_reload_status(d->http, false, im_now_ms());
+        pthread_mutex_unlock(&d->reload_mu);
+        return rc;
+    }
+    scrape_manager_apply(d->sm, c);
+    if (d->http) {
+        http_server_set_config(d->http, c);
+        http_server_set_reload_status(d->http, true, im_now_ms());
+    }
+    scrape_config_free(d->cfg);
+    d->cfg = c;
+    IM_INFO("Completed loading of configuration file", "filename=%s jobs=%zu",
+            im_logq(d->o->config_file ? d->o->config_file : "<embedded>"), c->njobs);
+    pthread_mutex_unlock(&d->reload_mu);
+    return IM_OK;
+}
+
+static void do_quit(void *ud)
+{
+    (void)ud;
+    g_stop = 1;
+}
+
+static bool ui_lookup(const char *path, http_asset_t *out)
+{
+    const ui_asset_t *a = ui_asset_lookup(path);
+    if (!a) return false;
+    out->content_type = a->content_type;
+    out->etag = a->etag;
+    out->cache_control = ui_asset_cache_control(a);
+    out->data = a->data;
+    out->len = a->len;
+    return true;
+}
+
+static void die_now(int sig)
+{
+    (void)sig;
+    static const char m[] = "second signal: exiting at once\n";
+    ssize_t w = write(2, m, sizeof m - 1);
+    (void)w;
+    _exit(1);
+}
+
+int run_daemon(const run_opts_t *o)
+{
+    daemon_t d;
+    memset(&d, 0, sizeof d);
+    d.o = o;
+    pthread_mutex_init(&d.reload_mu, NULL);
+    g_stop = g_reload = 0;
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    if (o->handle_signals) {
+        signal(SIGPIPE, SIG_IGN);
+        pthread_sigmask(SIG_BLOCK, &set, &old); /* threads started below inherit this */
+    }
+    im_err_t err;
+    im_err_clear(&err);
+    char eb[1200];
+    int status = 2;
+    tsdb_t *db = NULL;
+    promql_engine_t *eng = NULL;
+    if (!o->config_file)
+        IM_INFO(o->config_text ? "Using the given configuration"
+                               : "No --config.file given: using the embedded default (scrape vLLM "
+                                 "at localhost:8000 and dcgm-exporter at localhost:9400 every 15s, "
+                                 "store under ./data, serve on :9470)",
+                NULL);
+    if (load_config(o, &d.cfg, &err) != IM_OK) {
+        IM_ERROR("Error loading config", "err=%s", im_logq(im_err_format(&err, eb, sizeof eb)));
+        goto out;
+    }
+    tsdb_opts_t to;
+    memset(&to, 0, sizeof to);
+    to.dir = o->memory_only        ? NULL
+             : o->storage_path     ? o->storage_path
+             : d.cfg->storage_path ? d.cfg->storage_path
+                                   : "./data";
+    to.retention_ms = o->retention_ms ? o->retention_ms : d.cfg->retention_ms;
+    to.retention_bytes = o->retention_bytes ? o->retention_bytes : d.cfg->retention_bytes;
+    const char *fs = o->wal_fsync;
+    if (!fs && d.cfg->storage_fsync_set)
+        fs = d.cfg->storage_fsync == SCRAPE_FSYNC_ALWAYS  ? "always"
+             : d.cfg->storage_fsync == SCRAPE_FSYNC_NEVER ? "never"
+                                                          : "timer";
+    to.fsync = fs && !strcmp(fs, "always")  ? TSDB_FSYNC_ALWAYS
+               : fs && !strcmp(fs, "never") ? TSDB_FSYNC_NEVER
+                                            : TSDB_FSYNC_TIMER;
+    to.fsync_interval_ms = d.cfg->storage_fsync_interval_ms;
+    IM_INFO("Starting TSDB", "path=%s", im_logq(to.dir ? to.dir : "<memory>"));
+    if (tsdb_open(&to, &db, &err) != IM_OK) {
+        IM_ERROR("Opening storage failed", "err=%s", im_logq(im_err_format(&err, eb, sizeof eb)));
+        goto out;
+    }
+    promql_engine_opts_t eo;
+    memset(&eo, 0, sizeof eo);
+    eo.lookback_delta_ms = o->lookback_delta_ms;
+    eo.max_samples = o->query_max_samples;
+    eo.timeout_ms = o->query_timeout_ms;
+    eo.default_eval_interval_ms = d.cfg->evaluation_interval_ms;
+    eng = promql_engine_new(&eo);
+    scrape_manager_opts_t so;
+    memset(&so, 0, sizeof so);
+    so.db = db;
+    if (scrape_manager_new(&so, &d.sm, &err) != IM_OK) {
+        IM_ERROR("Starting the scrape manager failed", "err=%s", im_logq(err.msg));
+        goto out;
+    }
+    char ret_s[64];
+    im_duration_format(to.retention_ms ? to.retention_ms : 15 * IM_MS_PER_DAY, ret_s, sizeof ret_s);
+    http_server_opts_t ho;
+    memset(&ho, 0, sizeof ho);
+    ho.listen_address = o->listen_address ? o->listen_address : ":9470";
+    ho.web_config_file = o->web_config_file;
+    ho.db = db;
+    ho.engine = eng;
+    ho.scrape = d.sm;
+    ho.enable_lifecycle = o->enable_lifecycle;
+    ho.enable_remote_write = o->enable_remote_write;
+    ho.remote_write_max_bytes = o->remote_write_max_bytes;
+    ho.lifecycle.reload = do_reload;
+    ho.lifecycle.quit = do_quit;
+    ho.lifecycle.ud = &d;
+    ho.flags = o->flags;
+    ho.storage_retention = ret_s;
+    if (http_server_start(&ho, &d.http, &err) != IM_OK) {
+        IM_ERROR("Starting the web server failed", "err=%s", im_logq(err.msg));
+        goto out;
+    }
+    http_server_set_asset_lookup(d.http, ui_lookup);
+    http_server_set_config(d.http, d.cfg);
+    scrape_manager_apply(d.sm, d.cfg);
+    if (scrape_manager_start(d.sm, &err) != IM_OK) {
+        IM_ERROR("Starting the scrape manager failed", "err=%s", im_logq(err.msg));
+        goto out;
+    }
+    http_server_set_ready(d.http, true);
+    IM_INFO("Server is ready to receive web requests.", "addr=%s port=%u",
+            im_logq(ho.listen_address), (unsigned)http_server_port(d.http));
+    if (o->on_ready) o->on_ready(o->on_ready_ud, http_server_port(d.http));
+    while (!g_stop) {
+        if (o->handle_signals) {
+            struct timespec ts = {0, 200 * 1000 * 1000};
+            int sig = sigtimedwait(&set, NULL, &ts);
+            if (sig == SIGHUP)
+                g_reload = 1;
+            else if (sig == SIGTERM || sig == SIGINT) {
+                IM_WARN("Received termination signal, exiting gracefully...", "signal=%d", sig);
+                g_stop = 1;
+            }
+        } else {
+            struct timespec ts = {0, 100 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        if (g_reload) {
+            g_reload = 0;
+            im_err_clear(&err);
+            (void)do_reload(&d, &err);
+        }
+    }
+    if (o->handle_signals) { /* a second signal exits at once */
+        signal(SIGTERM, die_now);
+        signal(SIGINT, die_now);
+        pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    }
+    http_server_set_ready(d.http, false);
+    IM_INFO("Stopping scrape manager...", NULL);
+    status = 0;
+out:
+    if (d.sm) scrape_manager_stop(d.sm, false);
+    if (d.http) http_server_stop(d.http);
+    IM_INFO("Stopping storage...", NULL);
+    if (d.sm) scrape_manager_free(d.sm);
+    if (db) tsdb_close(db);
+    if (eng) promql_engine_free(eng);
+    scrape_config_free(d.cfg);
+    pthread_mutex_destroy(&d.reload_mu);
+    if (status == 0) IM_INFO("See you next time!", NULL);
+    if (o->handle_signals) {
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    return status;
+}
+
+/* ---- `infermon run` ---- */
+
+static void usage(FILE *f)
+{
+    fprintf(
+        f,
+        "usage: infermon run [flags]\n\n"
+        "Scrapes targets, stores samples, answers PromQL over the Prometheus HTTP API.\n\n"
+        "  --config.file=FILE                 configuration (default: embedded: vLLM at\n"
+        "                                     localhost:8000, dcgm-exporter at localhost:9400)\n"
+        "  --storage.tsdb.path=DIR            data directory (default: storage.path, ./data)\n"
+        "  --storage.tsdb.retention.time=DUR  how long to keep samples (default 15d)\n"
+        "  --storage.tsdb.retention.size=SIZE maximum bytes of blocks (e.g. 10GB; default none)\n"
+        "  --storage.tsdb.wal-fsync=POLICY    timer|always|never (default timer)\n"
+        "  --storage.memory-only              keep everything in memory (no WAL, no blocks)\n"
+        "  --web.listen-address=ADDR          listen address (default :9470)\n"
+        "  --web.config.file=FILE             TLS and basic auth (Prometheus web-config format)\n"
+        "  --web.enable-lifecycle             enable POST /-/reload and /-/quit\n"
+        "  --web.enable-remote-write-receiver accept remote write on /api/v1/write\n"
+        "  --web.remote-write-max-bytes=SIZE  largest remote-write request (default 32MiB)\n"
+        "  --query.lookback-delta=DUR         lookback for instant vectors (default 5m)\n"
+        "  --query.max-samples=N              samples a query may hold (default 50000000)\n"
+        "  --query.timeout=DUR                query time limit (default 2m)\n"
+        "  --log.level=LEVEL                  debug|info|warn|error (default info)\n");
+}
+
+static const char *const flag_names[] = {
+    "config.file", "storage.tsdb.path", "storage.tsdb.retention.time",
+    "storage.tsdb.retention.size", "storage.tsdb.wal-fsync", "web.listen-address",
+    "web.config.file", "web.remote-write-max-bytes", "query.lookback-delta", "query.max-samples",
+    "query.timeout", "log.level",
+    /* booleans */
+    "web.enable-lifecycle", "web.enable-remote-write-receiver", "storage.memory-only", NULL};
+#define NUM_VALUE_FLAGS 12
+
+int cli_run(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
+    const char *vals[IM_ARRAY_LEN(flag_names)] = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0) {
+            fprintf(stderr, "infermon run: unexpected argument \"%s\"\n", a);
+            usage(stderr);
+            return 2;
+        }
+        a += 2;
+        const char *eq = strchr(a, '=');
+        size_t nl = eq ? (size_t)(eq - a) : strlen(a);
+        size_t k;
+        for (k = 0; flag_names[k]; k++)
+            if (strlen(flag_names[k]) == nl && !strncmp(flag_names[k], a, nl)) break;
+        if (!flag_names[k]) {
+            fprintf(stderr, "infermon run: unknown flag --%.*s\n", (int)nl, a);
+            return 2;
+        }
+        if (k >= NUM_VALUE_FLAGS) {
+            vals[k] = eq ? eq + 1 : "true";
+            continue;
+        }
+        if (eq)
+            vals[k] = eq + 1;
+        else if (i + 1 < argc)
+            vals[k] = argv[++i];
+        else {
+            fprintf(stderr, "infermon run: flag --%s needs a value\n", flag_names[k]);
+            return 2;
+        }
+    }
+    run_opts_t o;
+    run_opts_defaults(&o);
+    o.handle_signals = true;
+    o.config_file = vals[0];
+    o.storage_path = vals[1];
+    if (vals[2] && im_duration_parse(vals[2], strlen(vals[2]), &o.retention_ms, NULL) != IM_OK) {
+        fprintf(stderr, "infermon run: --storage.tsdb.retention.time: bad duration \"%s\"\n",
+                vals[2]);
+        return 2;
+    }
+    if (vals[3] && scrape_parse_bytes(vals[3], &o.retention_bytes) != IM_OK) {
+        fprintf(stderr, "infermon run: --storage.tsdb.retention.size: bad size \"%s\"\n", vals[3]);
+        return 2;
+    }
+    if (vals[4] && strcmp(vals[4], "timer") && strcmp(vals[4], "always") &&
+        strcmp(vals[4], "never")) {
+        fprintf(stderr, "infermon run: --storage.tsdb.wal-fsync must be timer, always or never\n");
+        return 2;
+    }
+    o.wal_fsync = vals[4];
+    o.listen_address = vals[5];
+    o.web_config_file = vals[6];
+    if (vals[7] && scrape_parse_bytes(vals[7], &o.remote_write_max_bytes) != IM_OK) {
+        fprintf(stderr, "infermon run: --web.remote-write-max-bytes: bad size \"%s\"\n", vals[7]);
+        return 2;
+    }
+    if (vals[8] &&
+        im_duration_parse(vals[8], strlen(vals[8]), &o.lookback_delta_ms, NULL) != IM_OK) {
+        fprintf(stderr, "infermon run: --query.lookback-delta: bad duration \"%s\"\n", vals[8]);
+        return 2;
+    }
+    if (vals[9]) {
+        char *end;
+        o.query_max_samples = strtoll(vals[9], &end, 10);
+        if (*end || o.query_max_samples <= 0) {
+            fprintf(stderr, "infermon run: --query.max-samples: bad number \"%s\"\n", vals[9]);
+            return 2;
+        }
+    }
+    if (vals[10] &&
+        im_duration_parse(vals[10], strlen(vals[10]), &o.query_timeout_ms, NULL) != IM_OK) {
+        fprintf(stderr, "infermon run: --query.timeout: bad duration \"%s\"\n", vals[10]);
+        return 2;
+    }
+    if (vals[11]) {
+        im_log_level_t lvl;
+        if (!im_log_parse_level(vals[11], &lvl)) {
+            fprintf(stderr, "infermon run: --log.level must be debug, info, warn or error\n");
+            return 2;
+        }
+        im_log_set_level(lvl);
+    }
+    o.enable_lifecycle = vals[12] && strcmp(vals[12], "false");
+    o.enable_remote_write = vals[13] && strcmp(vals[13], "false");
+    o.memory_only = vals[14] && strcmp(vals[14], "false");
+    /* flags for /api/v1/status/flags, with defaults shown */
+    static const char *defaults[] = {"",      "data/", "0s",    "0B",    "timer",
+                                     ":9470", "",      "32MiB", "5m",    "50000000",
+                                     "2m",    "info",  "false", "false", "false"};
+    const char *pairs[2 * IM_ARRAY_LEN(flag_names) + 1];
+    size_t np = 0;
+    for (size_t k = 0; flag_names[k]; k++) {
+        pairs[np++] = flag_names[k];
+        pairs[np++] = vals[k] ? vals[k] : defaults[k];
+    }
+    pairs[np] = NULL;
+    o.flags = pairs;
+    return run_daemon(&o);
+}

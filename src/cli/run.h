@@ -1,0 +1,46 @@
+/* run.h — the infermon daemon as a library call, for `infermon run` and for
+ * `infermon demo` (which starts its simulator first, then the daemon in the same
+ * process).
+ *
+ * run_daemon opens the store, starts the scrape manager and the HTTP server,
+ * and blocks until SIGTERM/SIGINT, POST /-/quit or run_daemon_request_stop; it
+ * then stops scraping, closes the HTTP server and flushes and closes the store.
+ * SIGHUP and POST /-/reload reload the configuration file, keeping the old
+ * configuration when the new one is invalid. A second SIGTERM/SIGINT during
+ * shutdown exits at once (status 1). Returns the process exit status (0 = clean
+ * shutdown, 2 = could not start). Only one daemon per process. */
+#ifndef IM_CLI_RUN_H
+#define IM_CLI_RUN_H
+
+#include "util/base.h"
+
+typedef struct run_opts {
+    const char *config_file;    /* NULL = config_text, or the embedded default */
+    const char *config_text;    /* used when config_file is NULL; NULL = embedded default */
+    const char *storage_path;   /* NULL = config storage.path, else ./data */
+    bool memory_only;           /* no WAL/blocks (tests, demo) */
+    int64_t retention_ms;       /* 0 = config, else 15d */
+    int64_t retention_bytes;    /* 0 = config, else none */
+    const char *wal_fsync;      /* "timer" | "always" | "never"; NULL = config/timer */
+    const char *listen_address; /* NULL = ":9470" */
+    const char *web_config_file;
+    bool enable_lifecycle;
+    bool enable_remote_write;
+    int64_t remote_write_max_bytes;
+    int64_t lookback_delta_ms, query_max_samples, query_timeout_ms;
+    bool handle_signals; /* true for `infermon run` */
+    /* Called once the server listens (port = the bound port). */
+    void (*on_ready)(void *ud, uint16_t port);
+    void *on_ready_ud;
+    /* For /api/v1/status/flags: name/value pairs, NULL-terminated. */
+    const char *const *flags;
+} run_opts_t;
+
+void run_opts_defaults(run_opts_t *o);
+int run_daemon(const run_opts_t *o);
+/* Asks a running daemon to shut down (any thread, async-signal-safe). */
+void run_daemon_request_stop(void);
+/* Asks a running daemon to reload its configuration (async-signal-safe). */
+void run_daemon_request_reload(void);
+
+#endif

@@ -1,0 +1,663 @@
+/* api.c — the Prometheus HTTP API v1 handlers: query, query_range, series,
+ * labels, label values, targets, metadata, rules, alerts and status pages,
+ * with Prometheus' parameter parsing and error texts. */
+#include "util/base.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "http/http_int.h"
+#include "promql/parser.h"
+#include "util/fmtfloat.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+#define MAX_POINTS 11000
+
+/* ---- Parameter parsing ---- */
+
+static enum MHD_Result bad_param(http_server_t *s, http__req_t *r, const char *name,
+                                 const char *what)
+{
+    char m[1400];
+    snprintf(m, sizeof m, "invalid parameter \"%s\": %s", name, what);
+    return http__send_error(s, r, "bad_data", m);
+}
+
+/* Unix float or RFC 3339; special values Prometheus' clients send for the range ends. */
+static bool parse_time(const char *v, int64_t *out)
+{
+    if (!strcmp(v, "-292273086-05-16T16:47:06Z") || !strcmp(v, "-9223372036854775.808")) {
+        *out = IM_MIN_TIME_MS;
+        return true;
+    }
+    if (!strcmp(v, "292277025-08-18T07:12:54.999999999Z") || !strcmp(v, "9223372036854775.807")) {
+        *out = IM_MAX_TIME_MS;
+        return true;
+    }
+    return im_time_parse(v, strlen(v), out, NULL) == IM_OK;
+}
+
+static bool get_time(http_server_t *s, http__req_t *r, const char *name, int64_t def, int64_t *out,
+                     enum MHD_Result *ret)
+{
+    const char *v = http__param(r, name);
+    if (!v || !*v) {
+        *out = def;
+        return true;
+    }
+    if (!parse_time(v, out)) {
+        char w[600];
+        snprintf(w, sizeof w, "cannot parse \"%.500s\" to a valid timestamp", v);
+        *ret = bad_param(s, r, name, w);
+        return false;
+    }
+    return true;
+}
+
+/* Duration as float seconds or a Prometheus duration. */
+static bool parse_dur(const char *v, int64_t *out)
+{
+    char *end;
+    double d = strtod(v, &end);
+    if (*v && !*end) {
+        double ms = d * 1000.0;
+        if (!isfinite(ms) || ms > 9.2e18 || ms < -9.2e18) return false;
+        *out = (int64_t)ms;
+        return true;
+    }
+    return im_duration_parse(v, strlen(v), out, NULL) == IM_OK;
+}
+
+/* ---- Query ---- */
+
+static promql_engine_t *engine_for(http_server_t *s, http__req_t *r, bool *own,
+                                   enum MHD_Result *ret, bool *ok)
+{
+    *own = false;
+    *ok = true;
+    const char *to = http__param(r, "timeout");
+    if (!to || !*to) return s->opts.engine;
+    int64_t ms;
+    if (!parse_dur(to, &ms)) {
+        char w[600];
+        snprintf(w, sizeof w, "cannot parse \"%.500s\" to a valid duration", to);
+        *ret = bad_param(s, r, "timeout", w);
+        *ok = false;
+        return NULL;
+    }
+    promql_engine_opts_t o = *promql_engine_opts(s->opts.engine);
+    if (ms > 0 && ms < o.timeout_ms) {
+        o.timeout_ms = ms;
+        *own = true;
+        return promql_engine_new(&o);
+    }
+    return s->opts.engine;
+}
+
+static enum MHD_Result do_query(http_server_t *s, http__req_t *r, bool range)
+{
+    enum MHD_Result ret = MHD_NO;
+    const char *q = http__param(r, "query");
+    if (!q) q = "";
+    promql_query_params_t p;
+    memset(&p, 0, sizeof p);
+    if (range) {
+        const char *sv = http__param(r, "start"), *ev = http__param(r, "end"),
+                   *stv = http__param(r, "step");
+        if (!sv || !parse_time(sv, &p.start_ms)) {
+            char w[600];
+            snprintf(w, sizeof w, "cannot parse \"%.500s\" to a valid timestamp", sv ? sv : "");
+            return bad_param(s, r, "start", w);
+        }
+        if (!ev || !parse_time(ev, &p.end_ms)) {
+            char w[600];
+            snprintf(w, sizeof w, "cannot parse \"%.500s\" to a valid timestamp", ev ? ev : "");
+            return bad_param(s, r, "end", w);
+        }
+        if (p.end_ms < p.start_ms)
+            return bad_param(s, r, "end", "end timestamp must not be before start time");
+        if (!stv || !parse_dur(stv, &p.step_ms)) {
+            char w[600];
+            snprintf(w, sizeof w, "cannot parse \"%.500s\" to a valid duration", stv ? stv : "");
+            return bad_param(s, r, "step", w);
+        }
+        if (p.step_ms <= 0)
+            return bad_param(s, r, "step",
+                             "zero or negative query resolution step widths are not accepted. "
+                             "Try a positive integer");
+        if ((p.end_ms - p.start_ms) / p.step_ms > MAX_POINTS)
+            return http__send_error(s, r, "bad_data",
+                                    "exceeded maximum resolution of 11,000 points per timeseries. "
+                                    "Try decreasing the query resolution (?step=XX)");
+    } else {
+        if (!get_time(s, r, "time", im_now_ms(), &p.start_ms, &ret)) return ret;
+        p.end_ms = p.start_ms;
+        p.instant = true;
+    }
+    bool own, ok;
+    promql_engine_t *e = engine_for(s, r, &own, &ret, &ok);
+    if (!ok) return ret;
+    promql_expr_t *expr = NULL;
+    im_err_t err;
+    im_err_clear(&err);
+    if (promql_parse(q, strlen(q), &expr, &err) != IM_OK) {
+        if (own) promql_engine_free(e);
+        return bad_param(s, r, "query", err.msg);
+    }
+    tsdb_queryable_t *qq = tsdb_queryable(s->opts.db);
+    promql_result_t res;
+    memset(&res, 0, sizeof res);
+    int64_t t0 = im_mono_ns();
+    im_rc rc = promql_eval(e, qq, expr, &p, &res, &err);
+    double secs = (double)(im_mono_ns() - t0) / 1e9;
+    http__count(s, range ? "engine:query_range" : "engine:query", rc == IM_OK ? 0 : 1, secs);
+    qq->vt->close(qq);
+    promql_expr_free(expr);
+    if (own) promql_engine_free(e);
+    if (rc != IM_OK) return http__send_error(s, r, promql_error_type(rc), err.msg);
+    return http__send_result(s, r, &res);
+}
+
+/* ---- Matchers ---- */
+
+typedef struct msets {
+    im_matcher_t ***ms;
+    size_t *n;
+    size_t count;
+} msets_t;
+
+static void msets_free(msets_t *m)
+{
+    for (size_t i = 0; i < m->count; i++) promql_matchers_free(m->ms[i], m->n[i]);
+    im_free(m->ms);
+    im_free(m->n);
+}
+
+static bool get_match(http_server_t *s, http__req_t *r, msets_t *m, enum MHD_Result *ret)
+{
+    memset(m, 0, sizeof *m);
+    size_t cnt = 0;
+    for (size_t i = 0; i < r->nparams; i++)
+        if (!strcmp(r->params[i].k, "match[]")) cnt++;
+    m->ms = im_calloc(cnt + 1, sizeof *m->ms);
+    m->n = im_calloc(cnt + 1, sizeof *m->n);
+    for (size_t i = 0; i < r->nparams; i++) {
+        if (strcmp(r->params[i].k, "match[]")) continue;
+        im_err_t err;
+        im_err_clear(&err);
+        const char *v = r->params[i].v;
+        if (promql_parse_metric_selector(v, strlen(v), &m->ms[m->count], &m->n[m->count], &err) !=
+            IM_OK) {
+            *ret = http__send_error(s, r, "bad_data", err.msg);
+            msets_free(m);
+            return false;
+        }
+        m->count++;
+    }
+    return true;
+}
+
+static int ls_cmp(const void *a, const void *b)
+{
+    return im_labels_compare(*(const im_labels_t *const *)a, *(const im_labels_t *const *)b);
+}
+
+static enum MHD_Result do_series(http_server_t *s, http__req_t *r)
+{
+    enum MHD_Result ret = MHD_NO;
+    msets_t m;
+    int64_t start, end;
+    if (!get_time(s, r, "start", IM_MIN_TIME_MS, &start, &ret)) return ret;
+    if (!get_time(s, r, "end", IM_MAX_TIME_MS, &end, &ret)) return ret;
+    if (!get_match(s, r, &m, &ret)) return ret;
+    if (m.count == 0) {
+        msets_free(&m);
+        return http__send_error(s, r, "bad_data", "no match[] parameter provided");
+    }
+    tsdb_queryable_t *q = tsdb_queryable(s->opts.db);
+    const im_labels_t **all = NULL;
+    size_t nall = 0, cap = 0;
+    im_err_t err;
+    im_err_clear(&err);
+    im_rc rc = IM_OK;
+    for (size_t i = 0; i < m.count && rc == IM_OK; i++) {
+        tsdb_series_set_t *set = NULL;
+        rc = q->vt->select(q, start, end, m.ms[i], m.n[i], NULL, &set, &err);
+        if (rc != IM_OK) break;
+        for (size_t k = 0; k < set->n; k++) {
+            if (nall == cap) {
+                cap = cap ? cap * 2 : 64;
+                all = im_realloc(all, cap * sizeof *all);
+            }
+            all[nall++] = im_labels_ref(set->series[k].labels);
+        }
+        set->vt->free(set); /* checksrc: allow (vtable) */
+    }
+    q->vt->close(q);
+    msets_free(&m);
+    if (rc != IM_OK) {
+        for (size_t i = 0; i < nall; i++) im_labels_unref(all[i]);
+        im_free(all);
+        return http__send_error(s, r, "execution", err.msg);
+    }
+    if (nall > 1) qsort(all, nall, sizeof *all, ls_cmp);
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    (void)im_buf_putc(&b, '[');
+    size_t out = 0;
+    for (size_t i = 0; i < nall; i++) {
+        if (i && im_labels_equal(all[i], all[i - 1])) continue;
+        if (out++) (void)im_buf_putc(&b, ',');
+        http__json_labels(&b, all[i]);
+    }
+    (void)im_buf_putc(&b, ']');
+    for (size_t i = 0; i < nall; i++) im_labels_unref(all[i]);
+    im_free(all);
+    return http__send_data(s, r, &b);
+}
+
+static int istr_cmp(const void *a, const void *b)
+{
+    const im_istr_t *x = *(const im_istr_t *const *)a, *y = *(const im_istr_t *const *)b;
+    size_t n = IM_MIN(x->len, y->len);
+    int c = memcmp(x->s, y->s, n);
+    return c ? c : (x->len < y->len ? -1 : x->len > y->len);
+}
+
+static enum MHD_Result do_labels(http_server_t *s, http__req_t *r, const char *value_of)
+{
+    enum MHD_Result ret = MHD_NO;
+    msets_t m;
+    int64_t start, end;
+    if (value_of && !im_label_name_valid(value_of, strlen(value_of))) {
+        char w[600];
+        snprintf(w, sizeof w, "invalid label name: \"%.500s\"", value_of);
+        return http__send_error(s, r, "bad_data", w);
+    }
+    if (!get_time(s, r, "start", IM_MIN_TIME_MS, &start, &ret)) return ret;
+    if (!get_time(s, r, "end", IM_MAX_TIME_MS, &end, &ret)) return ret;
+    if (!get_match(s, r, &m, &ret)) return ret;
+    tsdb_queryable_t *q = tsdb_queryable(s->opts.db);
+    const im_istr_t **all = NULL;
+    size_t nall = 0, cap = 0;
+    im_err_t err;
+    im_err_clear(&err);
+    im_rc rc = IM_OK;
+    size_t rounds = m.count ? m.count : 1;
+    for (size_t i = 0; i < rounds && rc == IM_OK; i++) {
+        tsdb_strlist_t l;
+        memset(&l, 0, sizeof l);
+        im_matcher_t *const *ms = m.count ? m.ms[i] : NULL;
+        size_t nms = m.count ? m.n[i] : 0;
+        rc = value_of ? q->vt->label_values(q, value_of, start, end, ms, nms, &l, &err)
+                      : q->vt->label_names(q, start, end, ms, nms, &l, &err);
+        if (rc != IM_OK) break;
+        for (size_t k = 0; k < l.n; k++) {
+            if (nall == cap) {
+                cap = cap ? cap * 2 : 64;
+                all = im_realloc(all, cap * sizeof *all);
+            }
+            all[nall++] = im_istr_ref(l.v[k]);
+        }
+        tsdb_strlist_free(&l);
+    }
+    q->vt->close(q);
+    msets_free(&m);
+    if (rc != IM_OK) {
+        for (size_t i = 0; i < nall; i++) im_istr_unref(all[i]);
+        im_free(all);
+        return http__send_error(s, r, "execution", err.msg);
+    }
+    if (nall > 1) qsort(all, nall, sizeof *all, istr_cmp);
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    (void)im_buf_putc(&b, '[');
+    size_t out = 0;
+    for (size_t i = 0; i < nall; i++) {
+        if (i && all[i] == all[i - 1]) continue;
+        if (out++) (void)im_buf_putc(&b, ',');
+        http_json_string(&b, all[i]->s, all[i]->len);
+    }
+    (void)im_buf_putc(&b, ']');
+    for (size_t i = 0; i < nall; i++) im_istr_unref(all[i]);
+    im_free(all);
+    return http__send_data(s, r, &b);
+}
+
+/* ---- Targets, metadata ---- */
+
+static void ts_rfc3339(im_buf_t *b, int64_t ms)
+{
+    char t[64];
+    if (ms == 0)
+        snprintf(t, sizeof t, "0001-01-01T00:00:00Z");
+    else
+        im_time_format_rfc3339(ms, t, sizeof t);
+    (void)im_buf_printf(b, "\"%s\"", t);
+}
+
+static void global_url(im_buf_t *b, const char *url)
+{
+    /* Prometheus replaces a loopback host by the machine's hostname. */
+    const char *p = strstr(url, "://");
+    if (!p) {
+        http_json_string(b, url, strlen(url));
+        return;
+    }
+    p += 3;
+    const char *hosts[] = {"localhost", "127.0.0.1", "[::1]"};
+    for (size_t i = 0; i < IM_ARRAY_LEN(hosts); i++) {
+        size_t hl = strlen(hosts[i]);
+        if (!strncmp(p, hosts[i], hl) && (p[hl] == ':' || p[hl] == '/' || !p[hl])) {
+            char hn[256];
+            if (gethostname(hn, sizeof hn) != 0) break;
+            hn[sizeof hn - 1] = 0;
+            im_buf_t u;
+            im_buf_init(&u, 0);
+            (void)im_buf_append(&u, url, (size_t)(p - url));
+            (void)im_buf_puts(&u, hn);
+            (void)im_buf_puts(&u, p + hl);
+            http_json_string(b, u.data, u.len);
+            im_buf_free(&u);
+            return;
+        }
+    }
+    http_json_string(b, url, strlen(url));
+}
+
+static enum MHD_Result do_targets(http_server_t *s, http__req_t *r)
+{
+    const char *state = http__param(r, "state");
+    const char *pool = http__param(r, "scrapePool");
+    bool act = !state || !*state || !strcasecmp(state, "active") || !strcasecmp(state, "any");
+    bool drop = !state || !*state || !strcasecmp(state, "dropped") || !strcasecmp(state, "any");
+    scrape_targets_t t;
+    memset(&t, 0, sizeof t);
+    if (s->opts.scrape) scrape_manager_targets(s->opts.scrape, &t);
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    (void)im_buf_puts(&b, "{\"activeTargets\":[");
+    size_t n = 0;
+    for (size_t i = 0; act && i < t.nactive; i++) {
+        scrape_target_info_t *x = &t.active[i];
+        if (pool && *pool && strcmp(pool, x->job)) continue;
+        if (n++) (void)im_buf_putc(&b, ',');
+        (void)im_buf_puts(&b, "{\"discoveredLabels\":");
+        http__json_labels(&b, x->discovered_labels);
+        (void)im_buf_puts(&b, ",\"labels\":");
+        http__json_labels(&b, x->labels);
+        (void)im_buf_puts(&b, ",\"scrapePool\":");
+        http_json_string(&b, x->job, strlen(x->job));
+        (void)im_buf_puts(&b, ",\"scrapeUrl\":");
+        http_json_string(&b, x->url, strlen(x->url));
+        (void)im_buf_puts(&b, ",\"globalUrl\":");
+        global_url(&b, x->url);
+        (void)im_buf_puts(&b, ",\"lastError\":");
+        http_json_string(&b, x->last_error, strlen(x->last_error));
+        (void)im_buf_puts(&b, ",\"lastScrape\":");
+        ts_rfc3339(&b, x->last_scrape_ms);
+        char f[IM_FLOAT_BUF];
+        im_fmt_float_api(x->last_duration_s, f, sizeof f);
+        (void)im_buf_printf(&b, ",\"lastScrapeDuration\":%s,\"health\":\"%s\"", f,
+                            x->health == SCRAPE_HEALTH_UP     ? "up"
+                            : x->health == SCRAPE_HEALTH_DOWN ? "down"
+                                                              : "unknown");
+        char iv[64], tv[64];
+        im_duration_format(x->interval_ms, iv, sizeof iv);
+        im_duration_format(x->timeout_ms, tv, sizeof tv);
+        (void)im_buf_printf(&b, ",\"scrapeInterval\":\"%s\",\"scrapeTimeout\":\"%s\"}", iv, tv);
+    }
+    (void)im_buf_puts(&b, "],\"droppedTargets\":[");
+    n = 0;
+    for (size_t i = 0; drop && i < t.ndropped; i++) {
+        scrape_target_info_t *x = &t.dropped[i];
+        if (pool && *pool && strcmp(pool, x->job)) continue;
+        if (n++) (void)im_buf_putc(&b, ',');
+        (void)im_buf_puts(&b, "{\"discoveredLabels\":");
+        http__json_labels(&b, x->discovered_labels);
+        (void)im_buf_putc(&b, '}');
+    }
+    (void)im_buf_puts(&b, "]}");
+    scrape_targets_free(&t);
+    return http__send_data(s, r, &b);
+}
+
+static int md_cmp(const void *a, const void *b)
+{
+    const scrape_metadata_t *x = a, *y = b;
+    int c = strcmp(x->metric, y->metric);
+    if (c) return c;
+    if ((c = strcmp(x->type, y->type))) return c;
+    if ((c = strcmp(x->help, y->help))) return c;
+    return strcmp(x->unit, y->unit);
+}
+
+static enum MHD_Result do_metadata(http_server_t *s, http__req_t *r)
+{
+    const char *metric = http__param(r, "metric");
+    const char *lim = http__param(r, "limit");
+    long limit = lim && *lim ? strtol(lim, NULL, 10) : -1;
+    scrape_metadata_t *md = NULL;
+    size_t n = 0;
+    if (s->opts.scrape) scrape_manager_metadata(s->opts.scrape, &md, &n);
+    if (n > 1) qsort(md, n, sizeof *md, md_cmp);
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    (void)im_buf_putc(&b, '{');
+    long nmetrics = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && !strcmp(md[j].metric, md[i].metric)) j++;
+        if ((!metric || !*metric || !strcmp(metric, md[i].metric)) &&
+            (limit < 0 || nmetrics < limit)) {
+            if (nmetrics++) (void)im_buf_putc(&b, ',');
+            http_json_string(&b, md[i].metric, strlen(md[i].metric));
+            (void)im_buf_puts(&b, ":[");
+            for (size_t k = i; k < j; k++) {
+                if (k > i && !md_cmp(&md[k], &md[k - 1])) continue;
+                if (k > i) (void)im_buf_putc(&b, ',');
+                (void)im_buf_puts(&b, "{\"type\":");
+                http_json_string(&b, md[k].type, strlen(md[k].type));
+                (void)im_buf_puts(&b, ",\"help\":");
+                http_json_string(&b, md[k].help, strlen(md[k].help));
+                (void)im_buf_puts(&b, ",\"unit\":");
+                http_json_string(&b, md[k].unit, strlen(md[k].unit));
+                (void)im_buf_putc(&b, '}');
+            }
+            (void)im_buf_putc(&b, ']');
+        }
+        i = j;
+    }
+    (void)im_buf_putc(&b, '}');
+    scrape_metadata_free(md, n);
+    return http__send_data(s, r, &b);
+}
+
+/* ---- Status ---- */
+
+static enum MHD_Result do_status(http_server_t *s, http__req_t *r, const char *what)
+{
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    if (!strcmp(what, "buildinfo")) {
+        (void)im_buf_puts(&b, "{\"version\":\"0.1.0\",\"revision\":\"\",\"branch\":\"\","
+                              "\"buildUser\":\"\",\"buildDate\":\"\",\"goVersion\":\"\"}");
+    } else if (!strcmp(what, "config")) {
+        im_buf_t y;
+        im_buf_init(&y, 0);
+        pthread_mutex_lock(&s->mu);
+        if (s->cfg) (void)scrape_config_dump(s->cfg, &y);
+        pthread_mutex_unlock(&s->mu);
+        (void)im_buf_puts(&b, "{\"yaml\":");
+        http_json_string(&b, y.data ? y.data : "", y.len);
+        (void)im_buf_putc(&b, '}');
+        im_buf_free(&y);
+    } else if (!strcmp(what, "flags")) {
+        (void)im_buf_putc(&b, '{');
+        for (size_t i = 0; s->opts.flags && s->opts.flags[i]; i += 2) {
+            if (i) (void)im_buf_putc(&b, ',');
+            http_json_string(&b, s->opts.flags[i], strlen(s->opts.flags[i]));
+            (void)im_buf_putc(&b, ':');
+            const char *v = s->opts.flags[i + 1] ? s->opts.flags[i + 1] : "";
+            http_json_string(&b, v, strlen(v));
+        }
+        (void)im_buf_putc(&b, '}');
+    } else if (!strcmp(what, "runtimeinfo")) {
+        char st[64], lc[64], cwd[1024];
+        pthread_mutex_lock(&s->mu);
+        im_time_format_rfc3339(s->start_ms, st, sizeof st);
+        im_time_format_rfc3339(s->reload_ms, lc, sizeof lc);
+        bool ok = s->reload_ok;
+        pthread_mutex_unlock(&s->mu);
+        if (!getcwd(cwd, sizeof cwd)) snprintf(cwd, sizeof cwd, "?");
+        tsdb_stats_t ts;
+        memset(&ts, 0, sizeof ts);
+        tsdb_get_stats(s->opts.db, &ts);
+        (void)im_buf_printf(&b, "{\"startTime\":\"%s\",\"CWD\":", st);
+        http_json_string(&b, cwd, strlen(cwd));
+        (void)im_buf_printf(&b,
+                            ",\"reloadConfigSuccess\":%s,\"lastConfigTime\":\"%s\","
+                            "\"corruptionCount\":%llu,\"goroutineCount\":0,\"GOMAXPROCS\":%ld,"
+                            "\"GOGC\":\"\",\"GODEBUG\":\"\",\"storageRetention\":",
+                            ok ? "true" : "false", lc,
+                            (unsigned long long)(ts.wal_corruptions + ts.blocks_corrupt),
+                            sysconf(_SC_NPROCESSORS_ONLN));
+        const char *ret = s->opts.storage_retention ? s->opts.storage_retention : "15d";
+        http_json_string(&b, ret, strlen(ret));
+        (void)im_buf_putc(&b, '}');
+    } else if (!strcmp(what, "tsdb")) {
+        tsdb_stats_t ts;
+        memset(&ts, 0, sizeof ts);
+        tsdb_get_stats(s->opts.db, &ts);
+        (void)im_buf_printf(&b,
+                            "{\"headStats\":{\"numSeries\":%llu,\"numLabelPairs\":0,"
+                            "\"chunkCount\":%llu,\"minTime\":%lld,\"maxTime\":%lld},",
+                            (unsigned long long)ts.head_series, (unsigned long long)ts.head_chunks,
+                            (long long)ts.head_mint_ms, (long long)ts.head_maxt_ms);
+        /* series count by metric name, top 10 */
+        tsdb_queryable_t *q = tsdb_queryable(s->opts.db);
+        tsdb_strlist_t names;
+        memset(&names, 0, sizeof names);
+        struct top {
+            const char *n;
+            size_t c;
+        } top[10];
+        size_t ntop = 0;
+        if (q->vt->label_values(q, IM_METRIC_NAME, IM_MIN_TIME_MS, IM_MAX_TIME_MS, NULL, 0, &names,
+                                NULL) == IM_OK) {
+            for (size_t i = 0; i < names.n && i < 100000; i++) {
+                im_matcher_t *m = NULL;
+                if (im_matcher_new(IM_MATCH_EQ, IM_METRIC_NAME, 8, names.v[i]->s, names.v[i]->len,
+                                   &m, NULL) != IM_OK)
+                    continue;
+                tsdb_series_set_t *set = NULL;
+                size_t c = 0;
+                if (q->vt->select(q, IM_MIN_TIME_MS, IM_MAX_TIME_MS, &m, 1, NULL, &set, NULL) ==
+                    IM_OK) {
+                    c = set->n;
+                    set->vt->free(set); /* checksrc: allow (vtable) */
+                }
+                im_matcher_free(m);
+                size_t pos = ntop;
+                while (pos > 0 && top[pos - 1].c < c) pos--;
+                if (pos < 10) {
+                    if (ntop < 10) ntop++;
+                    memmove(&top[pos + 1], &top[pos], (ntop - 1 - pos) * sizeof top[0]);
+                    top[pos].n = names.v[i]->s;
+                    top[pos].c = c;
+                }
+            }
+        }
+        (void)im_buf_puts(&b, "\"seriesCountByMetricName\":[");
+        for (size_t i = 0; i < ntop; i++) {
+            if (i) (void)im_buf_putc(&b, ',');
+            (void)im_buf_puts(&b, "{\"name\":");
+            http_json_string(&b, top[i].n, strlen(top[i].n));
+            (void)im_buf_printf(&b, ",\"value\":%zu}", top[i].c);
+        }
+        (void)im_buf_puts(&b, "],\"labelValueCountByLabelName\":[],\"memoryInBytesByLabelName\":[],"
+                              "\"seriesCountByLabelValuePair\":[]}");
+        tsdb_strlist_free(&names);
+        q->vt->close(q);
+    } else {
+        im_buf_free(&b);
+        return http__send_text(s, r, 404, "404 page not found\n");
+    }
+    return http__send_data(s, r, &b);
+}
+
+enum MHD_Result http__api(http_server_t *s, http__req_t *r, const char *path)
+{
+    bool get = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
+    bool post = !strcmp(r->method, "POST");
+    static const char *const handlers[] = {"/query",
+                                           "/query_range",
+                                           "/series",
+                                           "/labels",
+                                           "/targets",
+                                           "/metadata",
+                                           "/rules",
+                                           "/alerts",
+                                           "/status/buildinfo",
+                                           "/status/config",
+                                           "/status/flags",
+                                           "/status/runtimeinfo",
+                                           "/status/tsdb",
+                                           NULL};
+    r->handler = "/api/v1/other";
+    static char hnames[IM_ARRAY_LEN(handlers)][40];
+    for (size_t i = 0; handlers[i]; i++)
+        if (!strcmp(path, handlers[i])) {
+            snprintf(hnames[i], sizeof hnames[i], "/api/v1%s", handlers[i]);
+            r->handler = hnames[i];
+        }
+    if (!strncmp(path, "/label/", 7)) r->handler = "/api/v1/label/:name/values";
+    if (!get && !post) return http__send_text(s, r, 405, "Method Not Allowed\n");
+    if (!strcmp(path, "/query")) return do_query(s, r, false);
+    if (!strcmp(path, "/query_range")) return do_query(s, r, true);
+    if (!strcmp(path, "/series")) return do_series(s, r);
+    if (!strcmp(path, "/labels")) return do_labels(s, r, NULL);
+    if (!strncmp(path, "/label/", 7) && get) {
+        const char *n = path + 7;
+        const char *e = strchr(n, '/');
+        if (e && !strcmp(e, "/values")) {
+            char name[512];
+            size_t nl = IM_MIN((size_t)(e - n), sizeof name - 1);
+            memcpy(name, n, nl);
+            name[nl] = 0;
+            return do_labels(s, r, name);
+        }
+    }
+    if (!strcmp(path, "/targets") && get) return do_targets(s, r);
+    if (!strcmp(path, "/metadata") && get) return do_metadata(s, r);
+    if ((!strcmp(path, "/rules") || !strcmp(path, "/alerts")) && get) {
+        bool rules = !strcmp(path, "/rules");
+        http_rules_hook_t h;
+        pthread_mutex_lock(&s->mu);
+        h = s->rules;
+        pthread_mutex_unlock(&s->mu);
+        im_buf_t b;
+        im_buf_init(&b, 0);
+        im_rc rc = IM_OK;
+        if (rules && h.rules_json) {
+            const char *t = http__param(r, "type");
+            rc = h.rules_json(h.ud, t ? t : "", &b);
+        } else if (!rules && h.alerts_json) {
+            rc = h.alerts_json(h.ud, &b);
+        } else {
+            (void)im_buf_puts(&b, rules ? "{\"groups\":[]}" : "{\"alerts\":[]}");
+        }
+        if (rc != IM_OK) {
+            im_buf_free(&b);
+            return http__send_error(s, r, "internal", "error retrieving rules");
+        }
+        return http__send_data(s, r, &b);
+    }
+    if (!strncmp(path, "/status/", 8) && get) return do_status(s, r, path + 8);
+    r->handler = "/api/v1/other";
+    return http__send_text(s, r, 404, "404 page not found\n");
+}

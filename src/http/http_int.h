@@ -1,0 +1,100 @@
+/* http_int.h — private to src/http. */
+#ifndef IM_HTTP_HTTP_INT_H
+#define IM_HTTP_HTTP_INT_H
+
+#include "http/server.h"
+
+/* A resumable serialiser of a query result into the API's JSON. */
+typedef struct http__result_stream {
+    promql_result_t res; /* owned */
+    size_t si, pi;
+    int phase;
+} http__result_stream_t;
+
+/* Appends JSON until out grows by about `chunk` bytes or the answer ends;
+ * returns true when the whole answer has been written. */
+bool http__result_stream_step(http__result_stream_t *st, im_buf_t *out, size_t chunk);
+void http__json_labels(im_buf_t *out, const im_labels_t *ls);
+
+/* Web config (TLS + basic auth). */
+typedef struct http__webcfg {
+    char *cert_pem, *key_pem; /* owned file contents, NULL = no TLS */
+    char **users, **hashes;   /* owned */
+    size_t nusers;
+} http__webcfg_t;
+im_rc http__webcfg_load(const char *path, http__webcfg_t *out, im_err_t *err);
+void http__webcfg_free(http__webcfg_t *w);
+/* Checks a bcrypt (or any crypt(3)) hash. */
+bool http__password_ok(const char *password, const char *hash);
+
+/* ---- Requests (server.c) ---- */
+#include <microhttpd.h>
+#include <pthread.h>
+
+typedef struct http__param {
+    char *k, *v; /* owned, decoded */
+} http__param_t;
+
+typedef struct http__req {
+    struct MHD_Connection *conn;
+    const char *method, *url; /* borrowed from MHD for the request */
+    im_buf_t body;
+    bool body_over;
+    http__param_t *params;
+    size_t nparams, pcap;
+    bool gzip;           /* client accepts gzip */
+    const char *handler; /* metrics label */
+    unsigned status;     /* set by the responders */
+    int64_t start_ns;
+} http__req_t;
+
+typedef struct http__counter {
+    char handler[64];
+    unsigned code;
+    uint64_t count;
+    double seconds; /* sum of durations */
+} http__counter_t;
+
+struct http_server {
+    http_server_opts_t opts;
+    struct MHD_Daemon *d;
+    uint16_t port;
+    http__webcfg_t web;
+    pthread_mutex_t mu; /* guards everything below */
+    scrape_config_t *cfg;
+    bool ready;
+    bool reload_ok;
+    int64_t reload_ms;
+    int64_t start_ms;
+    http_rules_hook_t rules;
+    http_asset_lookup_fn assets;
+    struct {
+        void (*fn)(void *, im_buf_t *);
+        void *ud;
+    } mhooks[8];
+    size_t nmhooks;
+    http__counter_t *counters;
+    size_t ncounters;
+    uint64_t rw_requests, rw_samples, rw_failures;
+    uint64_t auth_cache[64]; /* hashes of verified user:password */
+};
+
+const char *http__param(const http__req_t *r, const char *k);
+/* Sends a whole body (takes ownership of b's data). */
+enum MHD_Result http__send(http_server_t *s, http__req_t *r, unsigned code, const char *ctype,
+                           im_buf_t *b);
+enum MHD_Result http__send_text(http_server_t *s, http__req_t *r, unsigned code, const char *text);
+/* {"status":"error","errorType":..,"error":..} with the status code of the type. */
+enum MHD_Result http__send_error(http_server_t *s, http__req_t *r, const char *etype,
+                                 const char *msg);
+/* {"status":"success","data":<data>} */
+enum MHD_Result http__send_data(http_server_t *s, http__req_t *r, im_buf_t *data);
+/* Streams a query result (takes ownership of *res). */
+enum MHD_Result http__send_result(http_server_t *s, http__req_t *r, promql_result_t *res);
+
+enum MHD_Result http__api(http_server_t *s, http__req_t *r, const char *path);
+enum MHD_Result http__metrics(http_server_t *s, http__req_t *r);
+enum MHD_Result http__remote_write(http_server_t *s, http__req_t *r);
+void http__count(http_server_t *s, const char *handler, unsigned code, double secs);
+
+#endif

@@ -1,0 +1,697 @@
+/* server.c — the libmicrohttpd server: listening, TLS and basic auth from the
+ * web config, request bodies (capped), form and query parameters, routing,
+ * gzip, streamed answers, and request counters for /metrics. */
+#include "util/base.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <zlib.h>
+
+#include "http/http_int.h"
+#include "util/hash.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+#define API_BODY_MAX (16u << 20)
+
+/* ---- Parameters ---- */
+
+static int hexv(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static char *url_decode(const char *s, size_t n)
+{
+    char *o = im_malloc(n + 1);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '+')
+            o[k++] = ' ';
+        else if (s[i] == '%' && i + 2 < n && hexv(s[i + 1]) >= 0 && hexv(s[i + 2]) >= 0) {
+            o[k++] = (char)(hexv(s[i + 1]) * 16 + hexv(s[i + 2]));
+            i += 2;
+        } else
+            o[k++] = s[i];
+    }
+    o[k] = 0;
+    return o;
+}
+
+static void add_param(http__req_t *r, char *k, char *v)
+{
+    if (r->nparams == r->pcap) {
+        r->pcap = r->pcap ? r->pcap * 2 : 8;
+        r->params = im_realloc(r->params, r->pcap * sizeof *r->params);
+    }
+    r->params[r->nparams].k = k;
+    r->params[r->nparams++].v = v;
+}
+
+static void parse_form(http__req_t *r, const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t e = i;
+        while (e < n && s[e] != '&') e++;
+        size_t eq = i;
+        while (eq < e && s[eq] != '=') eq++;
+        if (e > i) {
+            char *k = url_decode(s + i, eq - i);
+            char *v = eq < e ? url_decode(s + eq + 1, e - eq - 1) : im_strdup("");
+            add_param(r, k, v);
+        }
+        i = e + 1;
+    }
+}
+
+static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                              const char *value)
+{
+    (void)kind;
+    add_param(cls, im_strdup(key), im_strdup(value ? value : ""));
+    return MHD_YES;
+}
+
+const char *http__param(const http__req_t *r, const char *k)
+{
+    for (size_t i = 0; i < r->nparams; i++)
+        if (!strcmp(r->params[i].k, k)) return r->params[i].v;
+    return NULL;
+}
+
+static void req_free(http__req_t *r)
+{
+    for (size_t i = 0; i < r->nparams; i++) {
+        im_free(r->params[i].k);
+        im_free(r->params[i].v);
+    }
+    im_free(r->params);
+    im_buf_free(&r->body);
+    im_free(r);
+}
+
+/* ---- Counters ---- */
+
+void http__count(http_server_t *s, const char *handler, unsigned code, double secs)
+{
+    pthread_mutex_lock(&s->mu);
+    size_t i;
+    for (i = 0; i < s->ncounters; i++)
+        if (s->counters[i].code == code && !strcmp(s->counters[i].handler, handler)) break;
+    if (i == s->ncounters && s->ncounters < 512) {
+        s->counters = im_realloc(s->counters, (s->ncounters + 1) * sizeof *s->counters);
+        memset(&s->counters[i], 0, sizeof s->counters[i]);
+        snprintf(s->counters[i].handler, sizeof s->counters[i].handler, "%s", handler);
+        s->counters[i].code = code;
+        s->ncounters++;
+    }
+    if (i < s->ncounters) {
+        s->counters[i].count++;
+        s->counters[i].seconds += secs;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- Responses ---- */
+
+static void free_cb(void *p)
+{
+    im_free(p);
+}
+
+static bool gzip_buf(const char *in, size_t n, im_buf_t *out)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return false;
+    size_t cap = deflateBound(&z, n) + 32;
+    if (im_buf_reserve(out, cap) != IM_OK) {
+        deflateEnd(&z);
+        return false;
+    }
+    z.next_in = (Bytef *)in;
+    z.avail_in = (uInt)n;
+    z.next_out = (Bytef *)out->data;
+    z.avail_out = (uInt)cap;
+    int rc = deflate(&z, Z_FINISH);
+    out->len = z.total_out;
+    deflateEnd(&z);
+    return rc == Z_STREAM_END;
+}
+
+static void common_headers(http__req_t *r, struct MHD_Response *resp, const char *ctype)
+{
+    (void)r;
+    if (ctype) MHD_add_response_header(resp, "Content-Type", ctype);
+}
+
+enum MHD_Result http__send(http_server_t *s, http__req_t *r, unsigned code, const char *ctype,
+                           im_buf_t *b)
+{
+    (void)s;
+    bool gz = false;
+    if (r->gzip && b->len > 1024) {
+        im_buf_t z;
+        im_buf_init(&z, 0);
+        if (gzip_buf(b->data, b->len, &z)) {
+            im_buf_free(b);
+            *b = z;
+            gz = true;
+        } else {
+            im_buf_free(&z);
+        }
+    }
+    size_t len = b->len;
+    char *data = im_buf_steal(b, NULL);
+    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(
+        len, data ? data : im_strdup(""), free_cb);
+    common_headers(r, resp, ctype);
+    if (gz) MHD_add_response_header(resp, "Content-Encoding", "gzip");
+    r->status = code;
+    enum MHD_Result ret = MHD_queue_response(r->conn, code, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+enum MHD_Result http__send_text(http_server_t *s, http__req_t *r, unsigned code, const char *text)
+{
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    (void)im_buf_puts(&b, text);
+    return http__send(s, r, code, "text/plain; charset=utf-8", &b);
+}
+
+static unsigned etype_code(const char *t)
+{
+    if (!strcmp(t, "bad_data")) return 400;
+    if (!strcmp(t, "execution")) return 422;
+    if (!strcmp(t, "canceled") || !strcmp(t, "timeout") || !strcmp(t, "unavailable")) return 503;
+    if (!strcmp(t, "not_found")) return 404;
+    return 500;
+}
+
+enum MHD_Result http__send_error(http_server_t *s, http__req_t *r, const char *etype,
+                                 const char *msg)
+{
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    (void)im_buf_puts(&b, "{\"status\":\"error\",\"errorType\":");
+    http_json_string(&b, etype, strlen(etype));
+    (void)im_buf_puts(&b, ",\"error\":");
+    http_json_string(&b, msg, strlen(msg));
+    (void)im_buf_putc(&b, '}');
+    return http__send(s, r, etype_code(etype), "application/json", &b);
+}
+
+enum MHD_Result http__send_data(http_server_t *s, http__req_t *r, im_buf_t *data)
+{
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    if (im_buf_reserve(&b, data->len + 40) != IM_OK) im_oom(data->len);
+    (void)im_buf_puts(&b, "{\"status\":\"success\",\"data\":");
+    (void)im_buf_append(&b, data->data ? data->data : "null", data->data ? data->len : 4);
+    (void)im_buf_putc(&b, '}');
+    im_buf_free(data);
+    return http__send(s, r, 200, "application/json", &b);
+}
+
+/* A streamed answer: JSON produced chunk by chunk, gzip optional. */
+typedef struct stream {
+    http__result_stream_t st;
+    im_buf_t pending;
+    size_t off;
+    bool gz, done, zdone;
+    z_stream z;
+    im_buf_t raw;
+} stream_t;
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    stream_t *s = cls;
+    while (s->off >= s->pending.len) {
+        if (s->done && (!s->gz || s->zdone)) return MHD_CONTENT_READER_END_OF_STREAM;
+        im_buf_reset(&s->pending);
+        s->off = 0;
+        if (!s->gz) {
+            s->done = http__result_stream_step(&s->st, &s->pending, 64 * 1024);
+            continue;
+        }
+        im_buf_reset(&s->raw);
+        if (!s->done) s->done = http__result_stream_step(&s->st, &s->raw, 64 * 1024);
+        size_t cap = deflateBound(&s->z, s->raw.len) + 64;
+        if (im_buf_reserve(&s->pending, cap) != IM_OK) return MHD_CONTENT_READER_END_WITH_ERROR;
+        s->z.next_in = (Bytef *)s->raw.data;
+        s->z.avail_in = (uInt)s->raw.len;
+        s->z.next_out = (Bytef *)s->pending.data;
+        s->z.avail_out = (uInt)cap;
+        int rc = deflate(&s->z, s->done ? Z_FINISH : Z_NO_FLUSH);
+        s->pending.len = cap - s->z.avail_out;
+        if (rc == Z_STREAM_END)
+            s->zdone = true;
+        else if (s->done && rc == Z_OK) {
+            /* more output pending at finish: loop again with no new input */
+            im_buf_reset(&s->raw);
+        }
+    }
+    size_t n = IM_MIN(max, s->pending.len - s->off);
+    memcpy(buf, s->pending.data + s->off, n);
+    s->off += n;
+    return (ssize_t)n;
+}
+
+static void stream_free(void *cls)
+{
+    stream_t *s = cls;
+    promql_result_free(&s->st.res);
+    im_buf_free(&s->pending);
+    im_buf_free(&s->raw);
+    if (s->gz) deflateEnd(&s->z);
+    im_free(s);
+}
+
+enum MHD_Result http__send_result(http_server_t *s, http__req_t *r, promql_result_t *res)
+{
+    (void)s;
+    stream_t *st = im_calloc(1, sizeof *st);
+    st->st.res = *res;
+    memset(res, 0, sizeof *res);
+    im_buf_init(&st->pending, 0);
+    im_buf_init(&st->raw, 0);
+    if (r->gzip &&
+        deflateInit2(&st->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) == Z_OK)
+        st->gz = true;
+    struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024,
+                                                                  stream_read, st, stream_free);
+    common_headers(r, resp, "application/json");
+    if (st->gz) MHD_add_response_header(resp, "Content-Encoding", "gzip");
+    r->status = 200;
+    enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+/* ---- Auth ---- */
+
+static const signed char b64v[256] = {
+    ['A'] = 1,  ['B'] = 2,  ['C'] = 3,  ['D'] = 4,  ['E'] = 5,  ['F'] = 6,  ['G'] = 7,  ['H'] = 8,
+    ['I'] = 9,  ['J'] = 10, ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14, ['O'] = 15, ['P'] = 16,
+    ['Q'] = 17, ['R'] = 18, ['S'] = 19, ['T'] = 20, ['U'] = 21, ['V'] = 22, ['W'] = 23, ['X'] = 24,
+    ['Y'] = 25, ['Z'] = 26, ['a'] = 27, ['b'] = 28, ['c'] = 29, ['d'] = 30, ['e'] = 31, ['f'] = 32,
+    ['g'] = 33, ['h'] = 34, ['i'] = 35, ['j'] = 36, ['k'] = 37, ['l'] = 38, ['m'] = 39, ['n'] = 40,
+    ['o'] = 41, ['p'] = 42, ['q'] = 43, ['r'] = 44, ['s'] = 45, ['t'] = 46, ['u'] = 47, ['v'] = 48,
+    ['w'] = 49, ['x'] = 50, ['y'] = 51, ['z'] = 52, ['0'] = 53, ['1'] = 54, ['2'] = 55, ['3'] = 56,
+    ['4'] = 57, ['5'] = 58, ['6'] = 59, ['7'] = 60, ['8'] = 61, ['9'] = 62, ['+'] = 63, ['/'] = 64};
+
+static size_t b64_decode(const char *s, char *out, size_t cap)
+{
+    uint32_t acc = 0;
+    int bits = 0;
+    size_t n = 0;
+    for (; *s && *s != '='; s++) {
+        int v = b64v[(unsigned char)*s] - 1;
+        if (v < 0) return (size_t)-1;
+        acc = acc << 6 | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            if (n + 1 >= cap) return (size_t)-1;
+            out[n++] = (char)(acc >> bits);
+        }
+    }
+    out[n] = 0;
+    return n;
+}
+
+static bool authorized(http_server_t *s, http__req_t *r)
+{
+    if (s->web.nusers == 0) return true;
+    const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
+    if (!h || strncasecmp(h, "Basic ", 6) != 0) return false;
+    char dec[1024];
+    size_t n = b64_decode(h + 6, dec, sizeof dec);
+    if (n == (size_t)-1) return false;
+    char *colon = strchr(dec, ':');
+    if (!colon) return false;
+    *colon = 0;
+    const char *user = dec, *pw = colon + 1;
+    uint64_t key = im_hash(dec, n); /* user\0password */
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < IM_ARRAY_LEN(s->auth_cache); i++)
+        if (s->auth_cache[i] == key && key) {
+            pthread_mutex_unlock(&s->mu);
+            return true;
+        }
+    pthread_mutex_unlock(&s->mu);
+    for (size_t i = 0; i < s->web.nusers; i++) {
+        if (strcmp(s->web.users[i], user) != 0) continue;
+        if (!http__password_ok(pw, s->web.hashes[i])) return false;
+        pthread_mutex_lock(&s->mu);
+        s->auth_cache[key % IM_ARRAY_LEN(s->auth_cache)] = key;
+        pthread_mutex_unlock(&s->mu);
+        return true;
+    }
+    return false;
+}
+
+/* ---- Routing ---- */
+
+static enum MHD_Result route(http_server_t *s, http__req_t *r)
+{
+    const char *u = r->url;
+    bool get = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
+    bool post = !strcmp(r->method, "POST") || !strcmp(r->method, "PUT");
+    if (!strncmp(u, "/api/v1/", 8)) {
+        if (!strcmp(u, "/api/v1/write")) {
+            r->handler = "/api/v1/write";
+            if (!s->opts.enable_remote_write)
+                return http__send_text(s, r, 404,
+                                       "remote write receiver needs to be enabled with "
+                                       "--web.enable-remote-write-receiver\n");
+            if (!post) return http__send_text(s, r, 405, "Method Not Allowed\n");
+            return http__remote_write(s, r);
+        }
+        return http__api(s, r, u + 7);
+    }
+    if (!strcmp(u, "/metrics")) {
+        r->handler = "/metrics";
+        return http__metrics(s, r);
+    }
+    if (!strcmp(u, "/-/healthy")) {
+        r->handler = "/-/healthy";
+        return http__send_text(s, r, 200, "infermon Server is Healthy.\n");
+    }
+    if (!strcmp(u, "/-/ready")) {
+        r->handler = "/-/ready";
+        pthread_mutex_lock(&s->mu);
+        bool ready = s->ready;
+        pthread_mutex_unlock(&s->mu);
+        return ready ? http__send_text(s, r, 200, "infermon Server is Ready.\n")
+                     : http__send_text(s, r, 503, "Service Unavailable");
+    }
+    if (!strcmp(u, "/-/reload") || !strcmp(u, "/-/quit")) {
+        r->handler = !strcmp(u, "/-/reload") ? "/-/reload" : "/-/quit";
+        if (!post) return http__send_text(s, r, 405, "Only POST or PUT requests allowed");
+        if (!s->opts.enable_lifecycle)
+            return http__send_text(s, r, 403, "Lifecycle API is not enabled.");
+        if (!strcmp(u, "/-/quit")) {
+            if (s->opts.lifecycle.quit) s->opts.lifecycle.quit(s->opts.lifecycle.ud);
+            return http__send_text(s, r, 200, "Requesting termination... Goodbye!");
+        }
+        im_err_t err;
+        im_err_clear(&err);
+        im_rc rc = s->opts.lifecycle.reload ? s->opts.lifecycle.reload(s->opts.lifecycle.ud, &err)
+                                            : im_err_set(&err, IM_ERR, "reload not available");
+        if (rc != IM_OK) {
+            char b[1200], m[1300];
+            snprintf(m, sizeof m, "failed to reload config: %s\n",
+                     im_err_format(&err, b, sizeof b));
+            return http__send_text(s, r, 500, m);
+        }
+        return http__send_text(s, r, 200, "");
+    }
+    if (get) {
+        http_asset_lookup_fn fn;
+        pthread_mutex_lock(&s->mu);
+        fn = s->assets;
+        pthread_mutex_unlock(&s->mu);
+        http_asset_t a;
+        if (fn && fn(u, &a)) {
+            r->handler = "/static";
+            const char *inm =
+                MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "If-None-Match");
+            struct MHD_Response *resp;
+            unsigned code = 200;
+            if (a.etag && inm && !strcmp(inm, a.etag)) {
+                resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+                code = 304;
+            } else {
+                resp =
+                    MHD_create_response_from_buffer(a.len, (void *)a.data, MHD_RESPMEM_PERSISTENT);
+                MHD_add_response_header(resp, "Content-Type", a.content_type);
+            }
+            if (a.etag) MHD_add_response_header(resp, "ETag", a.etag);
+            if (a.cache_control) MHD_add_response_header(resp, "Cache-Control", a.cache_control);
+            r->status = code;
+            enum MHD_Result ret = MHD_queue_response(r->conn, code, resp);
+            MHD_destroy_response(resp);
+            return ret;
+        }
+    }
+    r->handler = "other";
+    return http__send_text(s, r, 404, "404 page not found\n");
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    http_server_t *s = cls;
+    http__req_t *r = *con_cls;
+    if (!r) {
+        r = im_calloc(1, sizeof *r);
+        r->conn = conn;
+        r->start_ns = im_mono_ns();
+        bool rw = !strcmp(url, "/api/v1/write");
+        int64_t cap = rw ? (s->opts.remote_write_max_bytes > 0 ? s->opts.remote_write_max_bytes
+                                                               : (32LL << 20))
+                         : API_BODY_MAX;
+        im_buf_init(&r->body, (size_t)cap);
+        *con_cls = r;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!r->body_over && im_buf_append(&r->body, upload, *upload_size) != IM_OK)
+            r->body_over = true;
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    r->method = method;
+    r->url = url;
+    const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding");
+    r->gzip = ae && strstr(ae, "gzip");
+    if (!authorized(s, r)) {
+        struct MHD_Response *resp = MHD_create_response_from_buffer(
+            strlen("Unauthorized\n"), (void *)"Unauthorized\n", MHD_RESPMEM_PERSISTENT);
+        MHD_add_response_header(resp, "WWW-Authenticate", "Basic");
+        r->status = 401;
+        r->handler = "unauthorized";
+        enum MHD_Result ret = MHD_queue_response(conn, 401, resp);
+        MHD_destroy_response(resp);
+        return ret;
+    }
+    if (r->body_over) {
+        r->handler = !strcmp(url, "/api/v1/write") ? "/api/v1/write" : "other";
+        return http__send_text(s, r, 413, "request body too large\n");
+    }
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, on_arg, r);
+    const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+    if (!strcmp(method, "POST") && ct && !strncasecmp(ct, "application/x-www-form-urlencoded", 33))
+        parse_form(r, r->body.data ? r->body.data : "", r->body.len);
+    return route(s, r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)conn;
+    (void)toe;
+    http_server_t *s = cls;
+    http__req_t *r = *con_cls;
+    if (!r) return;
+    if (r->handler)
+        http__count(s, r->handler, r->status, (double)(im_mono_ns() - r->start_ns) / 1e9);
+    req_free(r);
+    *con_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    char b[512];
+    vsnprintf(b, sizeof b, fmt, ap);
+    size_t n = strlen(b);
+    while (n && b[n - 1] == '\n') b[--n] = 0;
+    IM_DEBUG("HTTP server", "detail=%s", im_logq(b));
+}
+
+static im_rc parse_listen(const char *a, struct sockaddr_storage *ss, bool *any, uint16_t *port,
+                          im_err_t *err)
+{
+    memset(ss, 0, sizeof *ss);
+    const char *colon = strrchr(a, ':');
+    if (!colon) return im_err_set(err, IM_EINVAL, "listen address \"%s\": missing port", a);
+    char *end;
+    long p = strtol(colon + 1, &end, 10);
+    if (*end || p < 0 || p > 65535 || colon[1] == 0)
+        return im_err_set(err, IM_EINVAL, "listen address \"%s\": bad port", a);
+    *port = (uint16_t)p;
+    char host[256];
+    size_t hl = (size_t)(colon - a);
+    if (hl >= sizeof host) return im_err_set(err, IM_EINVAL, "listen address too long");
+    memcpy(host, a, hl);
+    host[hl] = 0;
+    if (host[0] == '[' && hl >= 2 && host[hl - 1] == ']') {
+        memmove(host, host + 1, hl - 2);
+        host[hl - 2] = 0;
+    }
+    *any = host[0] == 0 || !strcmp(host, "0.0.0.0") || !strcmp(host, "::");
+    if (!strcmp(host, "localhost")) snprintf(host, sizeof host, "127.0.0.1");
+    struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+    if (host[0] == 0) return IM_OK;
+    if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(*port);
+        return IM_OK;
+    }
+    if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(*port);
+        return IM_OK;
+    }
+    return im_err_set(err, IM_EINVAL, "listen address \"%s\": not an IP address", a);
+}
+
+im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_err_t *err)
+{
+    *out = NULL;
+    http_server_t *s = im_calloc(1, sizeof *s);
+    s->opts = *opts;
+    s->start_ms = im_now_ms();
+    s->reload_ok = true;
+    s->reload_ms = s->start_ms;
+    pthread_mutex_init(&s->mu, NULL);
+    im_rc rc;
+    if (opts->web_config_file) {
+        rc = http__webcfg_load(opts->web_config_file, &s->web, err);
+        if (rc) goto fail;
+    } else {
+        IM_WARN("No web config file given: the API is open to anyone who can reach "
+                "the listen address; use --web.config.file for TLS and basic auth",
+                "addr=%s", im_logq(opts->listen_address));
+    }
+    struct sockaddr_storage ss;
+    bool any = true;
+    uint16_t port = 0;
+    rc = parse_listen(opts->listen_address ? opts->listen_address : ":9470", &ss, &any, &port, err);
+    if (rc) goto fail;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    if (s->web.cert_pem) flags |= MHD_USE_TLS;
+    if (any) flags |= MHD_USE_DUAL_STACK;
+    int threads = opts->threads > 0 ? opts->threads : 4;
+    struct MHD_OptionItem ops[12];
+    int no = 0;
+    ops[no++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s};
+    ops[no++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
+    ops[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, 300, NULL};
+    ops[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, 1024, NULL};
+    ops[no++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL};
+    ops[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, 256 * 1024, NULL};
+    if (!any) ops[no++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
+    if (s->web.cert_pem) {
+        ops[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, s->web.key_pem};
+        ops[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, s->web.cert_pem};
+    }
+    ops[no++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    s->d = MHD_start_daemon(flags, any ? port : 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, ops,
+                            MHD_OPTION_END);
+    if (!s->d && any) { /* no IPv6: retry IPv4 only */
+        flags &= ~(unsigned)MHD_USE_DUAL_STACK;
+        s->d = MHD_start_daemon(flags, port, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, ops,
+                                MHD_OPTION_END);
+    }
+    if (!s->d) {
+        rc = im_err_set(err, IM_EIO, "cannot listen on %s: %s",
+                        opts->listen_address ? opts->listen_address : ":9470",
+                        strerror(errno ? errno : EADDRINUSE));
+        goto fail;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = di ? di->port : port;
+    *out = s;
+    return IM_OK;
+fail:
+    http__webcfg_free(&s->web);
+    pthread_mutex_destroy(&s->mu);
+    im_free(s);
+    return rc;
+}
+
+void http_server_stop(http_server_t *s)
+{
+    if (!s) return;
+    if (s->d) MHD_stop_daemon(s->d);
+    scrape_config_free(s->cfg);
+    http__webcfg_free(&s->web);
+    im_free(s->counters);
+    pthread_mutex_destroy(&s->mu);
+    im_free(s);
+}
+
+uint16_t http_server_port(const http_server_t *s)
+{
+    return s->port;
+}
+
+void http_server_set_config(http_server_t *s, scrape_config_t *cfg)
+{
+    if (cfg) scrape_config_ref(cfg);
+    pthread_mutex_lock(&s->mu);
+    scrape_config_t *old = s->cfg;
+    s->cfg = cfg;
+    pthread_mutex_unlock(&s->mu);
+    scrape_config_free(old);
+}
+
+void http_server_set_reload_status(http_server_t *s, bool ok, int64_t t_ms)
+{
+    pthread_mutex_lock(&s->mu);
+    s->reload_ok = ok;
+    if (ok) s->reload_ms = t_ms;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void http_server_set_ready(http_server_t *s, bool ready)
+{
+    pthread_mutex_lock(&s->mu);
+    s->ready = ready;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void http_server_set_rules_hook(http_server_t *s, const http_rules_hook_t *h)
+{
+    pthread_mutex_lock(&s->mu);
+    if (h)
+        s->rules = *h;
+    else
+        memset(&s->rules, 0, sizeof s->rules);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void http_server_set_asset_lookup(http_server_t *s, http_asset_lookup_fn fn)
+{
+    pthread_mutex_lock(&s->mu);
+    s->assets = fn;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void http_server_add_metrics_hook(http_server_t *s, void (*fn)(void *ud, im_buf_t *out), void *ud)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->nmhooks < IM_ARRAY_LEN(s->mhooks)) {
+        s->mhooks[s->nmhooks].fn = fn;
+        s->mhooks[s->nmhooks++].ud = ud;
+    }
+    pthread_mutex_unlock(&s->mu);
+}

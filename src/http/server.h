@@ -1,0 +1,112 @@
+/* server.h — the HTTP server: Prometheus' HTTP API v1, /metrics, lifecycle
+ * endpoints, the remote-write receiver, static assets. Contract.
+ *
+ * Answers are byte-compatible with Prometheus 2.x's JSON (status, data,
+ * errorType, error, warnings; timestamps as seconds with up to 3 decimals,
+ * sample values as strings via im_fmt_float_api; Go's HTML-safe string escaping).
+ * Errors carry Prometheus' errorType and status codes: bad_data 400, execution
+ * 422, canceled/timeout/unavailable 503, internal 500, not_found 404.
+ * Query answers are streamed: a query_range result is serialised chunk by chunk
+ * into the connection (optionally through gzip), never built as one document.
+ *
+ * The server borrows everything in its options (store, engine, scrape manager):
+ * they must outlive http_server_stop. The current configuration is handed in with
+ * http_server_set_config (a reference is taken), as is readiness.
+ *
+ * Hooks. Subsystems that come later plug in without touching this file:
+ *  - rules/alerts: http_rules_hook_t fills the `data` of /api/v1/rules and
+ *    /api/v1/alerts (empty lists while unset);
+ *  - extra /metrics text (rules, notifier, remote write sender);
+ *  - static assets (the dashboard): a lookup function by exact path.
+ * Remote write (POST /api/v1/write) answers 204 only after the samples are
+ * committed to the store, whose commit writes the WAL first. */
+#ifndef IM_HTTP_SERVER_H
+#define IM_HTTP_SERVER_H
+
+#include "promql/promql.h"
+#include "scrape/config.h"
+#include "scrape/scrape.h"
+#include "tsdb/tsdb.h"
+#include "util/base.h"
+#include "util/buf.h"
+#include "util/err.h"
+
+typedef struct http_server http_server_t;
+
+typedef struct http_asset {
+    const char *content_type;
+    const char *etag;          /* may be NULL */
+    const char *cache_control; /* may be NULL */
+    const unsigned char *data; /* static for the life of the process */
+    size_t len;
+} http_asset_t;
+
+/* Finds the asset for an exact path; false = 404. */
+typedef bool (*http_asset_lookup_fn)(const char *path, http_asset_t *out);
+
+typedef struct http_rules_hook {
+    /* Appends the `data` object of /api/v1/rules ({"groups":[...]}); type is
+     * "", "alert" or "record". */
+    im_rc (*rules_json)(void *ud, const char *type, im_buf_t *out);
+    /* Appends the `data` object of /api/v1/alerts ({"alerts":[...]}). */
+    im_rc (*alerts_json)(void *ud, im_buf_t *out);
+    void *ud;
+} http_rules_hook_t;
+
+typedef struct http_lifecycle {
+    /* Reloads the configuration; IM_OK or an error with the reason. */
+    im_rc (*reload)(void *ud, im_err_t *err);
+    /* Asks the process to shut down. */
+    void (*quit)(void *ud);
+    void *ud;
+} http_lifecycle_t;
+
+typedef struct http_server_opts {
+    const char *listen_address;  /* "[host]:port"; ":9470" = all interfaces */
+    const char *web_config_file; /* Prometheus web-config (TLS, basic auth); NULL = none */
+    tsdb_t *db;                  /* borrowed */
+    promql_engine_t *engine;     /* borrowed */
+    scrape_manager_t *scrape;    /* borrowed, may be NULL */
+    bool enable_lifecycle;
+    bool enable_remote_write;
+    int64_t remote_write_max_bytes; /* compressed request cap; 0 = 32 MiB */
+    int threads;                    /* worker threads; 0 = 4 */
+    http_lifecycle_t lifecycle;
+    /* name/value pairs for /api/v1/status/flags, NULL-terminated (borrowed). */
+    const char *const *flags;
+    const char *storage_retention; /* for runtimeinfo, e.g. "15d" */
+} http_server_opts_t;
+
+im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_err_t *err);
+/* Stops accepting, waits for running requests, frees the server. */
+void http_server_stop(http_server_t *s);
+/* The bound port (useful with port 0). */
+uint16_t http_server_port(const http_server_t *s);
+
+void http_server_set_config(http_server_t *s, scrape_config_t *cfg);
+void http_server_set_reload_status(http_server_t *s, bool ok, int64_t t_ms);
+void http_server_set_ready(http_server_t *s, bool ready);
+void http_server_set_rules_hook(http_server_t *s, const http_rules_hook_t *h);
+void http_server_set_asset_lookup(http_server_t *s, http_asset_lookup_fn fn);
+/* Extra text appended to /metrics (Prometheus text format). */
+void http_server_add_metrics_hook(http_server_t *s, void (*fn)(void *ud, im_buf_t *out), void *ud);
+
+/* ---- Pieces exposed for tests ---- */
+
+/* Appends s as a JSON string the way Go's encoding/json does (HTML-safe:
+ * <, >, & as \u003c \u003e \u0026; U+2028/2029 escaped; invalid UTF-8 as \ufffd). */
+void http_json_string(im_buf_t *out, const char *s, size_t len);
+/* Prometheus' timestamp: seconds, with ".mmm" when the ms part is not zero. */
+void http_json_timestamp(im_buf_t *out, int64_t t_ms);
+/* Writes a whole API answer for a result ({"status":"success","data":{...}}). */
+void http_json_result(im_buf_t *out, const promql_result_t *r);
+
+/* Decodes a snappy-compressed remote-write 1.0 WriteRequest and appends it.
+ * Returns IM_OK, IM_EPARSE (malformed: err says why), or a store error. */
+typedef struct http_rw_stats {
+    uint64_t samples, series, out_of_order, duplicates, out_of_bounds;
+} http_rw_stats_t;
+im_rc http_remote_write_decode_append(tsdb_t *db, const char *body, size_t len, http_rw_stats_t *st,
+                                      im_err_t *err);
+
+#endif

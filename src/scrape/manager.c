@@ -1,0 +1,1325 @@
+/* manager.c — the scrape manager: targets, the scrape thread, scrape loops.
+ *
+ * Invariants:
+ *  1. Only the scrape thread touches a target's curl handle, series cache and
+ *     body buffer. The manager mutex protects the target list, each target's
+ *     reported state (last error, health, metadata) and the pending config.
+ *  2. A scrape appends through exactly one appender that is committed or rolled
+ *     back whole. After a failed scrape, a second appender writes staleness
+ *     markers for the previous scrape's series; the report series (up, ...) go in
+ *     a third, so up = 0 is always recorded.
+ *  3. Series cache entries: `seen` = the last iteration whose scrape committed
+ *     with this series (0 = never), `cur` = the iteration that last parsed it.
+ *     After scrape k (success or failure), every entry with seen == prev (the
+ *     previous iteration) that was not committed in k gets a staleness marker.
+ *
+ * Scheduling: a target's scrapes happen at offset + n * interval (wall clock),
+ * offset = hash(target) mod interval, as Prometheus spreads its scrapes. */
+#include "util/base.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <curl/curl.h>
+#include <glob.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "expo/expo.h"
+#include "scrape/scrape.h"
+#include "scrape/scrape_int.h"
+#include "util/hash.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+#define DEFAULT_BODY_CAP (256LL << 20)
+
+const double scrape_duration_bucket_bounds[10] = {0.005, 0.01, 0.025, 0.05, 0.1,
+                                                  0.25,  0.5,  1,     2.5,  10};
+
+typedef struct series_ent {
+    struct series_ent *next;
+    uint64_t hash;
+    char *key; /* owned raw key */
+    uint32_t klen;
+    const im_labels_t *ls; /* owned; NULL = dropped by metric relabelling */
+    tsdb_ref_t ref;
+    uint64_t seen, cur;
+    uint64_t gen;    /* target->gen when ls was computed */
+    bool over_limit; /* ls breaks a label limit: every scrape with it fails */
+} series_ent_t;
+
+typedef struct meta_ent {
+    char *metric, *type, *help, *unit; /* owned */
+} meta_ent_t;
+
+enum { REP_UP, REP_DUR, REP_SCRAPED, REP_POST, REP_ADDED, REP_N };
+static const char *const rep_names[REP_N] = {
+    "up", "scrape_duration_seconds", "scrape_samples_scraped",
+    "scrape_samples_post_metric_relabeling", "scrape_series_added"};
+
+typedef struct target {
+    struct target *next;
+    size_t job_idx;        /* index in the current config */
+    scrape_job_cfg_t *job; /* borrowed from m->cfg */
+    const im_labels_t *labels, *discovered;
+    char *url;
+    uint64_t id;
+    int64_t interval_ms, timeout_ms;
+    int64_t next_ms;
+    bool alive; /* still in the desired set (sync) */
+    /* scrape thread only */
+    CURL *easy;
+    struct curl_slist *hdrs;
+    char errbuf[CURL_ERROR_SIZE];
+    bool busy;
+    im_buf_t body;
+    bool body_over;
+    int64_t start_ms, start_ns;
+    series_ent_t **tab;
+    size_t tabcap, count;
+    uint64_t iter, prev;
+    uint64_t gen; /* bumped when the job's config changes: cached labels are recomputed */
+    const im_labels_t *rep_ls[REP_N];
+    tsdb_ref_t rep_ref[REP_N];
+    bool reported; /* at least one report written */
+    /* under m->mu */
+    char *last_error;
+    int64_t last_scrape_ms, last_scrape_ns;
+    double last_dur;
+    scrape_health_t health;
+    meta_ent_t *meta;
+    size_t nmeta;
+} target_t;
+
+typedef struct dropped {
+    char *job;
+    const im_labels_t *discovered;
+} dropped_t;
+
+typedef struct fsd_file {
+    char *path;
+    int64_t mtime_ns;
+    off_t size;
+    scrape_target_group_t *groups;
+    size_t ngroups;
+} fsd_file_t;
+
+typedef struct fsd_state {
+    fsd_file_t *files;
+    size_t nfiles;
+    int64_t next_refresh_ms;
+} fsd_state_t;
+
+struct scrape_manager {
+    scrape_manager_opts_t opts;
+    char *user_agent;
+    pthread_mutex_t mu;
+    pthread_t thread;
+    bool started;
+    bool stop;
+    bool stop_mark_stale;
+    scrape_config_t *cfg;     /* current (owned reference), scrape thread's */
+    scrape_config_t *pending; /* under mu */
+    target_t *targets;        /* under mu for list changes */
+    dropped_t *dropped;
+    size_t ndropped;
+    fsd_state_t *fsd; /* one per job of cfg */
+    int64_t next_fsd_check_ms;
+    CURLM *multi;
+    expo_parser_t *parser;
+    im_labels_builder_t lb, lb2;
+    scrape_stats_t stats; /* under mu */
+};
+
+/* ---- Series cache ---- */
+
+static void cache_free(target_t *t)
+{
+    for (size_t i = 0; i < t->tabcap; i++)
+        for (series_ent_t *e = t->tab[i], *n; e; e = n) {
+            n = e->next;
+            if (e->ls) im_labels_unref(e->ls);
+            im_free_tag(IM_MEM_SCRAPE, e->key, e->klen);
+            im_free_tag(IM_MEM_SCRAPE, e, sizeof *e);
+        }
+    im_free(t->tab);
+    t->tab = NULL;
+    t->tabcap = t->count = 0;
+}
+
+static void cache_grow(target_t *t)
+{
+    size_t nc = t->tabcap ? t->tabcap * 2 : 256;
+    series_ent_t **nt = im_calloc(nc, sizeof *nt);
+    for (size_t i = 0; i < t->tabcap; i++)
+        for (series_ent_t *e = t->tab[i], *n; e; e = n) {
+            n = e->next;
+            e->next = nt[e->hash & (nc - 1)];
+            nt[e->hash & (nc - 1)] = e;
+        }
+    im_free(t->tab);
+    t->tab = nt;
+    t->tabcap = nc;
+}
+
+static series_ent_t *cache_get(target_t *t, const char *key, size_t klen, uint64_t h, bool *created)
+{
+    *created = false;
+    if (t->tabcap) {
+        for (series_ent_t *e = t->tab[h & (t->tabcap - 1)]; e; e = e->next)
+            if (e->hash == h && e->klen == klen && memcmp(e->key, key, klen) == 0) return e;
+    }
+    if (t->count + 1 > t->tabcap * 3 / 4) cache_grow(t);
+    series_ent_t *e = im_calloc_tag(IM_MEM_SCRAPE, 1, sizeof *e);
+    e->hash = h;
+    e->klen = (uint32_t)klen;
+    e->key = im_malloc_tag(IM_MEM_SCRAPE, klen ? klen : 1);
+    memcpy(e->key, key, klen);
+    e->next = t->tab[h & (t->tabcap - 1)];
+    t->tab[h & (t->tabcap - 1)] = e;
+    t->count++;
+    *created = true;
+    return e;
+}
+
+/* Drops entries not committed for many iterations (and ones never committed). */
+static void cache_evict(target_t *t)
+{
+    for (size_t i = 0; i < t->tabcap; i++) {
+        series_ent_t **pp = &t->tab[i];
+        while (*pp) {
+            series_ent_t *e = *pp;
+            bool old =
+                (e->seen == 0 && e->cur + 1 < t->iter) || (e->seen && e->seen + 10 < t->iter);
+            if (old) {
+                *pp = e->next;
+                if (e->ls) im_labels_unref(e->ls);
+                im_free_tag(IM_MEM_SCRAPE, e->key, e->klen);
+                im_free_tag(IM_MEM_SCRAPE, e, sizeof *e);
+                t->count--;
+            } else {
+                pp = &e->next;
+            }
+        }
+    }
+}
+
+/* ---- Appending helpers ---- */
+
+static im_rc app_add(tsdb_appender_t *a, tsdb_ref_t *ref, const im_labels_t *ls, int64_t t,
+                     double v)
+{
+    im_rc rc = IM_ENOTFOUND;
+    if (*ref) rc = tsdb_appender_add(a, *ref, NULL, t, v, ref);
+    if (rc == IM_ENOTFOUND) rc = tsdb_appender_add(a, 0, ls, t, v, ref);
+    return rc;
+}
+
+static void mark_stale_prev(scrape_manager_t *m, target_t *t, tsdb_appender_t *a, int64_t ts,
+                            bool only_uncommitted_now)
+{
+    (void)m;
+    for (size_t i = 0; i < t->tabcap; i++)
+        for (series_ent_t *e = t->tab[i]; e; e = e->next) {
+            if (!e->ls || e->seen == 0 || e->seen != t->prev) continue;
+            if (only_uncommitted_now && e->cur == t->iter) continue;
+            (void)app_add(a, &e->ref, e->ls, ts, tsdb_stale_nan());
+        }
+}
+
+/* ---- Labels of scraped samples ---- */
+
+static bool has_label(const im_labels_t *ls, const char *n)
+{
+    return ls && im_labels_get(ls, n) != NULL;
+}
+
+/* Target labels onto the sample (honor_labels or exported_ renaming), then
+ * metric_relabel_configs. Returns NULL when dropped. */
+static const im_labels_t *mutate(scrape_manager_t *m, const target_t *t, const im_labels_t *ls)
+{
+    im_labels_builder_t *lb = &m->lb;
+    im_lb_load(lb, ls);
+    const im_labels_t *tl = t->labels;
+    if (t->job->honor_labels) {
+        for (uint32_t i = 0; i < tl->n; i++)
+            if (!im_lb_get(lb, tl->l[i].name->s)) im_lb_set_istr(lb, tl->l[i].name, tl->l[i].value);
+    } else {
+        const im_istr_t *cn[64], *cv[64];
+        size_t nc = 0;
+        for (uint32_t i = 0; i < tl->n; i++) {
+            const im_istr_t *ex = im_labels_get_istr(ls, tl->l[i].name);
+            if (ex && nc < 64) {
+                cn[nc] = tl->l[i].name;
+                cv[nc++] = ex;
+            }
+            im_lb_set_istr(lb, tl->l[i].name, tl->l[i].value);
+        }
+        char done[64][256];
+        for (size_t i = 0; i < nc; i++) {
+            char nm[256];
+            snprintf(nm, sizeof nm, "%s", cn[i]->s);
+            for (int guard = 0; guard < 8; guard++) {
+                char tmp[256];
+                size_t nl = strlen(nm);
+                if (nl + 9 >= sizeof tmp) break;
+                memcpy(tmp, "exported_", 9);
+                memcpy(tmp + 9, nm, nl + 1);
+                memcpy(nm, tmp, nl + 10);
+                bool clash = has_label(ls, nm) || has_label(tl, nm);
+                for (size_t k = 0; k < i; k++)
+                    if (!strcmp(done[k], nm)) clash = true;
+                if (!clash) break;
+            }
+            snprintf(done[i], sizeof done[i], "%s", nm);
+            im_lb_set(lb, nm, strlen(nm), cv[i]->s, cv[i]->len);
+        }
+    }
+    if (!scrape_relabel_process(t->job->metric_relabel, t->job->nmetric_relabel, lb)) return NULL;
+    if (lb->n == 0) return NULL;
+    return im_lb_build(lb);
+}
+
+static bool check_label_limits(const scrape_job_cfg_t *j, const im_labels_t *ls, char *err,
+                               size_t cap)
+{
+    const im_istr_t *nm = im_labels_get(ls, IM_METRIC_NAME);
+    const char *name = nm ? nm->s : "";
+    if (j->label_limit && ls->n > j->label_limit) {
+        snprintf(err, cap,
+                 "label_limit exceeded (metric: %.50s, number of labels: %u, limit: %llu)", name,
+                 ls->n, (unsigned long long)j->label_limit);
+        return false;
+    }
+    for (uint32_t i = 0; i < ls->n; i++) {
+        if (j->label_name_length_limit && ls->l[i].name->len > j->label_name_length_limit) {
+            snprintf(err, cap,
+                     "label_name_length_limit exceeded (metric: %.50s, label name: %.50s, length: "
+                     "%u, limit: %llu)",
+                     name, ls->l[i].name->s, ls->l[i].name->len,
+                     (unsigned long long)j->label_name_length_limit);
+            return false;
+        }
+        if (j->label_value_length_limit && ls->l[i].value->len > j->label_value_length_limit) {
+            snprintf(err, cap,
+                     "label_value_length_limit exceeded (metric: %.50s, label name: %.50s, value: "
+                     "\"%.50s\", length: %u, limit: %llu)",
+                     name, ls->l[i].name->s, ls->l[i].value->s, ls->l[i].value->len,
+                     (unsigned long long)j->label_value_length_limit);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- One scrape's body -> appender ---- */
+
+typedef struct scrape_result {
+    uint64_t scraped, post, added;
+    char err[600];
+    bool limit;
+    meta_ent_t *meta;
+    size_t nmeta, metacap;
+    uint64_t ooo, dup;
+} scrape_result_t;
+
+static void meta_upsert(scrape_result_t *r, const expo_entry_t *e)
+{
+    size_t i;
+    for (i = 0; i < r->nmeta; i++)
+        if (strlen(r->meta[i].metric) == e->name.len &&
+            memcmp(r->meta[i].metric, e->name.p, e->name.len) == 0)
+            break;
+    if (i == r->nmeta) {
+        if (r->nmeta >= 100000) return; /* bounded */
+        if (r->nmeta == r->metacap) {
+            r->metacap = r->metacap ? r->metacap * 2 : 32;
+            r->meta = im_realloc(r->meta, r->metacap * sizeof *r->meta);
+        }
+        memset(&r->meta[i], 0, sizeof r->meta[i]);
+        r->meta[i].metric = im_strndup(e->name.p, e->name.len);
+        r->meta[i].type = im_strdup("unknown");
+        r->meta[i].help = im_strdup("");
+        r->meta[i].unit = im_strdup("");
+        r->nmeta++;
+    }
+    meta_ent_t *me = &r->meta[i];
+    if (e->kind == EXPO_ENTRY_TYPE) {
+        im_free(me->type);
+        const char *tn = expo_type_name(e->type, EXPO_OPENMETRICS_1);
+        me->type = im_strdup(e->type == EXPO_TYPE_UNKNOWN ? "unknown" : tn);
+    } else if (e->kind == EXPO_ENTRY_HELP) {
+        im_free(me->help);
+        me->help = im_strndup(e->text.p, e->text.len);
+    } else if (e->kind == EXPO_ENTRY_UNIT) {
+        im_free(me->unit);
+        me->unit = im_strndup(e->text.p, e->text.len);
+    }
+}
+
+static void meta_free(meta_ent_t *me, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        im_free(me[i].metric);
+        im_free(me[i].type);
+        im_free(me[i].help);
+        im_free(me[i].unit);
+    }
+    im_free(me);
+}
+
+static bool parse_and_append(scrape_manager_t *m, target_t *t, expo_format_t fmt,
+                             tsdb_appender_t *a, int64_t ts, scrape_result_t *r)
+{
+    const scrape_job_cfg_t *j = t->job;
+    im_err_t err;
+    im_err_clear(&err);
+    if (expo_parser_reset(m->parser, t->body.data ? t->body.data : "", t->body.len, fmt, &err) !=
+        IM_OK) {
+        snprintf(r->err, sizeof r->err, "%s", err.msg);
+        return false;
+    }
+    im_buf_t key;
+    im_buf_init(&key, 0);
+    expo_entry_t e;
+    int rc;
+    bool ok = true;
+    while ((rc = expo_parser_next(m->parser, &e, &err)) == 1) {
+        if (e.kind != EXPO_ENTRY_SAMPLE) {
+            if (e.kind != EXPO_ENTRY_EOF) meta_upsert(r, &e);
+            continue;
+        }
+        r->scraped++;
+        im_buf_reset(&key);
+        (void)im_buf_append(&key, e.name.p, e.name.len);
+        for (uint32_t i = 0; i < e.nlabels; i++) {
+            (void)im_buf_putc(&key, '\xff');
+            (void)im_buf_append(&key, e.labels[i].name.p, e.labels[i].name.len);
+            (void)im_buf_putc(&key, '\xfe');
+            (void)im_buf_append(&key, e.labels[i].value.p, e.labels[i].value.len);
+        }
+        uint64_t h = im_hash(key.data, key.len);
+        bool created;
+        series_ent_t *se = cache_get(t, key.data, key.len, h, &created);
+        if (created || se->gen != t->gen) {
+            const im_labels_t *raw = expo_entry_labels(&e, &m->lb2);
+            if (se->ls) im_labels_unref(se->ls);
+            se->ls = mutate(m, t, raw);
+            im_labels_unref(raw);
+            se->gen = t->gen;
+            se->over_limit = false;
+            if (se->ls &&
+                (j->label_limit || j->label_name_length_limit || j->label_value_length_limit))
+                se->over_limit = !check_label_limits(j, se->ls, r->err, sizeof r->err);
+        } else if (se->cur == t->iter) {
+            r->dup++;
+            continue; /* the same series twice in one scrape */
+        }
+        se->cur = t->iter;
+        if (!se->ls) continue; /* dropped by metric_relabel_configs */
+        if (se->over_limit) {
+            if (!r->err[0]) check_label_limits(j, se->ls, r->err, sizeof r->err);
+            r->limit = true;
+            ok = false;
+            break;
+        }
+        r->post++;
+        if (j->sample_limit && r->post > j->sample_limit) {
+            snprintf(r->err, sizeof r->err, "sample limit exceeded");
+            r->limit = true;
+            ok = false;
+            break;
+        }
+        int64_t st = (e.has_ts && j->honor_timestamps) ? e.t_ms : ts;
+        if (se->seen == 0 && created) r->added++;
+        im_rc arc = app_add(a, &se->ref, se->ls, st, e.value);
+        if (arc == IM_EOUTOFORDER || arc == IM_EOUTOFBOUNDS)
+            r->ooo++;
+        else if (arc == IM_EDUPLICATE)
+            r->dup++;
+    }
+    if (ok && rc < 0) {
+        snprintf(r->err, sizeof r->err, "%s", err.msg[0] ? err.msg : "parse error");
+        ok = false;
+    }
+    im_buf_free(&key);
+    return ok;
+}
+
+static const char *http_reason(long code)
+{
+    switch (code) {
+    case 200: return "OK";
+    case 201: return "Created";
+    case 204: return "No Content";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 303: return "See Other";
+    case 304: return "Not Modified";
+    case 307: return "Temporary Redirect";
+    case 308: return "Permanent Redirect";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 406: return "Not Acceptable";
+    case 408: return "Request Timeout";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "";
+    }
+}
+
+static void report(scrape_manager_t *m, target_t *t, int64_t ts, bool up, double dur,
+                   const scrape_result_t *r)
+{
+    tsdb_appender_t *a = tsdb_appender(m->opts.db);
+    double v[REP_N] = {up ? 1 : 0, dur, (double)r->scraped, (double)r->post, (double)r->added};
+    for (int i = 0; i < REP_N; i++) (void)app_add(a, &t->rep_ref[i], t->rep_ls[i], ts, v[i]);
+    im_err_t err;
+    im_err_clear(&err);
+    if (tsdb_appender_commit(a, &err) != IM_OK)
+        IM_WARN("Appending scrape report failed", "target=%s err=%s", im_logq(t->url),
+                im_logq(err.msg));
+    t->reported = true;
+}
+
+static void finish_scrape(scrape_manager_t *m, target_t *t, CURLcode cc)
+{
+    int64_t ts = t->start_ms;
+    double dur = (double)(im_mono_ns() - t->start_ns) / 1e9;
+    scrape_result_t r;
+    memset(&r, 0, sizeof r);
+    long code = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+    t->iter++;
+    bool ok = false;
+    if (cc != CURLE_OK) {
+        if (t->body_over) {
+            snprintf(r.err, sizeof r.err, "body size limit exceeded");
+            r.limit = true;
+        } else if (cc == CURLE_OPERATION_TIMEDOUT) {
+            snprintf(r.err, sizeof r.err, "Get \"%s\": context deadline exceeded", t->url);
+        } else {
+            snprintf(r.err, sizeof r.err, "Get \"%s\": %s", t->url,
+                     t->errbuf[0] ? t->errbuf : curl_easy_strerror(cc));
+        }
+    } else if (code != 200) {
+        snprintf(r.err, sizeof r.err, "server returned HTTP status %ld %s", code,
+                 http_reason(code));
+    } else {
+        char *ct = NULL;
+        curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &ct);
+        expo_format_t fmt = expo_format_from_content_type(ct ? ct : "", ct ? strlen(ct) : 0);
+        tsdb_appender_t *a = tsdb_appender(m->opts.db);
+        ok = parse_and_append(m, t, fmt, a, ts, &r);
+        if (ok) {
+            mark_stale_prev(m, t, a, ts, true);
+            im_err_t err;
+            im_err_clear(&err);
+            if (tsdb_appender_commit(a, &err) != IM_OK) {
+                ok = false;
+                snprintf(r.err, sizeof r.err, "appending to storage failed: %s", err.msg);
+            } else {
+                for (size_t i = 0; i < t->tabcap; i++)
+                    for (series_ent_t *e = t->tab[i]; e; e = e->next)
+                        if (e->cur == t->iter && e->ls) e->seen = t->iter;
+            }
+        } else {
+            tsdb_appender_rollback(a);
+        }
+    }
+    if (!ok) {
+        tsdb_appender_t *a = tsdb_appender(m->opts.db);
+        mark_stale_prev(m, t, a, ts, false);
+        (void)tsdb_appender_commit(a, NULL);
+    }
+    t->prev = t->iter;
+    cache_evict(t);
+    report(m, t, ts, ok, dur, &r);
+    pthread_mutex_lock(&m->mu);
+    im_free(t->last_error);
+    t->last_error = im_strdup(ok ? "" : r.err);
+    t->last_scrape_ms = ts;
+    t->last_scrape_ns = 0;
+    t->last_dur = dur;
+    t->health = ok ? SCRAPE_HEALTH_UP : SCRAPE_HEALTH_DOWN;
+    if (ok) {
+        meta_free(t->meta, t->nmeta);
+        t->meta = r.meta;
+        t->nmeta = r.nmeta;
+        r.meta = NULL;
+        r.nmeta = 0;
+    }
+    scrape_stats_t *s = &m->stats;
+    s->scrapes_total++;
+    if (!ok) s->scrapes_failed++;
+    if (r.limit) s->limit_failures++;
+    if (ok) s->samples_appended += r.post;
+    s->samples_out_of_order += r.ooo;
+    s->samples_duplicate += r.dup;
+    s->duration_seconds_sum += dur;
+    for (int i = 0; i < 10; i++)
+        if (dur <= scrape_duration_bucket_bounds[i]) s->duration_buckets[i]++;
+    pthread_mutex_unlock(&m->mu);
+    meta_free(r.meta, r.nmeta);
+    if (!ok) IM_DEBUG("Scrape failed", "target=%s err=%s", im_logq(t->url), im_logq(r.err));
+    im_buf_reset(&t->body);
+    if (t->body.cap > (8u << 20)) im_buf_free(&t->body); /* do not keep huge buffers */
+}
+
+/* ---- Transfers ---- */
+
+static size_t on_body(char *p, size_t sz, size_t n, void *ud)
+{
+    target_t *t = ud;
+    size_t len = sz * n;
+    if (im_buf_append(&t->body, p, len) != IM_OK) {
+        t->body_over = true;
+        return 0;
+    }
+    return len;
+}
+
+static void target_setup_curl(scrape_manager_t *m, target_t *t)
+{
+    const scrape_job_cfg_t *j = t->job;
+    if (!t->easy) {
+        t->easy = curl_easy_init();
+        if (!t->easy) im_oom(0);
+    } else {
+        curl_easy_reset(t->easy);
+    }
+    CURL *c = t->easy;
+    curl_easy_setopt(c, CURLOPT_URL, t->url);
+    curl_easy_setopt(c, CURLOPT_PRIVATE, t);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, t);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, t->errbuf);
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "gzip");
+    curl_easy_setopt(c, CURLOPT_USERAGENT, m->user_agent);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)t->timeout_ms);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_slist_free_all(t->hdrs);
+    t->hdrs = NULL;
+    t->hdrs = curl_slist_append(
+        t->hdrs, "Accept: application/openmetrics-text;version=1.0.0,application/"
+                 "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1");
+    char h[256];
+    snprintf(h, sizeof h, "X-Prometheus-Scrape-Timeout-Seconds: %g",
+             (double)t->timeout_ms / 1000.0);
+    t->hdrs = curl_slist_append(t->hdrs, h);
+    if (j->auth_type) {
+        char cred[4096] = "";
+        if (j->auth_cred)
+            snprintf(cred, sizeof cred, "%s", j->auth_cred);
+        else if (j->auth_cred_file) {
+            FILE *f = fopen(j->auth_cred_file, "rb");
+            if (f) {
+                size_t n = fread(cred, 1, sizeof cred - 1, f);
+                cred[n] = 0;
+                fclose(f);
+                while (n && (cred[n - 1] == '\n' || cred[n - 1] == '\r' || cred[n - 1] == ' '))
+                    cred[--n] = 0;
+            }
+        }
+        im_buf_t hb;
+        im_buf_init(&hb, 0);
+        (void)im_buf_printf(&hb, "Authorization: %s %s", j->auth_type, cred);
+        t->hdrs = curl_slist_append(t->hdrs, hb.data);
+        im_buf_free(&hb);
+    }
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, t->hdrs);
+    if (j->basic_user || j->basic_pass || j->basic_pass_file) {
+        curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+        curl_easy_setopt(c, CURLOPT_USERNAME, j->basic_user ? j->basic_user : "");
+        char pw[4096] = "";
+        if (j->basic_pass)
+            snprintf(pw, sizeof pw, "%s", j->basic_pass);
+        else if (j->basic_pass_file) {
+            FILE *f = fopen(j->basic_pass_file, "rb");
+            if (f) {
+                size_t n = fread(pw, 1, sizeof pw - 1, f);
+                pw[n] = 0;
+                fclose(f);
+                while (n && (pw[n - 1] == '\n' || pw[n - 1] == '\r')) pw[--n] = 0;
+            }
+        }
+        curl_easy_setopt(c, CURLOPT_PASSWORD, pw);
+    }
+    if (j->tls_ca_file) curl_easy_setopt(c, CURLOPT_CAINFO, j->tls_ca_file);
+    if (j->tls_cert_file) curl_easy_setopt(c, CURLOPT_SSLCERT, j->tls_cert_file);
+    if (j->tls_key_file) curl_easy_setopt(c, CURLOPT_SSLKEY, j->tls_key_file);
+    if (j->tls_insecure) {
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    if (j->proxy_url)
+        curl_easy_setopt(c, CURLOPT_PROXY, j->proxy_url);
+    else
+        curl_easy_setopt(c, CURLOPT_PROXY, "");
+    int64_t cap = j->body_size_limit > 0 ? j->body_size_limit
+                                         : (m->opts.default_body_cap > 0 ? m->opts.default_body_cap
+                                                                         : DEFAULT_BODY_CAP);
+    t->body.max = (size_t)cap;
+}
+
+static void start_scrape(scrape_manager_t *m, target_t *t, int64_t now)
+{
+    if (!t->easy) target_setup_curl(m, t);
+    t->errbuf[0] = 0;
+    t->body_over = false;
+    im_buf_reset(&t->body);
+    t->start_ms = now;
+    t->start_ns = im_mono_ns();
+    t->busy = true;
+    curl_multi_add_handle(m->multi, t->easy);
+}
+
+/* ---- Targets ---- */
+
+static void target_free(target_t *t)
+{
+    cache_free(t);
+    if (t->easy) curl_easy_cleanup(t->easy);
+    curl_slist_free_all(t->hdrs);
+    im_buf_free(&t->body);
+    if (t->labels) im_labels_unref(t->labels);
+    if (t->discovered) im_labels_unref(t->discovered);
+    for (int i = 0; i < REP_N; i++)
+        if (t->rep_ls[i]) im_labels_unref(t->rep_ls[i]);
+    im_free(t->url);
+    im_free(t->last_error);
+    meta_free(t->meta, t->nmeta);
+    im_free(t);
+}
+
+/* Staleness markers for everything the target wrote last (removal, shutdown). */
+static void target_end_staleness(scrape_manager_t *m, target_t *t)
+{
+    if (!t->reported) return;
+    int64_t now = im_now_ms();
+    tsdb_appender_t *a = tsdb_appender(m->opts.db);
+    mark_stale_prev(m, t, a, now, false);
+    for (int i = 0; i < REP_N; i++)
+        (void)app_add(a, &t->rep_ref[i], t->rep_ls[i], now, tsdb_stale_nan());
+    (void)tsdb_appender_commit(a, NULL);
+}
+
+static int64_t first_slot(uint64_t id, int64_t interval, int64_t now)
+{
+    int64_t off = (int64_t)(id % (uint64_t)interval);
+    int64_t base = now - now % interval;
+    int64_t t = base + off;
+    if (t < now) t += interval;
+    return t;
+}
+
+static void add_groups(scrape_manager_t *m, size_t ji, const scrape_target_group_t *groups,
+                       size_t ng, bool is_file, target_t **newlist)
+{
+    scrape_job_cfg_t *j = &m->cfg->jobs[ji];
+    for (size_t g = 0; g < ng; g++) {
+        const scrape_target_group_t *grp = &groups[g];
+        for (size_t k = 0; k < grp->ntargets; k++) {
+            im_labels_builder_t lb;
+            im_lb_init(&lb);
+            im_lb_load(&lb, grp->labels);
+            im_lb_set(&lb, "__address__", 11, grp->targets[k], strlen(grp->targets[k]));
+            if (is_file) im_lb_set(&lb, "__meta_filepath", 15, grp->source, strlen(grp->source));
+            const im_labels_t *disc = im_lb_build(&lb);
+            im_lb_free(&lb);
+            const im_labels_t *ls;
+            char *url;
+            im_err_t err;
+            im_err_clear(&err);
+            if (scrape_target_labels(j, disc, &ls, &url, &err) != IM_OK) {
+                IM_WARN("Creating target failed", "job=%s err=%s", im_logq(j->job_name),
+                        im_logq(err.msg));
+                im_labels_unref(disc);
+                continue;
+            }
+            if (!ls) {
+                m->dropped = im_realloc(m->dropped, (m->ndropped + 1) * sizeof *m->dropped);
+                m->dropped[m->ndropped].job = im_strdup(j->job_name);
+                m->dropped[m->ndropped++].discovered = disc;
+                continue;
+            }
+            /* the discovered labels as Prometheus shows them: with the job defaults */
+            im_labels_builder_t db;
+            im_lb_init(&db);
+            im_lb_load(&db, disc);
+            char iv[64], tv[64];
+            im_duration_format(j->interval_ms, iv, sizeof iv);
+            im_duration_format(j->timeout_ms, tv, sizeof tv);
+            const char *defs[][2] = {{"job", j->job_name},
+                                     {"__scrape_interval__", iv},
+                                     {"__scrape_timeout__", tv},
+                                     {"__metrics_path__", j->metrics_path},
+                                     {"__scheme__", j->scheme}};
+            for (size_t d = 0; d < IM_ARRAY_LEN(defs); d++)
+                if (!im_lb_get(&db, defs[d][0]))
+                    im_lb_set(&db, defs[d][0], strlen(defs[d][0]), defs[d][1], strlen(defs[d][1]));
+            im_labels_unref(disc);
+            disc = im_lb_build(&db);
+            im_lb_free(&db);
+            uint64_t id = im_hash_mix(ls->hash, im_hash(url, strlen(url)));
+            /* already in the new list (duplicate target)? */
+            bool dup = false;
+            for (target_t *x = *newlist; x; x = x->next)
+                if (x->id == id) dup = true;
+            target_t *t = NULL;
+            if (!dup) {
+                target_t **pp = &m->targets;
+                while (*pp) {
+                    if ((*pp)->id == id) {
+                        t = *pp;
+                        *pp = t->next;
+                        break;
+                    }
+                    pp = &(*pp)->next;
+                }
+            }
+            if (dup) {
+                im_labels_unref(ls);
+                im_labels_unref(disc);
+                im_free(url);
+                continue;
+            }
+            if (t) {
+                im_labels_unref(ls);
+                im_free(url);
+                im_labels_unref(t->discovered);
+                t->discovered = disc;
+                bool changed = t->job != j || t->interval_ms != j->interval_ms;
+                if (t->job != j) t->gen++;
+                t->job = j;
+                t->job_idx = ji;
+                if (changed && !t->busy)
+                    target_setup_curl(m, t);
+                else if (!t->busy && t->easy)
+                    target_setup_curl(m, t);
+            } else {
+                t = im_calloc(1, sizeof *t);
+                t->labels = ls;
+                t->discovered = disc;
+                t->url = url;
+                t->id = id;
+                t->job = j;
+                t->job_idx = ji;
+                t->last_error = im_strdup("");
+                im_buf_init(&t->body, 0);
+                for (int i = 0; i < REP_N; i++) {
+                    im_labels_builder_t rb;
+                    im_lb_init(&rb);
+                    im_lb_load(&rb, ls);
+                    im_lb_set(&rb, IM_METRIC_NAME, 8, rep_names[i], strlen(rep_names[i]));
+                    t->rep_ls[i] = im_lb_build(&rb);
+                    im_lb_free(&rb);
+                }
+            }
+            /* interval/timeout may come from relabelled __scrape_* labels */
+            const im_istr_t *iv2 = im_labels_get(t->discovered, "__scrape_interval__");
+            int64_t ims = j->interval_ms, tms = j->timeout_ms;
+            (void)iv2;
+            if (t->interval_ms != ims || t->next_ms == 0) {
+                t->interval_ms = ims;
+                t->next_ms = first_slot(t->id, ims, im_now_ms());
+            }
+            t->timeout_ms = tms;
+            t->alive = true;
+            t->next = *newlist;
+            *newlist = t;
+        }
+    }
+}
+
+static void sync_targets(scrape_manager_t *m)
+{
+    pthread_mutex_lock(&m->mu);
+    for (size_t i = 0; i < m->ndropped; i++) {
+        im_free(m->dropped[i].job);
+        im_labels_unref(m->dropped[i].discovered);
+    }
+    im_free(m->dropped);
+    m->dropped = NULL;
+    m->ndropped = 0;
+    target_t *newlist = NULL;
+    for (size_t ji = 0; m->cfg && ji < m->cfg->njobs; ji++) {
+        scrape_job_cfg_t *j = &m->cfg->jobs[ji];
+        add_groups(m, ji, j->static_groups, j->nstatic, false, &newlist);
+        if (m->fsd)
+            for (size_t f = 0; f < m->fsd[ji].nfiles; f++)
+                add_groups(m, ji, m->fsd[ji].files[f].groups, m->fsd[ji].files[f].ngroups, true,
+                           &newlist);
+    }
+    target_t *old = m->targets;
+    /* reverse to keep config order */
+    target_t *rev = NULL;
+    while (newlist) {
+        target_t *n = newlist->next;
+        newlist->next = rev;
+        rev = newlist;
+        newlist = n;
+    }
+    m->targets = rev;
+    uint64_t na = 0;
+    for (target_t *t = rev; t; t = t->next) na++;
+    m->stats.targets_active = na;
+    m->stats.targets_dropped = m->ndropped;
+    pthread_mutex_unlock(&m->mu);
+    while (old) {
+        target_t *n = old->next;
+        if (old->busy) curl_multi_remove_handle(m->multi, old->easy);
+        target_end_staleness(m, old);
+        target_free(old);
+        old = n;
+    }
+}
+
+/* ---- file_sd ---- */
+
+static void fsd_free(fsd_state_t *s)
+{
+    for (size_t i = 0; i < s->nfiles; i++) {
+        for (size_t g = 0; g < s->files[i].ngroups; g++) {
+            scrape_target_group_t *grp = &s->files[i].groups[g];
+            for (size_t k = 0; k < grp->ntargets; k++) im_free(grp->targets[k]);
+            im_free(grp->targets);
+            if (grp->labels) im_labels_unref(grp->labels);
+            im_free(grp->source);
+        }
+        im_free(s->files[i].groups);
+        im_free(s->files[i].path);
+    }
+    im_free(s->files);
+    s->files = NULL;
+    s->nfiles = 0;
+}
+
+/* Reads one SD file (JSON or YAML list of {targets, labels}). */
+static im_rc fsd_read(const char *path, scrape_target_group_t **out, size_t *nout, im_err_t *err)
+{
+    *out = NULL;
+    *nout = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return im_err_set(err, IM_EIO, "cannot open %s", path);
+    im_buf_t b;
+    im_buf_init(&b, 64u << 20);
+    char tmp[65536];
+    size_t r;
+    im_rc rc = IM_OK;
+    while ((r = fread(tmp, 1, sizeof tmp, f)) > 0)
+        if (im_buf_append(&b, tmp, r) != IM_OK) {
+            rc = im_err_set(err, IM_ELIMIT, "%s is too large", path);
+            break;
+        }
+    fclose(f);
+    scrape_cfg_node_t *root = NULL;
+    /* JSON is YAML, so the YAML parser reads both */
+    if (!rc) rc = scrape_cfg_parse_yaml(b.data ? b.data : "", b.len, path, &root, err);
+    im_buf_free(&b);
+    if (rc) return rc;
+    if (!root) return IM_OK;
+    if (root->type != SCRAPE_NODE_SEQ) {
+        scrape_cfg_node_free(root);
+        return im_err_set(err, IM_EPARSE, "%s: expected a list of target groups", path);
+    }
+    scrape_target_group_t *gs = im_calloc(root->nkids ? root->nkids : 1, sizeof *gs);
+    size_t ng = 0;
+    for (size_t i = 0; i < root->nkids && !rc; i++) {
+        scrape_cfg_node_t *g = root->kids[i];
+        scrape_target_group_t *grp = &gs[ng++];
+        grp->source = im_strdup(path);
+        grp->labels = im_labels_empty();
+        if (g->type != SCRAPE_NODE_MAP) {
+            rc = im_err_setpos(err, IM_EPARSE, g->line, g->col, "target group must be a mapping");
+            break;
+        }
+        for (size_t k = 0; k < g->nkids && !rc; k += 2) {
+            const char *key = g->kids[k]->str;
+            scrape_cfg_node_t *v = g->kids[k + 1];
+            if (key && !strcmp(key, "targets") && v->type == SCRAPE_NODE_SEQ) {
+                grp->targets = im_calloc(v->nkids ? v->nkids : 1, sizeof(char *));
+                for (size_t t = 0; t < v->nkids; t++)
+                    if (v->kids[t]->type == SCRAPE_NODE_SCALAR)
+                        grp->targets[grp->ntargets++] = im_strdup(v->kids[t]->str);
+            } else if (key && !strcmp(key, "labels") && v->type == SCRAPE_NODE_MAP) {
+                im_labels_builder_t lb;
+                im_lb_init(&lb);
+                for (size_t t = 0; t < v->nkids; t += 2) {
+                    const char *ln = v->kids[t]->str, *lv = v->kids[t + 1]->str;
+                    if (!ln || !lv || !im_label_name_valid(ln, strlen(ln))) {
+                        rc = im_err_setpos(err, IM_EPARSE, v->kids[t]->line, v->kids[t]->col,
+                                           "invalid label in target group");
+                        break;
+                    }
+                    im_lb_set(&lb, ln, strlen(ln), lv, strlen(lv));
+                }
+                grp->labels = im_lb_build(&lb);
+                im_lb_free(&lb);
+            } else if (!(v->type == SCRAPE_NODE_SCALAR && v->plain && v->str[0] == 0)) {
+                rc = im_err_setpos(err, IM_EPARSE, g->kids[k]->line, g->kids[k]->col,
+                                   "unknown field %s in target group", key ? key : "?");
+            }
+        }
+    }
+    scrape_cfg_node_free(root);
+    if (rc) {
+        for (size_t g = 0; g < ng; g++) {
+            for (size_t k = 0; k < gs[g].ntargets; k++) im_free(gs[g].targets[k]);
+            im_free(gs[g].targets);
+            if (gs[g].labels) im_labels_unref(gs[g].labels);
+            im_free(gs[g].source);
+        }
+        im_free(gs);
+        return rc;
+    }
+    *out = gs;
+    *nout = ng;
+    return IM_OK;
+}
+
+/* Re-globs and re-reads changed files; returns true if anything changed. */
+static bool fsd_refresh(scrape_manager_t *m, bool force)
+{
+    bool changed = false;
+    int64_t now = im_now_ms();
+    for (size_t ji = 0; m->cfg && ji < m->cfg->njobs; ji++) {
+        scrape_job_cfg_t *j = &m->cfg->jobs[ji];
+        if (!j->nfile_sd) continue;
+        fsd_state_t *st = &m->fsd[ji];
+        bool due = force || now >= st->next_refresh_ms;
+        if (due) {
+            int64_t r = j->file_sd[0].refresh_ms;
+            st->next_refresh_ms = now + r;
+        }
+        /* the current set of paths */
+        glob_t gl;
+        memset(&gl, 0, sizeof gl);
+        for (size_t f = 0; f < j->nfile_sd; f++)
+            for (size_t p = 0; p < j->file_sd[f].nfiles; p++)
+                glob(j->file_sd[f].files[p], GLOB_NOSORT | (gl.gl_pathc ? GLOB_APPEND : 0), NULL,
+                     &gl);
+        fsd_state_t ns = {im_calloc(gl.gl_pathc + 1, sizeof(fsd_file_t)), 0, st->next_refresh_ms};
+        for (size_t p = 0; p < gl.gl_pathc; p++) {
+            const char *path = gl.gl_pathv[p];
+            bool seen = false;
+            for (size_t q = 0; q < ns.nfiles; q++)
+                if (!strcmp(ns.files[q].path, path)) seen = true;
+            if (seen) continue;
+            struct stat sb;
+            if (stat(path, &sb) != 0) continue;
+            int64_t mt = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
+            fsd_file_t *old = NULL;
+            for (size_t q = 0; q < st->nfiles; q++)
+                if (!strcmp(st->files[q].path, path)) old = &st->files[q];
+            fsd_file_t *nf = &ns.files[ns.nfiles++];
+            nf->path = im_strdup(path);
+            if (old && !due && old->mtime_ns == mt && old->size == sb.st_size) {
+                nf->mtime_ns = old->mtime_ns;
+                nf->size = old->size;
+                nf->groups = old->groups;
+                nf->ngroups = old->ngroups;
+                old->groups = NULL;
+                old->ngroups = 0;
+                continue;
+            }
+            im_err_t err;
+            im_err_clear(&err);
+            pthread_mutex_lock(&m->mu);
+            m->stats.sd_file_reads++;
+            pthread_mutex_unlock(&m->mu);
+            if (fsd_read(path, &nf->groups, &nf->ngroups, &err) != IM_OK) {
+                char eb[700];
+                IM_ERROR("Error reading file_sd file", "file=%s err=%s", im_logq(path),
+                         im_logq(im_err_format(&err, eb, sizeof eb)));
+                pthread_mutex_lock(&m->mu);
+                m->stats.sd_file_errors++;
+                pthread_mutex_unlock(&m->mu);
+                if (old) { /* keep the last good groups */
+                    nf->groups = old->groups;
+                    nf->ngroups = old->ngroups;
+                    old->groups = NULL;
+                    old->ngroups = 0;
+                }
+            }
+            nf->mtime_ns = mt;
+            nf->size = sb.st_size;
+            changed = true;
+        }
+        if (ns.nfiles != st->nfiles) changed = true;
+        globfree(&gl);
+        fsd_free(st);
+        *st = ns;
+    }
+    return changed;
+}
+
+/* ---- The thread ---- */
+
+static void take_pending(scrape_manager_t *m)
+{
+    pthread_mutex_lock(&m->mu);
+    scrape_config_t *p = m->pending;
+    m->pending = NULL;
+    pthread_mutex_unlock(&m->mu);
+    if (!p) return;
+    scrape_config_t *old = m->cfg;
+    fsd_state_t *oldfsd = m->fsd;
+    size_t oldn = old ? old->njobs : 0;
+    m->cfg = p;
+    m->fsd = im_calloc(p->njobs + 1, sizeof *m->fsd);
+    fsd_refresh(m, true);
+    /* targets still point at old jobs until sync replaces them */
+    sync_targets(m);
+    for (size_t i = 0; oldfsd && i < oldn; i++) fsd_free(&oldfsd[i]);
+    im_free(oldfsd);
+    scrape_config_free(old);
+    pthread_mutex_lock(&m->mu);
+    m->stats.reloads++;
+    pthread_mutex_unlock(&m->mu);
+}
+
+static void *scrape_thread(void *arg)
+{
+    scrape_manager_t *m = arg;
+    for (;;) {
+        pthread_mutex_lock(&m->mu);
+        bool stop = m->stop;
+        bool pend = m->pending != NULL;
+        pthread_mutex_unlock(&m->mu);
+        if (stop) break;
+        if (pend) take_pending(m);
+        int64_t now = im_now_ms();
+        if (now >= m->next_fsd_check_ms) {
+            m->next_fsd_check_ms = now + 1000;
+            if (m->cfg && fsd_refresh(m, false)) sync_targets(m);
+        }
+        int64_t wait = 1000;
+        for (target_t *t = m->targets; t; t = t->next) {
+            if (t->busy) continue;
+            if (t->next_ms <= now) {
+                start_scrape(m, t, now);
+                /* next slot strictly in the future, skipping missed ones */
+                while (t->next_ms <= now) t->next_ms += t->interval_ms;
+            }
+            wait = IM_MIN(wait, t->next_ms - now);
+        }
+        if (wait < 0) wait = 0;
+        int running = 0;
+        curl_multi_perform(m->multi, &running);
+        CURLMsg *msg;
+        int left;
+        bool any = false;
+        while ((msg = curl_multi_info_read(m->multi, &left))) {
+            if (msg->msg != CURLMSG_DONE) continue;
+            target_t *t = NULL;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
+            CURLcode cc = msg->data.result;
+            curl_multi_remove_handle(m->multi, msg->easy_handle);
+            t->busy = false;
+            finish_scrape(m, t, cc);
+            any = true;
+        }
+        if (any) continue;
+        curl_multi_poll(m->multi, NULL, 0, (int)IM_MIN(wait, 1000), NULL);
+    }
+    /* shutdown: cancel transfers, staleness */
+    for (target_t *t = m->targets; t; t = t->next)
+        if (t->busy) {
+            curl_multi_remove_handle(m->multi, t->easy);
+            t->busy = false;
+        }
+    if (m->stop_mark_stale)
+        for (target_t *t = m->targets; t; t = t->next) target_end_staleness(m, t);
+    return NULL;
+}
+
+/* ---- Public ---- */
+
+static void curl_init_once(void)
+{
+    curl_global_init(CURL_GLOBAL_ALL);
+}
+
+im_rc scrape_manager_new(const scrape_manager_opts_t *opts, scrape_manager_t **out, im_err_t *err)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, curl_init_once);
+    scrape_manager_t *m = im_calloc(1, sizeof *m);
+    m->opts = *opts;
+    m->user_agent = im_strdup(opts->user_agent ? opts->user_agent : "infermon/0.1.0");
+    pthread_mutex_init(&m->mu, NULL);
+    m->multi = curl_multi_init();
+    if (!m->multi) {
+        im_free(m->user_agent);
+        im_free(m);
+        return im_err_set(err, IM_ERR, "curl_multi_init failed");
+    }
+    curl_multi_setopt(m->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
+    m->parser = expo_parser_new(NULL);
+    im_lb_init(&m->lb);
+    im_lb_init(&m->lb2);
+    *out = m;
+    return IM_OK;
+}
+
+im_rc scrape_manager_start(scrape_manager_t *m, im_err_t *err)
+{
+    if (pthread_create(&m->thread, NULL, scrape_thread, m) != 0)
+        return im_err_set(err, IM_ERR, "cannot start the scrape thread");
+    m->started = true;
+    return IM_OK;
+}
+
+void scrape_manager_apply(scrape_manager_t *m, scrape_config_t *cfg)
+{
+    scrape_config_ref(cfg);
+    pthread_mutex_lock(&m->mu);
+    scrape_config_t *old = m->pending;
+    m->pending = cfg;
+    pthread_mutex_unlock(&m->mu);
+    scrape_config_free(old);
+    curl_multi_wakeup(m->multi);
+}
+
+void scrape_manager_stop(scrape_manager_t *m, bool mark_stale)
+{
+    if (!m->started) return;
+    pthread_mutex_lock(&m->mu);
+    m->stop = true;
+    m->stop_mark_stale = mark_stale;
+    pthread_mutex_unlock(&m->mu);
+    curl_multi_wakeup(m->multi);
+    pthread_join(m->thread, NULL);
+    m->started = false;
+}
+
+void scrape_manager_free(scrape_manager_t *m)
+{
+    if (!m) return;
+    scrape_manager_stop(m, false);
+    for (target_t *t = m->targets, *n; t; t = n) {
+        n = t->next;
+        if (t->busy) curl_multi_remove_handle(m->multi, t->easy);
+        target_free(t);
+    }
+    for (size_t i = 0; i < m->ndropped; i++) {
+        im_free(m->dropped[i].job);
+        im_labels_unref(m->dropped[i].discovered);
+    }
+    im_free(m->dropped);
+    for (size_t i = 0; m->fsd && m->cfg && i < m->cfg->njobs; i++) fsd_free(&m->fsd[i]);
+    im_free(m->fsd);
+    scrape_config_free(m->cfg);
+    scrape_config_free(m->pending);
+    curl_multi_cleanup(m->multi);
+    expo_parser_free(m->parser);
+    im_lb_free(&m->lb);
+    im_lb_free(&m->lb2);
+    pthread_mutex_destroy(&m->mu);
+    im_free(m->user_agent);
+    im_free(m);
+}
+
+void scrape_manager_targets(scrape_manager_t *m, scrape_targets_t *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&m->mu);
+    size_t n = 0;
+    for (target_t *t = m->targets; t; t = t->next) n++;
+    out->active = im_calloc(n + 1, sizeof *out->active);
+    for (target_t *t = m->targets; t; t = t->next) {
+        scrape_target_info_t *i = &out->active[out->nactive++];
+        i->job = im_strdup(t->job->job_name);
+        i->url = im_strdup(t->url);
+        i->discovered_labels = im_labels_ref(t->discovered);
+        i->labels = im_labels_ref(t->labels);
+        i->last_error = im_strdup(t->last_error ? t->last_error : "");
+        i->last_scrape_ms = t->last_scrape_ms;
+        i->last_scrape_ns = t->last_scrape_ns;
+        i->last_duration_s = t->last_dur;
+        i->health = t->health;
+        i->interval_ms = t->interval_ms;
+        i->timeout_ms = t->timeout_ms;
+    }
+    out->dropped = im_calloc(m->ndropped + 1, sizeof *out->dropped);
+    for (size_t k = 0; k < m->ndropped; k++) {
+        scrape_target_info_t *i = &out->dropped[out->ndropped++];
+        i->job = im_strdup(m->dropped[k].job);
+        i->url = im_strdup("");
+        i->discovered_labels = im_labels_ref(m->dropped[k].discovered);
+        i->last_error = im_strdup("");
+    }
+    pthread_mutex_unlock(&m->mu);
+}
+
+void scrape_targets_free(scrape_targets_t *t)
+{
+    scrape_target_info_t *lists[2] = {t->active, t->dropped};
+    size_t ns[2] = {t->nactive, t->ndropped};
+    for (int l = 0; l < 2; l++) {
+        for (size_t i = 0; i < ns[l]; i++) {
+            scrape_target_info_t *x = &lists[l][i];
+            im_free(x->job);
+            im_free(x->url);
+            im_free(x->last_error);
+            if (x->discovered_labels) im_labels_unref(x->discovered_labels);
+            if (x->labels) im_labels_unref(x->labels);
+        }
+        im_free(lists[l]);
+    }
+    memset(t, 0, sizeof *t);
+}
+
+void scrape_manager_metadata(scrape_manager_t *m, scrape_metadata_t **out, size_t *n)
+{
+    pthread_mutex_lock(&m->mu);
+    size_t total = 0;
+    for (target_t *t = m->targets; t; t = t->next) total += t->nmeta;
+    scrape_metadata_t *md = im_calloc(total + 1, sizeof *md);
+    size_t k = 0;
+    for (target_t *t = m->targets; t; t = t->next) {
+        const im_istr_t *inst = im_labels_get(t->labels, "instance");
+        for (size_t i = 0; i < t->nmeta; i++) {
+            md[k].target_job = im_strdup(t->job->job_name);
+            md[k].target_instance = im_strdup(inst ? inst->s : "");
+            md[k].metric = im_strdup(t->meta[i].metric);
+            md[k].type = im_strdup(t->meta[i].type);
+            md[k].help = im_strdup(t->meta[i].help);
+            md[k].unit = im_strdup(t->meta[i].unit);
+            k++;
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+    *out = md;
+    *n = k;
+}
+
+void scrape_metadata_free(scrape_metadata_t *md, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        im_free(md[i].target_job);
+        im_free(md[i].target_instance);
+        im_free(md[i].metric);
+        im_free(md[i].type);
+        im_free(md[i].help);
+        im_free(md[i].unit);
+    }
+    im_free(md);
+}
+
+void scrape_manager_stats(scrape_manager_t *m, scrape_stats_t *out)
+{
+    pthread_mutex_lock(&m->mu);
+    *out = m->stats;
+    pthread_mutex_unlock(&m->mu);
+}

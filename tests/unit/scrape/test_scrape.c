@@ -1,0 +1,310 @@
+/* test_scrape.c — unit tests for the scrape manager (src/scrape/manager.c,
+ * target.c): target labels as Prometheus computes them, and real scrapes of a
+ * small HTTP server in the test (libmicrohttpd) into a memory-only store: up and
+ * the report series, label conflicts (exported_*), honor_labels, metric
+ * relabelling, staleness when a series disappears, limits failing a scrape whole,
+ * HTTP errors and garbage bodies. */
+#include "util/base.h"
+
+#include <math.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "scrape/scrape.h"
+#include "tsdb/tsdb.h"
+
+/* ---- target labels ---- */
+
+static scrape_config_t *cfg(const char *y)
+{
+    scrape_config_t *c = NULL;
+    im_err_t e;
+    im_err_clear(&e);
+    if (scrape_config_parse(y, strlen(y), "t.yml", &c, &e) != IM_OK) fprintf(stderr, "%s\n", e.msg);
+    assert_non_null(c);
+    return c;
+}
+
+static void test_target_labels(void **state)
+{
+    (void)state;
+    scrape_config_t *c =
+        cfg("scrape_configs:\n"
+            "  - job_name: j\n    scheme: https\n    params: {module: [m1], x: ['a b']}\n"
+            "    relabel_configs:\n"
+            "      - source_labels: [__address__]\n        regex: 'drop.*'\n"
+            "        action: drop\n"
+            "      - source_labels: [__meta_x]\n        target_label: from_meta\n");
+    const im_labels_t *disc = im_labels_from_strs("__address__", "host", "__meta_x", "mx", NULL);
+    const im_labels_t *ls;
+    char *url;
+    assert_int_equal(scrape_target_labels(&c->jobs[0], disc, &ls, &url, NULL), IM_OK);
+    assert_non_null(ls);
+    assert_string_equal(url, "https://host:443/metrics?module=m1&x=a+b");
+    assert_string_equal(im_labels_get(ls, "instance")->s, "host:443");
+    assert_string_equal(im_labels_get(ls, "job")->s, "j");
+    assert_string_equal(im_labels_get(ls, "from_meta")->s, "mx");
+    assert_null(im_labels_get(ls, "__meta_x"));
+    assert_null(im_labels_get(ls, "__address__"));
+    assert_int_equal(ls->n, 3);
+    im_labels_unref(ls);
+    im_free(url);
+    im_labels_unref(disc);
+    disc = im_labels_from_strs("__address__", "drop-me:1", NULL);
+    assert_int_equal(scrape_target_labels(&c->jobs[0], disc, &ls, &url, NULL), IM_OK);
+    assert_null(ls);
+    im_labels_unref(disc);
+    disc =
+        im_labels_from_strs("__address__", "h:9", "instance", "mine", "__param_module", "m2", NULL);
+    assert_int_equal(scrape_target_labels(&c->jobs[0], disc, &ls, &url, NULL), IM_OK);
+    assert_string_equal(im_labels_get(ls, "instance")->s, "mine");
+    assert_string_equal(url, "https://h:9/metrics?module=m2&x=a+b");
+    im_labels_unref(ls);
+    im_free(url);
+    im_labels_unref(disc);
+    disc = im_labels_from_strs("foo", "bar", NULL);
+    im_err_t e;
+    im_err_clear(&e);
+    assert_int_not_equal(scrape_target_labels(&c->jobs[0], disc, &ls, &url, &e), IM_OK);
+    assert_string_equal(e.msg, "no address");
+    im_labels_unref(disc);
+    scrape_config_free(c);
+}
+
+/* ---- a tiny exporter ---- */
+
+static pthread_mutex_t body_mu = PTHREAD_MUTEX_INITIALIZER;
+static char body_a[4096];
+
+static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
+                             const char *method, const char *version, const char *upload,
+                             size_t *upload_size, void **con_cls)
+{
+    (void)cls, (void)method, (void)version, (void)upload, (void)upload_size, (void)con_cls;
+    const char *body = "";
+    unsigned code = 200;
+    char tmp[4096];
+    if (!strcmp(url, "/a")) {
+        pthread_mutex_lock(&body_mu);
+        snprintf(tmp, sizeof tmp, "%s", body_a);
+        pthread_mutex_unlock(&body_mu);
+        body = tmp;
+    } else if (!strcmp(url, "/garbage")) {
+        body = "this is { not an exposition\n";
+    } else if (!strcmp(url, "/many")) {
+        body = "m{i=\"1\"} 1\nm{i=\"2\"} 2\nm{i=\"3\"} 3\n";
+    } else if (!strcmp(url, "/long")) {
+        body = "m{v=\"0123456789abcdef\"} 1\n";
+    } else {
+        code = 404;
+        body = "not found\n";
+    }
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4");
+    enum MHD_Result ret = MHD_queue_response(conn, code, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Newest sample of the one series matching {name=..., extra=val}; false if none. */
+static bool last_sample(tsdb_t *db, const char *name, const char *ln, const char *lv, double *v,
+                        size_t *nseries)
+{
+    tsdb_queryable_t *q = tsdb_queryable(db);
+    im_matcher_t *ms[2];
+    size_t n = 0;
+    assert_int_equal(im_matcher_new(IM_MATCH_EQ, "__name__", 8, name, strlen(name), &ms[n++], NULL),
+                     IM_OK);
+    if (ln)
+        assert_int_equal(
+            im_matcher_new(IM_MATCH_EQ, ln, strlen(ln), lv, strlen(lv), &ms[n++], NULL), IM_OK);
+    tsdb_series_set_t *set = NULL;
+    bool found = false;
+    if (q->vt->select(q, 0, INT64_MAX / 2, ms, n, NULL, &set, NULL) == IM_OK) {
+        *nseries = set->n;
+        if (set->n > 0) {
+            tsdb_iter_t *it = set->vt->iter(set, 0);
+            int64_t t;
+            while (it->vt->next(it)) {
+                it->vt->at(it, &t, v);
+                found = true;
+            }
+            it->vt->free(it);
+        }
+        set->vt->free(set);
+    }
+    for (size_t i = 0; i < n; i++) im_matcher_free(ms[i]);
+    q->vt->close(q);
+    return found;
+}
+
+static bool has_series(tsdb_t *db, const char *name, const char *ln, const char *lv)
+{
+    double v;
+    size_t n = 0;
+    return last_sample(db, name, ln, lv, &v, &n) && n > 0;
+}
+
+static void test_scrapes(void **state)
+{
+    (void)state;
+    snprintf(body_a, sizeof body_a,
+             "# HELP a_total Things.\n# TYPE a_total counter\n"
+             "a_total{job=\"inner\"} 1\ngone 5\nkept_only 1\ndropme 1\n");
+    struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, serve,
+                                            NULL, MHD_OPTION_END);
+    assert_non_null(d);
+    unsigned port = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port;
+    char y[4096];
+    snprintf(y, sizeof y,
+             "global: {scrape_interval: 100ms, scrape_timeout: 100ms}\n"
+             "scrape_configs:\n"
+             "  - job_name: a\n    metrics_path: /a\n"
+             "    static_configs: [{targets: ['127.0.0.1:%u'], labels: {team: x}}]\n"
+             "    metric_relabel_configs:\n"
+             "      - source_labels: [__name__]\n        regex: dropme\n        action: drop\n"
+             "  - job_name: honor\n    metrics_path: /a\n    honor_labels: true\n"
+             "    static_configs: [{targets: ['127.0.0.1:%u']}]\n"
+             "  - job_name: missing\n    metrics_path: /nope\n"
+             "    static_configs: [{targets: ['127.0.0.1:%u']}]\n"
+             "  - job_name: garbage\n    metrics_path: /garbage\n"
+             "    static_configs: [{targets: ['127.0.0.1:%u']}]\n"
+             "  - job_name: limited\n    metrics_path: /many\n    sample_limit: 2\n"
+             "    static_configs: [{targets: ['127.0.0.1:%u']}]\n"
+             "  - job_name: lvlimit\n    metrics_path: /long\n    label_value_length_limit: 8\n"
+             "    static_configs: [{targets: ['127.0.0.1:%u']}]\n"
+             "  - job_name: bodylimit\n    metrics_path: /many\n    body_size_limit: 10B\n"
+             "    static_configs: [{targets: ['127.0.0.1:%u']}]\n",
+             port, port, port, port, port, port, port);
+    scrape_config_t *c = cfg(y);
+    tsdb_opts_t to;
+    memset(&to, 0, sizeof to);
+    to.no_background = true;
+    tsdb_t *db;
+    assert_int_equal(tsdb_open(&to, &db, NULL), IM_OK);
+    scrape_manager_opts_t so = {db, NULL, 0};
+    scrape_manager_t *m;
+    assert_int_equal(scrape_manager_new(&so, &m, NULL), IM_OK);
+    scrape_manager_apply(m, c);
+    assert_int_equal(scrape_manager_start(m, NULL), IM_OK);
+    /* wait (up to 20 s on a loaded machine) for every target to be scraped twice */
+    for (int i = 0; i < 200; i++) {
+        scrape_stats_t st0;
+        scrape_manager_stats(m, &st0);
+        if (st0.scrapes_total >= 14) break;
+        sleep_ms(100);
+    }
+    sleep_ms(150);
+
+    double v;
+    size_t n;
+    assert_true(last_sample(db, "up", "job", "a", &v, &n));
+    assert_true(v == 1);
+    assert_true(last_sample(db, "scrape_samples_scraped", "job", "a", &v, &n));
+    assert_true(v == 4);
+    assert_true(last_sample(db, "scrape_samples_post_metric_relabeling", "job", "a", &v, &n));
+    assert_true(v == 3);
+    assert_true(last_sample(db, "scrape_duration_seconds", "job", "a", &v, &n));
+    /* conflicting job label -> exported_job; target labels added */
+    assert_true(has_series(db, "a_total", "exported_job", "inner"));
+    assert_true(has_series(db, "a_total", "team", "x"));
+    assert_false(has_series(db, "dropme", "job", "a"));
+    /* honor_labels keeps the scraped job */
+    assert_true(has_series(db, "a_total", "job", "inner"));
+    assert_true(last_sample(db, "up", "job", "missing", &v, &n));
+    assert_true(v == 0);
+    assert_true(last_sample(db, "up", "job", "garbage", &v, &n));
+    assert_true(v == 0);
+    assert_true(last_sample(db, "up", "job", "limited", &v, &n));
+    assert_true(v == 0);
+    assert_false(has_series(db, "m", "job", "limited")); /* nothing partial */
+    assert_true(last_sample(db, "up", "job", "lvlimit", &v, &n));
+    assert_true(v == 0);
+    assert_true(last_sample(db, "up", "job", "bodylimit", &v, &n));
+    assert_true(v == 0);
+
+    scrape_targets_t t;
+    scrape_manager_targets(m, &t);
+    assert_int_equal(t.nactive, 7);
+    for (size_t i = 0; i < t.nactive; i++) {
+        const char *j = t.active[i].job, *e = t.active[i].last_error;
+        if (!strcmp(j, "missing"))
+            assert_string_equal(e, "server returned HTTP status 404 Not Found");
+        if (!strcmp(j, "limited")) assert_string_equal(e, "sample limit exceeded");
+        if (!strcmp(j, "bodylimit")) assert_string_equal(e, "body size limit exceeded");
+        if (!strcmp(j, "lvlimit")) assert_non_null(strstr(e, "label_value_length_limit exceeded"));
+        if (!strcmp(j, "a")) {
+            assert_string_equal(e, "");
+            assert_int_equal(t.active[i].health, SCRAPE_HEALTH_UP);
+        }
+        if (!strcmp(j, "garbage")) assert_true(strlen(e) > 0);
+    }
+    scrape_targets_free(&t);
+    scrape_metadata_t *md;
+    size_t nmd;
+    scrape_manager_metadata(m, &md, &nmd);
+    bool seen = false;
+    for (size_t i = 0; i < nmd; i++)
+        if (!strcmp(md[i].metric, "a_total") && !strcmp(md[i].type, "counter") &&
+            !strcmp(md[i].help, "Things."))
+            seen = true;
+    assert_true(seen);
+    scrape_metadata_free(md, nmd);
+
+    /* a series leaves the target: staleness marker */
+    pthread_mutex_lock(&body_mu);
+    snprintf(body_a, sizeof body_a, "a_total{job=\"inner\"} 2\nkept_only 1\n");
+    pthread_mutex_unlock(&body_mu);
+    for (int i = 0; i < 200; i++) {
+        if (last_sample(db, "gone", "job", "a", &v, &n) && tsdb_is_stale(v)) break;
+        sleep_ms(100);
+    }
+    assert_true(last_sample(db, "gone", "job", "a", &v, &n));
+    assert_true(tsdb_is_stale(v));
+    assert_true(last_sample(db, "kept_only", "job", "a", &v, &n));
+    assert_true(v == 1);
+
+    /* the target leaves the config: markers for all its series */
+    scrape_config_t *c2 = cfg("scrape_configs: []\n");
+    scrape_manager_apply(m, c2);
+    scrape_config_free(c2);
+    for (int i = 0; i < 200; i++) {
+        if (last_sample(db, "up", "job", "a", &v, &n) && tsdb_is_stale(v)) break;
+        sleep_ms(100);
+    }
+    assert_true(last_sample(db, "kept_only", "job", "a", &v, &n));
+    assert_true(tsdb_is_stale(v));
+    assert_true(last_sample(db, "up", "job", "a", &v, &n));
+    assert_true(tsdb_is_stale(v));
+    scrape_stats_t st;
+    scrape_manager_stats(m, &st);
+    assert_true(st.scrapes_total > 7);
+    assert_true(st.limit_failures > 0);
+
+    scrape_manager_stop(m, false);
+    scrape_manager_free(m);
+    scrape_config_free(c);
+    tsdb_close(db);
+    MHD_stop_daemon(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_target_labels),
+        cmocka_unit_test(test_scrapes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
