@@ -407,6 +407,10 @@
             text: "interpolated: " + gaps.map(([lo, hi]) => `${lo} s–${hi} s bucket gap`).join(", ") }));
         }
         body.replaceChildren();
+        // expose what each panel shows, for the browser test and for debugging
+        let mx = -Infinity, last = null;
+        for (const s2 of series) for (const [, v] of s2.points) if (Number.isFinite(v)) { mx = Math.max(mx, v); last = v; }
+        (window.__infermonPanels = window.__infermonPanels || {})[p.id] = { max: mx, last, series: series.length, gaps };
         makeChart(body, series, { times, start, end, unit: p.unit, yMax: p.yMax, threshold: p.threshold,
           target: p.target ? env.ttftTarget : null, gaps, dual: p.dual });
         el.dataset.state = "data";
@@ -624,7 +628,12 @@
     cancelAll();
     readHashSyncControls();
     const main = $("#main");
-    for (const a of document.querySelectorAll("#nav a")) a.classList.toggle("active", a.dataset.page === state.page);
+    const keep = new URLSearchParams(location.hash.split("?")[1] || "");
+    keep.delete("expr"); keep.delete("tab"); keep.delete("panel");
+    for (const a of document.querySelectorAll("#nav a")) {
+      a.classList.toggle("active", a.dataset.page === state.page);
+      a.setAttribute("href", "#/" + a.dataset.page + (keep.toString() ? "?" + keep.toString() : ""));
+    }
     $("#model-ctl").classList.toggle("hidden", state.page !== "overview");
     const pages = { overview, alerts, targets, explore };
     pages[state.page](main);

@@ -1,0 +1,127 @@
+// ui_test.mjs — drives the dashboard in headless Chromium (playwright-core with
+// Debian's /usr/bin/chromium) against a running `infermon demo`.
+//
+// usage: node ui_test.mjs MODE URL OUTDIR
+//   MODE healthy   every overview panel shows data (or says why it is absent, for
+//                  families the simulator does not expose), timings measured,
+//                  Explore shows a parse error in place, Targets lists a down
+//                  target, Alerts/Targets/Explore pages render; screenshots.
+//   MODE kv        the KV-cache panel crosses 0.9 and the preemption panel rises.
+//   MODE alerts    the Alerts page lists a firing alert.
+// Prints one line per check and "ui: N checks passed" at the end; exit 1 on failure.
+import { createRequire } from "module";
+import path from "path";
+import fs from "fs";
+
+const [, , mode, base, outdir] = process.argv;
+const require = createRequire(path.resolve(process.env.IM_SOURCE_DIR || ".", "web/package.json"));
+const { chromium } = require("playwright-core");
+fs.mkdirSync(outdir, { recursive: true });
+
+let passed = 0;
+function check(cond, what) {
+  if (!cond) { console.log("FAIL " + what); throw new Error(what); }
+  console.log("ok   " + what);
+  passed++;
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync"],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on("pageerror", (e) => { console.log("page error: " + e.message); });
+  async function overviewReady(hash) {
+    await page.goto(base + "/" + hash, { waitUntil: "domcontentloaded" });
+    await page.waitForFunction(() => window.__infermonRendered, null, { timeout: 60000 });
+    return page.evaluate(() => ({ r: window.__infermonRendered, panels: window.__infermonPanels || {},
+      states: Object.fromEntries([...document.querySelectorAll(".panel[data-panel]")].map((e) => [e.dataset.panel, e.dataset.state])) }));
+  }
+
+  if (mode === "healthy") {
+    const t0 = Date.now();
+    const o = await overviewReady("#/overview?range=15m&theme=light");
+    const must = ["kv", "preempt", "waiting", "running", "prefix", "tokens", "ttft", "itl", "e2e", "queueshare", "gpu_vs_wait", "memcopy", "fb", "power"];
+    for (const id of must) check(o.states[id] === "data", `overview panel ${id} renders data (state ${o.states[id]})`);
+    for (const [id, st] of Object.entries(o.states))
+      check(st === "data" || st === "absent", `panel ${id} is data or says why it is absent (${st})`);
+    const absentText = await page.$$eval('.panel[data-state="absent"] .empty', (els) => els.map((e) => e.textContent));
+    for (const t of absentText) check(/not exposed/.test(t), "absent panel explains itself: " + t.slice(0, 60));
+    console.log(`metric first_render_ms=${Math.round(o.r.ms)} wall_ms=${Date.now() - t0} panels=${o.r.panels}`);
+    // frame time while the shared crosshair moves across the charts
+    const chart = await page.$(".panel[data-panel=kv] .u-over");
+    const box = await chart.boundingBox();
+    await page.evaluate(() => { window.__frames = []; let last = performance.now();
+      const f = (t) => { window.__frames.push(t - last); last = t; if (window.__frames.length < 120) requestAnimationFrame(f); }; requestAnimationFrame(f); });
+    for (let i = 0; i < 60; i++) await page.mouse.move(box.x + (box.width * i) / 60, box.y + box.height / 2);
+    const frames = await page.evaluate(() => window.__frames.slice(5).sort((a, b) => a - b));
+    const p50 = frames[Math.floor(frames.length / 2)], p95 = frames[Math.floor(frames.length * 0.95)];
+    console.log(`metric frame_ms_p50=${p50.toFixed(1)} frame_ms_p95=${p95.toFixed(1)}`);
+    const legends = await page.$$eval(".u-legend .u-value", (els) => els.filter((e) => e.textContent.trim() && e.textContent.trim() !== "–").length);
+    check(legends > 5, "crosshair shared: hover values shown in many panels (" + legends + ")");
+    await page.screenshot({ path: path.join(outdir, "overview.png"), fullPage: true });
+    // dark theme and phone width
+    await page.click("#theme");
+    await page.waitForFunction(() => document.documentElement.classList.contains("dark"));
+    check(true, "dark theme toggles");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForTimeout(600);
+    await page.waitForFunction(() => window.__infermonRendered, null, { timeout: 60000 });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(overflow <= 2, "phone width: no horizontal overflow (" + overflow + " px)");
+    await page.screenshot({ path: path.join(outdir, "overview-phone-dark.png"), fullPage: false });
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.click("#theme");
+    // zoom by drag applies to all panels and lands in the URL
+    await overviewReady("#/overview?range=15m");
+    const c2 = await (await page.$(".panel[data-panel=running] .u-over")).boundingBox();
+    await page.mouse.move(c2.x + c2.width * 0.3, c2.y + 20);
+    await page.mouse.down();
+    await page.mouse.move(c2.x + c2.width * 0.7, c2.y + 20, { steps: 5 });
+    await page.mouse.up();
+    await page.waitForFunction(() => /from=\d+&to=\d+/.test(location.hash), null, { timeout: 10000 });
+    check(true, "drag-zoom sets an absolute range in the URL: " + (await page.evaluate(() => location.hash)));
+    // Explore: a bad query shows the parser's error in place
+    await page.goto(base + "/#/explore?range=15m", { waitUntil: "domcontentloaded" });
+    await page.fill("#expr", 'sum(rate(vllm:num_requests_running{model_name="x"[5m]))');
+    await page.click("#execute");
+    await page.waitForSelector("#expr-error:not(.hidden)", { timeout: 15000 });
+    const perr = await page.textContent("#expr-error");
+    check(/parse error/.test(perr) && /\^/.test(perr), "explore shows the parse error with a caret: " + perr.split("\n")[0]);
+    await page.fill("#expr", "sum by (model_name) (vllm:num_requests_running)");
+    await page.click("#execute");
+    await page.waitForSelector("#explore-out .u-over", { timeout: 15000 });
+    check(true, "explore graphs a good query");
+    await page.click("#tab-table");
+    await page.waitForSelector("#result-table tr:nth-child(2)", { timeout: 15000 });
+    check(true, "explore table view lists results");
+    await page.screenshot({ path: path.join(outdir, "explore.png") });
+    // Targets: health per job, a down target shown with its error
+    await page.goto(base + "/#/targets", { waitUntil: "domcontentloaded" });
+    await page.waitForSelector(".target-row", { timeout: 15000 });
+    const down = await page.$$eval('.target-row[data-health="down"]', (els) => els.length);
+    const up = await page.$$eval('.target-row[data-health="up"]', (els) => els.length);
+    check(up > 0, `targets page lists up targets (${up})`);
+    check(down > 0, `targets page shows a down target (${down})`);
+    await page.screenshot({ path: path.join(outdir, "targets.png"), fullPage: true });
+    await page.goto(base + "/#/alerts", { waitUntil: "domcontentloaded" });
+    await page.waitForSelector("h2", { timeout: 15000 });
+    check(true, "alerts page renders");
+    await page.screenshot({ path: path.join(outdir, "alerts.png"), fullPage: true });
+  } else if (mode === "kv") {
+    const o = await overviewReady("#/overview?range=15m");
+    check(o.panels.kv && o.panels.kv.max >= 0.9, "kv-pressure: KV panel crosses 0.9 (max " + (o.panels.kv && o.panels.kv.max) + ")");
+    check(o.panels.preempt && o.panels.preempt.max > 0, "kv-pressure: preemption panel rises (max " + (o.panels.preempt && o.panels.preempt.max) + ")");
+    await page.screenshot({ path: path.join(outdir, "overview-kv-pressure.png"), fullPage: true });
+  } else if (mode === "alerts") {
+    await page.goto(base + "/#/alerts", { waitUntil: "domcontentloaded" });
+    await page.waitForSelector('.alert-row[data-state="firing"]', { timeout: 60000 });
+    check(true, "alerts page lists a firing alert");
+    await page.screenshot({ path: path.join(outdir, "alerts-firing.png"), fullPage: true });
+  }
+  console.log(`ui: ${passed} checks passed`);
+} finally {
+  await browser.close();
+}
