@@ -1,0 +1,403 @@
+/* test_http.c — unit tests for src/http: Go-compatible JSON strings and
+ * timestamps, result serialisation, the remote-write decoder (hand-built
+ * protobuf + snappy), and the API served by a real server on 127.0.0.1 over a
+ * memory-only store: query / query_range (GET and form POST), series, labels,
+ * label values, errors with Prometheus' errorType and status, gzip, lifecycle
+ * and remote-write switches, basic auth with a bcrypt hash. */
+#include "util/base.h"
+
+#include <curl/curl.h>
+#include <math.h>
+#include <setjmp.h>
+#include <snappy-c.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "http/server.h"
+#include "promql/promql.h"
+#include "tsdb/tsdb.h"
+#include "util/timeutil.h"
+
+static char *js(const char *s, size_t n)
+{
+    static char out[512];
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    http_json_string(&b, s, n);
+    snprintf(out, sizeof out, "%s", b.data);
+    im_buf_free(&b);
+    return out;
+}
+
+static void test_json(void **state)
+{
+    (void)state;
+    assert_string_equal(js("a\"b\\c", 5), "\"a\\\"b\\\\c\"");
+    assert_string_equal(js("<&>", 3), "\"\\u003c\\u0026\\u003e\"");
+    assert_string_equal(js("\n\t\x01", 3), "\"\\n\\t\\u0001\"");
+    assert_string_equal(js("\xe2\x80\xa8", 3), "\"\\u2028\"");
+    assert_string_equal(js("\xff", 1), "\"\\ufffd\"");
+    assert_string_equal(js("h\xc3\xa9", 3), "\"h\xc3\xa9\"");
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    http_json_timestamp(&b, 1700000000123);
+    (void)im_buf_putc(&b, ' ');
+    http_json_timestamp(&b, 1700000000000);
+    (void)im_buf_putc(&b, ' ');
+    http_json_timestamp(&b, 1500);
+    (void)im_buf_putc(&b, ' ');
+    http_json_timestamp(&b, 5);
+    assert_string_equal(b.data, "1700000000.123 1700000000 1.500 0.005");
+    im_buf_free(&b);
+}
+
+/* ---- protobuf builder ---- */
+static void pb_varint(im_buf_t *b, uint64_t v)
+{
+    while (v >= 0x80) {
+        (void)im_buf_putc(b, (char)(v | 0x80));
+        v >>= 7;
+    }
+    (void)im_buf_putc(b, (char)v);
+}
+static void pb_bytes(im_buf_t *b, unsigned field, const char *p, size_t n)
+{
+    pb_varint(b, field << 3 | 2);
+    pb_varint(b, n);
+    (void)im_buf_append(b, p, n);
+}
+static void pb_series(im_buf_t *req, const char *name, const char *job, int64_t t, double v)
+{
+    im_buf_t ts, l, s;
+    im_buf_init(&ts, 0);
+    const char *pairs[] = {"__name__", name, "job", job};
+    for (int i = 0; i < 4; i += 2) {
+        im_buf_init(&l, 0);
+        pb_bytes(&l, 1, pairs[i], strlen(pairs[i]));
+        pb_bytes(&l, 2, pairs[i + 1], strlen(pairs[i + 1]));
+        pb_bytes(&ts, 1, l.data, l.len);
+        im_buf_free(&l);
+    }
+    im_buf_init(&s, 0);
+    pb_varint(&s, 1 << 3 | 1);
+    uint64_t bits;
+    memcpy(&bits, &v, 8);
+    for (int i = 0; i < 8; i++) (void)im_buf_putc(&s, (char)(bits >> (8 * i)));
+    pb_varint(&s, 2 << 3 | 0);
+    pb_varint(&s, (uint64_t)t);
+    pb_bytes(&ts, 2, s.data, s.len);
+    im_buf_free(&s);
+    pb_bytes(req, 1, ts.data, ts.len);
+    im_buf_free(&ts);
+}
+static char *snap(const im_buf_t *b, size_t *n)
+{
+    size_t cap = snappy_max_compressed_length(b->len);
+    char *out = im_malloc(cap);
+    *n = cap;
+    assert_int_equal(snappy_compress(b->data, b->len, out, n), SNAPPY_OK);
+    return out;
+}
+
+/* ---- HTTP client ---- */
+typedef struct resp {
+    long code;
+    im_buf_t body;
+    char enc[64];
+} resp_t;
+static size_t wr(char *p, size_t s, size_t n, void *u)
+{
+    (void)im_buf_append(&((resp_t *)u)->body, p, s * n);
+    return s * n;
+}
+static size_t hdr(char *p, size_t s, size_t n, void *u)
+{
+    if (!strncasecmp(p, "Content-Encoding:", 17)) {
+        resp_t *r = u;
+        snprintf(r->enc, sizeof r->enc, "%.*s", (int)(s * n - 17), p + 17);
+    }
+    return s * n;
+}
+static uint16_t g_port;
+static void req(resp_t *r, const char *method, const char *path, const char *body, size_t blen,
+                const char *ctype, const char *userpw, bool gzip)
+{
+    memset(r, 0, sizeof *r);
+    im_buf_init(&r->body, 0);
+    CURL *c = curl_easy_init();
+    char url[2048];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u%s", g_port, path);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, wr);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, hdr);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+    struct curl_slist *h = NULL;
+    if (ctype) {
+        char hb[128];
+        snprintf(hb, sizeof hb, "Content-Type: %s", ctype);
+        h = curl_slist_append(h, hb);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    }
+    if (gzip) curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "gzip");
+    if (userpw) curl_easy_setopt(c, CURLOPT_USERPWD, userpw);
+    if (body) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)blen);
+    }
+    if (method) curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    assert_int_equal(curl_easy_perform(c), CURLE_OK);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->code);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    if (!r->body.data) (void)im_buf_puts(&r->body, "");
+}
+#define GET(r, p) req(r, NULL, p, NULL, 0, NULL, NULL, false)
+
+static void test_api(void **state)
+{
+    (void)state;
+    tsdb_opts_t to;
+    memset(&to, 0, sizeof to);
+    to.no_background = true;
+    tsdb_t *db;
+    assert_int_equal(tsdb_open(&to, &db, NULL), IM_OK);
+    promql_engine_t *eng = promql_engine_new(NULL);
+    http_server_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.listen_address = "127.0.0.1:0";
+    o.db = db;
+    o.engine = eng;
+    o.enable_remote_write = true;
+    o.remote_write_max_bytes = 4096;
+    const char *flags[] = {"web.listen-address", "127.0.0.1:0", NULL};
+    o.flags = flags;
+    http_server_t *s;
+    assert_int_equal(http_server_start(&o, &s, NULL), IM_OK);
+    g_port = http_server_port(s);
+    assert_true(g_port > 0);
+
+    /* remote write: 3 series at t=1000..3000 s */
+    im_buf_t pb;
+    im_buf_init(&pb, 0);
+    pb_series(&pb, "m", "a", 1000000, 1);
+    pb_series(&pb, "m", "b", 1000000, 2);
+    pb_series(&pb, "m", "a", 2000000, 3);
+    pb_series(&pb, "other", "a", 2000000, 0.5);
+    size_t zn;
+    char *z = snap(&pb, &zn);
+    resp_t r;
+    req(&r, "POST", "/api/v1/write", z, zn, "application/x-protobuf", NULL, false);
+    assert_int_equal(r.code, 204);
+    im_buf_free(&r.body);
+    im_free(z);
+    /* the newest samples again: equal duplicates are accepted; a different value is not */
+    im_buf_reset(&pb);
+    pb_series(&pb, "m", "a", 2000000, 3);
+    pb_series(&pb, "other", "a", 2000000, 0.5);
+    z = snap(&pb, &zn);
+    req(&r, "POST", "/api/v1/write", z, zn, "application/x-protobuf", NULL, false);
+    assert_int_equal(r.code, 204);
+    im_buf_free(&r.body);
+    im_free(z);
+    im_buf_reset(&pb);
+    pb_series(&pb, "other", "a", 2000000, 0.75);
+    z = snap(&pb, &zn);
+    req(&r, "POST", "/api/v1/write", z, zn, "application/x-protobuf", NULL, false);
+    assert_int_equal(r.code, 400);
+    assert_non_null(strstr(r.body.data, "duplicate sample"));
+    im_buf_free(&r.body);
+    im_free(z);
+    /* out of order: 400, nothing of the request stored */
+    im_buf_reset(&pb);
+    pb_series(&pb, "m", "c", 5000000, 9);
+    pb_series(&pb, "m", "a", 500000, 1);
+    z = snap(&pb, &zn);
+    req(&r, "POST", "/api/v1/write", z, zn, NULL, NULL, false);
+    assert_int_equal(r.code, 400);
+    assert_non_null(strstr(r.body.data, "out of order"));
+    im_buf_free(&r.body);
+    im_free(z);
+    /* malformed */
+    req(&r, "POST", "/api/v1/write", "garbage!", 8, NULL, NULL, false);
+    assert_int_equal(r.code, 400);
+    im_buf_free(&r.body);
+    im_buf_free(&pb);
+    /* too large */
+    char big[5000];
+    memset(big, 'x', sizeof big);
+    req(&r, "POST", "/api/v1/write", big, sizeof big, NULL, NULL, false);
+    assert_int_equal(r.code, 413);
+    im_buf_free(&r.body);
+
+    GET(&r, "/api/v1/query?query=m&time=1200");
+    assert_int_equal(r.code, 200);
+    assert_string_equal(
+        r.body.data, "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+                     "{\"metric\":{\"__name__\":\"m\",\"job\":\"a\"},\"value\":[1200,\"1\"]},"
+                     "{\"metric\":{\"__name__\":\"m\",\"job\":\"b\"},\"value\":[1200,\"2\"]}]}}");
+    im_buf_free(&r.body);
+    GET(&r, "/api/v1/query?query=m%7Bjob%3D%22c%22%7D&time=5000");
+    assert_non_null(strstr(r.body.data, "\"result\":[]"));
+    im_buf_free(&r.body);
+    GET(&r, "/api/v1/query?query=1%2B1&time=1970-01-01T00:16:40.5Z");
+    assert_string_equal(r.body.data, "{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\","
+                                     "\"result\":[1000.500,\"2\"]}}");
+    im_buf_free(&r.body);
+    req(&r, "POST", "/api/v1/query_range",
+        "query=m%7Bjob%3D%22a%22%7D&start=1000&end=2000&step=500", 55,
+        "application/x-www-form-urlencoded", NULL, false);
+    assert_int_equal(r.code, 200);
+    assert_string_equal(r.body.data,
+                        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":["
+                        "{\"metric\":{\"__name__\":\"m\",\"job\":\"a\"},\"values\":[[1000,\"1\"],["
+                        "2000,\"3\"]]}]}}");
+    im_buf_free(&r.body);
+    req(&r, NULL, "/api/v1/query_range?query=m&start=1000&end=2000&step=1s", NULL, 0, NULL, NULL,
+        true);
+    assert_int_equal(r.code, 200);
+    assert_non_null(strstr(r.enc, "gzip"));
+    assert_non_null(strstr(r.body.data, "\"resultType\":\"matrix\""));
+    im_buf_free(&r.body);
+    /* errors */
+    GET(&r, "/api/v1/query?query=sum(");
+    assert_int_equal(r.code, 400);
+    assert_non_null(strstr(r.body.data, "\"errorType\":\"bad_data\",\"error\":\"invalid parameter "
+                                        "\\\"query\\\": 1:5: parse error:"));
+    im_buf_free(&r.body);
+    GET(&r, "/api/v1/query?query=1&time=abc");
+    assert_int_equal(r.code, 400);
+    assert_string_equal(r.body.data,
+                        "{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":"
+                        "\"invalid parameter \\\"time\\\": cannot parse \\\"abc\\\" to "
+                        "a valid timestamp\"}");
+    im_buf_free(&r.body);
+    GET(&r, "/api/v1/query_range?query=1&start=10&end=5&step=1");
+    assert_non_null(strstr(r.body.data, "end timestamp must not be before start time"));
+    im_buf_free(&r.body);
+    GET(&r, "/api/v1/query_range?query=1&start=0&end=100000&step=1");
+    assert_non_null(strstr(r.body.data, "exceeded maximum resolution of 11,000 points"));
+    im_buf_free(&r.body);
+    GET(&r, "/api/v1/query_range?query=1&start=0&end=10&step=0");
+    assert_non_null(strstr(r.body.data, "zero or negative query resolution step"));
+    im_buf_free(&r.body);
+    GET(&r, "/api/v1/query?query=m%2Bon(job)%20group_left%20m&time=2000");
+    assert_int_equal(r.code, 200); /* one-to-one per job */
+    im_buf_free(&r.body);
+    /* series, labels, values */
+    GET(&r, "/api/v1/series?match[]=m&match[]=other");
+    assert_string_equal(r.body.data,
+                        "{\"status\":\"success\",\"data\":[{\"__name__\":\"m\",\"job\":\"a\"},"
+                        "{\"__name__\":\"m\",\"job\":\"b\"},{\"__name__\":\"other\","
+                        "\"job\":\"a\"}]}");
+    im_buf_free(&r.body);
+    GET(&r, "/api/v1/series");
+    assert_int_equal(r.code, 400);
+    assert_non_null(strstr(r.body.data, "no match[] parameter provided"));
+    im_buf_free(&r.body);
+    GET(&r, "/api/v1/labels");
+    assert_string_equal(r.body.data, "{\"status\":\"success\",\"data\":[\"__name__\",\"job\"]}");
+    im_buf_free(&r.body);
+    GET(&r, "/api/v1/label/job/values?match[]=other");
+    assert_string_equal(r.body.data, "{\"status\":\"success\",\"data\":[\"a\"]}");
+    im_buf_free(&r.body);
+    GET(&r, "/api/v1/label/__name__/values");
+    assert_string_equal(r.body.data, "{\"status\":\"success\",\"data\":[\"m\",\"other\"]}");
+    im_buf_free(&r.body);
+    /* rules/alerts empty, targets empty, status */
+    GET(&r, "/api/v1/rules");
+    assert_string_equal(r.body.data, "{\"status\":\"success\",\"data\":{\"groups\":[]}}");
+    im_buf_free(&r.body);
+    GET(&r, "/api/v1/alerts");
+    assert_string_equal(r.body.data, "{\"status\":\"success\",\"data\":{\"alerts\":[]}}");
+    im_buf_free(&r.body);
+    GET(&r, "/api/v1/targets");
+    assert_string_equal(r.body.data, "{\"status\":\"success\",\"data\":{\"activeTargets\":[],"
+                                     "\"droppedTargets\":[]}}");
+    im_buf_free(&r.body);
+    GET(&r, "/api/v1/status/flags");
+    assert_string_equal(
+        r.body.data, "{\"status\":\"success\",\"data\":{\"web.listen-address\":\"127.0.0.1:0\"}}");
+    im_buf_free(&r.body);
+    GET(&r, "/api/v1/status/tsdb");
+    assert_non_null(strstr(r.body.data, "\"headStats\":{\"numSeries\":"));
+    assert_non_null(strstr(r.body.data, "{\"name\":\"m\",\"value\":"));
+    im_buf_free(&r.body);
+    scrape_config_t *c = NULL;
+    const char *y = "scrape_configs:\n  - job_name: j\n    basic_auth: {username: u, password: "
+                    "hunter2}\n";
+    assert_int_equal(scrape_config_parse(y, strlen(y), NULL, &c, NULL), IM_OK);
+    http_server_set_config(s, c);
+    scrape_config_free(c);
+    GET(&r, "/api/v1/status/config");
+    assert_non_null(strstr(r.body.data, "password: \\u003csecret\\u003e"));
+    assert_null(strstr(r.body.data, "hunter2"));
+    im_buf_free(&r.body);
+    /* lifecycle off, health, readiness, metrics */
+    req(&r, "POST", "/-/reload", "", 0, NULL, NULL, false);
+    assert_int_equal(r.code, 403);
+    im_buf_free(&r.body);
+    GET(&r, "/-/healthy");
+    assert_int_equal(r.code, 200);
+    im_buf_free(&r.body);
+    GET(&r, "/-/ready");
+    assert_int_equal(r.code, 503);
+    im_buf_free(&r.body);
+    http_server_set_ready(s, true);
+    GET(&r, "/-/ready");
+    assert_int_equal(r.code, 200);
+    im_buf_free(&r.body);
+    GET(&r, "/metrics");
+    assert_non_null(strstr(r.body.data,
+                           "infermon_http_requests_total{code=\"200\",handler=\"/api/v1/query\"}"));
+    assert_non_null(strstr(r.body.data, "infermon_remote_write_samples_received_total 6"));
+    assert_non_null(strstr(r.body.data, "infermon_memory_bytes{subsystem="));
+    im_buf_free(&r.body);
+    GET(&r, "/nope");
+    assert_int_equal(r.code, 404);
+    im_buf_free(&r.body);
+    http_server_stop(s);
+
+    /* remote write switched off; basic auth with bcrypt */
+    FILE *f = fopen("test_http_web.yml", "w");
+    assert_non_null(f);
+    /* bcrypt("secret", cost 4) */
+    fputs("basic_auth_users:\n  alice: "
+          "$2b$04$APE9ZAZGWTOVirXEp6L9DeEHJoMpCRvlXrkIOMMdTNPREM2w1PdYG\n",
+          f);
+    fclose(f);
+    o.enable_remote_write = false;
+    o.web_config_file = "test_http_web.yml";
+    assert_int_equal(http_server_start(&o, &s, NULL), IM_OK);
+    g_port = http_server_port(s);
+    req(&r, NULL, "/api/v1/labels", NULL, 0, NULL, NULL, false);
+    assert_int_equal(r.code, 401);
+    im_buf_free(&r.body);
+    req(&r, NULL, "/api/v1/labels", NULL, 0, NULL, "alice:wrong", false);
+    assert_int_equal(r.code, 401);
+    im_buf_free(&r.body);
+    req(&r, NULL, "/api/v1/labels", NULL, 0, NULL, "alice:secret", false);
+    assert_int_equal(r.code, 200);
+    im_buf_free(&r.body);
+    req(&r, "POST", "/api/v1/write", "x", 1, NULL, "alice:secret", false);
+    assert_int_equal(r.code, 404);
+    im_buf_free(&r.body);
+    http_server_stop(s);
+    remove("test_http_web.yml");
+    promql_engine_free(eng);
+    tsdb_close(db);
+}
+
+int main(void)
+{
+    curl_global_init(CURL_GLOBAL_ALL);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_api),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    curl_global_cleanup();
+    return rc;
+}
