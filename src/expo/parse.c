@@ -22,6 +22,60 @@
 
 #define CLS(c) (expo__cls[(unsigned char)(c)])
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* ---- Scanning helpers (SSE2, 16 bytes at a time, with scalar tails) ---- */
+
+/* End of a name starting at i: metric names [a-zA-Z0-9_:], label names
+ * [a-zA-Z0-9_] (the first character is checked by the caller). */
+static inline size_t scan_name(const char *b, size_t i, size_t n, bool metric)
+{
+#ifdef __SSE2__
+    const __m128i x20 = _mm_set1_epi8(0x20), alo = _mm_set1_epi8((char)(0x80 - 'a'));
+    const __m128i alim = _mm_set1_epi8((char)(-128 + 26)), dlo = _mm_set1_epi8((char)(0x80 - '0'));
+    const __m128i dlim = _mm_set1_epi8((char)(-128 + (metric ? 11 : 10)));
+    const __m128i us = _mm_set1_epi8('_');
+    while (i + 16 <= n) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+        __m128i al = _mm_cmplt_epi8(_mm_add_epi8(_mm_or_si128(v, x20), alo), alim);
+        __m128i dg = _mm_cmplt_epi8(_mm_add_epi8(v, dlo), dlim);
+        __m128i ok = _mm_or_si128(_mm_or_si128(al, dg), _mm_cmpeq_epi8(v, us));
+        unsigned bad = ~(unsigned)_mm_movemask_epi8(ok) & 0xffffu;
+        if (bad) return i + (size_t)__builtin_ctz(bad);
+        i += 16;
+    }
+#endif
+    uint8_t cls = metric ? EXPO_C_NAME : EXPO_C_LNAME;
+    while (i < n && (CLS(b[i]) & cls)) i++;
+    return i;
+}
+
+/* Next position >= j holding '"', '\\' or '\n' (n if none); sets *high when a
+ * byte >= 0x80 may lie before it. */
+static inline size_t scan_lvalue_fast(const char *b, size_t j, size_t n, bool *high)
+{
+#ifdef __SSE2__
+    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), nl = _mm_set1_epi8('\n');
+    while (j + 16 <= n) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + j));
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs)),
+                                 _mm_cmpeq_epi8(v, nl));
+        unsigned sp = (unsigned)_mm_movemask_epi8(m);
+        if (_mm_movemask_epi8(v)) *high = true;
+        if (sp) return j + (size_t)__builtin_ctz(sp);
+        j += 16;
+    }
+#endif
+    for (; j < n; j++) {
+        unsigned char c = (unsigned char)b[j];
+        if (c == '"' || c == '\\' || c == '\n') return j;
+        if (c >= 0x80) *high = true;
+    }
+    return n;
+}
+
 /* ---- Formats and types ---- */
 
 expo_format_t expo_format_from_content_type(const char *ct, size_t len)
@@ -311,6 +365,7 @@ static int scan_lvalue(expo_parser_t *p, size_t entry_start, expo_label_t *lab, 
     int line0 = p->line;
     size_t ls0 = p->line_start;
     for (;;) {
+        j = scan_lvalue_fast(b, j, n, &high);
         if (IM_UNLIKELY(j >= n)) goto unterminated;
         unsigned char c = (unsigned char)b[j];
         if (c == '"') break;
@@ -404,7 +459,7 @@ static int parse_labels(expo_parser_t *p, size_t entry_start, bool ex, uint32_t 
         first = false;
         size_t ns = i;
         i++;
-        while (i < p->n && (CLS(b[i]) & EXPO_C_LNAME)) i++;
+        i = scan_name(b, i, p->n, false);
         uint32_t cap = ex ? p->exl_cap : p->lab_cap;
         if (nl >= p->lim.max_labels)
             return perr(p, IM_ELIMIT, ns,
@@ -573,7 +628,7 @@ static int sample(expo_parser_t *p, expo_entry_t *e)
     size_t n = p->n;
     size_t es = p->i, i = p->i + 1;
     bool om = p->fmt == EXPO_OPENMETRICS_1;
-    while (i < n && (CLS(b[i]) & EXPO_C_NAME)) i++;
+    i = scan_name(b, i, n, true);
     e->kind = EXPO_ENTRY_SAMPLE;
     e->line = p->line;
     e->name.p = b + es;
@@ -692,7 +747,7 @@ static int meta(expo_parser_t *p, expo_entry_kind_t kind, size_t es, expo_entry_
         return perr(p, IM_EPARSE, i, "expected a metric name after %s, got %s", kw[kind],
                     got(p, i, g));
     size_t ns = i++;
-    while (i < p->n && (CLS(b[i]) & EXPO_C_NAME)) i++;
+    i = scan_name(b, i, p->n, true);
     e->kind = kind;
     e->line = p->line;
     e->name.p = b + ns;
