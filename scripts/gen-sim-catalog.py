@@ -1,0 +1,253 @@
+#!/usr/bin/python3
+"""Generates src/sim/catalog_gen.c from catalog/*.tsv (see src/sim/catalog.h).
+
+Usage: scripts/gen-sim-catalog.py [OUT]   (default: src/sim/catalog_gen.c)
+
+Reads vllm-metrics.tsv, vllm-renames.tsv, dcgm-metrics.tsv, kueue-metrics.tsv and
+the family order of vllm-sample.prom / kueue-sample.prom. Deterministic output;
+tests/sim/run_catalog_gen.sh checks that the committed file is up to date.
+"""
+import csv
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CAT = os.path.join(ROOT, "catalog")
+VRE = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def rows(name):
+    with open(os.path.join(CAT, name), newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def ver(s):
+    """First version number in a free-text cell -> packed int, or None."""
+    m = VRE.search(s or "")
+    if not m:
+        return None
+    return int(m.group(1)) * 1000000 + int(m.group(2)) * 1000 + int(m.group(3) or 0)
+
+
+def cstr(s):
+    out = []
+    for ch in s:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "\n":
+            out.append("\\n")
+        else:
+            out.append(ch)
+    text = '"' + "".join(out) + '"'
+    # scripts/checksrc greps for allocator calls; keep "free (" out of literals
+    return re.sub(r"\b(malloc|calloc|realloc|free)(\s*)\(", r'\1" "\2(', text)
+
+
+def buckets(cell):
+    """Leading comma list of numbers (ending at +Inf or the first non-number)."""
+    cell = (cell or "").strip()
+    if cell.startswith("build_1_2_5_buckets"):
+        return "125", []
+    if cell.startswith("request_latency_buckets"):
+        return "latency", []
+    if cell.startswith("build_1_2_3_5_8_buckets(3000)"):
+        return "fixed", [1, 2, 3, 5, 8, 10, 20, 30, 50, 80, 100, 200, 300, 500, 800, 1000, 2000, 3000]
+    if cell.startswith("2**(10+i)"):
+        return "fixed", [2 ** (10 + i) for i in range(1, 24, 2)]
+    out = []
+    for tok in re.split(r"[,\s]+", cell):
+        if not tok:
+            continue
+        if tok == "+Inf":
+            break
+        try:
+            out.append(float(tok))
+        except ValueError:
+            break
+    return "fixed", out
+
+
+def fmt_bucket(x):
+    r = repr(float(x))
+    return r
+
+
+def emit_family(out, f):
+    out.append("    {%s, %s, %s, %s,\n     %s,\n     %s,\n     %s, %d, %s, %s, %s, %s, %d},\n" % (
+        cstr(f["name"]), f["type"], f["rule"], " | ".join(f["flags"]) or "0",
+        cstr(f["help"]), cstr(f["help_v0"]) if f.get("help_v0") else "NULL",
+        f["bname"] or "NULL", len(f["buckets"]),
+        vstr(f.get("first")), vstr(f.get("deprecated")), vstr(f.get("hidden"), True),
+        vstr(f.get("removed"), True), f.get("field_id", 0)))
+
+
+def vstr(v, none_is_never=False):
+    if v is None:
+        return "SIM_V_NONE" if none_is_never else "0"
+    return "SIM_V(%d, %d, %d)" % (v // 1000000, v // 1000 % 1000, v % 1000)
+
+
+TYPES = {"gauge": "SIM_T_GAUGE", "counter": "SIM_T_COUNTER", "histogram": "SIM_T_HISTOGRAM",
+         "summary": "SIM_T_SUMMARY", "info": "SIM_T_GAUGE"}
+
+# V0 registration order (vllm/engine/metrics.py Metrics.__init__, 0.6.x era), then
+# the info metric logged at engine start.
+V0_ORDER = """vllm:num_requests_running vllm:num_requests_swapped vllm:num_requests_waiting
+vllm:gpu_cache_usage_perc vllm:cpu_cache_usage_perc vllm:cpu_prefix_cache_hit_rate
+vllm:gpu_prefix_cache_hit_rate vllm:num_preemptions vllm:prompt_tokens vllm:generation_tokens
+vllm:tokens_total vllm:iteration_tokens_total vllm:time_to_first_token_seconds
+vllm:time_per_output_token_seconds vllm:e2e_request_latency_seconds vllm:request_queue_time_seconds
+vllm:request_inference_time_seconds vllm:request_prefill_time_seconds
+vllm:request_decode_time_seconds vllm:time_in_queue_requests vllm:model_forward_time_milliseconds
+vllm:model_execute_time_milliseconds vllm:request_prompt_tokens vllm:request_generation_tokens
+vllm:request_max_num_generation_tokens vllm:request_params_n vllm:request_params_best_of
+vllm:request_params_max_tokens vllm:request_success vllm:avg_prompt_throughput_toks_per_s
+vllm:avg_generation_throughput_toks_per_s vllm:cache_config_info""".split()
+
+# Families a V1 engine registered at some version that the current sample lacks,
+# and the family they were registered right before.
+V1_INSERT_BEFORE = {
+    "vllm:gpu_cache_usage_perc": "vllm:kv_cache_usage_perc",
+    "vllm:gpu_prefix_cache_queries": "vllm:prefix_cache_queries",
+    "vllm:gpu_prefix_cache_hits": "vllm:prefix_cache_queries",
+    "vllm:prompt_tokens_recomputed": "vllm:generation_tokens",
+    "vllm:time_per_output_token_seconds": "vllm:inter_token_latency_seconds",
+}
+
+
+def sample_families(name):
+    fams = []
+    with open(os.path.join(CAT, name)) as f:
+        for line in f:
+            if line.startswith("# TYPE "):
+                fams.append(line.split()[2])
+    return fams
+
+
+def main():
+    outpath = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "src/sim/catalog_gen.c")
+    out = ["/* catalog_gen.c — GENERATED by scripts/gen-sim-catalog.py from the catalog TSVs;\n"
+           " * do not edit. The metric catalog (names, types, help texts, buckets, version\n"
+           " * windows) that src/sim renders expositions from; see src/sim/catalog.h. */\n"
+           "#include \"util/base.h\"\n\n#include \"sim/catalog.h\"\n\n"]
+
+    hidden = {}
+    for r in rows("vllm-renames.tsv"):
+        hidden[r["old_exposed_name"].replace("_total", "") if r["old_exposed_name"].endswith("_total")
+               and "tokens_total" not in r["old_exposed_name"] else r["old_exposed_name"]] = ver(r["hidden_in"])
+
+    vllm = []
+    prev_default = False
+    for r in rows("vllm-metrics.tsv"):
+        name = r["name"]
+        cond = r["condition"]
+        flags = []
+        if "V0 engine only" in cond:
+            flags.append("SIM_F_V0_ONLY")
+        if cond.startswith("V1 only"):
+            flags.append("SIM_F_V1_ONLY")
+        default = (cond.startswith("always") or cond.startswith("V0 always") or
+                   cond.startswith("registered at engine init") or
+                   cond.startswith("registered ALWAYS") or cond.startswith("V1 only") or
+                   cond.startswith("prometheus-fastapi-instrumentator") or
+                   ("V0 engine only" in cond and "spec decode" not in cond) or
+                   (cond.startswith("as above") and prev_default))
+        prev_default = default
+        if default:
+            flags.append("SIM_F_DEFAULT")
+        help_ = r["help"]
+        help_v0 = None
+        m = re.search(r"\s*\(V0 help: '(.*)'\)\s*$", help_)
+        if m:
+            help_v0 = m.group(1)
+            help_ = help_[:m.start()]
+        if name == "vllm:num_requests_running":
+            help_v0 = "Number of requests currently running on GPU."
+        if name == "vllm:e2e_request_latency_seconds":
+            help_v0 = "Histogram of end to end request latency in seconds."
+        rule, bl = buckets(r["buckets"])
+        first = ver(r["first_version"])
+        removed = ver(r["removed_in"])
+        if removed is None and r["removed_in"].strip().startswith("main"):
+            removed = 0  # never in a release
+        dep = ver(r["deprecated_in"])
+        hid = hidden.get(name)
+        if hid is None and name + "_total" in hidden:
+            hid = hidden[name + "_total"]
+        typ = r["type"].split()[0]
+        vllm.append(dict(name=name, type=TYPES[typ], rule="SIM_B_125" if rule == "125" else "SIM_B_FIXED",
+                         flags=flags, help=help_, help_v0=help_v0, buckets=bl, latency=(rule == "latency"),
+                         first=first, removed=removed, deprecated=dep, hidden=hid))
+    byname = {f["name"]: f for f in vllm}
+    for f in vllm:
+        if f["latency"]:
+            f["buckets"] = byname["vllm:e2e_request_latency_seconds"]["buckets"]
+
+    dcgm = []
+    for r in rows("dcgm-metrics.tsv"):
+        if r["default-counters.csv"] != "enabled" or r["prometheus_type"] == "label":
+            continue
+        flags = ["SIM_F_DEFAULT"]
+        if r["value_format"].startswith("int"):
+            flags.append("SIM_F_DCGM_INT")
+        dcgm.append(dict(name=r["dcgm_field"], type=TYPES[r["prometheus_type"]], rule="SIM_B_FIXED",
+                         flags=flags, help=r["help"], buckets=[], field_id=int(r["field_id"])))
+    dcgm.sort(key=lambda f: f["field_id"])
+
+    in_sample = set(sample_families("kueue-sample.prom"))
+    kueue = []
+    for r in rows("kueue-metrics.tsv"):
+        _, bl = buckets(r["buckets"])
+        flags = []
+        if r["name"] in in_sample:
+            flags.append("SIM_F_IN_SAMPLE")
+        kueue.append(dict(name=r["name"], type=TYPES[r["type"]], rule="SIM_B_FIXED", flags=flags,
+                          help=r["help"], buckets=bl))
+    kueue.sort(key=lambda f: f["name"])
+
+    for tab, prefix in ((vllm, "vllm"), (dcgm, "dcgm"), (kueue, "kueue")):
+        for i, f in enumerate(tab):
+            f["bname"] = None
+            if f["buckets"]:
+                f["bname"] = "%s_b%d" % (prefix, i)
+                out.append("static const double %s[] = {%s};\n" % (
+                    f["bname"], ", ".join(fmt_bucket(x) for x in f["buckets"])))
+        out.append("\nconst sim_cat_family_t sim_cat_%s[] = {\n" % prefix)
+        for f in tab:
+            emit_family(out, f)
+        out.append("};\nconst int sim_cat_%s_len = %d;\n\n" % (prefix, len(tab)))
+
+    # V1 order: the sample's registration order, with older families re-inserted.
+    v1 = []
+    for fam in sample_families("vllm-sample.prom"):
+        if not fam.startswith("vllm:") or fam.endswith("_created"):
+            continue
+        base = fam[:-6] if fam.endswith("_total") and fam[:-6] in byname and fam not in byname else fam
+        if base not in byname:
+            sys.exit("sample family %s not in vllm-metrics.tsv" % fam)
+        for old, before in V1_INSERT_BEFORE.items():
+            if before == base and old not in v1:
+                v1.append(old)
+        v1.append(base)
+    for name in V0_ORDER:
+        if name not in byname:
+            sys.exit("V0 family %s not in vllm-metrics.tsv" % name)
+    for label, lst in (("v1", v1), ("v0", V0_ORDER)):
+        out.append("const char *const sim_cat_vllm_order_%s[] = {\n" % label)
+        for n in lst:
+            out.append("    %s,\n" % cstr(n))
+        out.append("    NULL,\n};\n\n")
+
+    out.append("const sim_cat_family_t *sim_cat_find(const sim_cat_family_t *tab, int n, const char *name)\n"
+               "{\n    for (int i = 0; i < n; i++)\n        if (strcmp(tab[i].name, name) == 0) return &tab[i];\n"
+               "    return NULL;\n}\n")
+    text = "".join(out)
+    with open(outpath, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+/* history.c — the fleet's past as OpenMetrics with timestamps (for backfills).
+ *
+ * The fleet is stepped from start to end; after each step every endpoint's
+ * value array is copied into a step-major matrix. Then each metric family is
+ * written once (OpenMetrics forbids interleaving families): the family of every
+ * vLLM pod together, then every dcgm node, then Kueue; inside a family, series
+ * by series, each with all its timestamps in order. Series carry the labels a
+ * Prometheus with Kubernetes service discovery would have attached (job,
+ * instance, and namespace/pod for the vLLM and Kueue targets), so pods of the
+ * same model do not collide. `_created` families are left out. */
+#include "util/base.h"
+
+#include <stdio.h>
+
+#include "sim/vllm_int.h"
+
+typedef struct hep {
+    const sim_tpl_t *t;
+    const double *live; /* the endpoint's live value array */
+    double *m;          /* owned: steps x nvalues */
+    char tl[512];       /* target labels, "job=...,instance=..." */
+} hep_t;
+
+static size_t put_u64(char *p, uint64_t x)
+{
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + x % 10);
+        x /= 10;
+    } while (x);
+    for (int i = 0; i < n; i++) p[i] = tmp[n - 1 - i];
+    return (size_t)n;
+}
+
+static im_rc flush(im_buf_t *b, FILE *out, int64_t *bytes, im_err_t *err)
+{
+    if (b->len && fwrite(b->data, 1, b->len, out) != b->len)
+        return im_err_set(err, IM_EIO, "cannot write the history output");
+    *bytes += (int64_t)b->len;
+    im_buf_reset(b);
+    return IM_OK;
+}
+
+/* "name{target labels,series labels} " for one series; returns its length. */
+static size_t series_prefix(const sim_tpl_t *t, const sim_series_t *s, const char *tl, size_t tll,
+                            char *pre, size_t cap)
+{
+    const char *txt = t->text.data + s->text_off;
+    const char *brace = memchr(txt, '{', s->text_len);
+    size_t namelen = brace ? (size_t)(brace - txt) : s->text_len;
+    if (namelen + tll + s->text_len + 4 > cap) return 0;
+    size_t pl = namelen;
+    memcpy(pre, txt, namelen);
+    pre[pl++] = '{';
+    memcpy(pre + pl, tl, tll);
+    pl += tll;
+    if (brace) {
+        pre[pl++] = ',';
+        size_t rest = s->text_len - namelen - 1;
+        memcpy(pre + pl, brace + 1, rest);
+        pl += rest;
+    } else {
+        pre[pl++] = '}';
+    }
+    pre[pl++] = ' ';
+    return pl;
+}
+
+#define PREFIX_CAP 1024
+
+/* Writes family fi of endpoints [lo, hi) (all share the family layout). Inside
+ * the family, one OpenMetrics group at a time (a histogram's buckets, _count and
+ * _sum share a group), all of the group's samples per timestamp, in time order. */
+static im_rc write_family(hep_t *eps, int lo, int hi, int fi, int nsteps, const int64_t *ts,
+                          im_buf_t *b, FILE *out, sim_history_stats_t *st, im_err_t *err)
+{
+    const sim_family_t *f0 = &eps[lo].t->fams[fi];
+    if (f0->om_skip) return IM_OK;
+    (void)im_buf_append(b, eps[lo].t->text.data + f0->om_off, f0->om_len);
+    char *pre = NULL;
+    size_t *pl = NULL;
+    uint32_t precap = 0;
+    for (int e = lo; e < hi; e++) {
+        const sim_tpl_t *t = eps[e].t;
+        const sim_family_t *f = &t->fams[fi];
+        size_t tll = strlen(eps[e].tl);
+        uint32_t g = f->group ? f->group : 1;
+        if (g > precap) {
+            precap = g;
+            pre = im_realloc(pre, (size_t)precap * PREFIX_CAP);
+            pl = im_realloc(pl, sizeof *pl * precap);
+        }
+        for (uint32_t g0 = 0; g0 < f->n; g0 += g) {
+            uint32_t gn = g0 + g <= f->n ? g : f->n - g0;
+            const sim_series_t *gs = &t->series[f->first + g0];
+            for (uint32_t j = 0; j < gn; j++)
+                pl[j] = series_prefix(t, &gs[j], eps[e].tl, tll, pre + (size_t)j * PREFIX_CAP,
+                                      PREFIX_CAP);
+            const double *m = eps[e].m;
+            int nv = t->nvalues;
+            for (int k = 0; k < nsteps; k++) {
+                const double *row = m + (size_t)k * (size_t)nv;
+                for (uint32_t j = 0; j < gn; j++) {
+                    const sim_series_t *s = &gs[j];
+                    if (pl[j] == 0 || (s->present_idx >= 0 && row[s->present_idx] == 0)) continue;
+                    if (b->cap - b->len < pl[j] + 96) {
+                        im_rc rc = flush(b, out, &st->bytes, err);
+                        if (rc != IM_OK) goto fail;
+                        if (im_buf_reserve(b, pl[j] + 96) != IM_OK) im_oom(pl[j] + 96);
+                    }
+                    char *p = b->data + b->len;
+                    memcpy(p, pre + (size_t)j * PREFIX_CAP, pl[j]);
+                    p += pl[j];
+                    p += sim__fmt(row[s->vidx], SIM_FMT_GO, p);
+                    *p++ = ' ';
+                    int64_t t_ms = ts[k];
+                    p += put_u64(p, (uint64_t)(t_ms / 1000));
+                    if (t_ms % 1000) {
+                        int frac = (int)(t_ms % 1000);
+                        *p++ = '.';
+                        *p++ = (char)('0' + frac / 100);
+                        *p++ = (char)('0' + frac / 10 % 10);
+                        *p++ = (char)('0' + frac % 10);
+                    }
+                    *p++ = '\n';
+                    b->len = (size_t)(p - b->data);
+                    st->samples++;
+                }
+            }
+            st->series += gn;
+        }
+    }
+    im_free(pre);
+    im_free(pl);
+    if (b->len > (1u << 20)) return flush(b, out, &st->bytes, err);
+    return IM_OK;
+fail:
+    im_free(pre);
+    im_free(pl);
+    return IM_EIO;
+}
+
+im_rc sim_history_write(sim_fleet_t *f, int64_t start_ms, int64_t end_ms, int64_t step_ms,
+                        size_t max_bytes, FILE *out, sim_history_stats_t *st_out, im_err_t *err)
+{
+    sim_history_stats_t st = {0};
+    if (step_ms <= 0 || end_ms < start_ms)
+        return im_err_set(err, IM_EINVAL, "--history needs a positive --step and range");
+    if (f->now_ms != start_ms)
+        return im_err_set(err, IM_EINVAL, "the fleet must start at the history's start time");
+    int64_t nsteps64 = (end_ms - start_ms) / step_ms + 1;
+    int neps = f->npods + f->nnodes + 1;
+    size_t per_step = 0;
+    for (int i = 0; i < f->npods; i++) per_step += (size_t)f->lay.nvalues;
+    for (int n = 0; n < f->nnodes; n++) per_step += (size_t)f->dtpl[n].nvalues;
+    per_step += (size_t)sim__kueue_tpl(f)->nvalues;
+    double need = (double)nsteps64 * (double)per_step * 8.0;
+    if (need > (double)max_bytes)
+        return im_err_set(err, IM_ELIMIT,
+                          "--history needs %.0f MiB of memory (%lld steps x %zu values); use a "
+                          "longer --step, fewer --pods, or raise --history-max-bytes",
+                          need / 1048576.0, (long long)nsteps64, per_step);
+    int nsteps = (int)nsteps64;
+    hep_t *eps = im_calloc((size_t)neps, sizeof *eps);
+    int64_t *ts = im_malloc(sizeof *ts * (size_t)nsteps);
+    int k = 0;
+    for (int i = 0; i < f->npods; i++, k++) {
+        sim_pod_t *p = &f->pods[i];
+        eps[k].t = &f->vtpl[p->model];
+        eps[k].live = p->v;
+        snprintf(eps[k].tl, sizeof eps[k].tl,
+                 "job=\"vllm\",instance=\"%s:8000\",namespace=\"%s\",pod=\"%s\"", f->pod_names[i],
+                 f->teams[p->team], f->pod_names[i]);
+    }
+    for (int n = 0; n < f->nnodes; n++, k++) {
+        eps[k].t = &f->dtpl[n];
+        eps[k].live = f->dv[n];
+        snprintf(eps[k].tl, sizeof eps[k].tl, "job=\"dcgm\",instance=\"%s:9400\"",
+                 f->node_names[n]);
+    }
+    eps[k].t = sim__kueue_tpl(f);
+    eps[k].live = sim__kueue_values(f);
+    /* Kueue's LocalQueue series have their own namespace label: job and instance only. */
+    snprintf(eps[k].tl, sizeof eps[k].tl,
+             "job=\"kueue\",instance=\"kueue-controller-manager-metrics-service:8443\"");
+    for (int e = 0; e < neps; e++)
+        eps[e].m = im_malloc(sizeof(double) * (size_t)eps[e].t->nvalues * (size_t)nsteps);
+    for (int s = 0; s < nsteps; s++) {
+        ts[s] = start_ms + (int64_t)s * step_ms;
+        sim_fleet_advance(f, ts[s]);
+        for (int e = 0; e < neps; e++)
+            memcpy(eps[e].m + (size_t)s * (size_t)eps[e].t->nvalues, eps[e].live,
+                   sizeof(double) * (size_t)eps[e].t->nvalues);
+    }
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    if (im_buf_reserve(&b, 2u << 20) != IM_OK) im_oom(2u << 20);
+    im_rc rc = IM_OK;
+    if (f->npods > 0)
+        for (int fi = 0; fi < eps[0].t->nfams && rc == IM_OK; fi++)
+            rc = write_family(eps, 0, f->npods, fi, nsteps, ts, &b, out, &st, err);
+    for (int fi = 0; fi < eps[f->npods].t->nfams && rc == IM_OK; fi++)
+        rc = write_family(eps, f->npods, f->npods + f->nnodes, fi, nsteps, ts, &b, out, &st, err);
+    for (int fi = 0; fi < eps[neps - 1].t->nfams && rc == IM_OK; fi++)
+        rc = write_family(eps, neps - 1, neps, fi, nsteps, ts, &b, out, &st, err);
+    if (rc == IM_OK) {
+        (void)im_buf_puts(&b, "# EOF\n");
+        rc = flush(&b, out, &st.bytes, err);
+    }
+    im_buf_free(&b);
+    for (int e = 0; e < neps; e++) im_free(eps[e].m);
+    im_free(eps);
+    im_free(ts);
+    st.steps = nsteps;
+    if (st_out) *st_out = st;
+    return rc;
+}

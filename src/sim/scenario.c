@@ -1,0 +1,400 @@
+/* scenario.c — built-in scenarios and the YAML scenario file (docs/simulator.md).
+ *
+ * A scenario is a set of knobs (sim_knobs_t) at t = 0 plus a schedule of events
+ * that change knobs at given simulated offsets, for all pods or a range of them.
+ * Built-in scenarios are knob presets; `traffic-spike` is healthy traffic with
+ * the spike starting after two minutes, so that the change itself is visible. */
+#include "util/base.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <yaml.h>
+
+#include "util/timeutil.h"
+#include "sim/sim_int.h"
+
+#define SPIKE_AT_MS (120 * 1000)
+
+static void healthy(sim_knobs_t *k)
+{
+    *k = (sim_knobs_t){
+        .rate = 5.0,
+        .burst_prob = 0.2,
+        .burst_mult = 1.8,
+        .prompt_median = 900,
+        .prompt_sigma = 0.9,
+        .output_median = 220,
+        .output_sigma = 0.8,
+        .prefix_share = 0.6,
+        .prefix_len = 600,
+        .deferred_frac = 0.01,
+        .deferred_s = 2,
+        .abort_frac = 0.004,
+        .error_frac = 0.001,
+        .patience_s = 600,
+        .cpu_overhead_ms = 1.5,
+        .admit_per_s = 0,
+        .kv_factor = 1.0,
+        .max_num_seqs = 256,
+        .daily_amp = 0.5,
+        .batch_jobs_per_h = 6,
+    };
+}
+
+static const char *const presets[] = {"healthy",         "traffic-spike", "kv-pressure",
+                                      "deferred",        "memory-bound",  "cpu-bound",
+                                      "overprovisioned", "errors"};
+
+bool sim__scenario_preset(const char *name, sim_knobs_t *k)
+{
+    healthy(k);
+    if (strcmp(name, "healthy") == 0) return true;
+    if (strcmp(name, "traffic-spike") == 0) {
+        k->rate = 40;
+        k->burst_prob = 0;
+        k->daily_amp = 0;
+        k->prompt_median = 500;
+        k->output_median = 160;
+        k->patience_s = 3600;
+        return true;
+    }
+    if (strcmp(name, "kv-pressure") == 0) {
+        k->rate = 1.6;
+        k->prompt_median = 6000;
+        k->prompt_sigma = 0.5;
+        k->output_median = 1500;
+        k->output_sigma = 0.4;
+        k->prefix_share = 0.2;
+        k->kv_factor = 0.35;
+        k->daily_amp = 0;
+        k->patience_s = 3600;
+        return true;
+    }
+    if (strcmp(name, "deferred") == 0) {
+        k->rate = 0.4;
+        k->deferred_frac = 1.0;
+        k->deferred_s = 900;
+        k->patience_s = 3600;
+        k->daily_amp = 0;
+        return true;
+    }
+    if (strcmp(name, "memory-bound") == 0) {
+        k->rate = 0.7;
+        k->prompt_median = 8000;
+        k->prompt_sigma = 0.3;
+        k->prefix_share = 0.97;
+        k->prefix_len = 7500;
+        k->output_median = 700;
+        k->output_sigma = 0.3;
+        k->daily_amp = 0;
+        k->burst_prob = 0;
+        return true;
+    }
+    if (strcmp(name, "cpu-bound") == 0) {
+        k->cpu_overhead_ms = 150;
+        k->admit_per_s = 3;
+        k->rate = 6;
+        k->daily_amp = 0;
+        k->patience_s = 3600;
+        return true;
+    }
+    if (strcmp(name, "overprovisioned") == 0) {
+        k->rate = 0.05;
+        k->burst_prob = 0;
+        k->daily_amp = 0.3;
+        k->batch_jobs_per_h = 0.5;
+        return true;
+    }
+    if (strcmp(name, "errors") == 0) {
+        k->error_frac = 0.15;
+        k->abort_frac = 0.08;
+        k->patience_s = 20;
+        return true;
+    }
+    return false;
+}
+
+#define KNOBS(X)                                                                                   \
+    X(rate)                                                                                        \
+    X(burst_prob)                                                                                  \
+    X(burst_mult)                                                                                  \
+    X(prompt_median)                                                                               \
+    X(prompt_sigma)                                                                                \
+    X(output_median)                                                                               \
+    X(output_sigma)                                                                                \
+    X(prefix_share)                                                                                \
+    X(prefix_len)                                                                                  \
+    X(deferred_frac)                                                                               \
+    X(deferred_s)                                                                                  \
+    X(abort_frac)                                                                                  \
+    X(error_frac)                                                                                  \
+    X(patience_s)                                                                                  \
+    X(cpu_overhead_ms)                                                                             \
+    X(admit_per_s)                                                                                 \
+    X(kv_factor)                                                                                   \
+    X(max_num_seqs)                                                                                \
+    X(daily_amp)                                                                                   \
+    X(batch_jobs_per_h)
+
+bool sim__knob_set(sim_knobs_t *k, const char *name, double v)
+{
+#define KSET(f)                                                                                    \
+    if (strcmp(name, #f) == 0) {                                                                   \
+        k->f = v;                                                                                  \
+        return true;                                                                               \
+    }
+    KNOBS(KSET)
+#undef KSET
+    return false;
+}
+
+void sim__scenario_free(sim_scenario_t *sc)
+{
+    im_free(sc->events);
+    sc->events = NULL;
+    sc->nevents = 0;
+}
+
+static sim_event_t *add_event(sim_scenario_t *sc)
+{
+    sc->events = im_realloc(sc->events, sizeof *sc->events * (size_t)(sc->nevents + 1));
+    sim_event_t *e = &sc->events[sc->nevents++];
+    memset(e, 0, sizeof *e);
+    e->pod_lo = e->pod_hi = -1;
+    return e;
+}
+
+static bool is_preset(const char *name)
+{
+    for (size_t i = 0; i < IM_ARRAY_LEN(presets); i++)
+        if (strcmp(presets[i], name) == 0) return true;
+    return false;
+}
+
+im_rc sim__scenario_load(const char *name, sim_scenario_t *sc, im_err_t *err)
+{
+    memset(sc, 0, sizeof *sc);
+    if (!name || !*name) name = "healthy";
+    if (is_preset(name)) {
+        snprintf(sc->name, sizeof sc->name, "%s", name);
+        if (strcmp(name, "traffic-spike") == 0) {
+            healthy(&sc->base);
+            sim_event_t *e = add_event(sc);
+            e->at_ms = SPIKE_AT_MS;
+            snprintf(e->preset, sizeof e->preset, "traffic-spike");
+        } else {
+            sim__scenario_preset(name, &sc->base);
+        }
+        return IM_OK;
+    }
+    FILE *fp = fopen(name, "rb");
+    if (!fp) {
+        return im_err_set(err, IM_EINVAL,
+                          "unknown scenario \"%s\" (built-ins: healthy, traffic-spike, "
+                          "kv-pressure, deferred, memory-bound, cpu-bound, overprovisioned, "
+                          "errors; or a YAML file): %s",
+                          name, strerror(errno));
+    }
+    char *buf = im_malloc(1 << 20);
+    size_t n = fread(buf, 1, (1 << 20) - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    im_rc rc = sim__scenario_parse_yaml(buf, n, sc, err);
+    im_free(buf);
+    if (rc != IM_OK && err) {
+        im_err_prefix(err, "%s", name);
+    }
+    return rc;
+}
+
+/* ---- YAML ---- */
+
+static const char *scalar(yaml_document_t *d, yaml_node_t *n)
+{
+    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static im_rc node_err(im_err_t *err, yaml_node_t *n, const char *fmt, ...) IM_PRINTF(3, 4);
+static im_rc node_err(im_err_t *err, yaml_node_t *n, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return im_err_setpos(err, IM_EPARSE, n ? (int)n->start_mark.line + 1 : 0,
+                         n ? (int)n->start_mark.column + 1 : 0, "%s", msg);
+}
+
+static im_rc parse_number(yaml_node_t *n, const char *s, double *out, im_err_t *err)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || errno) return node_err(err, n, "not a number: \"%s\"", s);
+    *out = v;
+    return IM_OK;
+}
+
+static im_rc parse_set(yaml_document_t *d, yaml_node_t *m, sim_knobs_t *k, sim_event_t *e,
+                       im_err_t *err)
+{
+    if (!m || m->type != YAML_MAPPING_NODE) return node_err(err, m, "%s must be a mapping", "set");
+    for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+        yaml_node_t *kn = yaml_document_get_node(d, p->key);
+        yaml_node_t *vn = yaml_document_get_node(d, p->value);
+        const char *key = scalar(d, kn), *val = scalar(d, vn);
+        if (!key || !val) return node_err(err, kn, "%s: expected knob: number", "set");
+        double v = 0;
+        im_rc rc = parse_number(vn, val, &v, err);
+        if (rc != IM_OK) return rc;
+        sim_knobs_t probe;
+        healthy(&probe);
+        if (!sim__knob_set(&probe, key, v)) return node_err(err, kn, "unknown knob \"%s\"", key);
+        if (k) sim__knob_set(k, key, v);
+        if (e) {
+            if (e->nset >= 16) return node_err(err, kn, "too many knobs in one event (%s)", "16");
+            snprintf(e->names[e->nset], sizeof e->names[0], "%s", key);
+            e->values[e->nset++] = v;
+        }
+    }
+    return IM_OK;
+}
+
+static int yaml_cmp_event(const void *a, const void *b)
+{
+    const sim_event_t *x = a, *y = b;
+    return (x->at_ms > y->at_ms) - (x->at_ms < y->at_ms);
+}
+
+im_rc sim__scenario_parse_yaml(const char *text, size_t len, sim_scenario_t *sc, im_err_t *err)
+{
+    memset(sc, 0, sizeof *sc);
+    healthy(&sc->base);
+    snprintf(sc->name, sizeof sc->name, "custom");
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&parser))
+        return im_err_set(err, IM_ERR, "cannot start the YAML parser");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (!yaml_parser_load(&parser, &doc)) {
+        im_rc rc = im_err_setpos(err, IM_EPARSE, (int)parser.problem_mark.line + 1,
+                                 (int)parser.problem_mark.column + 1, "YAML: %s",
+                                 parser.problem ? parser.problem : "syntax error");
+        yaml_parser_delete(&parser);
+        return rc;
+    }
+    im_rc rc = IM_OK;
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (!root || root->type != YAML_MAPPING_NODE) {
+        rc = node_err(err, root, "%s", "a scenario file is a mapping (name, base, set, events)");
+        goto out;
+    }
+    /* First pass: base, so that set applies on top of it regardless of order. */
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+         p++) {
+        const char *key = scalar(&doc, yaml_document_get_node(&doc, p->key));
+        yaml_node_t *vn = yaml_document_get_node(&doc, p->value);
+        if (key && strcmp(key, "base") == 0) {
+            const char *v = scalar(&doc, vn);
+            if (!v || !sim__scenario_preset(v, &sc->base)) {
+                rc = node_err(err, vn, "unknown base scenario \"%s\"", v ? v : "");
+                goto out;
+            }
+        }
+    }
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *kn = yaml_document_get_node(&doc, p->key);
+        yaml_node_t *vn = yaml_document_get_node(&doc, p->value);
+        const char *key = scalar(&doc, kn);
+        if (!key) {
+            rc = node_err(err, kn, "%s", "keys must be strings");
+            goto out;
+        }
+        if (strcmp(key, "base") == 0) continue;
+        if (strcmp(key, "name") == 0) {
+            const char *v = scalar(&doc, vn);
+            snprintf(sc->name, sizeof sc->name, "%s", v ? v : "custom");
+        } else if (strcmp(key, "set") == 0) {
+            if ((rc = parse_set(&doc, vn, &sc->base, NULL, err)) != IM_OK) goto out;
+        } else if (strcmp(key, "loop") == 0) {
+            const char *v = scalar(&doc, vn);
+            if (!v || im_duration_parse(v, strlen(v), &sc->loop_ms, NULL) != IM_OK) {
+                rc = node_err(err, vn, "loop: not a duration: \"%s\"", v ? v : "");
+                goto out;
+            }
+        } else if (strcmp(key, "events") == 0) {
+            if (vn->type != YAML_SEQUENCE_NODE) {
+                rc = node_err(err, vn, "%s", "events must be a list");
+                goto out;
+            }
+            for (yaml_node_item_t *it = vn->data.sequence.items.start;
+                 it < vn->data.sequence.items.top; it++) {
+                yaml_node_t *en = yaml_document_get_node(&doc, *it);
+                if (en->type != YAML_MAPPING_NODE) {
+                    rc = node_err(err, en, "%s", "an event is a mapping (at, scenario, set, pods)");
+                    goto out;
+                }
+                sim_event_t *e = add_event(sc);
+                bool have_at = false;
+                for (yaml_node_pair_t *q = en->data.mapping.pairs.start;
+                     q < en->data.mapping.pairs.top; q++) {
+                    yaml_node_t *ek = yaml_document_get_node(&doc, q->key);
+                    yaml_node_t *ev = yaml_document_get_node(&doc, q->value);
+                    const char *k2 = scalar(&doc, ek), *v2 = scalar(&doc, ev);
+                    if (!k2) {
+                        rc = node_err(err, ek, "%s", "keys must be strings");
+                        goto out;
+                    }
+                    if (strcmp(k2, "at") == 0) {
+                        if (!v2 || im_duration_parse(v2, strlen(v2), &e->at_ms, NULL) != IM_OK) {
+                            rc = node_err(err, ev, "at: not a duration: \"%s\"", v2 ? v2 : "");
+                            goto out;
+                        }
+                        have_at = true;
+                    } else if (strcmp(k2, "scenario") == 0) {
+                        sim_knobs_t probe;
+                        if (!v2 || !sim__scenario_preset(v2, &probe)) {
+                            rc = node_err(err, ev, "unknown scenario \"%s\"", v2 ? v2 : "");
+                            goto out;
+                        }
+                        snprintf(e->preset, sizeof e->preset, "%s", v2);
+                    } else if (strcmp(k2, "set") == 0) {
+                        if ((rc = parse_set(&doc, ev, NULL, e, err)) != IM_OK) goto out;
+                    } else if (strcmp(k2, "pods") == 0) {
+                        char *end;
+                        long lo = v2 ? strtol(v2, &end, 10) : -1;
+                        long hi = lo;
+                        if (v2 && *end == '-') hi = strtol(end + 1, &end, 10);
+                        if (!v2 || *end != '\0' || lo < 0 || hi < lo) {
+                            rc = node_err(err, ev, "pods: expected N or N-M, got \"%s\"",
+                                          v2 ? v2 : "");
+                            goto out;
+                        }
+                        e->pod_lo = (int)lo;
+                        e->pod_hi = (int)hi;
+                    } else {
+                        rc = node_err(err, ek, "unknown event key \"%s\"", k2);
+                        goto out;
+                    }
+                }
+                if (!have_at) {
+                    rc = node_err(err, en, "%s", "an event needs \"at\"");
+                    goto out;
+                }
+            }
+        } else {
+            rc = node_err(err, kn, "unknown key \"%s\" (name, base, set, loop, events)", key);
+            goto out;
+        }
+    }
+    if (sc->nevents > 1) qsort(sc->events, (size_t)sc->nevents, sizeof *sc->events, yaml_cmp_event);
+out:
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    if (rc != IM_OK) sim__scenario_free(sc);
+    return rc;
+}

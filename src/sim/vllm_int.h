@@ -1,0 +1,212 @@
+/* vllm_int.h — the simulated vLLM engine, dcgm GPUs and Kueue (private to src/sim). */
+#ifndef IM_SIM_VLLM_INT_H
+#define IM_SIM_VLLM_INT_H
+
+#include "sim/sim_int.h"
+
+/* Scalar quantities a vLLM pod publishes (one value each). */
+enum sim_q {
+    Q_ZERO = 0, /* always 0 (features off: external cache, multimodal, MFU) */
+    Q_ONE,      /* always 1 (info metrics, sleep_state awake) */
+    Q_RUNNING,
+    Q_WAITING,
+    Q_WAIT_CAP,
+    Q_WAIT_DEF,
+    Q_KV_USAGE,
+    Q_GPU_PREFIX_HIT_RATE,
+    Q_PREFIX_QUERIES,
+    Q_PREFIX_HITS,
+    Q_PREEMPT,
+    Q_PROMPT,
+    Q_SRC_COMPUTE,
+    Q_CACHED,
+    Q_RECOMPUTED,
+    Q_GEN,
+    Q_FIN_STOP,
+    Q_FIN_LENGTH,
+    Q_FIN_ABORT,
+    Q_FIN_ERROR,
+    Q_FIN_REP,
+    Q_AVG_PROMPT_TPUT,
+    Q_AVG_GEN_TPUT,
+    Q_GC0,
+    Q_GC1,
+    Q_GC2,
+    Q_GCC0,
+    Q_GCC1,
+    Q_GCC2,
+    Q_PROC_VMEM,
+    Q_PROC_RSS,
+    Q_PROC_START,
+    Q_PROC_CPU,
+    Q_PROC_FDS,
+    Q_PROC_MAXFDS,
+    Q_HTTP_CHAT_2XX,
+    Q_HTTP_CHAT_4XX,
+    Q_HTTP_CHAT_5XX,
+    Q_HTTP_MODELS_2XX,
+    Q_HTTP_REQSZ_CHAT_SUM,
+    Q_HTTP_REQSZ_MODELS_SUM,
+    Q_HTTP_RESPSZ_CHAT_SUM,
+    Q_HTTP_RESPSZ_MODELS_SUM,
+    Q_COUNT
+};
+
+/* Histograms a vLLM pod observes into. */
+enum sim_h {
+    H_PROMPT_TOK = 0,
+    H_GEN_TOK,
+    H_ITER_TOK,
+    H_MAX_GEN,
+    H_PARAMS_N,
+    H_MAX_TOKENS,
+    H_TTFT,
+    H_ITL,      /* per token: inter_token_latency and the old time_per_output_token */
+    H_TPOT_REQ, /* per request mean */
+    H_E2E,
+    H_QUEUE,
+    H_INFER,
+    H_PREFILL,
+    H_DECODE,
+    H_KV_COMPUTED,
+    H_FWD_MS,
+    H_EXEC_MS,
+    H_BEST_OF,
+    H_HTTP_HIGHR,
+    H_HTTP_DUR_CHAT,
+    H_HTTP_DUR_MODELS,
+    H_COUNT
+};
+
+#define SIM_MAX_HIST_BIND 3
+
+typedef struct sim_vllm_layout {
+    int nvalues;
+    struct {
+        int q, vidx;
+    } * scal; /* owned: scalar quantity -> value index copies */
+    int nscal, capscal;
+    sim_hist_t hist[H_COUNT][SIM_MAX_HIST_BIND];
+    int nhist[H_COUNT];
+    int *created; /* owned: value indices of _created samples, in order */
+    int ncreated, capcreated;
+    int http_chat_pres_4xx, http_chat_pres_5xx; /* presence indices */
+    bool v0;                                    /* V0 engine profile */
+    bool has_error_reason, has_rep_reason;
+} sim_vllm_layout_t;
+
+typedef struct sim_model_spec {
+    char name[128];
+    double params;           /* parameters */
+    double kv_bytes_per_tok; /* whole model, all layers */
+    int max_model_len;
+    int num_gpu_blocks;
+    double weight_bytes; /* whole model */
+} sim_model_spec_t;
+
+/* Builds the vLLM template for one served model; the layout is filled on the
+ * first call (lay->nvalues == 0) and checked on the next ones. */
+void sim__vllm_build(sim_tpl_t *t, sim_vllm_layout_t *lay, uint32_t version,
+                     const sim_model_spec_t *m, int gpus_per_pod, const double *b125, int nb125);
+void sim__vllm_layout_free(sim_vllm_layout_t *lay);
+bool sim__parse_version(const char *s, uint32_t *out);
+
+/* ---- Engine state ---- */
+typedef struct sim_req {
+    double arrival, sched, first_tok, defer_until, patience_at;
+    double gen; /* generated tokens so far (fractional progress) */
+    double prefill_left;
+    int prompt, target, max_tokens, group;
+    int cached;     /* tokens of the shared prefix (block accounting) */
+    int hit_tok;    /* prompt tokens served from the prefix cache */
+    int fate;       /* 0 normal, 1 abort (client), 2 error (engine) */
+    double fail_at; /* generated tokens at which an error/abort strikes */
+    int preempted;
+} sim_req_t;
+
+typedef struct sim_pod {
+    int index, model, team, node, gpu0;
+    sim_rng_t rng;
+    double *v; /* owned: published values (layout nvalues) */
+    double q[Q_COUNT];
+    sim_knobs_t k;
+    /* engine */
+    sim_req_t *run; /* owned, cap max_cap */
+    int nrun, caprun;
+    sim_req_t *wait; /* owned ring buffer */
+    int whead, nwait, capwait;
+    int blocks_total, blocks_private;
+    int group_nb[32]; /* blocks of each shared prefix */
+    int group_ref[32];
+    double group_last[32];
+    bool group_res[32];
+    int res_blocks; /* blocks held by resident, unreferenced prefix groups */
+    double admit_credit;
+    /* accounting over the last tick, for the GPU model */
+    double busy_s, comp_s, mem_s, tokens_s, prefill_tok_s;
+    double gpu_util, mem_util, sm_active, tensor_active, dram_active;
+    double last_prompt_rate, last_gen_rate;
+    double start_s;
+} sim_pod_t;
+
+typedef struct sim_gpu {
+    int pod; /* -1 idle */
+    char uuid[48];
+    double power, temp, mem_temp, energy_mj, nvlink;
+    double util, mem_util, sm_active, tensor, dram, fb_used, pcie_tx, pcie_rx, sm_clock;
+} sim_gpu_t;
+
+struct sim_kueue;
+
+struct sim_fleet {
+    sim_options_t o;
+    uint32_t version;
+    char *models_s, *teams_s; /* owned copies of the lists */
+    char **models;            /* borrowed into models_s */
+    int nmodels;
+    char **teams;
+    int nteams;
+    sim_model_spec_t *specs; /* per model */
+    sim_scenario_t sc;
+    int next_event;
+    int64_t t0_ms, now_ms, tick_ms;
+    sim_rng_t rng;
+    /* vLLM */
+    sim_vllm_layout_t lay;
+    sim_tpl_t *vtpl; /* per model */
+    sim_pod_t *pods;
+    int npods;
+    double *b125; /* owned: build_1_2_5_buckets(max_model_len) */
+    int nb125;
+    /* dcgm */
+    int nnodes, gpus_per_node;
+    sim_gpu_t *gpus; /* nnodes * gpus_per_node */
+    sim_tpl_t *dtpl; /* per node */
+    double **dv;     /* per node values */
+    char **node_names;
+    char **pod_names;
+    /* kueue */
+    struct sim_kueue *kq;
+    /* endpoints */
+    sim_endpoint_t *eps;
+    int neps;
+};
+
+void sim__pod_init(sim_fleet_t *f, sim_pod_t *p);
+void sim__pod_free(sim_pod_t *p);
+void sim__pod_tick(sim_fleet_t *f, sim_pod_t *p, double t0_s, double dt_s);
+void sim__pod_publish(sim_fleet_t *f, sim_pod_t *p);
+
+void sim__dcgm_build(sim_fleet_t *f);
+void sim__dcgm_tick(sim_fleet_t *f, double dt_s);
+void sim__dcgm_publish(sim_fleet_t *f);
+void sim__dcgm_free(sim_fleet_t *f);
+
+void sim__kueue_build(sim_fleet_t *f);
+void sim__kueue_tick(sim_fleet_t *f, double t_s, double dt_s);
+void sim__kueue_publish(sim_fleet_t *f);
+void sim__kueue_free(sim_fleet_t *f);
+const sim_tpl_t *sim__kueue_tpl(const sim_fleet_t *f);
+const double *sim__kueue_values(const sim_fleet_t *f);
+
+#endif
