@@ -321,6 +321,16 @@ static bool num_eq(double a, double b)
     return memcmp(&a, &b, sizeof a) == 0;
 }
 
+/* @ timestamps print as %.3f seconds (as Prometheus): exact below 2^53 ms,
+ * within a few ulps beyond. */
+static bool at_eq(int64_t a, int64_t b)
+{
+    if (a == b) return true;
+    double x = (double)a, y = (double)b;
+    if (fabs(x) < 9007199254740992.0) return false;
+    return fabs(x - y) <= fabs(x) * 0x1p-50;
+}
+
 static bool names_eq(const im_istr_t **a, size_t na, const im_istr_t **b, size_t nb)
 {
     if (na != nb) return false;
@@ -369,7 +379,7 @@ bool promql_expr_equal(const promql_expr_t *a, const promql_expr_t *b)
     case PROMQL_NODE_VECTOR_SELECTOR: {
         const promql_vector_selector_t *x = &a->u.vs, *y = &b->u.vs;
         if (x->name != y->name || x->nmatchers != y->nmatchers || x->offset_ms != y->offset_ms ||
-            x->at != y->at || (x->at == PROMQL_AT_TIMESTAMP && x->at_ms != y->at_ms))
+            x->at != y->at || (x->at == PROMQL_AT_TIMESTAMP && !at_eq(x->at_ms, y->at_ms)))
             return false;
         /* The printer sorts matchers, so compare them as a multiset. */
         for (size_t i = 0; i < x->nmatchers; i++) {
@@ -388,7 +398,7 @@ bool promql_expr_equal(const promql_expr_t *a, const promql_expr_t *b)
         const promql_subquery_t *x = &a->u.sq, *y = &b->u.sq;
         return x->range_ms == y->range_ms && x->step_ms == y->step_ms &&
                x->offset_ms == y->offset_ms && x->at == y->at &&
-               (x->at != PROMQL_AT_TIMESTAMP || x->at_ms == y->at_ms) &&
+               (x->at != PROMQL_AT_TIMESTAMP || at_eq(x->at_ms, y->at_ms)) &&
                promql_expr_equal(x->expr, y->expr);
     }
     case PROMQL_NODE_CALL:

@@ -92,7 +92,10 @@ static bool rune_printable(int32_t r)
     if (r >= 0x202A && r <= 0x202E) return false;
     if (r >= 0x2060 && r <= 0x206F) return false;
     if (r >= 0xE000 && r <= 0xF8FF) return false; /* private use */
-    if (r >= 0xFFF9) return r >= 0x10000 && (r & 0xFFFE) != 0xFFFE && r < 0xF0000;
+    if (r >= 0xFFF9 && r < 0x10000) return false;
+    /* planes 1 and 2 are mostly assigned, plane 3 up to CJK extension G; the
+     * rest is unassigned or private use, which Go escapes */
+    if (r >= 0x10000) return (r & 0xFFFE) != 0xFFFE && (r < 0x30000 || r <= 0x3134A);
     if (r >= 0xFDD0 && r <= 0xFDEF) return false;
     return true;
 }
@@ -761,6 +764,11 @@ void promql__tok_desc(const char *in, const promql_token_t *t, im_buf_t *out)
     size_t vl = t->len;
     if (t->type == PT_EOF) {
         (void)im_buf_puts(out, "end of input");
+        return;
+    }
+    if (t->type == PT_AT) {
+        /* Prometheus 2.42 has no display string for AT and prints its token number */
+        (void)im_buf_puts(out, "\"<Item 57385>\" <op:@>");
         return;
     }
     if (t->type > PT_OPS_START && t->type < PT_OPS_END) {

@@ -253,6 +253,7 @@ static bool parse_duration_tok(parser_t *p, const promql_token_t *t, int64_t *ou
 
 typedef struct re_scan {
     size_t unclosed_class; /* index of an unterminated '[', or SIZE_MAX */
+    bool raw_unexpected;   /* `b)x(`: fine inside ^(?:...)$, but Go also parses the raw text */
 } re_scan_t;
 
 static bool re_is_quant_start(const char *re, size_t len, size_t i, size_t *qlen)
@@ -276,12 +277,16 @@ static bool re_is_quant_start(const char *re, size_t len, size_t i, size_t *qlen
     return true;
 }
 
-static bool re2_check(const char *re, size_t len, char *why, size_t cap, re_scan_t *sc)
+/* re is the anchored pattern ^(?:raw)$; raw_end is where the raw text ends. */
+static bool re2_check(const char *re, size_t len, size_t raw_end, char *why, size_t cap,
+                      re_scan_t *sc)
 {
     bool in_class = false;
     bool can_repeat = false; /* is there an item before a quantifier? */
     size_t class_start = 0;
+    long depth = 0;
     sc->unclosed_class = SIZE_MAX;
+    sc->raw_unexpected = false;
     for (size_t i = 0; i < len; i++) {
         char c = re[i];
         if (in_class) {
@@ -329,11 +334,14 @@ static bool re2_check(const char *re, size_t len, char *why, size_t cap, re_scan
                 can_repeat = true;
                 continue;
             }
-            /* a-b ranges out of order */
-            if (i + 2 < len && re[i + 1] == '-' && re[i + 2] != ']' && re[i + 2] != '\\' &&
-                (unsigned char)re[i + 2] < (unsigned char)c && (unsigned char)c < 0x80) {
-                snprintf(why, cap, "invalid character class range: `%.*s`", 3, re + i);
-                return false;
+            /* a-b ranges, taken greedily left to right as Go does */
+            if (i + 2 < len && re[i + 1] == '-' && re[i + 2] != ']') {
+                if (re[i + 2] != '\\' && (unsigned char)re[i + 2] < (unsigned char)c &&
+                    (unsigned char)c < 0x80) {
+                    snprintf(why, cap, "invalid character class range: `%.*s`", 3, re + i);
+                    return false;
+                }
+                i += re[i + 2] == '\\' ? 3 : 2;
             }
             continue;
         }
@@ -397,8 +405,47 @@ static bool re2_check(const char *re, size_t len, char *why, size_t cap, re_scan
             if (class_start < len && re[class_start] == ']') class_start++;
             continue;
         }
+        if (c == ')') {
+            if (--depth < 0) {
+                snprintf(why, cap, "unexpected ): `%.*s`", (int)len, re);
+                return false;
+            }
+            if (depth == 0 && i < raw_end) sc->raw_unexpected = true;
+            can_repeat = true;
+            continue;
+        }
         if (c == '(') {
             can_repeat = false;
+            depth++;
+            if (i + 1 < len && re[i + 1] == '?' && i + 2 < len &&
+                (re[i + 2] == 'i' || re[i + 2] == 'm' || re[i + 2] == 's' || re[i + 2] == 'U' ||
+                 re[i + 2] == '-')) {
+                /* flags: [imsU]*(-[imsU]+)? then ':' or ')' */
+                size_t j = i + 2;
+                bool neg = false, saw = false, ok = false;
+                for (; j < len; j++) {
+                    char f = re[j];
+                    if (f == 'i' || f == 'm' || f == 's' || f == 'U') {
+                        saw = true;
+                        continue;
+                    }
+                    if (f == '-' && !neg) {
+                        neg = true;
+                        saw = false;
+                        continue;
+                    }
+                    if ((f == ':' || f == ')') && (!neg || saw)) ok = true;
+                    break;
+                }
+                if (!ok) {
+                    snprintf(why, cap, "invalid or unsupported Perl syntax: `%.*s`",
+                             (int)(IM_MIN(j + 1, len) - i), re + i);
+                    return false;
+                }
+                if (re[j] == ')') depth--;
+                i = j;
+                continue;
+            }
             if (i + 1 < len && re[i + 1] == '?') {
                 char d = i + 2 < len ? re[i + 2] : 0;
                 bool ok = d == ':' || d == 'i' || d == 'm' || d == 's' || d == 'U' || d == '-' ||
@@ -412,25 +459,46 @@ static bool re2_check(const char *re, size_t len, char *why, size_t cap, re_scan
                     return false;
                 }
                 i++; /* the '?' is not a quantifier */
+                if (d == ':') {
+                    i++;
+                } else if (d == 'P' || d == '<') {
+                    const char *gt = memchr(re + i, '>', len - i);
+                    if (gt) i = (size_t)(gt - re);
+                }
             }
             continue;
         }
-        can_repeat = !(c == '|' || c == '^' || c == '$');
+        can_repeat = c != '|';
     }
-    if (in_class) return true; /* PCRE2 reports it, we name the spot */
+    if (in_class) {
+        snprintf(why, cap, "missing closing ]: `%.*s`", (int)(len - sc->unclosed_class),
+                 re + sc->unclosed_class);
+        return false;
+    }
     sc->unclosed_class = SIZE_MAX;
+    if (depth > 0) {
+        snprintf(why, cap, "missing closing ): `%.*s`", (int)len, re);
+        return false;
+    }
     return true;
 }
 
 static im_matcher_t *new_matcher(parser_t *p, im_match_type_t type, const promql_token_t *name,
                                  const char *val, size_t vlen)
 {
-    char why[300];
-    re_scan_t sc = {SIZE_MAX};
-    if ((type == IM_MATCH_RE || type == IM_MATCH_NRE) &&
-        !re2_check(val, vlen, why, sizeof why, &sc)) {
-        fail_at(p, name->pos, "error parsing regexp: %s", why);
-        return NULL;
+    char why[600];
+    re_scan_t sc = {SIZE_MAX, false};
+    if (type == IM_MATCH_RE || type == IM_MATCH_NRE) {
+        char *w = im_malloc(vlen + 7);
+        memcpy(w, "^(?:", 4);
+        memcpy(w + 4, val, vlen);
+        memcpy(w + 4 + vlen, ")$", 3);
+        bool ok = re2_check(w, vlen + 6, vlen + 4, why, sizeof why, &sc);
+        im_free(w);
+        if (!ok) {
+            fail_at(p, name->pos, "error parsing regexp: %s", why);
+            return NULL;
+        }
     }
     im_matcher_t *m = NULL;
     im_err_t e;
@@ -446,14 +514,15 @@ static im_matcher_t *new_matcher(parser_t *p, im_match_type_t type, const promql
         else if (strstr(msg, "unmatched closing parenthesis"))
             fail_at(p, name->pos, "error parsing regexp: unexpected ): `^(?:%.*s)$`", (int)vlen,
                     val);
-        else if (strstr(msg, "missing terminating ]") && sc.unclosed_class != SIZE_MAX)
-            fail_at(p, name->pos, "error parsing regexp: missing closing ]: `%.*s)$`",
-                    (int)(vlen - sc.unclosed_class), val + sc.unclosed_class);
         else
             fail_at(p, name->pos, "error parsing regexp: %s: `^(?:%.*s)$`", msg, (int)vlen, val);
         return NULL;
     }
     promql__owner_add_matcher(p->owner, m);
+    if (sc.raw_unexpected) {
+        fail_at(p, name->pos, "error parsing regexp: unexpected ): `%.*s`", (int)vlen, val);
+        return NULL;
+    }
     return m;
 }
 
@@ -1172,27 +1241,35 @@ static promql_expr_t *parse_expr(parser_t *p, int min_prec)
 
 /* Tree height, computed with a bounded recursion: every later recursion
  * (check, print, equality, evaluation) is bounded by PROMQL_MAX_DEPTH. */
+static int tree_height(const promql_expr_t *e, int d);
+
+static int max_height(int h, const promql_expr_t *child, int d)
+{
+    int c = tree_height(child, d);
+    return c > h ? c : h;
+}
+
 static int tree_height(const promql_expr_t *e, int d)
 {
     if (!e || d > PROMQL_MAX_DEPTH) return d;
     int h = d + 1;
     switch (e->kind) {
-    case PROMQL_NODE_MATRIX_SELECTOR: h = IM_MAX(h, tree_height(e->u.ms.vs, d + 1)); break;
-    case PROMQL_NODE_SUBQUERY: h = IM_MAX(h, tree_height(e->u.sq.expr, d + 1)); break;
+    case PROMQL_NODE_MATRIX_SELECTOR: h = max_height(h, e->u.ms.vs, d + 1); break;
+    case PROMQL_NODE_SUBQUERY: h = max_height(h, e->u.sq.expr, d + 1); break;
     case PROMQL_NODE_CALL:
         for (size_t i = 0; i < e->u.call.nargs && h <= PROMQL_MAX_DEPTH; i++)
-            h = IM_MAX(h, tree_height(e->u.call.args[i], d + 1));
+            h = max_height(h, e->u.call.args[i], d + 1);
         break;
     case PROMQL_NODE_AGGREGATE:
-        h = IM_MAX(h, tree_height(e->u.agg.param, d + 1));
-        h = IM_MAX(h, tree_height(e->u.agg.expr, d + 1));
+        h = max_height(h, e->u.agg.param, d + 1);
+        h = max_height(h, e->u.agg.expr, d + 1);
         break;
     case PROMQL_NODE_BINARY:
-        h = IM_MAX(h, tree_height(e->u.bin.lhs, d + 1));
-        h = IM_MAX(h, tree_height(e->u.bin.rhs, d + 1));
+        h = max_height(h, e->u.bin.lhs, d + 1);
+        if (h <= PROMQL_MAX_DEPTH) h = max_height(h, e->u.bin.rhs, d + 1);
         break;
-    case PROMQL_NODE_UNARY: h = IM_MAX(h, tree_height(e->u.unary.expr, d + 1)); break;
-    case PROMQL_NODE_PAREN: h = IM_MAX(h, tree_height(e->u.paren.expr, d + 1)); break;
+    case PROMQL_NODE_UNARY: h = max_height(h, e->u.unary.expr, d + 1); break;
+    case PROMQL_NODE_PAREN: h = max_height(h, e->u.paren.expr, d + 1); break;
     default: break;
     }
     return h;

@@ -6,9 +6,11 @@
  * `@ <seconds with 3 decimals>` before `offset`, numbers as Go's %v
  * (1e-07, 31, 1e+06, +Inf, NaN). One deliberate difference: a group_left/group_right
  * with `ignoring ()` keeps its matching clause (Prometheus drops it and so
- * changes the meaning); parse(print(ast)) is always ast again. */
+ * changes the meaning), and +Inf on the left of ^ prints as Inf (Prometheus'
+ * "+Inf ^ 2" reads back as +(Inf ^ 2)); parse(print(ast)) is always ast again. */
 #include "util/base.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -57,13 +59,9 @@ static im_rc put_names(im_buf_t *out, const im_istr_t *const *names, size_t n)
 static im_rc put_at_offset(im_buf_t *out, promql_at_kind_t at, int64_t at_ms, int64_t off)
 {
     im_rc rc = IM_OK;
-    if (at == PROMQL_AT_TIMESTAMP) {
-        /* Prometheus prints %.3f of ms/1000.0; the exact decimal is the same
-         * text for every timestamp below 2^53 ms and round-trips beyond. */
-        uint64_t mag = at_ms < 0 ? (uint64_t)0 - (uint64_t)at_ms : (uint64_t)at_ms;
-        rc = im_buf_printf(out, " @ %s%llu.%03llu", at_ms < 0 ? "-" : "",
-                           (unsigned long long)(mag / 1000), (unsigned long long)(mag % 1000));
-    } else if (at == PROMQL_AT_START)
+    if (at == PROMQL_AT_TIMESTAMP)
+        rc = im_buf_printf(out, " @ %.3f", (double)at_ms / 1000.0);
+    else if (at == PROMQL_AT_START)
         rc = im_buf_puts(out, " @ start()");
     else if (at == PROMQL_AT_END)
         rc = im_buf_puts(out, " @ end()");
@@ -206,7 +204,11 @@ im_rc promql_format(const promql_expr_t *e, im_buf_t *out)
     }
     case PROMQL_NODE_BINARY: {
         const promql_binary_t *b = &e->u.bin;
-        rc = promql_format(b->lhs, out);
+        if (b->op == PROMQL_OP_POW && b->lhs->kind == PROMQL_NODE_NUMBER &&
+            isinf(b->lhs->u.number.value) && b->lhs->u.number.value > 0)
+            rc = im_buf_puts(out, "Inf"); /* "+Inf ^ x" would read as +(Inf ^ x) */
+        else
+            rc = promql_format(b->lhs, out);
         if (rc == IM_OK) rc = im_buf_putc(out, ' ');
         if (rc == IM_OK) rc = im_buf_puts(out, promql_binop_str(b->op));
         if (rc == IM_OK && b->return_bool) rc = im_buf_puts(out, " bool");
