@@ -20,6 +20,7 @@ int cli_check_config(int argc, char **argv);
 int cli_run(int argc, char **argv);
 int cli_check_metrics(int argc, char **argv);
 int cli_check_rules(int argc, char **argv);
+int cli_test(int argc, char **argv);
 int cli_version(int argc, char **argv);
 int cli_debug(int argc, char **argv);
 int cli_lint(int argc, char **argv);

@@ -6,6 +6,7 @@
 const cli_command_t cli_commands[] = {
     {"run", cli_run, "run the daemon: scrape, store, answer PromQL (Prometheus HTTP API)"},
     {"check", cli_check, "check metrics|config|rules: validate inputs like promtool check"},
+    {"test", cli_test, "test rules FILE...: run rule unit tests (promtool test rules format)"},
     {"version", cli_version, "print the version"},
     {"debug", cli_debug, "internal tools for peer tests (float formatting, durations)"},
     {"tsdb", cli_tsdb, "tsdb analyze|dump|import: inspect, export and backfill the storage"},

@@ -102,4 +102,94 @@ void rules_file_free(rules_file_t *f);
 void rules_file_lint_duplicates(const rules_file_t *f, rules_errs_t *errs);
 size_t rules_file_count(const rules_file_t *f);
 
+/* ---- Evaluation ---- */
+
+#include "promql/promql.h"
+
+/* Where rules read and write. queryable: borrowed for the manager's life.
+ * append: adds one sample to the current batch; commit: makes the batch
+ * visible (called after each rule, so the next rule sees its output). */
+typedef struct rules_storage {
+    tsdb_queryable_t *queryable;
+    im_rc (*append)(void *ctx, const im_labels_t *ls, int64_t t_ms, double v);
+    im_rc (*commit)(void *ctx);
+    void *ctx;
+} rules_storage_t;
+
+typedef enum rules_alert_state {
+    RULES_ALERT_INACTIVE = 0,
+    RULES_ALERT_PENDING,
+    RULES_ALERT_FIRING,
+} rules_alert_state_t;
+
+/* An alert handed to the notifier (all borrowed for the call). */
+typedef struct rules_notify_alert {
+    const im_labels_t *labels;
+    const im_labels_t *annotations;
+    int64_t starts_at_ms; /* fired at */
+    int64_t ends_at_ms;   /* resolved at, or valid-until */
+    bool resolved;
+    const char *generator_url;
+} rules_notify_alert_t;
+
+typedef void (*rules_notify_fn)(void *ctx, const rules_notify_alert_t *alerts, size_t n);
+
+typedef struct rules_opts {
+    const promql_engine_t *engine; /* borrowed */
+    rules_storage_t storage;
+    int64_t eval_interval_ms;           /* global evaluation_interval; 0 = 1m */
+    int64_t query_offset_ms;            /* global rule_query_offset */
+    const im_labels_t *external_labels; /* borrowed; may be NULL */
+    const char *external_url;           /* borrowed; may be NULL */
+    int64_t outage_tolerance_ms;        /* --rules.alert.for-outage-tolerance; 0 = 1h */
+    int64_t grace_period_ms;            /* --rules.alert.for-grace-period; 0 = 10m */
+    int64_t resend_delay_ms;            /* --rules.alert.resend-delay; 0 = 1m */
+    bool restore_for_state;             /* restore `for` state from ALERTS_FOR_STATE at start */
+    rules_notify_fn notify;             /* may be NULL */
+    void *notify_ctx;
+} rules_opts_t;
+
+typedef struct rules_manager rules_manager_t;
+
+rules_manager_t *rules_manager_new(const rules_opts_t *opts);
+void rules_manager_free(rules_manager_t *m);
+/* Replaces the groups with those of the files (takes ownership of files[i]);
+ * alert state of rules that keep their group, name and labels is kept. */
+void rules_manager_set_files(rules_manager_t *m, rules_file_t **files, size_t n);
+/* Evaluates every group whose next evaluation time is <= now_ms (at most once
+ * per call per group, counting missed iterations). Returns the number of
+ * groups evaluated. */
+size_t rules_manager_tick(rules_manager_t *m, int64_t now_ms);
+/* Milliseconds until the next group evaluation is due (>= 0). */
+int64_t rules_manager_next_ms(rules_manager_t *m, int64_t now_ms);
+/* Evaluates one group at t (rule unit tests: explicit times and order). */
+void rules_manager_eval_group(rules_manager_t *m, size_t group_index, int64_t t_ms);
+size_t rules_manager_ngroups(const rules_manager_t *m);
+const rules_group_t *rules_manager_group(const rules_manager_t *m, size_t i);
+/* Prometheus' group evaluation time for a start time (offset from the hash of
+ * file and name). */
+int64_t rules_group_eval_timestamp(const rules_group_t *g, int64_t interval_ms, int64_t start_ms);
+
+/* Current alerts of one alerting rule (group i, rule j): state, labels,
+ * annotations, active-since, value. Returned through a callback. */
+typedef void (*rules_alert_visit_fn)(void *ctx, rules_alert_state_t st, const im_labels_t *labels,
+                                     const im_labels_t *annotations, int64_t active_at_ms,
+                                     int64_t fired_at_ms, double value);
+void rules_manager_visit_alerts(rules_manager_t *m, size_t gi, size_t ri, rules_alert_visit_fn fn,
+                                void *ctx);
+/* Last evaluation error of a rule ("" when healthy). */
+const char *rules_manager_rule_error(rules_manager_t *m, size_t gi, size_t ri);
+
+/* The `data` objects of /api/v1/rules (type = NULL, "alert" or "record") and
+ * /api/v1/alerts, as Prometheus answers them. */
+im_rc rules_manager_rules_json(rules_manager_t *m, const char *type, im_buf_t *out);
+im_rc rules_manager_alerts_json(rules_manager_t *m, im_buf_t *out);
+
+/* Counters for /metrics. */
+typedef struct rules_stats {
+    uint64_t evaluations, evaluation_failures, iterations_missed, iterations_scheduled;
+    uint64_t template_failures;
+} rules_stats_t;
+void rules_manager_stats(rules_manager_t *m, rules_stats_t *out);
+
 #endif
