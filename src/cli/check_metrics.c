@@ -22,7 +22,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: infermon check metrics [FILE|-] [--output text|json]\n"
                "                              [--format auto|text|openmetrics] [--dump]\n"
-               "                              [--no-lint] [--max-line-bytes N]\n"
+               "                              [--no-lint] [--max-line-bytes N] [--max-labels N]\n"
+               "                              [--max-body-bytes N]\n"
                "Reads an exposition (Prometheus text 0.0.4 or OpenMetrics 1.0; auto: OpenMetrics\n"
                "when the input ends with \"# EOF\") from FILE or stdin and reports syntax errors,\n"
                "semantic errors and the lints promtool check metrics prints.\n"
@@ -155,7 +156,8 @@ int cli_check_metrics(int argc, char **argv)
     const char *path = "-";
     const char *format = "auto";
     bool json = false, dump = false, lint = true;
-    size_t max_line = 0;
+    size_t max_line = 0, max_body = 0;
+    uint32_t max_labels = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -181,14 +183,21 @@ int cli_check_metrics(int argc, char **argv)
             dump = true;
         } else if (strcmp(a, "--no-lint") == 0) {
             lint = false;
-        } else if (strcmp(a, "--max-line-bytes") == 0 && i + 1 < argc) {
+        } else if ((strcmp(a, "--max-line-bytes") == 0 || strcmp(a, "--max-labels") == 0 ||
+                    strcmp(a, "--max-body-bytes") == 0) &&
+                   i + 1 < argc) {
             char *end;
             unsigned long long v = strtoull(argv[++i], &end, 10);
-            if (*end || v == 0) {
-                fprintf(stderr, "infermon check metrics: bad --max-line-bytes\n");
+            if (*end || v == 0 || (a[6] == 'l' && a[7] == 'a' && v > UINT32_MAX)) {
+                fprintf(stderr, "infermon check metrics: bad value for %s\n", a);
                 return 2;
             }
-            max_line = (size_t)v;
+            if (strcmp(a, "--max-line-bytes") == 0)
+                max_line = (size_t)v;
+            else if (strcmp(a, "--max-labels") == 0)
+                max_labels = (uint32_t)v;
+            else
+                max_body = (size_t)v;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "infermon check metrics: unknown option %s\n", a);
             usage(stderr);
@@ -216,7 +225,10 @@ int cli_check_metrics(int argc, char **argv)
     im_buf_init(&c.out, 0);
     im_buf_t dumpbuf;
     im_buf_init(&dumpbuf, 0);
-    expo_check_opts_t opts = {.limits = {.max_line_bytes = max_line}, .lint = lint};
+    expo_check_opts_t opts = {.limits = {.max_line_bytes = max_line,
+                                         .max_body_bytes = max_body,
+                                         .max_labels = max_labels},
+                              .lint = lint};
     if (dump) {
         opts.on_sample = on_sample;
         opts.on_sample_user = &dumpbuf;
