@@ -511,7 +511,9 @@ static int cmd_load(const char *dir, int pods)
     double c0 = cpu_seconds();
     int64_t w0 = im_mono_ns();
     size_t per_pod = nser / (size_t)pods;
+    long rss25 = 0;
     for (size_t k = 0; k < nsteps; k++) {
+        if (k == 25) rss25 = rss_kb();
         for (int p = 0; p < pods; p++) {
             tsdb_appender_t *a = tsdb_appender(db);
             for (size_t s = (size_t)p * per_pod; s < (size_t)(p + 1) * per_pod; s++) {
@@ -538,9 +540,11 @@ static int cmd_load(const char *dir, int pods)
     printf("series=%zu samples=%zu\n", nser, samples);
     printf("ingest_cpu_s=%.3f ingest_wall_s=%.3f ingest_samples_per_cpu_s=%.0f\n", ingest_cpu,
            ingest_wall, (double)samples / ingest_cpu);
-    printf("head_bytes=%" PRIu64 " head_bytes_per_series=%.0f rss_delta_per_series=%.0f\n",
+    printf("head_bytes=%" PRIu64 " head_bytes_per_series=%.0f rss_delta_per_series=%.0f "
+           "rss_delta_per_series_25=%.0f\n",
            st.head_bytes, (double)st.head_bytes / (double)st.head_series,
-           (double)(rss1 - rss0) * 1024.0 / (double)nser);
+           (double)(rss1 - rss0) * 1024.0 / (double)nser,
+           (double)(rss25 - rss0) * 1024.0 / (double)nser);
     c0 = cpu_seconds();
     if (tsdb_flush_head(db, &err) != IM_OK || tsdb_maintain(db, &err) != IM_OK) {
         fprintf(stderr, "bench_tsdb: flush: %s\n", err.msg);

@@ -287,6 +287,14 @@ static int flush_out(im_buf_t *b)
     return 0;
 }
 
+/* Keeps a copy of the series prefix of a dump line in b; returns b's data. */
+static char *series_prefix_buf(im_buf_t *b, const char *p, size_t n)
+{
+    im_buf_reset(b);
+    (void)im_buf_append(b, p, n);
+    return b->data;
+}
+
 static int cmd_dump(int argc, char **argv)
 {
     const char *dir = NULL;
@@ -316,8 +324,9 @@ static int cmd_dump(int argc, char **argv)
         return 2;
     }
     tsdb_queryable_t *q = tsdb_queryable(db);
-    im_buf_t out;
+    im_buf_t out, pre;
     im_buf_init(&out, 0);
+    im_buf_init(&pre, 0);
     expo_writer_t w;
     expo_writer_init(&w, &out, EXPO_OPENMETRICS_1);
     int rcode = 0;
@@ -344,9 +353,25 @@ static int cmd_dump(int argc, char **argv)
                 tsdb_iter_t *it = set->vt->iter(set, i);
                 int64_t t;
                 double v;
+                /* The series part of the line is formatted once: the writer's
+                 * line minus what it writes for " value timestamp\n" alone. */
+                size_t prefix = 0;
                 while (it->vt->next(it)) {
                     it->vt->at(it, &t, &v);
-                    expo_write_sample_ls(&w, set->series[i].labels, v, true, t);
+                    size_t before = out.len;
+                    if (prefix == 0) {
+                        expo_write_sample_ls(&w, set->series[i].labels, v, true, t);
+                        size_t full = out.len - before;
+                        expo_write_sample(&w, (im_sv_t){"", 0}, NULL, 0, v, true, t, NULL);
+                        size_t tail = out.len - before - full;
+                        out.len = before + full;
+                        out.data[out.len] = 0;
+                        prefix = full - tail;
+                        (void)series_prefix_buf(&pre, out.data + before, prefix);
+                    } else {
+                        (void)im_buf_append(&out, pre.data, pre.len);
+                        expo_write_sample(&w, (im_sv_t){"", 0}, NULL, 0, v, true, t, NULL);
+                    }
                     if (out.len > (1 << 20) && flush_out(&out)) rcode = 2;
                 }
                 it->vt->free(it);
@@ -358,6 +383,7 @@ static int cmd_dump(int argc, char **argv)
     expo_write_eof(&w);
     if (flush_out(&out)) rcode = 2;
     im_buf_free(&out);
+    im_buf_free(&pre);
     q->vt->close(q);
     tsdb_close(db);
     im_free(sels);
@@ -432,6 +458,10 @@ static int cmd_import(int argc, char **argv)
     if (expo_parser_reset(ps, data, len, fmt, &err) != IM_OK) rcode = 2;
     im_labels_builder_t lb;
     im_lb_init(&lb);
+    im_buf_t key, prevkey;
+    im_buf_init(&key, 0);
+    im_buf_init(&prevkey, 0);
+    tsdb_ref_t ref = 0;
     tsdb_appender_t *a = tsdb_appender(db);
     size_t inbatch = 0;
     uint64_t samples = 0, rejected = 0;
@@ -447,9 +477,27 @@ static int cmd_import(int argc, char **argv)
             rcode = 1;
             break;
         }
-        const im_labels_t *ls = expo_entry_labels(&e, &lb);
-        im_rc rc = tsdb_appender_add(a, 0, ls, e.t_ms, e.value, NULL);
-        im_labels_unref(ls);
+        /* Files are usually grouped by series: when the series is the previous
+         * sample's, reuse its ref instead of building and interning labels. */
+        im_buf_reset(&key);
+        (void)im_buf_append(&key, e.name.p, e.name.len);
+        for (uint32_t i = 0; i < e.nlabels; i++) {
+            (void)im_buf_putc(&key, '\xff');
+            (void)im_buf_append(&key, e.labels[i].name.p, e.labels[i].name.len);
+            (void)im_buf_putc(&key, '\xfe');
+            (void)im_buf_append(&key, e.labels[i].value.p, e.labels[i].value.len);
+        }
+        im_rc rc = IM_ENOTFOUND;
+        if (ref && key.len == prevkey.len && memcmp(key.data, prevkey.data, key.len) == 0)
+            rc = tsdb_appender_add(a, ref, NULL, e.t_ms, e.value, NULL);
+        if (rc == IM_ENOTFOUND) {
+            const im_labels_t *ls = expo_entry_labels(&e, &lb);
+            rc = tsdb_appender_add(a, 0, ls, e.t_ms, e.value, &ref);
+            im_labels_unref(ls);
+            im_buf_t t = prevkey;
+            prevkey = key;
+            key = t;
+        }
         if (rc == IM_OK)
             samples++;
         else
@@ -483,6 +531,8 @@ static int cmd_import(int argc, char **argv)
     }
     if (tty) progress(lines, lines, samples, &last), fputc('\n', stderr);
     im_lb_free(&lb);
+    im_buf_free(&key);
+    im_buf_free(&prevkey);
     expo_parser_free(ps);
     if (len) munmap((void *)data, len);
     if (rcode == 0 && (tsdb_flush_head(db, &err) != IM_OK || tsdb_maintain(db, &err) != IM_OK)) {

@@ -50,7 +50,7 @@
 #define BLK_MAGIC   "IMBLK\0\0\1"
 #define BLK_HDR     8
 #define BLK_FOOTER  144
-#define FRAME_RAW   (64u << 10)
+#define FRAME_RAW   (256u << 10)
 #define MAX_SECTION (1u << 30)
 enum { SEC_TS, SEC_SYM, SEC_SER, SEC_FRT, NSEC };
 

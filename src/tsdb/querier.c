@@ -223,6 +223,11 @@ static void gather(tsdb_t *db, int64_t mint, int64_t maxt, im_matcher_t *const *
                    bool with_data, gather_t *g)
 {
     memset(g, 0, sizeof *g);
+    /* The head's read lock is held while the block list is taken: persisting
+     * adds a block before it truncates the head (under the write lock), so a
+     * window is always seen in the head, in a block, or both — never neither. */
+    tsdb__head_t *h = db->head;
+    pthread_rwlock_rdlock(&h->lock);
     pthread_mutex_lock(&db->blocks_mu);
     g->blocks = im_malloc((db->nblocks + 1) * sizeof *g->blocks);
     for (size_t i = 0; i < db->nblocks; i++) {
@@ -233,17 +238,6 @@ static void gather(tsdb_t *db, int64_t mint, int64_t maxt, im_matcher_t *const *
     }
     pthread_mutex_unlock(&db->blocks_mu);
     tsdb__ids_t ids = {0};
-    for (size_t bi = 0; bi < g->nblocks; bi++) {
-        tsdb__block_t *b = g->blocks[bi];
-        tsdb__index_select(&b->ix, ms, nms, &ids);
-        for (size_t k = 0; k < ids.n; k++) {
-            const tsdb__bseries_t *s = &b->series[ids.v[k]];
-            if (s->maxt < mint || s->mint > maxt) continue;
-            cand_push(g, s->labels, (qpart_t){b, ids.v[k], NULL, 0, (uint32_t)bi});
-        }
-    }
-    tsdb__head_t *h = db->head;
-    pthread_rwlock_rdlock(&h->lock);
     tsdb__index_select(&h->ix, ms, nms, &ids);
     for (size_t k = 0; k < ids.n; k++) {
         const tsdb__series_t *s = h->by_id[ids.v[k]];
@@ -258,6 +252,15 @@ static void gather(tsdb_t *db, int64_t mint, int64_t maxt, im_matcher_t *const *
         cand_push(g, s->labels, p);
     }
     pthread_rwlock_unlock(&h->lock);
+    for (size_t bi = 0; bi < g->nblocks; bi++) {
+        tsdb__block_t *b = g->blocks[bi];
+        tsdb__index_select(&b->ix, ms, nms, &ids);
+        for (size_t k = 0; k < ids.n; k++) {
+            const tsdb__bseries_t *s = &b->series[ids.v[k]];
+            if (s->maxt < mint || s->mint > maxt) continue;
+            cand_push(g, s->labels, (qpart_t){b, ids.v[k], NULL, 0, (uint32_t)bi});
+        }
+    }
     tsdb__ids_free(&ids);
 }
 

@@ -24,10 +24,13 @@
  * A ref stays valid while the series is in the head; a stale ref (series gone)
  * gives IM_ENOTFOUND and the caller retries with labels.
  *
- * Querying. tsdb_querier(db, mint, maxt) gives a consistent view of head and
- * blocks for [mint, maxt] (inclusive, ms). Through the queryable vtable below the
- * PromQL engine reads either this store or any other backend (tests use an
- * in-memory one). A querier pins the blocks and chunks it may read until closed.
+ * Querying. tsdb_queryable(db) gives the queryable vtable below over head and
+ * blocks; each select is a consistent view for its [mint, maxt] (inclusive, ms):
+ * it sees whole commits only, and pins the blocks and (copies of) the head chunks
+ * it may read until the series set is freed. Through the same vtable the PromQL
+ * engine reads either this store or any other backend (tests use an in-memory
+ * one). A series set and its iterators are used by one thread at a time;
+ * different sets and queryables may be used concurrently.
  *
  * Durability. WAL segments with a CRC32C per record; fsync policy from
  * tsdb_opts_t; replay on open (a torn or corrupt tail is cut and reported, never

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -329,6 +330,73 @@ static void test_corrupt_block(void **state)
     tsdb_close(db);
 }
 
+/* Readers running while the head is persisted, compacted and truncated never
+ * see a gap or a partial commit: each select returns every series with the
+ * samples 0..n-1 for one n. */
+typedef struct rctx {
+    tsdb_t *db;
+    volatile int *stop;
+    int bad, selects;
+} rctx_t;
+
+static void *reader(void *arg)
+{
+    rctx_t *c = arg;
+    im_matcher_t *m;
+    if (im_matcher_new(IM_MATCH_EQ, "__name__", 8, "metric", 6, &m, NULL) != IM_OK) abort();
+    tsdb_queryable_t *q = tsdb_queryable(c->db);
+    while (!*c->stop) {
+        tsdb_series_set_t *set;
+        if (q->vt->select(q, INT64_MIN, INT64_MAX, &m, 1, NULL, &set, NULL) != IM_OK) abort();
+        int64_t first = -1;
+        for (size_t i = 0; i < set->n; i++) {
+            tsdb_iter_t *it = set->vt->iter(set, i);
+            int64_t k = 0, t;
+            double v;
+            while (it->vt->next(it)) {
+                it->vt->at(it, &t, &v);
+                if (t != k * STEP) c->bad++;
+                k++;
+            }
+            it->vt->free(it);
+            if (first < 0) first = k;
+            if (k != first) c->bad++;
+        }
+        if (set->n != 0 && set->n != NSER) c->bad++;
+        set->vt->free(set);
+        c->selects++;
+    }
+    q->vt->close(q);
+    im_matcher_free(m);
+    return NULL;
+}
+
+static void test_read_while_persisting(void **state)
+{
+    (void)state;
+    const int64_t R = 20 * STEP;
+    tsdb_t *db = open_dir(R, 0, 0);
+    volatile int stop = 0;
+    rctx_t rc[2] = {{db, &stop, 0, 0}, {db, &stop, 0, 0}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, reader, &rc[i]);
+    for (int64_t k = 0; k < 300; k += 10) {
+        ingest(db, k, k + 10);
+        assert_int_equal(tsdb_maintain(db, NULL), IM_OK);
+    }
+    stop = 1;
+    for (int i = 0; i < 2; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(rc[i].bad, 0);
+        assert_true(rc[i].selects > 0);
+    }
+    tsdb_stats_t st;
+    tsdb_get_stats(db, &st);
+    assert_true(st.compactions > 0);
+    verify(db, 0, 300);
+    tsdb_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -336,6 +404,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_wal_torn_and_corrupt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blocks_compaction_retention, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_block, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_while_persisting, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
