@@ -1,0 +1,134 @@
+/* builtin.c — generates the built-in LLM-serving rule file (see builtin.h):
+ * recording rules for the dashboard's heavy queries (quantiles and rates per
+ * model) and four symptom alerts whose thresholds come from the `llm:` config
+ * section. */
+#include "util/base.h"
+
+#include <stdio.h>
+
+#include "rules/builtin.h"
+#include "util/fmtfloat.h"
+
+static void num(im_buf_t *b, double v)
+{
+    char tmp[IM_FLOAT_BUF];
+    im_fmt_float_go(v, 'g', tmp, sizeof tmp);
+    (void)im_buf_puts(b, tmp);
+}
+
+void rules_builtin_yaml(const rules_builtin_opts_t *o, im_buf_t *b)
+{
+    rules_builtin_opts_t d = {0};
+    if (o) d = *o;
+    if (d.ttft_p95_target_seconds <= 0) d.ttft_p95_target_seconds = 2;
+    if (d.failure_ratio <= 0) d.failure_ratio = 0.05;
+    if (d.queue_waiting_threshold <= 0) d.queue_waiting_threshold = 50;
+    if (d.kv_cache_threshold <= 0) d.kv_cache_threshold = 0.9;
+    const char *kv = d.names == RULES_NAMES_OLD   ? "vllm:gpu_cache_usage_perc"
+                     : d.names == RULES_NAMES_NEW ? "vllm:kv_cache_usage_perc"
+                                                  : "vllm:kv_cache_usage_perc or "
+                                                    "vllm:gpu_cache_usage_perc";
+    (void)im_buf_puts(b,
+                      "# infermon built-in LLM serving rules (generated; see docs/alerting.md).\n"
+                      "groups:\n"
+                      "  - name: infermon.llm.recording\n"
+                      "    interval: 30s\n"
+                      "    rules:\n"
+                      "      - record: model_name:vllm_ttft_seconds:p95_5m\n"
+                      "        expr: histogram_quantile(0.95, sum by (le, model_name) "
+                      "(rate(vllm:time_to_first_token_seconds_bucket[5m])))\n"
+                      "      - record: model_name:vllm_ttft_seconds:p50_5m\n"
+                      "        expr: histogram_quantile(0.5, sum by (le, model_name) "
+                      "(rate(vllm:time_to_first_token_seconds_bucket[5m])))\n"
+                      "      - record: model_name:vllm_e2e_latency_seconds:p95_5m\n"
+                      "        expr: histogram_quantile(0.95, sum by (le, model_name) "
+                      "(rate(vllm:e2e_request_latency_seconds_bucket[5m])))\n"
+                      "      - record: model_name:vllm_requests_finished:rate5m\n"
+                      "        expr: sum by (model_name, finished_reason) "
+                      "(rate(vllm:request_success_total[5m]))\n"
+                      "      - record: model_name:vllm_request_failure:ratio_5m\n"
+                      "        expr: sum by (model_name) "
+                      "(rate(vllm:request_success_total{finished_reason=~\"abort|error\"}[5m])) / "
+                      "sum by (model_name) (rate(vllm:request_success_total[5m]))\n"
+                      "      - record: model_name:vllm_generation_tokens:rate5m\n"
+                      "        expr: sum by (model_name) (rate(vllm:generation_tokens_total[5m]))\n"
+                      "      - record: model_name:vllm_prompt_tokens:rate5m\n"
+                      "        expr: sum by (model_name) (rate(vllm:prompt_tokens_total[5m]))\n"
+                      "      - record: model_name:vllm_preemptions:rate5m\n"
+                      "        expr: sum by (model_name) (rate(vllm:num_preemptions_total[5m]))\n"
+                      "      - record: model_name:vllm_requests_waiting:sum\n"
+                      "        expr: sum by (model_name) (vllm:num_requests_waiting)\n"
+                      "      - record: model_name:vllm_requests_running:sum\n"
+                      "        expr: sum by (model_name) (vllm:num_requests_running)\n"
+                      "      - record: model_name:vllm_kv_cache_usage:max\n"
+                      "        expr: max by (model_name) (");
+    (void)im_buf_puts(b, kv);
+    (void)im_buf_puts(b, ")\n"
+                         "  - name: infermon.llm.alerts\n"
+                         "    interval: 30s\n"
+                         "    rules:\n"
+                         "      - alert: VLLMHighTTFT\n"
+                         "        expr: model_name:vllm_ttft_seconds:p95_5m > ");
+    num(b, d.ttft_p95_target_seconds);
+    (void)im_buf_puts(b,
+                      "\n        for: 10m\n"
+                      "        labels:\n"
+                      "          severity: warning\n"
+                      "          source: infermon-builtin\n"
+                      "        annotations:\n"
+                      "          summary: 'TTFT p95 of {{ $labels.model_name }} is {{ $value | "
+                      "humanizeDuration }}'\n"
+                      "          description: 'Time to first token (p95 over 5m) has been above ");
+    num(b, d.ttft_p95_target_seconds);
+    (void)im_buf_puts(b,
+                      "s for 10 minutes. Look at queueing (vllm:num_requests_waiting), preemptions "
+                      "and KV-cache use before scaling.'\n"
+                      "      - alert: VLLMRequestFailures\n"
+                      "        expr: model_name:vllm_request_failure:ratio_5m > ");
+    num(b, d.failure_ratio);
+    (void)im_buf_puts(
+        b, "\n        for: 10m\n"
+           "        labels:\n"
+           "          severity: warning\n"
+           "          source: infermon-builtin\n"
+           "        annotations:\n"
+           "          summary: '{{ $value | humanizePercentage }} of {{ $labels.model_name }} "
+           "requests abort or fail'\n"
+           "          description: 'Share of finished requests with finished_reason abort or "
+           "error over 5m has been above ");
+    num(b, d.failure_ratio);
+    (void)im_buf_puts(b,
+                      " for 10 minutes (clients giving up on slow responses, or engine errors).'\n"
+                      "      - alert: VLLMQueueGrowing\n"
+                      "        expr: model_name:vllm_requests_waiting:sum > ");
+    num(b, d.queue_waiting_threshold);
+    (void)im_buf_puts(
+        b, " and on (model_name) deriv(model_name:vllm_requests_waiting:sum[10m]) >= 0"
+           " and on (model_name) model_name:vllm_preemptions:rate5m > 0\n"
+           "        for: 15m\n"
+           "        labels:\n"
+           "          severity: warning\n"
+           "          source: infermon-builtin\n"
+           "        annotations:\n"
+           "          summary: '{{ $value }} requests waiting for {{ $labels.model_name }}, "
+           "with preemptions'\n"
+           "          description: 'The queue has stayed above ");
+    num(b, d.queue_waiting_threshold);
+    (void)im_buf_puts(
+        b, " and not shrunk for 15 minutes while the engine preempts requests: KV-cache "
+           "capacity is the bottleneck (raise gpu_memory_utilization, cap max_model_len, or add "
+           "replicas).'\n"
+           "      - alert: VLLMKVCachePinned\n"
+           "        expr: model_name:vllm_kv_cache_usage:max > ");
+    num(b, d.kv_cache_threshold);
+    (void)im_buf_puts(b, "\n        for: 15m\n"
+                         "        labels:\n"
+                         "          severity: warning\n"
+                         "          source: infermon-builtin\n"
+                         "        annotations:\n"
+                         "          summary: 'KV cache of {{ $labels.model_name }} at {{ $value | "
+                         "humanizePercentage }}'\n"
+                         "          description: 'KV-cache use has stayed above ");
+    num(b, d.kv_cache_threshold * 100);
+    (void)im_buf_puts(b, "% for 15 minutes: preemptions and queueing follow.'\n");
+}

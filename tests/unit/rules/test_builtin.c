@@ -1,0 +1,72 @@
+/* test_builtin.c — the built-in LLM rules: the generated default equals the
+ * checked-in tests/rules/unit/builtin_rules.yml (which the rule unit tests and
+ * promtool run), every variant parses and validates, and thresholds and metric
+ * names follow the options. */
+#include "util/base.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "rules/builtin.h"
+#include "rules/rules.h"
+
+static void test_golden(void **state)
+{
+    (void)state;
+    const char *src = getenv("IM_SOURCE_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/rules/unit/builtin_rules.yml", src ? src : "../..");
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char want[65536];
+    size_t n = fread(want, 1, sizeof want - 1, f);
+    fclose(f);
+    want[n] = 0;
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    rules_builtin_yaml(NULL, &b);
+    assert_string_equal(b.data, want);
+    im_buf_free(&b);
+}
+
+static void test_variants(void **state)
+{
+    (void)state;
+    for (int names = RULES_NAMES_AUTO; names <= RULES_NAMES_NEW; names++) {
+        rules_builtin_opts_t o = {.ttft_p95_target_seconds = 1.5,
+                                  .failure_ratio = 0.01,
+                                  .queue_waiting_threshold = 20,
+                                  .kv_cache_threshold = 0.85,
+                                  .names = (rules_names_t)names};
+        im_buf_t b;
+        im_buf_init(&b, 0);
+        rules_builtin_yaml(&o, &b);
+        rules_errs_t errs = {0};
+        rules_file_t *rf = NULL;
+        assert_int_equal(rules_file_parse(RULES_BUILTIN_FILE, b.data, b.len, &rf, &errs), IM_OK);
+        assert_int_equal(rules_file_count(rf), 15);
+        assert_non_null(strstr(b.data, "> 1.5\n"));
+        assert_non_null(strstr(b.data, "> 0.85\n"));
+        assert_non_null(strstr(b.data, "above 85%"));
+        bool has_old = strstr(b.data, "vllm:gpu_cache_usage_perc") != NULL;
+        bool has_new = strstr(b.data, "vllm:kv_cache_usage_perc") != NULL;
+        assert_true(names == RULES_NAMES_OLD   ? has_old && !has_new
+                    : names == RULES_NAMES_NEW ? has_new && !has_old
+                                               : has_old && has_new);
+        rules_file_free(rf);
+        rules_errs_free(&errs);
+        im_buf_free(&b);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_golden),
+        cmocka_unit_test(test_variants),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
