@@ -29,6 +29,7 @@ int cli_tsdb(int argc, char **argv);
 int cli_promql_test(int argc, char **argv);
 int cli_promql_eval(int argc, char **argv);
 int cli_simulate(int argc, char **argv);
+int cli_demo(int argc, char **argv);
 
 /* Shared helpers for subcommands. */
 /* True if argv[i] is --help or -h. */

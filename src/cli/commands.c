@@ -15,6 +15,7 @@ const cli_command_t cli_commands[] = {
     {"promql-test", cli_promql_test, "run PromQL test scripts (Prometheus' promqltest language)"},
     {"promql-eval", cli_promql_eval, "internal: evaluate PromQL over an OpenMetrics file (tests, bench)"},
     {"simulate", cli_simulate, "serve a simulated vLLM, dcgm-exporter and Kueue fleet"},
+    {"demo", cli_demo, "the simulator and the daemon together: a live fleet being scraped"},
     {"promql-parse", cli_promql_parse, "parse a PromQL expression: canonical form or the error"},
     {NULL, NULL, NULL},
 };

@@ -420,7 +420,18 @@ im_rc sim_fleet_targets_json(const sim_fleet_t *f, const char *host_port, int po
         json_str(out, target);
         (void)im_buf_puts(out, "], \"labels\": {\"__metrics_path__\": ");
         json_str(out, path);
-        (void)im_buf_printf(out, ", \"job\": \"%s\", \"namespace\": ", jobs[e->kind]);
+        (void)im_buf_printf(out, ", \"job\": \"%s\", \"instance\": ", jobs[e->kind]);
+        /* the instance a Kubernetes-discovered scrape would have: the pod's
+         * (or node's, or service's) address, so that targets stay distinct */
+        char inst[300];
+        if (e->kind == SIM_EP_VLLM)
+            snprintf(inst, sizeof inst, "%s:8000", e->pod);
+        else if (e->kind == SIM_EP_DCGM)
+            snprintf(inst, sizeof inst, "%s:9400", e->node);
+        else
+            snprintf(inst, sizeof inst, "kueue-controller-manager-metrics-service:8443");
+        json_str(out, inst);
+        (void)im_buf_puts(out, ", \"namespace\": ");
         json_str(out, e->namespace_);
         if (e->pod) {
             (void)im_buf_puts(out, ", \"pod\": ");
