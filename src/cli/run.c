@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/run.h"
+#include "cli/run_rules.h"
 #include "http/server.h"
 #include "promql/promql.h"
 #include "scrape/config.h"
@@ -44,6 +45,7 @@ typedef struct daemon {
     scrape_config_t *cfg;
     scrape_manager_t *sm;
     http_server_t *http;
+    run_rules_t *rules;
 } daemon_t;
 
 static im_rc load_config(const run_opts_t *o, scrape_config_t **out, im_err_t *err)
@@ -69,6 +71,7 @@ static im_rc do_reload(void *ud, im_err_t *err)
         return rc;
     }
     scrape_manager_apply(d->sm, c);
+    run_rules_reload(d->rules, c);
     if (d->http) {
         http_server_set_config(d->http, c);
         http_server_set_reload_status(d->http, true, im_now_ms());
@@ -199,6 +202,7 @@ int run_daemon(const run_opts_t *o)
     }
     http_server_set_asset_lookup(d.http, ui_lookup);
     http_server_set_config(d.http, d.cfg);
+    d.rules = run_rules_start(d.cfg, db, eng, d.http, NULL);
     scrape_manager_apply(d.sm, d.cfg);
     if (scrape_manager_start(d.sm, &err) != IM_OK) {
         IM_ERROR("Starting the scrape manager failed", "err=%s", im_logq(err.msg));
@@ -239,6 +243,7 @@ int run_daemon(const run_opts_t *o)
 out:
     if (d.sm) scrape_manager_stop(d.sm, false);
     if (d.http) http_server_stop(d.http);
+    run_rules_stop(d.rules);
     IM_INFO("Stopping storage...", NULL);
     if (d.sm) scrape_manager_free(d.sm);
     if (db) tsdb_close(db);

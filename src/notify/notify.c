@@ -1,0 +1,614 @@
+/* notify.c — Alertmanager API v2 client: config parsing, the bounded alert
+ * queue with drop counting, the sender thread with batching, retries and
+ * back-off, and the JSON body (see notify.h for the contract).
+ *
+ * Queue invariants: q[head .. head+len) (ring of cap entries) holds owned
+ * alerts in arrival order; len <= cap; every alert that leaves the queue is
+ * either delivered (sent), or counted in dropped. The lock protects the queue,
+ * the config and the stats; HTTP requests run without it. */
+#include "util/base.h"
+
+#include <curl/curl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "notify/notify.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+/* ---- config ---- */
+
+static const scrape_cfg_node_t *map_get(const scrape_cfg_node_t *m, const char *key)
+{
+    if (!m || m->type != SCRAPE_NODE_MAP) return NULL;
+    for (size_t i = 0; i + 1 < m->nkids; i += 2)
+        if (m->kids[i]->str && strcmp(m->kids[i]->str, key) == 0) return m->kids[i + 1];
+    return NULL;
+}
+
+static char *scalar(const scrape_cfg_node_t *n)
+{
+    return n && n->type == SCRAPE_NODE_SCALAR && n->str ? im_strdup(n->str) : NULL;
+}
+
+static im_rc parse_relabel(const scrape_cfg_node_t *seq, scrape_relabel_t **out, size_t *nout,
+                           im_err_t *err)
+{
+    *out = NULL;
+    *nout = 0;
+    if (!seq) return IM_OK;
+    if (seq->type != SCRAPE_NODE_SEQ)
+        return im_err_setpos(err, IM_EPARSE, seq->line, seq->col, "relabel configs must be a list");
+    scrape_relabel_t *r = im_calloc(seq->nkids ? seq->nkids : 1, sizeof *r);
+    size_t n = 0;
+    for (size_t i = 0; i < seq->nkids; i++) {
+        const scrape_cfg_node_t *m = seq->kids[i];
+        scrape_relabel_t *x = &r[n++];
+        scrape_relabel_defaults(x);
+        const scrape_cfg_node_t *v;
+        if ((v = map_get(m, "source_labels")) && v->type == SCRAPE_NODE_SEQ) {
+            x->source_labels = im_calloc(v->nkids ? v->nkids : 1, sizeof(char *));
+            for (size_t k = 0; k < v->nkids; k++)
+                x->source_labels[x->nsource++] = scalar(v->kids[k]);
+        }
+        if ((v = map_get(m, "separator"))) {
+            im_free(x->separator);
+            x->separator = scalar(v);
+        }
+        if ((v = map_get(m, "target_label"))) {
+            im_free(x->target_label);
+            x->target_label = scalar(v);
+        }
+        if ((v = map_get(m, "regex"))) {
+            im_free(x->regex);
+            x->regex = scalar(v);
+        }
+        if ((v = map_get(m, "replacement"))) {
+            im_free(x->replacement);
+            x->replacement = scalar(v);
+        }
+        if ((v = map_get(m, "modulus")) && v->str) x->modulus = strtoull(v->str, NULL, 10);
+        if ((v = map_get(m, "action")) && v->str) {
+            bool found = false;
+            for (int a = SCRAPE_RELABEL_REPLACE; a <= SCRAPE_RELABEL_UPPERCASE; a++)
+                if (strcmp(scrape_relabel_action_name((scrape_relabel_action_t)a), v->str) == 0) {
+                    x->action = (scrape_relabel_action_t)a;
+                    found = true;
+                }
+            if (!found) {
+                for (size_t k = 0; k < n; k++) scrape_relabel_clear(&r[k]);
+                im_free(r);
+                return im_err_setpos(err, IM_EPARSE, v->line, v->col, "unknown relabel action %s",
+                                     v->str);
+            }
+        }
+        im_rc rc = scrape_relabel_compile(x, err);
+        if (rc != IM_OK) {
+            for (size_t k = 0; k < n; k++) scrape_relabel_clear(&r[k]);
+            im_free(r);
+            return rc;
+        }
+    }
+    *out = r;
+    *nout = n;
+    return IM_OK;
+}
+
+static void free_am(notify_am_t *a)
+{
+    im_free(a->scheme);
+    im_free(a->path_prefix);
+    for (size_t i = 0; i < a->ntargets; i++) im_free(a->targets[i]);
+    im_free(a->targets);
+    im_free(a->basic_user);
+    im_free(a->basic_pass);
+    im_free(a->basic_pass_file);
+    im_free(a->auth_type);
+    im_free(a->auth_cred);
+    im_free(a->auth_cred_file);
+    im_free(a->tls_ca_file);
+    im_free(a->tls_cert_file);
+    im_free(a->tls_key_file);
+    im_free(a->tls_server_name);
+}
+
+void notify_config_free(notify_config_t *c)
+{
+    for (size_t i = 0; i < c->nams; i++) free_am(&c->ams[i]);
+    im_free(c->ams);
+    for (size_t i = 0; i < c->nrelabel; i++) scrape_relabel_clear(&c->relabel[i]);
+    im_free(c->relabel);
+    memset(c, 0, sizeof *c);
+}
+
+im_rc notify_config_parse(const scrape_cfg_node_t *alerting, notify_config_t *out, im_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!alerting) return IM_OK;
+    im_rc rc = parse_relabel(map_get(alerting, "alert_relabel_configs"), &out->relabel,
+                             &out->nrelabel, err);
+    if (rc != IM_OK) return rc;
+    const scrape_cfg_node_t *ams = map_get(alerting, "alertmanagers");
+    if (!ams) return IM_OK;
+    if (ams->type != SCRAPE_NODE_SEQ) {
+        notify_config_free(out);
+        return im_err_setpos(err, IM_EPARSE, ams->line, ams->col, "alertmanagers must be a list");
+    }
+    out->ams = im_calloc(ams->nkids ? ams->nkids : 1, sizeof *out->ams);
+    for (size_t i = 0; i < ams->nkids; i++) {
+        const scrape_cfg_node_t *m = ams->kids[i];
+        notify_am_t *a = &out->ams[out->nams++];
+        const scrape_cfg_node_t *v;
+        a->scheme = scalar(map_get(m, "scheme"));
+        if (!a->scheme) a->scheme = im_strdup("http");
+        a->path_prefix = scalar(map_get(m, "path_prefix"));
+        if (!a->path_prefix) a->path_prefix = im_strdup("");
+        a->timeout_ms = 10000;
+        if ((v = map_get(m, "timeout")) && v->str &&
+            im_duration_parse(v->str, strlen(v->str), &a->timeout_ms, err) != IM_OK) {
+            notify_config_free(out);
+            return IM_EPARSE;
+        }
+        if ((v = map_get(m, "api_version")) && v->str && strcmp(v->str, "v2") != 0) {
+            notify_config_free(out);
+            return im_err_setpos(err, IM_EPARSE, v->line, v->col,
+                                 "unsupported Alertmanager api_version %s (only v2)", v->str);
+        }
+        const scrape_cfg_node_t *ba = map_get(m, "basic_auth");
+        a->basic_user = scalar(map_get(ba, "username"));
+        a->basic_pass = scalar(map_get(ba, "password"));
+        a->basic_pass_file = scalar(map_get(ba, "password_file"));
+        const scrape_cfg_node_t *au = map_get(m, "authorization");
+        a->auth_type = scalar(map_get(au, "type"));
+        a->auth_cred = scalar(map_get(au, "credentials"));
+        a->auth_cred_file = scalar(map_get(au, "credentials_file"));
+        if (!a->auth_cred && (v = map_get(m, "bearer_token"))) a->auth_cred = scalar(v);
+        if (!a->auth_cred_file && (v = map_get(m, "bearer_token_file")))
+            a->auth_cred_file = scalar(v);
+        const scrape_cfg_node_t *tls = map_get(m, "tls_config");
+        a->tls_ca_file = scalar(map_get(tls, "ca_file"));
+        a->tls_cert_file = scalar(map_get(tls, "cert_file"));
+        a->tls_key_file = scalar(map_get(tls, "key_file"));
+        a->tls_server_name = scalar(map_get(tls, "server_name"));
+        if ((v = map_get(tls, "insecure_skip_verify")) && v->str)
+            a->tls_insecure = strcmp(v->str, "true") == 0;
+        const scrape_cfg_node_t *sc = map_get(m, "static_configs");
+        for (size_t k = 0; sc && sc->type == SCRAPE_NODE_SEQ && k < sc->nkids; k++) {
+            const scrape_cfg_node_t *t = map_get(sc->kids[k], "targets");
+            for (size_t j = 0; t && t->type == SCRAPE_NODE_SEQ && j < t->nkids; j++) {
+                a->targets = im_realloc(a->targets, (a->ntargets + 1) * sizeof *a->targets);
+                a->targets[a->ntargets++] = scalar(t->kids[j]);
+            }
+        }
+    }
+    return IM_OK;
+}
+
+/* ---- queue and sender ---- */
+
+typedef struct qalert {
+    const im_labels_t *labels, *annotations; /* owned */
+    int64_t starts_at, ends_at;
+    char *generator_url; /* owned */
+} qalert_t;
+
+struct notify {
+    notify_opts_t opts;
+    notify_config_t cfg;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t thread;
+    bool stop;
+    qalert_t *q;
+    size_t cap, head, len;
+    int sending; /* alerts taken by the sender, not yet settled */
+    notify_stats_t stats;
+};
+
+static void qalert_free(qalert_t *a)
+{
+    im_labels_unref(a->labels);
+    im_labels_unref(a->annotations);
+    im_free(a->generator_url);
+}
+
+/* Pushes at the tail, dropping the oldest when full. Lock held. */
+static void q_push_tail(notify_t *n, qalert_t a)
+{
+    if (n->len == n->cap) {
+        qalert_free(&n->q[n->head]);
+        n->head = (n->head + 1) % n->cap;
+        n->len--;
+        n->stats.dropped++;
+    }
+    n->q[(n->head + n->len) % n->cap] = a;
+    n->len++;
+}
+
+/* Puts a failed batch back at the head (oldest first), as far as it fits. */
+static void q_push_head(notify_t *n, qalert_t *v, size_t cnt)
+{
+    for (size_t i = cnt; i-- > 0;) {
+        if (n->len == n->cap) {
+            qalert_free(&v[i]);
+            n->stats.dropped++;
+            continue;
+        }
+        n->head = (n->head + n->cap - 1) % n->cap;
+        n->q[n->head] = v[i];
+        n->len++;
+    }
+}
+
+static void json_str(im_buf_t *b, const char *s, size_t len)
+{
+    (void)im_buf_putc(b, '"');
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
+        case '"': (void)im_buf_puts(b, "\\\""); break;
+        case '\\': (void)im_buf_puts(b, "\\\\"); break;
+        case '\n': (void)im_buf_puts(b, "\\n"); break;
+        case '\r': (void)im_buf_puts(b, "\\r"); break;
+        case '\t': (void)im_buf_puts(b, "\\t"); break;
+        default:
+            if (c < 0x20)
+                (void)im_buf_printf(b, "\\u%04x", c);
+            else
+                (void)im_buf_putc(b, (char)c);
+        }
+    }
+    (void)im_buf_putc(b, '"');
+}
+
+static void json_labels(im_buf_t *b, const im_labels_t *ls)
+{
+    (void)im_buf_putc(b, '{');
+    for (uint32_t i = 0; ls && i < ls->n; i++) {
+        if (i) (void)im_buf_putc(b, ',');
+        json_str(b, ls->l[i].name->s, ls->l[i].name->len);
+        (void)im_buf_putc(b, ':');
+        json_str(b, ls->l[i].value->s, ls->l[i].value->len);
+    }
+    (void)im_buf_putc(b, '}');
+}
+
+static void json_time(im_buf_t *b, int64_t ms)
+{
+    int64_t days = ms / IM_MS_PER_DAY, rem = ms % IM_MS_PER_DAY;
+    if (rem < 0) {
+        rem += IM_MS_PER_DAY;
+        days--;
+    }
+    int64_t y;
+    unsigned mo, d;
+    im_civil_from_days(days, &y, &mo, &d);
+    (void)im_buf_printf(b, "\"%04" PRId64 "-%02u-%02uT%02d:%02d:%02d.%03dZ\"", y, mo, d,
+                        (int)(rem / 3600000), (int)(rem / 60000 % 60), (int)(rem / 1000 % 60),
+                        (int)(rem % 1000));
+}
+
+static void alert_json(im_buf_t *b, const im_labels_t *labels, const im_labels_t *ann,
+                       int64_t starts, int64_t ends, const char *url)
+{
+    (void)im_buf_puts(b, "{\"labels\":");
+    json_labels(b, labels);
+    (void)im_buf_puts(b, ",\"annotations\":");
+    json_labels(b, ann);
+    (void)im_buf_puts(b, ",\"startsAt\":");
+    json_time(b, starts);
+    (void)im_buf_puts(b, ",\"endsAt\":");
+    json_time(b, ends);
+    (void)im_buf_puts(b, ",\"generatorURL\":");
+    json_str(b, url ? url : "", url ? strlen(url) : 0);
+    (void)im_buf_putc(b, '}');
+}
+
+void notify_alerts_json(const rules_notify_alert_t *alerts, size_t n, im_buf_t *out)
+{
+    (void)im_buf_putc(out, '[');
+    for (size_t i = 0; i < n; i++) {
+        if (i) (void)im_buf_putc(out, ',');
+        alert_json(out, alerts[i].labels, alerts[i].annotations, alerts[i].starts_at_ms,
+                   alerts[i].ends_at_ms, alerts[i].generator_url);
+    }
+    (void)im_buf_putc(out, ']');
+}
+
+static char *read_secret_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ')) n--;
+    return im_strndup(buf, n);
+}
+
+static size_t discard(char *p, size_t sz, size_t nm, void *ud)
+{
+    (void)p;
+    (void)ud;
+    return sz * nm;
+}
+
+/* POSTs body to every target of am; true if one accepted (2xx). */
+static bool post_am(const notify_am_t *am, const char *body, size_t len, uint64_t *errors)
+{
+    bool ok = false;
+    for (size_t t = 0; t < am->ntargets; t++) {
+        im_buf_t url;
+        im_buf_init(&url, 0);
+        const char *pp = am->path_prefix ? am->path_prefix : "";
+        size_t ppl = strlen(pp);
+        while (ppl && pp[ppl - 1] == '/') ppl--;
+        (void)im_buf_printf(&url, "%s://%s%s%.*s/api/v2/alerts", am->scheme, am->targets[t],
+                            ppl && pp[0] != '/' ? "/" : "", (int)ppl, pp);
+        CURL *c = curl_easy_init();
+        if (!c) im_oom(0);
+        struct curl_slist *h = NULL;
+        h = curl_slist_append(h, "Content-Type: application/json");
+        h = curl_slist_append(h, "User-Agent: infermon/0.1.0");
+        char *cred = am->auth_cred        ? im_strdup(am->auth_cred)
+                     : am->auth_cred_file ? read_secret_file(am->auth_cred_file)
+                                          : NULL;
+        if (cred) {
+            im_buf_t ah;
+            im_buf_init(&ah, 0);
+            (void)im_buf_printf(&ah, "Authorization: %s %s",
+                                am->auth_type ? am->auth_type : "Bearer", cred);
+            h = curl_slist_append(h, ah.data);
+            im_buf_free(&ah);
+        }
+        curl_easy_setopt(c, CURLOPT_URL, url.data);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)am->timeout_ms);
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+        char *pass = NULL;
+        if (am->basic_user) {
+            pass = am->basic_pass        ? im_strdup(am->basic_pass)
+                   : am->basic_pass_file ? read_secret_file(am->basic_pass_file)
+                                         : im_strdup("");
+            curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+            curl_easy_setopt(c, CURLOPT_USERNAME, am->basic_user);
+            curl_easy_setopt(c, CURLOPT_PASSWORD, pass ? pass : "");
+        }
+        if (am->tls_ca_file) curl_easy_setopt(c, CURLOPT_CAINFO, am->tls_ca_file);
+        if (am->tls_cert_file) curl_easy_setopt(c, CURLOPT_SSLCERT, am->tls_cert_file);
+        if (am->tls_key_file) curl_easy_setopt(c, CURLOPT_SSLKEY, am->tls_key_file);
+        if (am->tls_insecure) {
+            curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+            curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+        }
+        CURLcode cr = curl_easy_perform(c);
+        long code = 0;
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+        if (cr == CURLE_OK && code / 100 == 2) {
+            ok = true;
+        } else {
+            (*errors)++;
+            IM_WARN("Error sending alerts", "alertmanager=%s err=%s status=%ld", im_logq(url.data),
+                    im_logq(curl_easy_strerror(cr)), code);
+        }
+        curl_slist_free_all(h);
+        curl_easy_cleanup(c);
+        im_free(cred);
+        im_free(pass);
+        im_buf_free(&url);
+    }
+    return ok;
+}
+
+static void sleep_ms(int64_t ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void *sender(void *arg)
+{
+    notify_t *n = arg;
+    int64_t backoff = 0;
+    pthread_mutex_lock(&n->mu);
+    for (;;) {
+        while (!n->stop && n->len == 0) pthread_cond_wait(&n->cv, &n->mu);
+        if (n->len == 0 && n->stop) break;
+        size_t cnt = IM_MIN(n->len, n->opts.max_batch);
+        qalert_t *batch = im_malloc(cnt * sizeof *batch);
+        for (size_t i = 0; i < cnt; i++) batch[i] = n->q[(n->head + i) % n->cap];
+        n->head = (n->head + cnt) % n->cap;
+        n->len -= cnt;
+        n->sending = (int)cnt;
+        /* snapshot of the config: the sender is the only one using it while
+         * unlocked; set_config swaps under the lock between batches */
+        notify_config_t *cfg = &n->cfg;
+        im_buf_t body;
+        im_buf_init(&body, 0);
+        (void)im_buf_putc(&body, '[');
+        for (size_t i = 0; i < cnt; i++) {
+            if (i) (void)im_buf_putc(&body, ',');
+            alert_json(&body, batch[i].labels, batch[i].annotations, batch[i].starts_at,
+                       batch[i].ends_at, batch[i].generator_url);
+        }
+        (void)im_buf_putc(&body, ']');
+        size_t nams = cfg->nams;
+        notify_am_t *ams = cfg->ams;
+        bool stopping = n->stop;
+        pthread_mutex_unlock(&n->mu);
+        bool ok = false;
+        uint64_t errors = 0;
+        for (size_t i = 0; i < nams; i++) ok = post_am(&ams[i], body.data, body.len, &errors) || ok;
+        im_buf_free(&body);
+        pthread_mutex_lock(&n->mu);
+        n->stats.errors += errors;
+        n->sending = 0;
+        if (ok || nams == 0) {
+            if (ok)
+                n->stats.sent += cnt;
+            else
+                n->stats.dropped += cnt;
+            for (size_t i = 0; i < cnt; i++) qalert_free(&batch[i]);
+            backoff = 0;
+        } else if (stopping) {
+            n->stats.dropped += cnt;
+            for (size_t i = 0; i < cnt; i++) qalert_free(&batch[i]);
+        } else {
+            q_push_head(n, batch, cnt);
+            backoff = backoff ? IM_MIN(backoff * 2, 10000) : 500;
+            int64_t until = im_mono_ns() + backoff * 1000000LL;
+            while (!n->stop && im_mono_ns() < until) {
+                pthread_mutex_unlock(&n->mu);
+                sleep_ms(50);
+                pthread_mutex_lock(&n->mu);
+            }
+        }
+        im_free(batch);
+        pthread_cond_broadcast(&n->cv);
+    }
+    pthread_mutex_unlock(&n->mu);
+    return NULL;
+}
+
+static void curl_init_once(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+notify_t *notify_new(const notify_opts_t *opts, notify_config_t *cfg)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, curl_init_once);
+    notify_t *n = im_calloc(1, sizeof *n);
+    n->opts = *opts;
+    if (!n->opts.queue_capacity) n->opts.queue_capacity = 10000;
+    if (!n->opts.max_batch) n->opts.max_batch = 64;
+    n->cap = n->opts.queue_capacity;
+    n->q = im_calloc(n->cap, sizeof *n->q);
+    n->cfg = *cfg;
+    memset(cfg, 0, sizeof *cfg);
+    pthread_mutex_init(&n->mu, NULL);
+    pthread_cond_init(&n->cv, NULL);
+    pthread_create(&n->thread, NULL, sender, n);
+    return n;
+}
+
+void notify_set_config(notify_t *n, notify_config_t *cfg)
+{
+    pthread_mutex_lock(&n->mu);
+    while (n->sending) pthread_cond_wait(&n->cv, &n->mu);
+    notify_config_free(&n->cfg);
+    n->cfg = *cfg;
+    memset(cfg, 0, sizeof *cfg);
+    pthread_mutex_unlock(&n->mu);
+}
+
+void notify_send(void *vn, const rules_notify_alert_t *alerts, size_t nalerts)
+{
+    notify_t *n = vn;
+    im_labels_builder_t b;
+    im_lb_init(&b);
+    pthread_mutex_lock(&n->mu);
+    for (size_t i = 0; i < nalerts; i++) {
+        im_lb_load(&b, alerts[i].labels);
+        const im_labels_t *el = n->opts.external_labels;
+        for (uint32_t k = 0; el && k < el->n; k++)
+            if (!im_lb_get(&b, el->l[k].name->s)) im_lb_set_istr(&b, el->l[k].name, el->l[k].value);
+        if (n->cfg.nrelabel && !scrape_relabel_process(n->cfg.relabel, n->cfg.nrelabel, &b))
+            continue;
+        qalert_t a = {.labels = im_lb_build(&b),
+                      .annotations = im_labels_ref(alerts[i].annotations),
+                      .starts_at = alerts[i].starts_at_ms,
+                      .ends_at = alerts[i].ends_at_ms,
+                      .generator_url =
+                          im_strdup(alerts[i].generator_url ? alerts[i].generator_url : "")};
+        if (a.labels->n == 0) {
+            qalert_free(&a);
+            continue;
+        }
+        q_push_tail(n, a);
+    }
+    pthread_cond_broadcast(&n->cv);
+    pthread_mutex_unlock(&n->mu);
+    im_lb_free(&b);
+}
+
+bool notify_flush(notify_t *n, int64_t timeout_ms)
+{
+    int64_t until = im_mono_ns() + timeout_ms * 1000000LL;
+    pthread_mutex_lock(&n->mu);
+    while ((n->len || n->sending) && im_mono_ns() < until) {
+        pthread_mutex_unlock(&n->mu);
+        sleep_ms(20);
+        pthread_mutex_lock(&n->mu);
+    }
+    bool empty = n->len == 0 && !n->sending;
+    pthread_mutex_unlock(&n->mu);
+    return empty;
+}
+
+void notify_free(notify_t *n)
+{
+    if (!n) return;
+    pthread_mutex_lock(&n->mu);
+    n->stop = true;
+    pthread_cond_broadcast(&n->cv);
+    pthread_mutex_unlock(&n->mu);
+    pthread_join(n->thread, NULL);
+    for (size_t i = 0; i < n->len; i++) qalert_free(&n->q[(n->head + i) % n->cap]);
+    im_free(n->q);
+    notify_config_free(&n->cfg);
+    pthread_mutex_destroy(&n->mu);
+    pthread_cond_destroy(&n->cv);
+    im_free(n);
+}
+
+void notify_get_stats(notify_t *n, notify_stats_t *out)
+{
+    pthread_mutex_lock(&n->mu);
+    *out = n->stats;
+    out->queue_length = n->len;
+    out->queue_capacity = n->cap;
+    size_t t = 0;
+    for (size_t i = 0; i < n->cfg.nams; i++) t += n->cfg.ams[i].ntargets;
+    out->alertmanagers = t;
+    pthread_mutex_unlock(&n->mu);
+}
+
+void notify_metrics_text(notify_t *n, im_buf_t *out)
+{
+    notify_stats_t s;
+    notify_get_stats(n, &s);
+    (void)im_buf_printf(out,
+                        "# HELP prometheus_notifications_sent_total Total number of alerts sent.\n"
+                        "# TYPE prometheus_notifications_sent_total counter\n"
+                        "prometheus_notifications_sent_total %" PRIu64 "\n"
+                        "# HELP prometheus_notifications_errors_total Total number of errors "
+                        "sending alert notifications.\n"
+                        "# TYPE prometheus_notifications_errors_total counter\n"
+                        "prometheus_notifications_errors_total %" PRIu64 "\n"
+                        "# HELP prometheus_notifications_dropped_total Total number of alerts "
+                        "dropped due to errors when sending to Alertmanager.\n"
+                        "# TYPE prometheus_notifications_dropped_total counter\n"
+                        "prometheus_notifications_dropped_total %" PRIu64 "\n"
+                        "# HELP prometheus_notifications_queue_length The number of alert "
+                        "notifications in the queue.\n"
+                        "# TYPE prometheus_notifications_queue_length gauge\n"
+                        "prometheus_notifications_queue_length %" PRIu64 "\n"
+                        "# HELP prometheus_notifications_queue_capacity The capacity of the alert "
+                        "notifications queue.\n"
+                        "# TYPE prometheus_notifications_queue_capacity gauge\n"
+                        "prometheus_notifications_queue_capacity %" PRIu64 "\n"
+                        "# HELP prometheus_notifications_alertmanagers_discovered The number of "
+                        "alertmanagers discovered and active.\n"
+                        "# TYPE prometheus_notifications_alertmanagers_discovered gauge\n"
+                        "prometheus_notifications_alertmanagers_discovered %" PRIu64 "\n",
+                        s.sent, s.errors, s.dropped, s.queue_length, s.queue_capacity,
+                        s.alertmanagers);
+}
