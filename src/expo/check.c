@@ -203,7 +203,11 @@ static bool has_suffix(const char *s, size_t n, const char *suf)
 /* The family a sample belongs to. */
 static fam_t *sample_family(chk_t *c, const expo_entry_t *e)
 {
-    if (e->type != EXPO_TYPE_UNKNOWN) return fam_get(c, e->name.p, e->family_len, e->line, true);
+    if (e->type != EXPO_TYPE_UNKNOWN) {
+        fam_t *cf = c->cur;
+        if (cf && cf->len == e->family_len && memcmp(cf->name, e->name.p, cf->len) == 0) return cf;
+        return fam_get(c, e->name.p, e->family_len, e->line, true);
+    }
     static const struct {
         const char *suf;
         unsigned types; /* bit per expo_type_t */
@@ -217,7 +221,9 @@ static fam_t *sample_family(chk_t *c, const expo_entry_t *e)
         {"_gcount", 1u << EXPO_TYPE_GAUGEHISTOGRAM},
         {"_info", 1u << EXPO_TYPE_INFO},
     };
-    fam_t *f = fam_get(c, e->name.p, e->name.len, e->line, false);
+    fam_t *f = c->cur;
+    if (f && f->len == e->name.len && memcmp(f->name, e->name.p, f->len) == 0) return f;
+    f = fam_get(c, e->name.p, e->name.len, e->line, false);
     if (f && (f->typed || f->nsamples)) return f;
     for (size_t i = 0; i < IM_ARRAY_LEN(sufs); i++) {
         if (!has_suffix(e->name.p, e->name.len, sufs[i].suf)) continue;
@@ -267,17 +273,27 @@ static bool sort_labels(chk_t *c, const expo_entry_t *e)
 /* Canonical key: name, then sorted name=value pairs, skipping label skip. */
 static void build_key(chk_t *c, const expo_entry_t *e, size_t famlen, const char *skip)
 {
+    size_t need = famlen;
+    for (uint32_t k = 0; k < e->nlabels; k++)
+        need += e->labels[k].name.len + e->labels[k].value.len + 2;
     im_buf_reset(&c->key);
-    (void)!im_buf_append(&c->key, e->name.p, famlen);
+    if (im_buf_reserve(&c->key, need) != IM_OK) return; /* uncapped buffer: cannot fail */
+    char *w = c->key.data;
+    memcpy(w, e->name.p, famlen);
+    w += famlen;
     for (uint32_t k = 0; k < e->nlabels; k++) {
         const expo_label_t *l = &e->labels[c->idx[k]];
-        if (skip && im_sv_eq_cstr(l->name, skip)) continue;
         if (l->value.len == 0) continue; /* empty = absent, as Prometheus */
-        (void)!im_buf_putc(&c->key, '\xff');
-        (void)!im_buf_append(&c->key, l->name.p, l->name.len);
-        (void)!im_buf_putc(&c->key, '\xfe');
-        (void)!im_buf_append(&c->key, l->value.p, l->value.len);
+        if (skip && im_sv_eq_cstr(l->name, skip)) continue;
+        *w++ = '\xff';
+        memcpy(w, l->name.p, l->name.len);
+        w += l->name.len;
+        *w++ = '\xfe';
+        memcpy(w, l->value.p, l->value.len);
+        w += l->value.len;
     }
+    c->key.len = (size_t)(w - c->key.data);
+    *w = '\0';
 }
 
 static const expo_label_t *find_label(const expo_entry_t *e, const char *name)
