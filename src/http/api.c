@@ -50,8 +50,10 @@ static bool get_time(http_server_t *s, http__req_t *r, const char *name, int64_t
         return true;
     }
     if (!parse_time(v, out)) {
-        char w[600];
-        snprintf(w, sizeof w, "cannot parse \"%.500s\" to a valid timestamp", v);
+        char w[700];
+        snprintf(w, sizeof w,
+                 "Invalid time value for '%s': cannot parse \"%.500s\" to a valid timestamp", name,
+                 v);
         *ret = bad_param(s, r, name, w);
         return false;
     }

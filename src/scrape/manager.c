@@ -746,12 +746,6 @@ static void add_groups(scrape_manager_t *m, size_t ji, const scrape_target_group
                 im_labels_unref(disc);
                 continue;
             }
-            if (!ls) {
-                m->dropped = im_realloc(m->dropped, (m->ndropped + 1) * sizeof *m->dropped);
-                m->dropped[m->ndropped].job = im_strdup(j->job_name);
-                m->dropped[m->ndropped++].discovered = disc;
-                continue;
-            }
             /* the discovered labels as Prometheus shows them: with the job defaults */
             im_labels_builder_t db;
             im_lb_init(&db);
@@ -767,9 +761,21 @@ static void add_groups(scrape_manager_t *m, size_t ji, const scrape_target_group
             for (size_t d = 0; d < IM_ARRAY_LEN(defs); d++)
                 if (!im_lb_get(&db, defs[d][0]))
                     im_lb_set(&db, defs[d][0], strlen(defs[d][0]), defs[d][1], strlen(defs[d][1]));
+            for (size_t p = 0; p < j->nparams; p++) {
+                char pn[512];
+                snprintf(pn, sizeof pn, "__param_%s", j->param_names[p]);
+                if (!im_lb_get(&db, pn))
+                    im_lb_set(&db, pn, strlen(pn), j->param_values[p], strlen(j->param_values[p]));
+            }
             im_labels_unref(disc);
             disc = im_lb_build(&db);
             im_lb_free(&db);
+            if (!ls) {
+                m->dropped = im_realloc(m->dropped, (m->ndropped + 1) * sizeof *m->dropped);
+                m->dropped[m->ndropped].job = im_strdup(j->job_name);
+                m->dropped[m->ndropped++].discovered = disc;
+                continue;
+            }
             uint64_t id = im_hash_mix(ls->hash, im_hash(url, strlen(url)));
             /* already in the new list (duplicate target)? */
             bool dup = false;

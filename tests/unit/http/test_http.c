@@ -269,10 +269,10 @@ static void test_api(void **state)
     im_buf_free(&r.body);
     GET(&r, "/api/v1/query?query=1&time=abc");
     assert_int_equal(r.code, 400);
-    assert_string_equal(r.body.data,
-                        "{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":"
-                        "\"invalid parameter \\\"time\\\": cannot parse \\\"abc\\\" to "
-                        "a valid timestamp\"}");
+    assert_string_equal(r.body.data, "{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":"
+                                     "\"invalid parameter \\\"time\\\": Invalid time value for "
+                                     "'time': cannot parse \\\"abc\\\" to "
+                                     "a valid timestamp\"}");
     im_buf_free(&r.body);
     GET(&r, "/api/v1/query_range?query=1&start=10&end=5&step=1");
     assert_non_null(strstr(r.body.data, "end timestamp must not be before start time"));
