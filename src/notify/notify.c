@@ -456,9 +456,12 @@ static void *sender(void *arg)
                 n->stats.dropped += cnt;
             for (size_t i = 0; i < cnt; i++) qalert_free(&batch[i]);
             backoff = 0;
-        } else if (stopping) {
-            n->stats.dropped += cnt;
+        } else if (stopping || n->stop) {
+            /* shutting down and nobody listens: one try only, drop the rest */
+            n->stats.dropped += cnt + n->len;
             for (size_t i = 0; i < cnt; i++) qalert_free(&batch[i]);
+            for (size_t i = 0; i < n->len; i++) qalert_free(&n->q[(n->head + i) % n->cap]);
+            n->len = 0;
         } else {
             q_push_head(n, batch, cnt);
             backoff = backoff ? IM_MIN(backoff * 2, 10000) : 500;
