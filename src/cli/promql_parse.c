@@ -3,8 +3,8 @@
  * parse error exactly as Prometheus words it. Exit 0 when it parses, 2 on a
  * parse error or bad usage. With --format (the default) the canonical text is
  * printed; with --type the result type is printed after it; with --check
- * nothing is printed on success. Also reads the expression from stdin with
- * `-`. */
+ * nothing is printed on success. Reads the expression from stdin with `-`
+ * (after `--` an argument is always the expression itself). */
 #include "util/base.h"
 
 #include <stdio.h>
@@ -30,7 +30,7 @@ int cli_promql_parse(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    bool check_only = false, show_type = false;
+    bool check_only = false, show_type = false, literal = false;
     const char *expr = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--format") == 0)
@@ -39,9 +39,10 @@ int cli_promql_parse(int argc, char **argv)
             check_only = true;
         else if (strcmp(argv[i], "--type") == 0)
             show_type = true;
-        else if (strcmp(argv[i], "--") == 0 && i + 1 < argc && !expr)
+        else if (strcmp(argv[i], "--") == 0 && i + 1 < argc && !expr) {
             expr = argv[++i];
-        else if (argv[i][0] == '-' && argv[i][1] == '-' && !expr) {
+            literal = true; /* `-- -` is the query "-", not stdin */
+        } else if (argv[i][0] == '-' && argv[i][1] == '-' && !expr) {
             fprintf(stderr, "promql-parse: unknown flag %s\n", argv[i]);
             usage(stderr);
             return 2;
@@ -58,7 +59,7 @@ int cli_promql_parse(int argc, char **argv)
     }
     char *data = NULL;
     size_t len;
-    if (strcmp(expr, "-") == 0) {
+    if (!literal && strcmp(expr, "-") == 0) {
         if (cli_read_file("-", &data, &len, PROMQL_MAX_QUERY_BYTES + 1) != 0) return 2;
         /* a trailing newline from `echo` is whitespace to PromQL */
     } else {

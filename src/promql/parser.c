@@ -277,6 +277,24 @@ static bool re_is_quant_start(const char *re, size_t len, size_t i, size_t *qlen
     return true;
 }
 
+/* Is the escape at re[i] == '\\' one that Go's regexp accepts? Sets *w to the
+ * width of the escaped character (for the error text). */
+static bool go_escape_ok(const char *re, size_t len, size_t i, bool in_class, size_t *w)
+{
+    unsigned char e = (unsigned char)re[i + 1];
+    *w = 1;
+    if (e >= 0x80) {
+        promql__decode_rune(re + i + 1, len - i - 1, w);
+        return false;
+    }
+    bool alnum = (e >= '0' && e <= '9') || (e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z');
+    if (!alnum) return true; /* escaped punctuation is a literal */
+    if (e >= '1' && e <= '7') return i + 2 < len && re[i + 2] >= '0' && re[i + 2] <= '7';
+    if (strchr("0dDsSwWpPxafnrtv", (int)e)) return true;
+    if (!in_class && strchr("AbBzQ", (int)e)) return true;
+    return false;
+}
+
 /* re is the anchored pattern ^(?:raw)$; raw_end is where the raw text ends. */
 static bool re2_check(const char *re, size_t len, size_t raw_end, char *why, size_t cap,
                       re_scan_t *sc)
@@ -291,15 +309,10 @@ static bool re2_check(const char *re, size_t len, size_t raw_end, char *why, siz
         char c = re[i];
         if (in_class) {
             if (c == '\\') {
-                if (i + 1 < len) {
-                    char e = re[i + 1];
-                    if ((e >= '1' && e <= '9') || e == 'g' || e == 'k' || e == 'K' || e == 'R' ||
-                        e == 'X' || e == 'h' || e == 'H' || e == 'V' || e == 'N' || e == 'o' ||
-                        e == 'G' || e == 'c' || e == 'e' || e == 'u' || e == 'U' || e == 'Z' ||
-                        e == 'E') {
-                        snprintf(why, cap, "invalid escape sequence: `\\%c`", e);
-                        return false;
-                    }
+                size_t w;
+                if (i + 1 < len && !go_escape_ok(re, len, i, true, &w)) {
+                    snprintf(why, cap, "invalid escape sequence: `\\%.*s`", (int)w, re + i + 1);
+                    return false;
                 }
                 i++;
                 continue;
@@ -348,12 +361,9 @@ static bool re2_check(const char *re, size_t len, size_t raw_end, char *why, siz
         if (c == '\\') {
             if (i + 1 >= len) return true; /* PCRE2 reports it */
             char e = re[i + 1];
-            bool bad = (e >= '1' && e <= '9') || e == 'g' || e == 'k' || e == 'K' || e == 'R' ||
-                       e == 'X' || e == 'h' || e == 'H' || e == 'V' || e == 'N' || e == 'o' ||
-                       e == 'G' || e == 'c' || e == 'e' || e == 'u' || e == 'U' || e == 'Z' ||
-                       e == 'E';
-            if (bad) {
-                snprintf(why, cap, "invalid escape sequence: `\\%c`", e);
+            size_t w;
+            if (!go_escape_ok(re, len, i, false, &w)) {
+                snprintf(why, cap, "invalid escape sequence: `\\%.*s`", (int)w, re + i + 1);
                 return false;
             }
             if (e == 'Q') {
@@ -462,8 +472,20 @@ static bool re2_check(const char *re, size_t len, size_t raw_end, char *why, siz
                 if (d == ':') {
                     i++;
                 } else if (d == 'P' || d == '<') {
+                    /* named group: a name of word characters up to '>' */
                     const char *gt = memchr(re + i, '>', len - i);
-                    if (gt) i = (size_t)(gt - re);
+                    size_t ns = i + (d == 'P' ? 3 : 2);
+                    bool good = gt != NULL && (size_t)(gt - re) > ns;
+                    for (size_t k = ns; good && k < (size_t)(gt - re); k++)
+                        good = re[k] == '_' || (re[k] >= '0' && re[k] <= '9') ||
+                               (re[k] >= 'a' && re[k] <= 'z') || (re[k] >= 'A' && re[k] <= 'Z');
+                    if (!good) {
+                        size_t end = gt ? (size_t)(gt - re) + 1 : len;
+                        snprintf(why, cap, "invalid named capture: `%.*s`", (int)(end - (i - 1)),
+                                 re + i - 1);
+                        return false;
+                    }
+                    i = (size_t)(gt - re);
                 }
             }
             continue;
@@ -771,11 +793,14 @@ static bool parse_call_args(parser_t *p, promql_expr_t ***args, size_t *nargs)
         promql_tok_t t = peek_type(p);
         if (t == PT_COMMA) {
             promql_token_t comma = advance(p);
-            if (peek_type(p) == PT_RIGHT_PAREN) {
+            /* Prometheus reduces `args ,` (its trailing-comma rule) whenever the
+             * next token cannot start an expression, not only before ')' */
+            promql_tok_t nt = peek_type(p);
+            if (p->failed) return false;
+            if (nt == PT_RIGHT_PAREN || !can_start_expr(nt)) {
                 fail_at(p, comma.pos, "trailing commas not allowed in function call args");
                 return false;
             }
-            if (p->failed) return false;
             continue;
         }
         if (t == PT_RIGHT_PAREN) {
