@@ -17,8 +17,10 @@
  *     label values in double quotes with escapes \\ \" \n resolved (any other
  *     backslash sequence is kept as is, as Prometheus does), values as Go's
  *     ParseFloat reads them (NaN, +Inf, -Inf, Inf case-insensitive), label values
- *     and HELP must be valid UTF-8. CRLF line ends are accepted (the CR is not part
- *     of the line); a missing final newline is accepted in text 0.0.4.
+ *     and HELP must be valid UTF-8.
+ *     Text 0.0.4 also takes CRLF line ends (the CR is not part of the line;
+ *     Prometheus itself rejects them, expo_check reports it) and a missing final
+ *     newline; OpenMetrics takes neither.
  *     Text 0.0.4: optional integer timestamp in ms; free comments (# ...) skipped.
  *     OpenMetrics 1.0: timestamp in seconds (fraction allowed, converted to ms,
  *     truncating below 1 ms), exemplars after " # ", UNIT, the types info,
