@@ -231,7 +231,7 @@ im_rc lint_names_add_exposition(lint_names_t *n, const char *buf, size_t len, co
     if (len >= 5 && memmem(buf, len, "# EOF", 5)) f = EXPO_OPENMETRICS_1;
     im_rc rc = expo_parse(buf, len, f, &cb, &x, NULL, err);
     if (rc != IM_OK) {
-        im_err_prefix(err, "%s", source);
+        if (err) im_err_prefix(err, "%s", source);
         return rc;
     }
     n->live = true;
@@ -322,30 +322,34 @@ im_rc lint_names_add_target(lint_names_t *n, const char *url, im_err_t *err)
 
 static im_rc api_get(const char *base, const char *path, json_t **data, im_err_t *err)
 {
-    char url[2048];
+    im_buf_t u;
+    im_buf_init(&u, 0);
     size_t bl = strlen(base);
     while (bl > 0 && base[bl - 1] == '/') bl--;
-    snprintf(url, sizeof url, "%.*s%s", (int)bl, base, path);
+    (void)im_buf_append(&u, base, bl);
+    (void)im_buf_puts(&u, path);
+    const char *url = u.data;
     im_buf_t b;
     im_buf_init(&b, HTTP_MAX_BYTES);
     im_rc rc = http_get(url, &b, NULL, 0, err);
-    if (rc != IM_OK) {
-        im_buf_free(&b);
-        return rc;
+    json_t *root = NULL;
+    if (rc == IM_OK) {
+        json_error_t je;
+        root = json_loadb(b.data ? b.data : "", b.len, 0, &je);
+        if (!root) rc = im_err_set(err, IM_EPARSE, "%s: not JSON: %s", url, je.text);
     }
-    json_error_t je;
-    json_t *root = json_loadb(b.data ? b.data : "", b.len, 0, &je);
     im_buf_free(&b);
-    if (!root) return im_err_set(err, IM_EPARSE, "%s: not JSON: %s", url, je.text);
-    json_t *d = json_object_get(root, "data");
-    if (!d || !json_string_value(json_object_get(root, "status")) ||
-        strcmp(json_string_value(json_object_get(root, "status")), "success") != 0) {
-        json_decref(root);
-        return im_err_set(err, IM_EIO, "%s: the API did not answer status \"success\"", url);
+    if (rc == IM_OK) {
+        json_t *d = json_object_get(root, "data");
+        const char *st = json_string_value(json_object_get(root, "status"));
+        if (!d || !st || strcmp(st, "success") != 0)
+            rc = im_err_set(err, IM_EIO, "%s: the API did not answer status \"success\"", url);
+        else
+            *data = json_incref(d);
     }
-    *data = json_incref(d);
     json_decref(root);
-    return IM_OK;
+    im_buf_free(&u);
+    return rc;
 }
 
 static llm_mtype_t mtype_from_str(const char *s)
@@ -482,13 +486,34 @@ im_rc lint_names_add_prometheus(lint_names_t *n, const char *base, im_err_t *err
     }
     json_decref(cfg);
     if (global_ms > 0 && n->default_interval_ms == 0) n->default_interval_ms = global_ms;
-    /* Series of the last 10 minutes: label names and values per metric. */
-    char path[256];
+    /* Series of the last 10 minutes: label names and values per metric, asked for
+     * by exact names in batches (a match[] of {__name__=~".+"} is both heavy and,
+     * on a fresh head, sometimes empty). */
     int64_t now_s = im_now_ms() / 1000;
-    snprintf(path, sizeof path,
-             "/api/v1/series?match%%5B%%5D=%%7B__name__%%3D~%%22.%%2B%%22%%7D&start=%lld&end=%lld",
-             (long long)(now_s - 600), (long long)now_s);
-    if (api_get(base, path, &series, NULL) == IM_OK) {
+    size_t nnames = 0;
+    char **list = NULL;
+    for (size_t k = 0; k < n->cap; k++) {
+        lname_t *e = n->slots[k];
+        if (!e || !(e->sources & bit) || nnames >= 20000) continue;
+        list = im_realloc(list, (nnames + 1) * sizeof(*list));
+        list[nnames++] = e->name;
+    }
+    im_buf_t path;
+    im_buf_init(&path, 0);
+    for (size_t b = 0; b < nnames; b += 40) {
+        im_buf_reset(&path);
+        (void)im_buf_printf(&path, "/api/v1/series?start=%lld&end=%lld", (long long)(now_s - 600),
+                            (long long)(now_s + 60));
+        for (size_t k = b; k < nnames && k < b + 40; k++) {
+            (void)im_buf_puts(&path, "&match%5B%5D=");
+            for (const char *c = list[k]; *c; c++) {
+                if (*c == ':')
+                    (void)im_buf_puts(&path, "%3A");
+                else
+                    (void)im_buf_putc(&path, *c);
+            }
+        }
+        if (api_get(base, path.data, &series, NULL) != IM_OK) continue;
         json_array_foreach(series, i, v)
         {
             const char *name = json_string_value(json_object_get(v, "__name__"));
@@ -510,14 +535,17 @@ im_rc lint_names_add_prometheus(lint_names_t *n, const char *base, im_err_t *err
                     if (im_parse_float(sv, strlen(sv), &d)) lint__lname_add_le(e, d);
                 }
                 if (strcmp(key, "job") == 0) {
-                    for (size_t j = 0; j < njobs; j++)
-                        if (strcmp(jobs[j].job, sv) == 0 && jobs[j].ms > e->interval_ms)
-                            e->interval_ms = jobs[j].ms;
+                    for (size_t jx = 0; jx < njobs; jx++)
+                        if (strcmp(jobs[jx].job, sv) == 0 && jobs[jx].ms > e->interval_ms)
+                            e->interval_ms = jobs[jx].ms;
                 }
             }
         }
+        json_decref(series);
+        series = NULL;
     }
-    json_decref(series);
+    im_buf_free(&path);
+    im_free(list);
     for (size_t j = 0; j < njobs; j++) im_free(jobs[j].job);
     im_free(jobs);
     n->live = true;
