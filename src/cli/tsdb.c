@@ -17,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "expo/expo.h"
+#include "promql/parser.h"
 #include "tsdb/tsdb.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -34,8 +35,13 @@ static int usage(FILE *f)
     return f == stderr ? 2 : 0;
 }
 
-static im_rc open_db(const char *dir, tsdb_t **db)
+static im_rc open_db(const char *dir, bool must_exist, tsdb_t **db)
 {
+    struct stat st;
+    if (must_exist && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        fprintf(stderr, "infermon: %s is not a storage directory\n", dir);
+        return IM_ENOTFOUND;
+    }
     tsdb_opts_t o = {0};
     o.dir = dir;
     o.no_background = true;
@@ -46,101 +52,38 @@ static im_rc open_db(const char *dir, tsdb_t **db)
     return rc;
 }
 
-/* ---- A small selector parser: name{l="v", l2=~"re", ...} ---- */
-
-static const char *skip_ws(const char *p)
-{
-    while (*p == ' ' || *p == '\t') p++;
-    return p;
-}
-
-static bool ident_char(char c, bool first, bool metric)
-{
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (metric && c == ':'))
-        return true;
-    return !first && c >= '0' && c <= '9';
-}
-
 static void push_matcher(im_matcher_t ***ms, size_t *n, im_matcher_t *m)
 {
     *ms = im_realloc(*ms, (*n + 1) * sizeof **ms);
     (*ms)[(*n)++] = m;
 }
 
+/* --match takes a PromQL series selector, parsed by the PromQL parser. */
 static int parse_selector(const char *s, im_matcher_t ***ms, size_t *n)
 {
-    const char *p = skip_ws(s);
     im_err_t err;
-    const char *name = p;
-    while (ident_char(*p, p == name, true)) p++;
-    if (p > name) {
+    im_err_clear(&err);
+    im_matcher_t **pm = NULL;
+    size_t pn = 0;
+    if (promql_parse_metric_selector(s, strlen(s), &pm, &pn, &err) != IM_OK) {
+        fprintf(stderr, "infermon: bad --match selector %s: %s\n", s, err.msg);
+        return -1;
+    }
+    /* Own copies, so they are freed like the default matcher. */
+    for (size_t i = 0; i < pn; i++) {
+        size_t vl;
+        const char *v = im_matcher_value(pm[i], &vl);
+        const im_istr_t *nm = im_matcher_name(pm[i]);
         im_matcher_t *m;
-        if (im_matcher_new(IM_MATCH_EQ, IM_METRIC_NAME, 8, name, (size_t)(p - name), &m, &err) !=
-            IM_OK)
-            goto bad;
+        if (im_matcher_new(im_matcher_type(pm[i]), nm->s, nm->len, v, vl, &m, &err) != IM_OK) {
+            fprintf(stderr, "infermon: bad --match selector %s: %s\n", s, err.msg);
+            promql_matchers_free(pm, pn);
+            return -1;
+        }
         push_matcher(ms, n, m);
     }
-    p = skip_ws(p);
-    if (*p == '{') {
-        p = skip_ws(p + 1);
-        while (*p && *p != '}') {
-            const char *ln = p;
-            while (ident_char(*p, p == ln, false)) p++;
-            size_t lnl = (size_t)(p - ln);
-            if (!lnl) goto bad;
-            p = skip_ws(p);
-            im_match_type_t t;
-            if (p[0] == '=' && p[1] == '~')
-                t = IM_MATCH_RE, p += 2;
-            else if (p[0] == '!' && p[1] == '~')
-                t = IM_MATCH_NRE, p += 2;
-            else if (p[0] == '!' && p[1] == '=')
-                t = IM_MATCH_NEQ, p += 2;
-            else if (p[0] == '=')
-                t = IM_MATCH_EQ, p += 1;
-            else
-                goto bad;
-            p = skip_ws(p);
-            char q = *p;
-            if (q != '"' && q != '\'') goto bad;
-            p++;
-            im_buf_t v;
-            im_buf_init(&v, 1 << 16);
-            while (*p && *p != q) {
-                char c = *p++;
-                if (c == '\\' && *p) {
-                    c = *p++;
-                    if (c == 'n')
-                        c = '\n';
-                    else if (c == 't')
-                        c = '\t';
-                }
-                if (im_buf_putc(&v, c) != IM_OK) break;
-            }
-            if (*p != q) {
-                im_buf_free(&v);
-                goto bad;
-            }
-            p++;
-            im_matcher_t *m;
-            im_rc rc = im_matcher_new(t, ln, lnl, v.data ? v.data : "", v.len, &m, &err);
-            im_buf_free(&v);
-            if (rc != IM_OK) {
-                fprintf(stderr, "infermon: bad matcher in %s: %s\n", s, err.msg);
-                return -1;
-            }
-            push_matcher(ms, n, m);
-            p = skip_ws(p);
-            if (*p == ',') p = skip_ws(p + 1);
-        }
-        if (*p != '}') goto bad;
-        p = skip_ws(p + 1);
-    }
-    if (*p || *n == 0) goto bad;
+    promql_matchers_free(pm, pn);
     return 0;
-bad:
-    fprintf(stderr, "infermon: cannot parse selector %s (want name{label=\"value\",...})\n", s);
-    return -1;
 }
 
 static void free_matchers(im_matcher_t **ms, size_t n)
@@ -184,7 +127,7 @@ static int cmd_analyze(int argc, char **argv)
     }
     if (!dir) return usage(stderr);
     tsdb_t *db;
-    if (open_db(dir, &db) != IM_OK) return 2;
+    if (open_db(dir, true, &db) != IM_OK) return 2;
     tsdb_stats_t st;
     tsdb_get_stats(db, &st);
     tsdb_queryable_t *q = tsdb_queryable(db);
@@ -318,8 +261,18 @@ static int cmd_dump(int argc, char **argv)
         }
     }
     if (!dir) goto usage_err;
+    for (size_t i = 0; i < nsels; i++) { /* check every selector before starting */
+        im_matcher_t **tm = NULL;
+        size_t tn = 0;
+        int bad = parse_selector(sels[i], &tm, &tn);
+        free_matchers(tm, tn);
+        if (bad) {
+            im_free(sels);
+            return 2;
+        }
+    }
     tsdb_t *db;
-    if (open_db(dir, &db) != IM_OK) {
+    if (open_db(dir, true, &db) != IM_OK) {
         im_free(sels);
         return 2;
     }
@@ -445,7 +398,7 @@ static int cmd_import(int argc, char **argv)
     size_t lines = 0;
     for (const char *p = data; (p = memchr(p, '\n', (size_t)(data + len - p))); p++) lines++;
     tsdb_t *db;
-    if (open_db(dir, &db) != IM_OK) {
+    if (open_db(dir, false, &db) != IM_OK) {
         if (len) munmap((void *)data, len);
         return 2;
     }

@@ -36,4 +36,5 @@ grep -q 'Bytes per sample' an.txt
 set +e
 "$IM_BINARY" tsdb dump > /dev/null 2>&1; [ $? = 2 ] || exit 1
 "$IM_BINARY" tsdb dump data --match 'bad{' > /dev/null 2>&1; [ $? = 2 ] || exit 1
+"$IM_BINARY" tsdb analyze "$work/none" > /dev/null 2>&1; [ $? = 2 ] && [ ! -e "$work/none" ] || exit 1
 echo "tsdb tools: ok"
