@@ -23,9 +23,9 @@ echo "infermon check metrics: wall ${ours_wall} s, cpu ${ours_cpu} s"
 if command -v promtool >/dev/null; then
   read -r pt_wall pt_cpu < <(cpu sh -c "promtool check metrics < '$file'")
   echo "promtool check metrics ($(promtool --version 2>&1 | head -1 | awk '{print $3}')): wall ${pt_wall} s, cpu ${pt_cpu} s"
-  printf 'ratio promtool/infermon check metrics: %.1fx cpu, %.1fx wall\n' \
-    "$(echo "$pt_cpu / $ours_cpu" | bc -l)" "$(echo "$pt_wall / $ours_wall" | bc -l)"
-  printf 'ratio promtool check / expo parser alone (cpu): %.1fx\n' "$(echo "$pt_cpu / $parse_s" | bc -l)"
+  awk -v a="$pt_cpu" -v b="$ours_cpu" -v c="$pt_wall" -v d="$ours_wall" -v p="$parse_s" 'BEGIN {
+    printf "ratio promtool/infermon check metrics: %.1fx cpu, %.1fx wall\n", a / b, c / d
+    printf "ratio promtool check / expo parser alone (cpu): %.1fx\n", a / p }' 
 else
   echo "promtool not installed: peer timing skipped"
 fi
