@@ -4,14 +4,15 @@
 #     and --history samples/s, each with a baseline (memcpy / fwrite of the same
 #     bytes) measured in the same run.
 #  2. End to end over HTTP: `infermon simulate --pods 1000` scraped once (every
-#     target from /targets, gzip, 4 in parallel) inside a 15 s window; the
-#     server's CPU time over the window (from /proc) is its cost per scrape
-#     interval. Baseline: `cat` of the same bodies from disk.
+#     target from /targets, gzip, one curl with 4 parallel transfers) inside a
+#     15 s window; the server's CPU time over the window (from /proc) is its
+#     cost per scrape interval. Baseline: `cat` of the same bodies from disk.
 set -euo pipefail
 B=${IM_BUILD_DIR:-build/release}
 BIN=$B/infermon
 PODS=${SIM_BENCH_PODS:-1000}
 "$B/bench_sim" "$PODS" 16
+uptime
 
 work=$(mktemp -d)
 pid=
@@ -32,8 +33,8 @@ ticks=$(getconf CLK_TCK)
 cpu() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
 c0=$(cpu); t0=$(date +%s.%N)
 mkdir -p "$work/bodies"
-awk '{ printf "%s %s/bodies/%d\n", $0, "'"$work"'", NR }' "$work/urls" \
-  | xargs -P 4 -n 2 sh -c 'curl -sf --compressed -o "$1" "$0"'
+awk '{ printf "url = \"%s\"\noutput = \"%s/bodies/%d\"\n", $0, "'"$work"'", NR }' "$work/urls" > "$work/curl.cfg"
+curl -sf --no-progress-meter --compressed --parallel --parallel-max 4 -K "$work/curl.cfg"
 t1=$(date +%s.%N)
 scrape=$(echo "$t1 - $t0" | bc -l)
 rest=$(echo "15 - $scrape" | bc -l)
@@ -45,6 +46,7 @@ awk -v c0="$c0" -v c1="$c1" -v hz="$ticks" -v n="$n" -v bytes="$bytes" -v s="$sc
     -v cat0="$b0" -v cat1="$b1" 'BEGIN {
   cpu = (c1 - c0) / hz;
   printf "http: infermon simulate --pods %d: %d targets scraped (gzip) in %.2f s, %.1f MB uncompressed\n", '"$PODS"', n, s, bytes / 1e6;
-  printf "  server CPU over one 15 s interval: %.2f s = %.1f%% of one core\n", cpu, cpu / 15 * 100;
+  w = s > 15 ? s : 15;
+  printf "  server CPU over a %.1f s window with one scrape round: %.2f s = %.1f%% of one core\n", w, cpu, cpu / w * 100;
   printf "  baseline cat of the same bodies:   %.3f s wall\n", cat1 - cat0;
 }'
