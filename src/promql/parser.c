@@ -1527,18 +1527,35 @@ im_rc promql_parse_metric_selector(const char *text, size_t len, im_matcher_t **
 {
     *matchers = NULL;
     *nmatchers = 0;
+    if (err) im_err_clear(err);
+    if (len > PROMQL_MAX_QUERY_BYTES)
+        return im_err_set(err, IM_ELIMIT, "selector is %zu bytes long, more than the limit of %u",
+                          len, PROMQL_MAX_QUERY_BYTES);
+    parser_t p;
+    memset(&p, 0, sizeof p);
+    p.in = text;
+    p.n = len;
+    promql__lex_init(&p.lx, text, len);
+    p.owner = promql__owner_new();
+    p.arena = &p.owner->arena;
+    /* Prometheus' START_METRIC_SELECTOR grammar: one vector selector, nothing
+     * else, no type check (callers check for an empty selector themselves). */
     promql_expr_t *e = NULL;
-    im_rc rc = promql_parse(text, len, &e, err);
-    if (rc != IM_OK) return rc;
-    if (e->kind != PROMQL_NODE_VECTOR_SELECTOR || e->u.vs.offset_ms != 0 ||
-        e->u.vs.at != PROMQL_AT_NONE) {
-        promql_expr_free(e);
-        return im_err_set(err, IM_EPARSE, "1:1: parse error: expected a metric selector");
+    promql_tok_t t = peek_type(&p);
+    if (!p.failed && (t == PT_LEFT_BRACE || can_be_metric_identifier(t)))
+        e = parse_vector_selector(&p);
+    else
+        unexpected(&p, NULL, NULL);
+    if (e && !p.failed && peek_type(&p) != PT_EOF) unexpected(&p, NULL, NULL);
+    if (p.failed) {
+        set_error(&p, err);
+        promql__owner_free(p.owner);
+        return p.rc;
     }
     size_t n = e->u.vs.nmatchers;
     im_matcher_t **ms = im_calloc(n ? n : 1, sizeof *ms);
-    promql_expr_owner_t *o = e->owner;
-    /* Move the matchers out of the owner so freeing the tree keeps them. */
+    promql_expr_owner_t *o = p.owner;
+    /* Move the matchers out of the owner so that freeing it keeps them. */
     for (size_t i = 0; i < n; i++) {
         ms[i] = e->u.vs.matchers[i];
         for (size_t j = 0; j < o->nmatchers; j++)
@@ -1548,7 +1565,7 @@ im_rc promql_parse_metric_selector(const char *text, size_t len, im_matcher_t **
     for (size_t j = 0; j < o->nmatchers; j++)
         if (o->matchers[j]) o->matchers[k++] = o->matchers[j];
     o->nmatchers = k;
-    promql_expr_free(e);
+    promql__owner_free(o);
     *matchers = ms;
     *nmatchers = n;
     return IM_OK;

@@ -35,8 +35,11 @@
 IM_NODISCARD im_rc promql_parse(const char *text, size_t len, promql_expr_t **out, im_err_t *err);
 
 /* Parses a single metric selector (`foo{a="b"}`, `{job=~"x"}`) as the HTTP API's
- * match[] parameters need: anything else is an error. On success *matchers is an
- * im_malloc'd array of matchers the caller frees with promql_matchers_free. */
+ * match[] parameters need (Prometheus' ParseMetricSelector): anything else is an
+ * error in Prometheus' words (`1:4: parse error: unexpected "("`). No type check:
+ * `{}` parses to zero matchers, and the caller reports "match[] must contain at
+ * least one non-empty matcher". On success *matchers is an im_malloc'd array
+ * (name matcher last) the caller frees with promql_matchers_free. */
 IM_NODISCARD im_rc promql_parse_metric_selector(const char *text, size_t len,
                                                 im_matcher_t ***matchers, size_t *nmatchers,
                                                 im_err_t *err);

@@ -461,6 +461,20 @@ static void test_limits_and_misc(void **state)
     assert_true(im_matcher_matches(ms[1], "up", 2));
     promql_matchers_free(ms, nms);
     assert_int_equal(promql_parse_metric_selector("sum(up)", 7, &ms, &nms, &err), IM_EPARSE);
+    /* texts from Prometheus 2.42's /api/v1/series match[] */
+    assert_string_equal(err.msg, "1:4: parse error: unexpected \"(\"");
+    assert_int_equal(promql_parse_metric_selector("x offset 5m", 11, &ms, &nms, &err), IM_EPARSE);
+    assert_string_equal(err.msg, "1:3: parse error: unexpected <offset>");
+    assert_int_equal(promql_parse_metric_selector("x[5m]", 5, &ms, &nms, &err), IM_EPARSE);
+    assert_string_equal(err.msg, "1:2: parse error: unexpected \"[\"");
+    assert_int_equal(promql_parse_metric_selector("1", 1, &ms, &nms, &err), IM_EPARSE);
+    assert_string_equal(err.msg, "1:1: parse error: unexpected number \"1\"");
+    assert_int_equal(promql_parse_metric_selector("x{a=}", 5, &ms, &nms, &err), IM_EPARSE);
+    assert_string_equal(err.msg,
+                        "1:5: parse error: unexpected \"}\" in label matching, expected string");
+    assert_int_equal(promql_parse_metric_selector("{}", 2, &ms, &nms, &err), IM_OK);
+    assert_int_equal(nms, 0);
+    promql_matchers_free(ms, nms);
     /* durations */
     int64_t ms_out;
     assert_int_equal(promql_parse_duration("1h30m", 5, &ms_out, NULL), IM_OK);
