@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -302,6 +303,13 @@ im_rc sim_server_start(sim_fleet_t *f, const sim_server_options_t *o, sim_server
     snprintf(s->host_port, sizeof s->host_port, "%s:%d", ip, s->port);
     if (o->port_per_pod_base > 0) {
         int n = sim_fleet_count(f, SIM_EP_VLLM);
+        /* one listening socket per pod: raise the descriptor limit to the hard limit */
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max &&
+            rl.rlim_cur < (rlim_t)n + 256) {
+            rl.rlim_cur = rl.rlim_max;
+            (void)setrlimit(RLIMIT_NOFILE, &rl);
+        }
         s->pod_fds = im_calloc((size_t)(n ? n : 1), sizeof *s->pod_fds);
         for (int i = 0; i < n; i++) {
             int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

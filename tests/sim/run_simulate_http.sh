@@ -37,7 +37,7 @@ start() { # name, args...
     grep -q 'listening on' "$work/$name.out" 2>/dev/null && break
     sleep 0.1
   done
-  grep -o 'listening on [0-9.]*:[0-9]*' "$work/$name.out" | sed 's/.*://'
+  grep -o 'listening on [0-9.]*:[0-9]*' "$work/$name.out" | sed 's/.*://' || true
 }
 
 check_expo() { # file kind label
@@ -58,8 +58,13 @@ EOF
   if [ -n "$extra" ]; then echo "FAIL: lint findings the real $kind output does not have on $what:"; echo "$extra"; exit 1; fi
 }
 
-ppbase=$(( ( $(free_port) % 20000 ) + 30000 ))
-port=$(start v1 --pods 3 --speed 120 --seed 4 --port-per-pod "$ppbase" --scenario errors)
+# one port per pod: retry with another base if one of the three ports is taken
+port=
+for _ in 1 2 3 4 5; do
+  ppbase=$(( ( $(free_port) % 20000 ) + 30000 ))
+  port=$(start v1 --pods 3 --speed 120 --seed 4 --port-per-pod "$ppbase" --scenario errors)
+  [ -n "$port" ] && break
+done
 port0=$(start v0 --pods 2 --speed 120 --vllm-version 0.6.6 --scenario kv-pressure)
 [ -n "$port" ] && [ -n "$port0" ] || { echo "FAIL: simulator did not start"; cat "$work"/*.err; exit 1; }
 sleep 2
