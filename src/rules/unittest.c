@@ -290,15 +290,26 @@ static char **ystrlist(ydec_t *d, const yaml_node_t *n, size_t *out_n)
     return v;
 }
 
+/* yaml.v3 float64: decimal/exponent numbers, .inf/-.inf/.nan (not "NaN"/"Inf"). */
 static bool yfloat(ydec_t *d, const yaml_node_t *n, double *out)
 {
     char *s = ystr(d, n);
     if (!s) return false;
-    bool ok = im_parse_float(s, strlen(s), out);
-    if (!ok) {
+    bool ok = false;
+    if (strcmp(s, ".inf") == 0 || strcmp(s, ".Inf") == 0 || strcmp(s, ".INF") == 0 ||
+        strcmp(s, "+.inf") == 0 || strcmp(s, "+.Inf") == 0 || strcmp(s, "+.INF") == 0) {
+        *out = INFINITY;
+        ok = true;
+    } else if (strcmp(s, "-.inf") == 0 || strcmp(s, "-.Inf") == 0 || strcmp(s, "-.INF") == 0) {
+        *out = -INFINITY;
+        ok = true;
+    } else if (strcmp(s, ".nan") == 0 || strcmp(s, ".NaN") == 0 || strcmp(s, ".NAN") == 0) {
+        *out = NAN;
+        ok = true;
+    } else if (s[0] && strspn(s, "0123456789+-.eE_") == strlen(s)) {
         char *e;
         *out = strtod(s, &e);
-        ok = *e == 0 && s[0];
+        ok = *e == 0;
     }
     if (!ok) ytype_err(d, n, "float64");
     im_free(s);
@@ -485,7 +496,8 @@ typedef struct seqval {
 } seqval_t;
 
 /* The expanding notation: a, a+bxN, a-bxN, axN, _, _xN, stale. */
-static bool parse_values(const char *s, seqval_t **vals, size_t *n, size_t *cap)
+static bool parse_values(const char *s, seqval_t **vals, size_t *n, size_t *cap, size_t *bad_off,
+                         size_t *bad_len)
 {
     const char *p = s;
     for (;;) {
@@ -494,6 +506,8 @@ static bool parse_values(const char *s, seqval_t **vals, size_t *n, size_t *cap)
         const char *st = p;
         while (*p && *p != ' ' && *p != '\t' && *p != '\n') p++;
         size_t len = (size_t)(p - st);
+        *bad_off = (size_t)(st - s);
+        *bad_len = len;
         uint64_t times = 0;
         bool has_times = false;
         for (size_t i = len; i-- > 0;) {
@@ -701,14 +715,37 @@ static void run_group(const test_file_t *tf, test_group_t *tg, char **rule_files
         const im_labels_t *ls = parse_metric(sd, &err);
         size_t nv = 0;
         if (!ls) {
-            rules_errs_add(errs, "error in %s %s: %s", "load", sd, err.msg);
+            /* as promtool: the error of parsing "series values" as one line */
+            im_buf_t line;
+            im_buf_init(&line, 0);
+            (void)im_buf_printf(&line, "%s %s", sd, tg->in[i].values ? tg->in[i].values : "");
+            im_matcher_t **lms = NULL;
+            size_t nlms = 0;
+            im_err_t le;
+            im_err_clear(&le);
+            if (promql_parse_metric_selector(line.data, line.len, &lms, &nlms, &le) == IM_OK)
+                promql_matchers_free(lms, nlms);
+            rules_errs_add(errs, "%s", le.msg[0] ? le.msg : err.msg);
+            im_buf_free(&line);
             im_free(vals);
             promql_memstore_free(ms);
             return;
         }
-        if (!parse_values(tg->in[i].values ? tg->in[i].values : "", &vals, &nv, &cap)) {
-            rules_errs_add(errs, "error in %s %s: bad values \"%s\"", "load", sd,
-                           tg->in[i].values ? tg->in[i].values : "");
+        size_t boff = 0, blen = 0;
+        const char *vs = tg->in[i].values ? tg->in[i].values : "";
+        if (!parse_values(vs, &vals, &nv, &cap, &boff, &blen)) {
+            /* promtool parses "series values" as one line: column of the token */
+            size_t col = strlen(sd) + 1 + boff + 1;
+            if (blen &&
+                ((vs[boff] >= 'a' && vs[boff] <= 'z') || (vs[boff] >= 'A' && vs[boff] <= 'Z')))
+                rules_errs_add(
+                    errs,
+                    "1:%zu: parse error: unexpected identifier \"%.*s\" in series values, "
+                    "expected number or \"stale\"",
+                    col, (int)blen, vs + boff);
+            else
+                rules_errs_add(errs, "1:%zu: parse error: bad number or duration syntax: \"%.*s\"",
+                               col, (int)blen, vs + boff);
             im_labels_unref(ls);
             im_free(vals);
             promql_memstore_free(ms);
@@ -997,7 +1034,7 @@ im_rc rules_unittest_file(const char *path, rules_errs_t *errs, FILE *warn)
     for (size_t i = 0; i < tf.nrule_files; i++) {
         im_buf_t p;
         im_buf_init(&p, 0);
-        if (tf.rule_files[i][0] && tf.rule_files[i][0] != '/')
+        if (tf.rule_files[i][0] && tf.rule_files[i][0] != '/' && strcmp(dir, ".") != 0)
             (void)im_buf_printf(&p, "%s/%s", dir, tf.rule_files[i]);
         else
             (void)im_buf_puts(&p, tf.rule_files[i]);
