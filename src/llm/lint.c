@@ -849,8 +849,16 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
         return;
     }
 
+    /* Series Prometheus itself adds at scrape (up, scrape_*, ALERTS) are never in
+     * an exposition. */
+    if (s->fam && s->fam->exporter == LLM_EXP_PROMETHEUS && names->kind != LINT_SOURCE_PROMETHEUS)
+        return;
     /* Not exposed. Ray Serve and friends: the same family under another prefix. */
-    if (live) {
+    bool ours =
+        (s->len > 5 && memcmp(s->name, "vllm:", 5) == 0) ||
+        (s->fam && (s->fam->exporter == LLM_EXP_VLLM || s->fam->exporter == LLM_EXP_VLLM_HTTP ||
+                    s->fam->exporter == LLM_EXP_DCGM || s->fam->exporter == LLM_EXP_KUEUE));
+    if (live && ours) {
         const char *pv = prefixed_variant(q, s->name, s->len);
         if (pv) {
             snprintf(fixbuf, sizeof fixbuf, "use %s", pv);
@@ -976,6 +984,16 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                      (s->len > 6 && memcmp(s->name, "kueue_", 6) == 0) ||
                      (s->len > 8 && memcmp(s->name, "DCGM_FI_", 8) == 0);
         if (!owned) return;
+    }
+    /* level:metric:operation is the recording-rule naming convention. */
+    const char *c1 = memchr(s->name, ':', s->len);
+    if (c1 && memchr(c1 + 1, ':', s->len - (size_t)(c1 + 1 - s->name)) &&
+        memcmp(s->name, "vllm:", 5) != 0) {
+        report(q, vs, "unknown-metric", LINT_SEV_WARNING,
+               "lint the rule file that records it together with this file",
+               "%.*s is not exposed by %s; by its name it is a recording rule's output",
+               (int)s->len, s->name, live ? "any source" : "the catalog's exporters");
+        return;
     }
     bool counterish = (s->len > 6 && memcmp(s->name + s->len - 6, "_total", 6) == 0);
     const promql_expr_t *p = parent(q, 0);

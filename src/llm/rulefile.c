@@ -25,16 +25,13 @@ lint_input_kind_t lint_input_detect(const char *file, const char *buf, size_t le
     return LINT_INPUT_TEXT;
 }
 
-/* Byte offset of a libyaml mark (0-based line, column in characters). */
-static size_t mark_offset(const char *buf, size_t len, const yaml_mark_t *m)
+/* Byte offset of a libyaml mark (0-based line, column in characters), with the
+ * file's line starts computed once (lines[i] = offset of line i). */
+static size_t mark_offset(const char *buf, size_t len, const size_t *lines, size_t nlines,
+                          const yaml_mark_t *m)
 {
-    size_t off = 0, line = 0;
-    while (off < len && line < m->line) {
-        const char *nl = memchr(buf + off, '\n', len - off);
-        if (!nl) return len;
-        off = (size_t)(nl - buf) + 1;
-        line++;
-    }
+    if (m->line >= nlines) return len;
+    size_t off = lines[m->line];
     for (size_t c = 0; c < m->column && off < len && buf[off] != '\n'; c++) {
         unsigned char ch = (unsigned char)buf[off];
         size_t w = ch < 0x80 ? 1 : ch >= 0xF0 ? 4 : ch >= 0xE0 ? 3 : ch >= 0xC0 ? 2 : 1;
@@ -129,6 +126,8 @@ typedef struct rule_ctx {
     const char *file;
     const char *buf;
     size_t len;
+    size_t *lines; /* owned: offsets of line starts */
+    size_t nlines;
 } rule_ctx_t;
 
 static void lint_fn(void *user, yaml_document_t *d, yaml_node_t *g, size_t gi, yaml_node_t *rule,
@@ -160,8 +159,8 @@ static void lint_fn(void *user, yaml_document_t *d, yaml_node_t *g, size_t gi, y
     w.is_alert = alert != NULL;
     w.is_record = record != NULL;
     w.has_raw = true;
-    w.raw_start = mark_offset(x->buf, x->len, &exprn->start_mark);
-    w.raw_end = mark_offset(x->buf, x->len, &exprn->end_mark);
+    w.raw_start = mark_offset(x->buf, x->len, x->lines, x->nlines, &exprn->start_mark);
+    w.raw_end = mark_offset(x->buf, x->len, x->lines, x->nlines, &exprn->end_mark);
     const char *fr = scalar(map_get(d, rule, "for"));
     if (fr) {
         int64_t ms = 0;
@@ -174,11 +173,22 @@ im_rc lint_rulefile(lint_run_t *r, lint_names_t *names, const char *file, const 
                     size_t len)
 {
     if (names) lint_rulefile_records(names, buf, len);
-    rule_ctx_t x = {r, file, buf, len};
+    rule_ctx_t x = {r, file, buf, len, NULL, 0};
+    size_t cap = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i == 0 || buf[i - 1] == '\n') {
+            if (x.nlines == cap) {
+                cap = cap ? cap * 2 : 256;
+                x.lines = im_realloc(x.lines, cap * sizeof(*x.lines));
+            }
+            x.lines[x.nlines++] = i;
+        }
+    }
     char eb[300];
     int l = 0, c = 0;
     if (!walk_rules(buf, len, lint_fn, &x, eb, sizeof eb, &l, &c))
         lint_note(r, "input", LINT_SEV_ERROR, file, l, c, NULL, "%s", eb);
+    im_free(x.lines);
     return IM_OK;
 }
 

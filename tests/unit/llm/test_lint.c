@@ -162,6 +162,10 @@ static void test_live_checks(void **state)
         {"DCGM_FI_DEV_GPU_UTIL", "unknown-metric", false, 0},
         {"DCGM_FI_PROF_SM_ACTIVE", "conditional-metric", false, 0},
         {"vllm:spec_decode_num_draft_tokens_total", "conditional-metric", false, 0},
+        {"up == 0", "", false, 0},
+        {"sum(ALERTS{alertstate=\"firing\"})", "", false, 0},
+        {"job:vllm_tokens:rate5m > 0", "unknown-metric", false, 0},
+        {"mysql_up", "unknown-metric", false, 0},
     };
     lint_names_t *n = live_names();
     run_cases(n, cases, IM_ARRAY_LEN(cases));
