@@ -246,12 +246,33 @@ im_rc tsdb__sync_locked(tsdb_t *db, im_err_t *err)
     return rc;
 }
 
+/* Makes every commit made before the call durable; the fdatasync itself runs
+ * without commit_mu, so commits go on meanwhile. */
+static im_rc sync_unlocked(tsdb_t *db, im_err_t *err)
+{
+    if (!db->wal) return IM_OK;
+    pthread_mutex_lock(&db->commit_mu);
+    int fd = tsdb__wal_sync_begin(db->wal);
+    pthread_mutex_unlock(&db->commit_mu);
+    if (fd < 0) return IM_OK;
+    int64_t t0 = im_mono_ns();
+    int r = fdatasync(fd);
+    int e = errno;
+    close(fd);
+    atomic_fetch_add(&db->wal_fsyncs, 1);
+    atomic_fetch_add(&db->wal_fsync_ns, (uint64_t)(im_mono_ns() - t0));
+    if (r != 0) {
+        pthread_mutex_lock(&db->commit_mu);
+        tsdb__wal_set_dirty(db->wal);
+        pthread_mutex_unlock(&db->commit_mu);
+        return im_err_set(err, IM_EIO, "WAL fsync failed: %s", strerror(e));
+    }
+    return IM_OK;
+}
+
 im_rc tsdb_sync(tsdb_t *db, im_err_t *err)
 {
-    pthread_mutex_lock(&db->commit_mu);
-    im_rc rc = tsdb__sync_locked(db, err);
-    pthread_mutex_unlock(&db->commit_mu);
-    return rc;
+    return sync_unlocked(db, err);
 }
 
 /* ---- Persisting the head ---- */
@@ -617,13 +638,9 @@ static void *bg_main(void *arg)
         if (db->bg_stop) break;
         pthread_mutex_unlock(&db->bg_mu);
         if (db->wal && db->opts.fsync == TSDB_FSYNC_TIMER) {
-            pthread_mutex_lock(&db->commit_mu);
-            if (tsdb__wal_dirty(db->wal)) {
-                im_err_t e;
-                if (tsdb__sync_locked(db, &e) != IM_OK)
-                    IM_ERROR("WAL fsync failed", "err=%s", im_logq(e.msg));
-            }
-            pthread_mutex_unlock(&db->commit_mu);
+            im_err_t e;
+            if (sync_unlocked(db, &e) != IM_OK)
+                IM_ERROR("WAL fsync failed", "err=%s", im_logq(e.msg));
         }
         if (im_mono_ns() - last_maint > (int64_t)MAINT_INTERVAL_MS * 1000000) {
             last_maint = im_mono_ns();

@@ -232,6 +232,11 @@ void tsdb__wal_close(tsdb__wal_t *w); /* fsyncs */
 im_rc tsdb__wal_log(tsdb__wal_t *w, const uint8_t *rec, size_t len, im_err_t *err);
 im_rc tsdb__wal_sync(tsdb__wal_t *w, im_err_t *err);
 bool tsdb__wal_dirty(const tsdb__wal_t *w);
+/* Starts a sync that runs without the caller's lock: returns a dup of the current
+ * segment's fd (the caller fdatasyncs and closes it) and marks the WAL clean, or
+ * -1 when there is nothing to sync. Caller holds commit_mu for the call only. */
+int tsdb__wal_sync_begin(tsdb__wal_t *w);
+void tsdb__wal_set_dirty(tsdb__wal_t *w); /* a sync failed: retry next time */
 /* Closes the current segment and starts the next; *last = the closed one. */
 im_rc tsdb__wal_cut(tsdb__wal_t *w, uint32_t *last, im_err_t *err);
 /* Writes checkpoint.<upto> with the given records (each framed like a segment

@@ -349,6 +349,19 @@ im_rc tsdb__wal_sync(tsdb__wal_t *w, im_err_t *err)
     return IM_OK;
 }
 
+int tsdb__wal_sync_begin(tsdb__wal_t *w)
+{
+    if (!w->dirty || w->fd < 0) return -1;
+    int fd = dup(w->fd);
+    if (fd >= 0) w->dirty = false;
+    return fd;
+}
+
+void tsdb__wal_set_dirty(tsdb__wal_t *w)
+{
+    w->dirty = true;
+}
+
 bool tsdb__wal_dirty(const tsdb__wal_t *w)
 {
     return w->dirty;
