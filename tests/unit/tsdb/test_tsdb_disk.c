@@ -12,7 +12,10 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -397,6 +400,55 @@ static void test_read_while_persisting(void **state)
     tsdb_close(db);
 }
 
+/* A WAL write that fails (here: the file size limit) fails the commit with
+ * IM_EIO, the batch is not visible, the segment keeps no partial record, and
+ * after a restart exactly the acknowledged commits are there. Runs in a child
+ * so the limit does not leak into the test process. */
+static void test_wal_write_error(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        tsdb_t *db = open_dir(0, 0, 0);
+        struct rlimit rl = {40000, 40000};
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(10);
+        const im_labels_t *ls = series_labels(0);
+        int64_t ok = 0;
+        im_rc rc = IM_OK;
+        for (int64_t k = 0; k < 100000 && rc == IM_OK; k++) {
+            tsdb_appender_t *a = tsdb_appender(db);
+            for (int j = 0; j < 10; j++)
+                if (tsdb_appender_add(a, 0, ls, (k * 10 + j) * STEP, (double)j, NULL) != IM_OK)
+                    _exit(11);
+            rc = tsdb_appender_commit(a, NULL);
+            if (rc == IM_OK) ok++;
+        }
+        if (rc != IM_EIO) _exit(12);
+        tsdb_stats_t st;
+        tsdb_get_stats(db, &st);
+        if (st.head_samples != (uint64_t)ok * 10) _exit(13); /* failed batch invisible */
+        im_labels_unref(ls);
+        tsdb_close(db);
+        rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
+        setrlimit(RLIMIT_FSIZE, &rl); /* may fail unprivileged: then reopen in the parent */
+        _exit(ok > 0 && ok < 100000 ? (int)(ok % 200) + 20 : 14);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status));
+    int code = WEXITSTATUS(status);
+    if (code < 20) fail_msg("child failed with %d", code);
+    tsdb_t *db = open_dir(0, 0, 0);
+    tsdb_stats_t st;
+    tsdb_get_stats(db, &st);
+    assert_int_equal(st.wal_corruptions, 0); /* the partial record was undone */
+    assert_int_equal(st.head_samples % 10, 0);
+    assert_int_equal((st.head_samples / 10) % 200, (uint64_t)(code - 20));
+    tsdb_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +457,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_blocks_compaction_retention, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_block, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_while_persisting, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wal_write_error, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
