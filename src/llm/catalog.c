@@ -17,6 +17,13 @@
 
 #define MAX_FAMILIES 512
 #define MAX_RENAMES  64
+#define MAX_EVENTS   512
+
+typedef struct event {
+    const char *name;
+    bool added;
+    llm_version_t version;
+} event_t;
 
 typedef struct rename {
     const char *old_name;
@@ -40,7 +47,9 @@ struct llm_catalog {
     rename_t renames[MAX_RENAMES];
     size_t nrenames;
     index_slot_t index[INDEX_SLOTS];
-    char *text[5]; /* owned copies of the TSVs, split in place */
+    event_t events[MAX_EVENTS];
+    size_t nevents;
+    char *text[6]; /* owned copies of the TSVs, split in place */
 };
 
 /* ---- Names of enums ---- */
@@ -430,6 +439,19 @@ static void rename_row(llm_catalog_t *c, char **col, int n)
     c->nrenames++;
 }
 
+static void event_row(llm_catalog_t *c, char **col, int n)
+{
+    if (n < 7 || c->nevents >= MAX_EVENTS) return;
+    event_t *e = &c->events[c->nevents];
+    e->name = col[0];
+    e->added = strcmp(col[1], "added") == 0;
+    if (!llm_version_parse(col[5], strlen(col[5]), &e->version)) {
+        llm_version_parse(col[6], strlen(col[6]), &e->version);
+        if (e->version.known) e->version.approx = true;
+    }
+    c->nevents++;
+}
+
 /* ---- dcgm-exporter ---- */
 
 static void dcgm_row(llm_catalog_t *c, char **col, int n)
@@ -671,6 +693,8 @@ static void catalog_init(void)
     tsv_each(c, c->text[1], rename_row);
     tsv_each(c, c->text[2], dcgm_row);
     tsv_each(c, c->text[3], kueue_row);
+    c->text[4] = copy_tsv(llm__tsv_vllm_metric_events, llm__tsv_vllm_metric_events_len);
+    tsv_each(c, c->text[4], event_row);
     add_join_families(c);
     /* Hidden versions from the rename table. */
     for (size_t r = 0; r < c->nrenames; r++) {
@@ -735,6 +759,27 @@ const char *llm_catalog_renamed_to(const llm_catalog_t *c, const char *name, siz
         if (strlen(c->renames[r].old_name) == len && memcmp(c->renames[r].old_name, name, len) == 0)
             return c->renames[r].replacement;
     return NULL;
+}
+
+bool llm_catalog_history(const llm_catalog_t *c, const char *name, size_t len, llm_version_t *added,
+                         llm_version_t *removed)
+{
+    memset(added, 0, sizeof(*added));
+    memset(removed, 0, sizeof(*removed));
+    const event_t *last = NULL;
+    for (size_t i = 0; i < c->nevents; i++) {
+        const event_t *e = &c->events[i];
+        if (strlen(e->name) != len || memcmp(e->name, name, len) != 0) continue;
+        if (e->added && e->version.known &&
+            (!added->known || llm_version_cmp(&e->version, added) < 0))
+            *added = e->version;
+        /* Rows are in commit order: the last one with the newest version decides. */
+        if (!last || !last->version.known ||
+            (e->version.known && llm_version_cmp(&e->version, &last->version) >= 0))
+            last = e;
+    }
+    if (last && !last->added) *removed = last->version;
+    return last != NULL;
 }
 
 llm_status_t llm_family_status(const llm_family_t *f, const llm_version_t *v)

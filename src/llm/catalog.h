@@ -162,6 +162,14 @@ const llm_family_t *llm_catalog_by_family(const llm_catalog_t *c, const char *na
  * name, or NULL. "(none)"/"(same as above)" come back as NULL/the row above's. */
 const char *llm_catalog_renamed_to(const llm_catalog_t *c, const char *name, size_t len);
 
+/* Source-string history (vllm-metric-events.tsv): the first release whose
+ * source added the quoted "vllm:..." string `name` and the first that removed
+ * it (known=false when none). Returns false when the string never appeared.
+ * Source strings are registered names: counters appear without _total since
+ * v0.9.0 (see catalog/README.md), so callers try both forms. */
+bool llm_catalog_history(const llm_catalog_t *c, const char *name, size_t len, llm_version_t *added,
+                         llm_version_t *removed);
+
 /* Status of a vLLM family at version v (non-vLLM families are always CURRENT). */
 llm_status_t llm_family_status(const llm_family_t *f, const llm_version_t *v);
 /* The version the status took effect (NULL for CURRENT). */

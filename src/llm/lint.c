@@ -985,6 +985,24 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                      (s->len > 8 && memcmp(s->name, "DCGM_FI_", 8) == 0);
         if (!owned) return;
     }
+    /* A vLLM source string that is gone (vllm-metric-events.tsv). */
+    if (s->len > 5 && memcmp(s->name, "vllm:", 5) == 0) {
+        llm_version_t added, removed;
+        bool h = llm_catalog_history(cat, s->name, s->len, &added, &removed);
+        if (!h && s->len > 6 && memcmp(s->name + s->len - 6, "_total", 6) == 0)
+            h = llm_catalog_history(cat, s->name, s->len - 6, &added, &removed);
+        if (h && removed.known) {
+            char ab[40] = "?", rb[40];
+            if (added.known) llm_version_format(&added, ab, sizeof ab);
+            llm_version_format(&removed, rb, sizeof rb);
+            const char *sug = suggest(q, vs, s->name, s->len, false);
+            if (sug) snprintf(fixbuf, sizeof fixbuf, "did you mean %s?", sug);
+            report(q, vs, "removed-metric", LINT_SEV_ERROR, sug ? fixbuf : NULL,
+                   "%.*s was added to vLLM's source in %s and removed in %s", (int)s->len, s->name,
+                   ab, rb);
+            return;
+        }
+    }
     /* level:metric:operation is the recording-rule naming convention. */
     const char *c1 = memchr(s->name, ':', s->len);
     if (c1 && memchr(c1 + 1, ':', s->len - (size_t)(c1 + 1 - s->name)) &&

@@ -129,6 +129,15 @@ static void test_versions(void **state)
         llm_catalog_renamed_to(llm_catalog_get(), "vllm:gpu_prefix_cache_hits_total", 32);
     assert_non_null(r);
     assert_string_equal(r, "vllm:prefix_cache_hits_total");
+    llm_version_t a, rm;
+    assert_true(llm_catalog_history(llm_catalog_get(), "vllm:request_success", 20, &a, &rm));
+    assert_int_equal(a.minor, 4);
+    assert_false(rm.known); /* re-added in v0.9.0 */
+    assert_true(llm_catalog_history(llm_catalog_get(), "vllm:num_requests_swapped", 25, &a, &rm));
+    assert_true(rm.known);
+    assert_int_equal(rm.minor, 9);
+    assert_int_equal(rm.patch, 1);
+    assert_false(llm_catalog_history(llm_catalog_get(), "vllm:nope", 9, &a, &rm));
     f = look("vllm:kv_block_lifetime_seconds_bucket", NULL, NULL);
     assert_non_null(f->option);
 }

@@ -166,6 +166,8 @@ static void test_live_checks(void **state)
         {"sum(ALERTS{alertstate=\"firing\"})", "", false, 0},
         {"job:vllm_tokens:rate5m > 0", "unknown-metric", false, 0},
         {"mysql_up", "unknown-metric", false, 0},
+        {"vllm:spec_decode_num_drafts_total_x", "unknown-metric", false, 0},
+        {"vllm:cache_config", "removed-metric", false, 0},
     };
     lint_names_t *n = live_names();
     run_cases(n, cases, IM_ARRAY_LEN(cases));
