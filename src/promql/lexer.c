@@ -292,12 +292,11 @@ static void lex_number_or_duration(promql_lexer_t *lx, promql_token_t *t)
         emit(lx, t, PT_DURATION);
         return;
     }
-    errorf(lx, t, "bad number or duration syntax: %s", "");
     /* the quoted text is the input scanned so far */
     im_buf_t b;
     im_buf_init(&b, PROMQL_LEX_MSG_MAX - 40);
     (void)promql__go_quote(&b, lx->in + lx->start, lx->pos - lx->start);
-    snprintf(t->msg, sizeof t->msg, "bad number or duration syntax: %s", b.data ? b.data : "\"\"");
+    errorf(lx, t, "bad number or duration syntax: %s", b.data ? b.data : "\"\"");
     im_buf_free(&b);
 }
 
@@ -742,22 +741,6 @@ void promql__lex_next(promql_lexer_t *lx, promql_token_t *t)
 
 /* ---- Token descriptions for error messages ---- */
 
-static const char *punct_str(promql_tok_t t)
-{
-    switch (t) {
-    case PT_LEFT_PAREN: return "(";
-    case PT_RIGHT_PAREN: return ")";
-    case PT_LEFT_BRACE: return "{";
-    case PT_RIGHT_BRACE: return "}";
-    case PT_LEFT_BRACKET: return "[";
-    case PT_RIGHT_BRACKET: return "]";
-    case PT_COMMA: return ",";
-    case PT_EQL: return "=";
-    case PT_COLON: return ":";
-    default: return NULL;
-    }
-}
-
 void promql__tok_desc(const char *in, const promql_token_t *t, im_buf_t *out)
 {
     const char *v = in + t->pos;
@@ -797,8 +780,6 @@ void promql__tok_desc(const char *in, const promql_token_t *t, im_buf_t *out)
     if (kind) {
         (void)im_buf_puts(out, kind);
         (void)im_buf_putc(out, ' ');
-    } else if (!punct_str(t->type) && t->type != PT_START && t->type != PT_END) {
-        (void)im_buf_puts(out, "token ");
     }
     /* Go's %q, or %.10q... when longer than 10 bytes (identifiers and metric
      * identifiers are never truncated). */
