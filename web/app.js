@@ -348,9 +348,11 @@
     const t0 = performance.now();
     if (!env.loaded) await discover();
     await fillModels();
-    const [start, end] = timeRange();
+    const [start0, end0] = timeRange();
     const width = main.clientWidth - 20;
-    const step = chooseStep(start, end, width);
+    const step = chooseStep(start0, end0, width);
+    // align to the step so the API's timestamps fall on the chart's grid
+    const start = Math.floor(start0 / step) * step, end = Math.floor(end0 / step) * step;
     const ctx = { sel: modelSel(), rate: rateWin(step), step, gpuSel: "" };
     if (state.model && has("DCGM_FI_DEV_GPU_UTIL")) {
       try {
@@ -400,8 +402,14 @@
         const gm = p.gapMetric || c.panelGap;
         if (gm) {
           const bounds = await bucketBounds(gm);
+          // mark the gaps the current (latest) quantiles sit in
           const hit = new Map();
-          for (const s of series) for (const [, v] of s.points) { const g = gapFor(bounds, v); if (g) hit.set(g.join(","), g); }
+          for (const s of series) {
+            let v = null;
+            for (let i = s.points.length - 1; i >= 0; i--) if (Number.isFinite(s.points[i][1])) { v = s.points[i][1]; break; }
+            const g = v == null ? null : gapFor(bounds, v);
+            if (g) hit.set(g.join(","), g);
+          }
           gaps = [...hit.values()];
           if (gaps.length) title.append(h("span", { class: "badge", title: "histogram_quantile interpolates linearly inside a bucket: values here are not measured",
             text: "interpolated: " + gaps.map(([lo, hi]) => `${lo} s–${hi} s bucket gap`).join(", ") }));
@@ -411,8 +419,10 @@
         let mx = -Infinity, last = null;
         for (const s2 of series) for (const [, v] of s2.points) if (Number.isFinite(v)) { mx = Math.max(mx, v); last = v; }
         (window.__infermonPanels = window.__infermonPanels || {})[p.id] = { max: mx, last, series: series.length, gaps };
-        makeChart(body, series, { times, start, end, unit: p.unit, yMax: p.yMax, threshold: p.threshold,
+        const u = makeChart(body, series, { times, start, end, unit: p.unit, yMax: p.yMax, threshold: p.threshold,
           target: p.target ? env.ttftTarget : null, gaps, dual: p.dual });
+        // points that land on the chart's time grid (what is actually drawn)
+        window.__infermonPanels[p.id].drawn = u.data.slice(1).reduce((n, col) => n + col.filter((v) => v != null).length, 0);
         el.dataset.state = "data";
       } catch (e) {
         if (e.name === "AbortError") return;
@@ -430,7 +440,7 @@
     const w = ctx.rate;
     const stats = [
       { k: "TTFT p95", unit: "s", need: "vllm:time_to_first_token_seconds_bucket",
-        expr: `histogram_quantile(0.95, sum(rate(vllm:time_to_first_token_seconds_bucket${ctx.sel}[${w}])))`,
+        expr: `histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket${ctx.sel}[${w}])))`,
         health: (v) => (v > env.ttftTarget ? "bad" : v > 0.8 * env.ttftTarget ? "warn" : "ok"), sub: () => "target " + fmtNum(env.ttftTarget, "s") },
       { k: "failure rate", unit: "percent01", need: "vllm:request_success_total",
         expr: `(sum(rate(vllm:request_success_total{finished_reason=~"abort|error"${state.model ? ', model_name="' + esc(state.model) + '"' : ""}}[${w}])) or vector(0)) / sum(rate(vllm:request_success_total${ctx.sel}[${w}]))`,
@@ -572,7 +582,7 @@
   }
   function showParseError(errEl, expr, msg) {
     // "1:14: parse error: ..." -> point at line:column inside the expression
-    const m = /^(\d+):(\d+):/.exec(msg) || /at char (\d+)/.exec(msg);
+    const m = /(\d+):(\d+): parse error/.exec(msg) || /at char (\d+)/.exec(msg);
     let text = msg;
     if (m) {
       const lines = expr.split("\n");
@@ -588,11 +598,11 @@
     errEl.classList.add("hidden");
     destroyCharts();
     if (!expr) return;
-    const [start, end] = timeRange();
+    const [start0, end0] = timeRange();
     const t0 = performance.now();
     try {
       if (state.tab === "table") {
-        const r = await api("query", { query: expr, time: end.toFixed(3) });
+        const r = await api("query", { query: expr, time: end0.toFixed(3) });
         let rows;
         if (r.resultType === "vector") rows = r.result.map((s) => h("tr", {}, h("td", { class: "mono", text: seriesName(s.metric) }), h("td", { class: "mono", text: s.value[1] })));
         else if (r.resultType === "matrix") rows = r.result.map((s) => h("tr", {}, h("td", { class: "mono", text: seriesName(s.metric) }), h("td", { class: "mono", text: s.values.map((v) => v[1] + " @" + v[0]).join("\n") })));
@@ -600,7 +610,8 @@
         out.replaceChildren(h("table", { class: "list", id: "result-table" }, h("tr", {}, h("th", { text: "series" }), h("th", { text: "value" })), ...rows));
         status(`${rows.length} results in ${Math.round(performance.now() - t0)} ms`);
       } else {
-        const step = chooseStep(start, end, out.clientWidth || 800);
+        const step = chooseStep(start0, end0, out.clientWidth || 800);
+        const start = Math.floor(start0 / step) * step, end = Math.floor(end0 / step) * step;
         const r = await api("query_range", { query: expr, start: start.toFixed(3), end: end.toFixed(3), step: String(step) });
         const series = r.result.map((s) => ({ name: seriesName(s.metric), points: s.values.map(([t, v]) => [t, Number(v)]) }));
         out.replaceChildren();

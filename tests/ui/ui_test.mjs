@@ -4,10 +4,12 @@
 // usage: node ui_test.mjs MODE URL OUTDIR
 //   MODE healthy   every overview panel shows data (or says why it is absent, for
 //                  families the simulator does not expose), timings measured,
-//                  Explore shows a parse error in place, Targets lists a down
-//                  target, Alerts/Targets/Explore pages render; screenshots.
-//   MODE kv        the KV-cache panel crosses 0.9 and the preemption panel rises.
-//   MODE alerts    the Alerts page lists a firing alert.
+//                  Explore shows a parse error in place, the Alerts and Targets
+//                  pages render; screenshots.
+//   MODE pressure  (kv-pressure fleet, a dead target, a fast-firing rule) the KV
+//                  panel crosses 0.9, preemptions rise, Targets shows the down
+//                  target with its error, Alerts lists a firing alert whose link
+//                  leads to the panel that explains it.
 // Prints one line per check and "ui: N checks passed" at the end; exit 1 on failure.
 import { createRequire } from "module";
 import path from "path";
@@ -34,17 +36,21 @@ try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on("pageerror", (e) => { console.log("page error: " + e.message); });
   async function overviewReady(hash) {
+    await page.waitForTimeout(400); // let pending resize/theme re-renders start first
+    const since = await page.evaluate(() => Date.now()).catch(() => 0);
     await page.goto(base + "/" + hash, { waitUntil: "domcontentloaded" });
-    await page.waitForFunction(() => window.__infermonRendered, null, { timeout: 60000 });
+    await page.waitForFunction((t) => window.__infermonRendered && window.__infermonRendered.at >= t, since, { timeout: 60000 });
+    await page.waitForSelector(".panel[data-panel=kv] .u-over, .panel[data-panel=kv] .empty", { timeout: 60000 });
     return page.evaluate(() => ({ r: window.__infermonRendered, panels: window.__infermonPanels || {},
       states: Object.fromEntries([...document.querySelectorAll(".panel[data-panel]")].map((e) => [e.dataset.panel, e.dataset.state])) }));
   }
 
   if (mode === "healthy") {
     const t0 = Date.now();
-    const o = await overviewReady("#/overview?range=15m&theme=light");
+    const o = await overviewReady("#/overview?range=5m&theme=light");
     const must = ["kv", "preempt", "waiting", "running", "prefix", "tokens", "ttft", "itl", "e2e", "queueshare", "gpu_vs_wait", "memcopy", "fb", "power"];
-    for (const id of must) check(o.states[id] === "data", `overview panel ${id} renders data (state ${o.states[id]})`);
+    for (const id of must) check(o.states[id] === "data" && o.panels[id].drawn > 0,
+      `overview panel ${id} draws data (state ${o.states[id]}, ${o.panels[id] && o.panels[id].drawn} points)`);
     for (const [id, st] of Object.entries(o.states))
       check(st === "data" || st === "absent", `panel ${id} is data or says why it is absent (${st})`);
     const absentText = await page.$$eval('.panel[data-state="absent"] .empty', (els) => els.map((e) => e.textContent));
@@ -75,8 +81,10 @@ try {
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.click("#theme");
     // zoom by drag applies to all panels and lands in the URL
-    await overviewReady("#/overview?range=15m");
-    const c2 = await (await page.$(".panel[data-panel=running] .u-over")).boundingBox();
+    await overviewReady("#/overview?range=5m");
+    const over = await page.$(".panel[data-panel=kv] .u-over");
+    await over.scrollIntoViewIfNeeded();
+    const c2 = await over.boundingBox();
     await page.mouse.move(c2.x + c2.width * 0.3, c2.y + 20);
     await page.mouse.down();
     await page.mouse.move(c2.x + c2.width * 0.7, c2.y + 20, { steps: 5 });
@@ -101,25 +109,32 @@ try {
     // Targets: health per job, a down target shown with its error
     await page.goto(base + "/#/targets", { waitUntil: "domcontentloaded" });
     await page.waitForSelector(".target-row", { timeout: 15000 });
-    const down = await page.$$eval('.target-row[data-health="down"]', (els) => els.length);
     const up = await page.$$eval('.target-row[data-health="up"]', (els) => els.length);
     check(up > 0, `targets page lists up targets (${up})`);
-    check(down > 0, `targets page shows a down target (${down})`);
     await page.screenshot({ path: path.join(outdir, "targets.png"), fullPage: true });
     await page.goto(base + "/#/alerts", { waitUntil: "domcontentloaded" });
     await page.waitForSelector("h2", { timeout: 15000 });
     check(true, "alerts page renders");
     await page.screenshot({ path: path.join(outdir, "alerts.png"), fullPage: true });
-  } else if (mode === "kv") {
-    const o = await overviewReady("#/overview?range=15m");
+  } else if (mode === "pressure") {
+    // a daemon scraping a kv-pressure fleet, a dead target, and a rule that fires fast
+    const o = await overviewReady("#/overview?range=5m");
     check(o.panels.kv && o.panels.kv.max >= 0.9, "kv-pressure: KV panel crosses 0.9 (max " + (o.panels.kv && o.panels.kv.max) + ")");
     check(o.panels.preempt && o.panels.preempt.max > 0, "kv-pressure: preemption panel rises (max " + (o.panels.preempt && o.panels.preempt.max) + ")");
     await page.screenshot({ path: path.join(outdir, "overview-kv-pressure.png"), fullPage: true });
-  } else if (mode === "alerts") {
+    await page.goto(base + "/#/targets", { waitUntil: "domcontentloaded" });
+    await page.waitForSelector('.target-row[data-health="down"]', { timeout: 30000 });
+    const err = await page.textContent('.target-row[data-health="down"] .err');
+    check(err.length > 0, "targets page shows a down target with its error: " + err.slice(0, 80));
+    await page.screenshot({ path: path.join(outdir, "targets-down.png"), fullPage: true });
     await page.goto(base + "/#/alerts", { waitUntil: "domcontentloaded" });
-    await page.waitForSelector('.alert-row[data-state="firing"]', { timeout: 60000 });
-    check(true, "alerts page lists a firing alert");
+    await page.waitForSelector('.alert-row[data-state="firing"]', { timeout: 90000 });
+    const link = await page.$('.alert-row[data-state="firing"] a[href*="panel="]');
+    check(link != null, "alerts page lists a firing alert with a link to the panel that explains it");
     await page.screenshot({ path: path.join(outdir, "alerts-firing.png"), fullPage: true });
+    await link.click();
+    await page.waitForSelector(".panel.flash", { timeout: 30000 });
+    check(true, "the alert's link opens the overview at its panel");
   }
   console.log(`ui: ${passed} checks passed`);
 } finally {

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The dashboard in a real browser (headless Debian chromium driven by
+# playwright-core from web/node_modules):
+#  1. `infermon demo` (healthy): every panel renders, timings, crosshair, zoom,
+#     themes, phone width, Explore errors, Alerts and Targets pages.
+#  2. `infermon simulate --scenario kv-pressure` scraped by `infermon run` with a
+#     dead target and a rule that fires within seconds: KV crosses 0.9,
+#     preemptions rise, the down target and the firing alert are shown.
+# Screenshots go to $IM_UI_SHOTS (default build dir's ui-screenshots/).
+source "$IM_SOURCE_DIR/tests/lib/common.sh"
+command -v node >/dev/null || fail "node is required"
+[ -x /usr/bin/chromium ] || fail "chromium is required (scripts/install-deps.sh installs it)"
+[ -d "$IM_SOURCE_DIR/web/node_modules/playwright-core" ] || fail "web/node_modules missing (scripts/web-deps.sh)"
+SHOTS=${IM_UI_SHOTS:-$PWD/ui-screenshots}
+mkdir -p "$SHOTS"
+
+# 1. the demo, healthy
+dport=$(free_port)
+bg "$IM_BINARY" demo --web.listen-address "127.0.0.1:$dport" --scrape-interval 2s --pods 8 \
+  --storage.tsdb.path "$IM_TMP/demo-data" >"$IM_TMP/demo.log" 2>&1
+
+# 2. kv-pressure fleet + daemon with a dead target and a fast alert
+sport=$(free_port); rport=$(free_port); dead=$(free_port)
+bg "$IM_BINARY" simulate --listen "127.0.0.1:$sport" --pods 4 --scenario kv-pressure --speed 10 \
+  >"$IM_TMP/sim.log" 2>&1
+wait_http "http://127.0.0.1:$sport/targets" 30
+curl -fsS "http://127.0.0.1:$sport/targets" >"$IM_TMP/targets.json"
+cat >"$IM_TMP/rules.yml" <<'YML'
+groups:
+  - name: ui-test
+    interval: 2s
+    rules:
+      - alert: KVCachePinned
+        expr: max by (model_name) (vllm:kv_cache_usage_perc) > 0.9
+        for: 4s
+        labels: {severity: warning}
+        annotations: {summary: 'KV cache above 0.9 for {{ $labels.model_name }}'}
+YML
+cat >"$IM_TMP/run.yml" <<YML
+global: {scrape_interval: 2s, scrape_timeout: 2s, evaluation_interval: 2s}
+rule_files: ['$IM_TMP/rules.yml']
+scrape_configs:
+  - job_name: fleet
+    file_sd_configs: [{files: ['$IM_TMP/targets.json']}]
+  - job_name: broken
+    static_configs: [{targets: ['127.0.0.1:$dead']}]
+YML
+bg "$IM_BINARY" run --config.file "$IM_TMP/run.yml" --storage.tsdb.path "$IM_TMP/run-data" \
+  --web.listen-address "127.0.0.1:$rport" >"$IM_TMP/run.log" 2>&1
+
+wait_http "http://127.0.0.1:$dport/-/ready" 60 || { cat "$IM_TMP/demo.log"; fail "demo did not start"; }
+wait_http "http://127.0.0.1:$rport/-/ready" 60 || { cat "$IM_TMP/run.log"; fail "run did not start"; }
+sleep 45 # enough scrapes for every rate window of a 5 m view
+
+rc=0
+node "$IM_SOURCE_DIR/tests/ui/ui_test.mjs" healthy "http://127.0.0.1:$dport" "$SHOTS" || rc=1
+node "$IM_SOURCE_DIR/tests/ui/ui_test.mjs" pressure "http://127.0.0.1:$rport" "$SHOTS" || rc=1
+if [ $rc != 0 ]; then
+  echo "--- demo log"; tail -20 "$IM_TMP/demo.log"
+  echo "--- run log"; tail -20 "$IM_TMP/run.log"
+  fail "browser test failed (screenshots in $SHOTS)"
+fi
+# embedded assets over HTTP: content types, caching, no path traversal
+hdr=$(curl -fsS -D - -o /dev/null "http://127.0.0.1:$dport/static/app.js")
+echo "$hdr" | grep -qi '^content-type: text/javascript' || fail "app.js content type: $hdr"
+echo "$hdr" | grep -qi '^etag: "' || fail "app.js has no ETag"
+etag=$(echo "$hdr" | grep -i '^etag:' | cut -d' ' -f2 | tr -d '\r')
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $etag" "http://127.0.0.1:$dport/static/app.js")
+[ "$code" = 304 ] || fail "If-None-Match did not give 304 (got $code)"
+curl -fsS -D - -o /dev/null "http://127.0.0.1:$dport/" | grep -qi '^cache-control: no-cache' || fail "/ is not no-cache"
+for p in /static/../index.html /static/%2e%2e/index.html /../../etc/passwd /static/ /etc/passwd; do
+  code=$(curl -s --path-as-is -o /dev/null -w '%{http_code}' "http://127.0.0.1:$dport$p")
+  [ "$code" = 404 ] || fail "path $p answered $code, want 404"
+done
+echo "ui: browser test passed; screenshots in $SHOTS"
