@@ -97,16 +97,9 @@ static tsdb__series_t *create(tsdb__head_t *h, uint32_t id, const im_labels_t *l
     h->nmap++;
     h->nseries++;
     if (id >= h->next_id) h->next_id = id + 1;
-    /* Ids arrive ascending except in a replay after a truncation rebuilt the
-     * index; keep the index sorted by rebuilding in that rare case. */
-    if (h->ix.all.n && h->ix.all.v[h->ix.all.n - 1] > id) {
-        tsdb__index_free(&h->ix);
-        tsdb__index_init(&h->ix);
-        for (uint32_t i = 0; i < h->next_id && i < h->capids; i++)
-            if (h->by_id[i]) tsdb__index_add(&h->ix, i, h->by_id[i]->labels);
-    } else {
-        tsdb__index_add(&h->ix, id, ls);
-    }
+    /* Ids arrive ascending, except in a WAL replay where two appenders'
+     * series may be logged in the other order: the index inserts in place. */
+    tsdb__index_add(&h->ix, id, ls);
     return s;
 }
 

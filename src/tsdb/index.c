@@ -25,6 +25,27 @@ void tsdb__ids_push(tsdb__ids_t *l, uint32_t id)
     l->v[l->n++] = id;
 }
 
+/* Keeps the list sorted: appends in the common case, else inserts in place. */
+static void ids_insert(tsdb__ids_t *l, uint32_t id)
+{
+    if (l->n == 0 || l->v[l->n - 1] < id) {
+        tsdb__ids_push(l, id);
+        return;
+    }
+    size_t lo = 0, hi = l->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->v[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < l->n && l->v[lo] == id) return;
+    tsdb__ids_push(l, id); /* grows */
+    memmove(l->v + lo + 1, l->v + lo, (l->n - 1 - lo) * sizeof *l->v);
+    l->v[lo] = id;
+}
+
 void tsdb__ids_free(tsdb__ids_t *l)
 {
     im_free(l->v);
@@ -191,7 +212,7 @@ static void grow(tsdb__index_t *ix)
 
 void tsdb__index_add(tsdb__index_t *ix, uint32_t id, const im_labels_t *ls)
 {
-    tsdb__ids_push(&ix->all, id);
+    ids_insert(&ix->all, id);
     for (uint32_t i = 0; i < ls->n; i++) {
         grow(ix);
         const im_istr_t *n = ls->l[i].name, *v = ls->l[i].value;
@@ -216,7 +237,7 @@ void tsdb__index_add(tsdb__index_t *ix, uint32_t id, const im_labels_t *ls)
             }
             l->values[l->nvalues++] = p;
         }
-        tsdb__ids_push(&(*ps)->ids, id);
+        ids_insert(&(*ps)->ids, id);
     }
 }
 

@@ -111,7 +111,7 @@ typedef struct tsdb__index {
 
 void tsdb__index_init(tsdb__index_t *ix);
 void tsdb__index_free(tsdb__index_t *ix);
-/* Adds series id (ids must be added in ascending order) with its labels. */
+/* Adds series id with its labels (ascending ids are cheapest: appended). */
 void tsdb__index_add(tsdb__index_t *ix, uint32_t id, const im_labels_t *ls);
 /* Ids of series matching every matcher (nms == 0: all), ascending. */
 void tsdb__index_select(const tsdb__index_t *ix, im_matcher_t *const *ms, size_t nms,

@@ -382,12 +382,64 @@ static void test_memory_retention(void **state)
     tsdb_close(db);
 }
 
+/* The index directly: ids added out of order (WAL replay) stay sorted, set
+ * operations on id lists. */
+static void test_index_ops(void **state)
+{
+    (void)state;
+    tsdb__index_t ix;
+    tsdb__index_init(&ix);
+    uint32_t ids[] = {5, 3, 9, 4, 1};
+    const char *jobs[] = {"a", "b", "a", "a", "b"};
+    for (size_t i = 0; i < 5; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "%u", ids[i]);
+        const im_labels_t *ls = im_labels_from_strs("__name__", "m", "job", jobs[i], "n", n, NULL);
+        tsdb__index_add(&ix, ids[i], ls);
+        im_labels_unref(ls);
+    }
+    tsdb__ids_t out = {0};
+    im_matcher_t *m = mk(IM_MATCH_EQ, "job", "a");
+    tsdb__index_select(&ix, &m, 1, &out);
+    assert_int_equal(out.n, 3);
+    assert_int_equal(out.v[0], 4);
+    assert_int_equal(out.v[1], 5);
+    assert_int_equal(out.v[2], 9);
+    im_matcher_free(m);
+    tsdb__index_select(&ix, NULL, 0, &out);
+    assert_int_equal(out.n, 5);
+    for (size_t i = 1; i < out.n; i++) assert_true(out.v[i - 1] < out.v[i]);
+    m = mk(IM_MATCH_NRE, "n", "[13]");
+    tsdb__index_select(&ix, &m, 1, &out);
+    assert_int_equal(out.n, 3); /* 4, 5, 9 */
+    im_matcher_free(m);
+    tsdb__ids_free(&out);
+    tsdb__ids_t a = {0}, b = {0}, r = {0};
+    for (uint32_t i = 0; i < 10; i += 2) tsdb__ids_push(&a, i); /* 0 2 4 6 8 */
+    for (uint32_t i = 0; i < 10; i += 3) tsdb__ids_push(&b, i); /* 0 3 6 9 */
+    tsdb__ids_and(&a, &b, &r);
+    assert_int_equal(r.n, 2);
+    tsdb__ids_or(&a, &b, &r);
+    assert_int_equal(r.n, 7);
+    tsdb__ids_minus(&a, &b, &r);
+    assert_int_equal(r.n, 3);
+    assert_int_equal(r.v[0], 2);
+    tsdb__ids_free(&a);
+    tsdb__ids_free(&b);
+    tsdb__ids_free(&r);
+    tsdb__index_free(&ix);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_append_rules),         cmocka_unit_test(test_matchers),
-        cmocka_unit_test(test_iter_seek_and_chunks), cmocka_unit_test(test_concurrency),
-        cmocka_unit_test(test_racing_appenders),     cmocka_unit_test(test_memory_retention),
+        cmocka_unit_test(test_append_rules),
+        cmocka_unit_test(test_matchers),
+        cmocka_unit_test(test_iter_seek_and_chunks),
+        cmocka_unit_test(test_concurrency),
+        cmocka_unit_test(test_index_ops),
+        cmocka_unit_test(test_racing_appenders),
+        cmocka_unit_test(test_memory_retention),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
