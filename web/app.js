@@ -487,8 +487,11 @@
     return h("span", { class: "labels" }, ...Object.entries(obj || {}).filter(([k]) => !(skip || []).includes(k)).map(([k, v]) => h("span", { text: `${k}="${v}"` })));
   }
   function panelForExpr(expr) {
+    // raw metric names and the built-in recording rules' names (model_name:vllm_…)
     const map = [["kv_cache_usage", "kv"], ["gpu_cache_usage", "kv"], ["preemption", "preempt"], ["time_to_first_token", "ttft"],
-      ["num_requests_waiting", "waiting"], ["request_success", "tokens"], ["inter_token", "itl"], ["e2e_request", "e2e"], ["DCGM_FI_DEV_GPU_UTIL", "gpu_vs_wait"]];
+      ["vllm_ttft", "ttft"], ["requests_waiting", "waiting"], ["num_requests_waiting", "waiting"], ["inter_token", "itl"],
+      ["e2e_request", "e2e"], ["e2e_latency", "e2e"], ["queue_time", "queueshare"], ["DCGM_FI_DEV_GPU_UTIL", "gpu_vs_wait"],
+      ["request_failure", "tokens"], ["request_success", "tokens"]];
     for (const [k, id] of map) if ((expr || "").includes(k)) return id;
     return null;
   }
@@ -510,7 +513,7 @@
         h("td", {}, h("b", { text: name }), h("br"), labelChips(a.labels, ["alertname"])),
         h("td", {}, ...Object.entries(a.annotations || {}).map(([k, v]) => h("div", {}, h("span", { class: "mono", text: k + ": " }), v))),
         h("td", { class: "mono", text: a.activeAt ? new Date(a.activeAt).toLocaleString() : "" }),
-        h("td", { class: "mono", text: a.value || "" }),
+        h("td", { class: "mono", text: a.value != null && a.value !== "" ? fmtNum(Number(a.value), "") : "" }),
         h("td", {}, pid ? h("a", { href: "#/overview?panel=" + pid + "&range=" + state.range, text: "explain →" }) : ""));
     });
     const ruleRows = [];
