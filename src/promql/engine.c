@@ -829,45 +829,54 @@ static im_rc json_str(im_buf_t *b, const char *s, size_t n)
     return rc;
 }
 
+/* Decimal digits of u into the end of buf; returns the start. */
+static char *utoa_rev(uint64_t u, char *end)
+{
+    do {
+        *--end = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    return end;
+}
+
+/* Seconds with up to 3 decimals, trailing zeros dropped: 1435781451.781, 1.5, 2. */
 static im_rc json_time(im_buf_t *b, int64_t t)
 {
-    int64_t sec = t / 1000, ms = t % 1000;
-    if (ms < 0) {
-        ms += 1000;
-        sec -= 1;
+    char buf[32], *end = buf + sizeof buf, *p = end;
+    uint64_t a = t < 0 ? (uint64_t)0 - (uint64_t)t : (uint64_t)t;
+    unsigned ms = (unsigned)(a % 1000);
+    if (ms) {
+        char f[3] = {(char)('0' + ms / 100), (char)('0' + ms / 10 % 10), (char)('0' + ms % 10)};
+        int fl = 3;
+        while (f[fl - 1] == '0') fl--;
+        p -= fl;
+        memcpy(p, f, (size_t)fl);
+        *--p = '.';
     }
-    if (!ms) return im_buf_printf(b, "%lld", (long long)sec);
-    char frac[4];
-    frac[0] = (char)('0' + ms / 100);
-    frac[1] = (char)('0' + ms / 10 % 10);
-    frac[2] = (char)('0' + ms % 10);
-    int fl = 3;
-    while (fl > 0 && frac[fl - 1] == '0') fl--;
-    if (sec == -1 && t < 0) { /* e.g. -0.5 s: sec -1 and ms 500 => print -0.5 */
-        int64_t a = -t;
-        return im_buf_printf(b, "-%lld.%03lld", (long long)(a / 1000), (long long)(a % 1000));
-    }
-    if (t < 0) {
-        int64_t a = -t;
-        char f2[4];
-        int64_t m2 = a % 1000;
-        f2[0] = (char)('0' + m2 / 100);
-        f2[1] = (char)('0' + m2 / 10 % 10);
-        f2[2] = (char)('0' + m2 % 10);
-        int l2 = 3;
-        while (l2 > 0 && f2[l2 - 1] == '0') l2--;
-        return im_buf_printf(b, "-%lld.%.*s", (long long)(a / 1000), l2, f2);
-    }
-    return im_buf_printf(b, "%lld.%.*s", (long long)sec, fl, frac);
+    p = utoa_rev(a / 1000, p);
+    if (t < 0) *--p = '-';
+    return im_buf_append(b, p, (size_t)(end - p));
 }
 
 static im_rc json_point(im_buf_t *b, promql_point_t p)
 {
     char fb[IM_FLOAT_BUF];
-    im_fmt_float_api(p.v, fb, sizeof fb);
+    size_t fl;
+    double v = p.v;
+    if (v == (double)(int64_t)v && fabs(v) < 1e15 && !(v == 0 && signbit(v))) {
+        /* integral: the shortest form is the integer itself */
+        char *end = fb + sizeof fb, *q = utoa_rev((uint64_t)(v < 0 ? -v : v), end);
+        if (v < 0) *--q = '-';
+        fl = (size_t)(end - q);
+        memmove(fb, q, fl);
+    } else {
+        fl = im_fmt_float_api(v, fb, sizeof fb);
+    }
     im_rc rc = im_buf_putc(b, '[');
     if (rc == IM_OK) rc = json_time(b, p.t_ms);
-    if (rc == IM_OK) rc = im_buf_printf(b, ",\"%s\"]", fb);
+    if (rc == IM_OK) rc = im_buf_append(b, ",\"", 2);
+    if (rc == IM_OK) rc = im_buf_append(b, fb, fl);
+    if (rc == IM_OK) rc = im_buf_append(b, "\"]", 2);
     return rc;
 }
 

@@ -113,18 +113,24 @@ static const struct {
 
 /* Prometheus' extrapolatedRate over samples [0, n) for the window
  * [range_start, range_end]. */
+/* Counter resets of the current series: positions i with v[i] < v[i-1], so a
+ * window only visits its resets (added in sample order, as Prometheus does). */
+typedef struct resets {
+    const size_t *pos;
+    size_t n, cur;
+} resets_t;
+
 static bool extrapolated_rate(const int64_t *t, const double *v, size_t n, int64_t range_start,
                               int64_t range_end, int64_t range_ms, bool counter, bool rate,
-                              double *out)
+                              resets_t *rs, size_t base, double *out)
 {
     if (n < 2) return false;
     double result = v[n - 1] - v[0];
     if (counter) {
-        double prev = v[0];
-        for (size_t i = 1; i < n; i++) {
-            if (v[i] < prev) result += prev;
-            prev = v[i];
-        }
+        /* resets at absolute positions base+1 .. base+n-1 */
+        while (rs->cur < rs->n && rs->pos[rs->cur] < base + 1) rs->cur++;
+        for (size_t j = rs->cur; j < rs->n && rs->pos[j] < base + n; j++)
+            result += v[rs->pos[j] - base - 1];
     }
     double to_start = (double)(t[0] - range_start) / 1000.0;
     double to_end = (double)(range_end - t[n - 1]) / 1000.0;
@@ -194,6 +200,8 @@ static double holt_winters(const double *v, size_t n, double sf, double tf)
 typedef struct rctx {
     ev_t *ev;
     rfunc_t f;
+    resets_t rs;
+    size_t base;     /* absolute index of the window's first sample */
     double *scratch; /* for quantiles */
     size_t scap;
 } rctx_t;
@@ -213,9 +221,12 @@ static bool range_apply(rctx_t *c, const int64_t *t, const double *v, size_t n, 
                         int64_t hi, int64_t range, int64_t ts, double p1, double p2, double *out)
 {
     switch (c->f) {
-    case RF_RATE: return extrapolated_rate(t, v, n, lo, hi, range, true, true, out);
-    case RF_INCREASE: return extrapolated_rate(t, v, n, lo, hi, range, true, false, out);
-    case RF_DELTA: return extrapolated_rate(t, v, n, lo, hi, range, false, false, out);
+    case RF_RATE:
+        return extrapolated_rate(t, v, n, lo, hi, range, true, true, &c->rs, c->base, out);
+    case RF_INCREASE:
+        return extrapolated_rate(t, v, n, lo, hi, range, true, false, &c->rs, c->base, out);
+    case RF_DELTA:
+        return extrapolated_rate(t, v, n, lo, hi, range, false, false, &c->rs, c->base, out);
     case RF_IRATE:
     case RF_IDELTA: {
         if (n < 2) return false;
@@ -363,7 +374,8 @@ static im_rc eval_range_func(ev_t *ev, const promql_call_t *call, rfunc_t f, int
     rc = promql__rsrc_open(ev, call->args[marg], &r);
     if (rc != IM_OK) goto out_params;
     promql__val_init(out, VAL_VECTOR);
-    rctx_t c = {ev, f, NULL, 0};
+    rctx_t c = {.ev = ev, .f = f};
+    size_t *rpos = NULL, rcap = 0;
     const im_labels_t *ls;
     size_t n;
     int got;
@@ -380,6 +392,16 @@ static im_rc eval_range_func(ev_t *ev, const promql_call_t *call, rfunc_t f, int
         size_t a = 0, b = 0;
         bool any = false;
         size_t eff = fixed ? 1 : nsteps;
+        if (f == RF_RATE || f == RF_INCREASE) {
+            if (n > rcap) {
+                rcap = n * 2;
+                rpos = im_realloc(rpos, rcap * sizeof *rpos);
+            }
+            size_t nr = 0;
+            for (size_t i = 1; i < n; i++)
+                if (v[i] < v[i - 1]) rpos[nr++] = i;
+            c.rs = (resets_t){rpos, nr, 0};
+        }
         for (size_t k = 0; k < eff; k++) {
             int64_t lo, hi;
             promql__rsrc_window(ev, r, k, &lo, &hi);
@@ -388,6 +410,7 @@ static im_rc eval_range_func(ev_t *ev, const promql_call_t *call, rfunc_t f, int
             while (b < n && t[b] <= hi) b++;
             double res;
             int64_t ts = promql__rsrc_time(ev, r, k);
+            c.base = a;
             if (range_apply(&c, t + a, v + a, b - a, lo, hi, range, ts, p1.sc ? p1.sc[k] : 0,
                             p2.sc ? p2.sc[k] : 0, &res)) {
                 s->v[k] = res;
@@ -408,6 +431,7 @@ static im_rc eval_range_func(ev_t *ev, const promql_call_t *call, rfunc_t f, int
         }
     }
     im_free(c.scratch);
+    im_free(rpos);
     promql__rsrc_close(ev, r);
     if (got < 0) {
         rc = (im_rc)got;

@@ -15,7 +15,9 @@ Known differences between Prometheus 2.42 (the peer) and 2.53 (our reference) ar
 skipped by rule (see SKIP_RULES and docs/promql.md, "Differences from Prometheus
 2.42"); the skipped queries are counted and listed.
 
-usage: promql_diff.py INFERMON_BINARY WORKDIR [--random N] [--seed S] [--verbose]
+usage: promql_diff.py INFERMON_BINARY WORKDIR [--random N] [--seed S] [--verbose] [--check-skips]
+IM_PROMQL_DIFF_STORE=tsdb evaluates over infermon's real store (memory mode)
+instead of the in-memory array store.
 """
 import http.client
 import json
@@ -490,7 +492,8 @@ class Prom:
 
 
 def run_infermon(binary, om, qfile, params):
-    args = [binary, "promql-eval", "--data", om, "--queries", qfile]
+    args = [binary, "promql-eval", "--data", om, "--queries", qfile,
+            "--store", os.environ.get("IM_PROMQL_DIFF_STORE", "mem")]
     if "step" in params:
         args += ["--start", str(params["start"]), "--end", str(params["end"]), "--step", str(params["step"])]
     else:

@@ -8,5 +8,6 @@
 source "$IM_SOURCE_DIR/tests/lib/common.sh"
 command -v prometheus >/dev/null || fail "prometheus (Debian package) is not installed"
 command -v promtool >/dev/null || fail "promtool (Debian package prometheus) is not installed"
-$PY "$IM_SOURCE_DIR/tests/integration/promql_diff.py" "$IM_BINARY" "$IM_TMP/diff" \
+IM_PROMQL_DIFF_STORE=${IM_PROMQL_DIFF_STORE:-tsdb} \
+  $PY "$IM_SOURCE_DIR/tests/integration/promql_diff.py" "$IM_BINARY" "$IM_TMP/diff" \
   --random "${IM_PROMQL_DIFF_RANDOM:-1200}" --seed 42
