@@ -36,7 +36,7 @@
 #include "util/timeutil.h"
 
 #define STEP_MS  15000
-#define START_MS 1699999200000LL /* 2 h aligned */
+#define START_MS 1700006400000LL /* 6 h aligned: 6 h histories compact */
 
 /* ---- Random numbers ---- */
 

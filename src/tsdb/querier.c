@@ -7,8 +7,8 @@
  * An iterator decodes its series' samples within [mint, maxt] from all parts at
  * creation, merging by time (a sample present in several parts — e.g. a block and
  * the head right after persisting — is returned once). A series set and its
- * iterators are used by one thread at a time (the set caches one decompressed
- * block frame); different sets are independent. */
+ * iterators are used by one thread at a time (the set caches the last
+ * decompressed frame of each block); different sets are independent. */
 #include "util/base.h"
 
 #include <stdlib.h>
@@ -34,7 +34,7 @@ typedef struct qset {
     qseries_t *qs;          /* owned, parallel to pub.series */
     tsdb__block_t **blocks; /* referenced */
     size_t nblocks;
-    tsdb__fcache_t cache;
+    tsdb__fcache_t *caches; /* owned, one per block: the last frame read */
 } qset_t;
 
 typedef struct qiter {
@@ -140,7 +140,8 @@ static tsdb_iter_t *set_iter(tsdb_series_set_t *set, size_t i)
             int64_t *t;
             double *v;
             size_t n;
-            if (tsdb__block_read(pt->b, pt->idx, &s->cache, s->mint, s->maxt, &t, &v, &n))
+            if (tsdb__block_read(pt->b, pt->idx, &s->caches[pt->order], s->mint, s->maxt, &t, &v,
+                                 &n))
                 for (size_t k = 0; k < n; k++) push(q, &cap, t[k], v[k]);
             im_free(t);
             im_free(v);
@@ -187,9 +188,12 @@ static void set_free(tsdb_series_set_t *set)
     }
     im_free(s->pub.series);
     im_free(s->qs);
-    for (size_t i = 0; i < s->nblocks; i++) tsdb__block_unref(s->blocks[i]);
+    for (size_t i = 0; i < s->nblocks; i++) {
+        tsdb__block_unref(s->blocks[i]);
+        tsdb__fcache_free(&s->caches[i]);
+    }
     im_free(s->blocks);
-    tsdb__fcache_free(&s->cache);
+    im_free(s->caches);
     im_free(s);
 }
 
@@ -325,6 +329,7 @@ static im_rc q_select(tsdb_queryable_t *qa, int64_t mint, int64_t maxt, im_match
     s->pub.n = nuniq;
     s->blocks = g.blocks;
     s->nblocks = g.nblocks;
+    s->caches = im_calloc(g.nblocks + 1, sizeof *s->caches);
     g.blocks = NULL;
     g.nblocks = 0;
     gather_free(&g, false);
