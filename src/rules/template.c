@@ -466,9 +466,11 @@ typedef enum node_type {
     N_BOOL,
     N_NUMBER,
     N_STRING,
-    N_CHAIN, /* (pipe).A.B */
-    N_END,   /* parse-time only */
-    N_ELSE,  /* parse-time only */
+    N_CHAIN,    /* (pipe).A.B */
+    N_TEMPLATE, /* {{template "name" pipe}}: text = name, pipe may be NULL */
+    N_DEFINE,   /* text = name, list = body (in the parser's defs) */
+    N_END,      /* parse-time only */
+    N_ELSE,     /* parse-time only */
 } node_type_t;
 
 typedef struct node node_t;
@@ -513,6 +515,7 @@ typedef struct parser {
     im_sv_t *vars;
     size_t nvars, capvars;
     int action_line;
+    node_t *defs; /* N_LIST of N_DEFINE */
 } parser_t;
 
 static void perr(parser_t *p, const char *fmt, ...) IM_PRINTF(2, 3);
@@ -559,7 +562,7 @@ static void tok_string(parser_t *p, const tok_t *t, char *buf, size_t cap)
         snprintf(buf, cap, "EOF");
     } else if (t->t == T_ERROR) {
         snprintf(buf, cap, "%s", t->err);
-    } else if (t->t > T_KEYWORD) {
+    } else if (t->t > T_KEYWORD || t->t == T_DOT || t->t == T_NIL) {
         snprintf(buf, cap, "<%.*s>", (int)t->len, p->s + t->pos);
     } else {
         im_buf_t b;
@@ -1157,11 +1160,39 @@ static node_t *parse_action(parser_t *p)
     case T_IF: return parse_control(p, N_IF, "if", t->pos, t->line);
     case T_RANGE: return parse_control(p, N_RANGE, "range", t->pos, t->line);
     case T_WITH: return parse_control(p, N_WITH, "with", t->pos, t->line);
-    case T_DEFINE:
     case T_TEMPLATE:
-    case T_BLOCK:
-        perr(p, "{{%.*s}} is not supported by infermon", (int)t->len, p->s + t->pos);
-        return NULL;
+    case T_BLOCK: {
+        bool block = t->t == T_BLOCK;
+        const char *context = block ? "block clause" : "template clause";
+        tok_t *nt = next_nonspace(p);
+        if (nt->t != T_STRING && nt->t != T_RAWSTRING) {
+            unexpected(p, nt, context);
+            return NULL;
+        }
+        node_t *tn = new_node(p, N_TEMPLATE, nt->pos, nt->line);
+        tn->src = (im_sv_t){p->s + nt->pos, nt->len};
+        if (!unquote(p, p->s + nt->pos, nt->len, &tn->text)) return NULL;
+        if (block) {
+            tn->pipe = parse_pipeline(p, context, T_RDELIM);
+            if (p->failed) return NULL;
+            node_t *term = NULL;
+            node_t *body = parse_list_until(p, &term);
+            if (p->failed) return NULL;
+            if (term->t != N_END) {
+                perr(p, "unexpected {{else}} in %s", context);
+                return NULL;
+            }
+            node_t *d = new_node(p, N_DEFINE, nt->pos, nt->line);
+            d->text = tn->text;
+            d->list = body;
+            add_kid(p, p->defs, d);
+        } else if (next_nonspace(p)->t != T_RDELIM) {
+            p->ti--;
+            tn->pipe = parse_pipeline(p, context, T_RDELIM);
+            if (p->failed) return NULL;
+        }
+        return tn;
+    }
     default: break;
     }
     p->ti--;
@@ -1190,6 +1221,42 @@ static node_t *parse_all(parser_t *p)
 {
     node_t *root = new_node(p, N_LIST, 0, 1);
     while (!p->failed && peek_tok(p)->t != T_EOF) {
+        if (peek_tok(p)->t == T_LDELIM) {
+            size_t save = p->ti;
+            next_tok(p);
+            if (next_nonspace(p)->t == T_DEFINE) {
+                const char *context = "define clause";
+                tok_t *nt = next_nonspace(p);
+                if (nt->t != T_STRING && nt->t != T_RAWSTRING) {
+                    unexpected(p, nt, context);
+                    break;
+                }
+                node_t *d = new_node(p, N_DEFINE, nt->pos, nt->line);
+                if (!unquote(p, p->s + nt->pos, nt->len, &d->text)) break;
+                tok_t *r = next_nonspace(p);
+                if (r->t != T_RDELIM) {
+                    unexpected(p, r, context);
+                    break;
+                }
+                /* a definition is a new tree: only $ is declared */
+                size_t mark = p->nvars;
+                int rd = p->range_depth;
+                p->nvars = 1;
+                p->range_depth = 0;
+                node_t *term = NULL;
+                d->list = parse_list_until(p, &term);
+                p->nvars = mark;
+                p->range_depth = rd;
+                if (p->failed) break;
+                if (term->t != N_END) {
+                    perr(p, "unexpected {{else}} in %s", context);
+                    break;
+                }
+                add_kid(p, p->defs, d);
+                continue;
+            }
+            p->ti = save;
+        }
         node_t *n = parse_text_or_action(p);
         if (p->failed) break;
         if (n->t == N_END) {
@@ -1202,6 +1269,7 @@ static node_t *parse_all(parser_t *p)
         }
         add_kid(p, root, n);
     }
+    root->elist = p->defs;
     return p->failed ? NULL : root;
 }
 
@@ -1221,7 +1289,8 @@ static node_t *tmpl_parse(const char *name, const char *s, size_t n, im_arena_t 
     }
     parser_t p = {
         .name = name, .s = s, .n = n, .toks = l.toks, .ntoks = l.ntoks, .arena = arena, .err = err};
-    /* The error token ends the stream: make sure EOF semantics hold after it. */
+    push_var(&p, IM_SV("$")); /* $ = the data, as in Go */
+    p.defs = new_node(&p, N_LIST, 0, 1);
     node_t *root = parse_all(&p);
     im_free(l.toks);
     im_free(p.vars);
@@ -1267,6 +1336,15 @@ static void node_string(im_buf_t *b, const node_t *n)
     case N_STRING: (void)im_buf_append(b, n->src.p, n->src.len); break;
     case N_IDENT: (void)im_buf_append(b, n->text.p, n->text.len); break;
     case N_DOT: (void)im_buf_putc(b, '.'); break;
+    case N_TEMPLATE:
+        (void)im_buf_puts(b, "{{template ");
+        (void)im_buf_append(b, n->src.p, n->src.len);
+        if (n->pipe) {
+            (void)im_buf_putc(b, ' ');
+            pipe_string(b, n->pipe);
+        }
+        (void)im_buf_puts(b, "}}");
+        break;
     case N_NIL: (void)im_buf_puts(b, "nil"); break;
     case N_BOOL: (void)im_buf_puts(b, n->b ? "true" : "false"); break;
     case N_CHAIN:
@@ -1305,6 +1383,7 @@ typedef struct state {
     int brk; /* 1 = break, 2 = continue */
     tv_t dot_root;
     tmap_t labels, ext_labels;
+    const node_t *defs; /* N_LIST of N_DEFINE */
 } state_t;
 
 static void xerr(state_t *s, const char *fmt, ...) IM_PRINTF(2, 3);
@@ -1333,11 +1412,8 @@ static void xerr(state_t *s, const char *fmt, ...)
     im_buf_t ctx;
     im_buf_init(&ctx, 0);
     node_string(&ctx, s->node);
-    char cbuf[64];
-    if (ctx.len > 20)
-        snprintf(cbuf, sizeof cbuf, "%.20s...", ctx.data);
-    else
-        snprintf(cbuf, sizeof cbuf, "%s", ctx.data ? ctx.data : "");
+    char cbuf[256];
+    snprintf(cbuf, sizeof cbuf, "%s", ctx.data ? ctx.data : "");
     im_buf_free(&ctx);
     im_err_set(s->err, IM_EEXEC, "template: %s:%d:%zu: executing \"%s\" at <%s>: %s", s->name, line,
                col, s->name, cbuf, msg);
@@ -3031,6 +3107,39 @@ static void walk(state_t *s, tv_t dot, const node_t *n)
         walk_range(s, dot, n);
         s->depth--;
         break;
+    case N_TEMPLATE: {
+        s->node = n;
+        const node_t *def = NULL;
+        for (size_t i = 0; s->defs && i < s->defs->nkids; i++)
+            if (im_sv_eq(s->defs->kids[i]->text, n->text)) def = s->defs->kids[i];
+        if (!def) {
+            im_buf_t q;
+            im_buf_init(&q, 0);
+            tmpl__quote(&q, n->text.p, n->text.len);
+            xerr(s, "template %s not defined", q.data);
+            im_buf_free(&q);
+            return;
+        }
+        if (++s->depth > MAX_DEPTH * 4) {
+            xerr(s, "exceeded maximum template depth (%d)", MAX_DEPTH * 4);
+            return;
+        }
+        tv_t nd = n->pipe ? eval_pipeline(s, dot, n->pipe) : NOVAL;
+        if (s->failed) return;
+        /* no dynamic scoping: the template sees only $ = its dot */
+        var_t *saved = s->vars;
+        size_t sn = s->nvars, sc = s->capvars;
+        s->vars = NULL;
+        s->nvars = s->capvars = 0;
+        push(s, IM_SV("$"), nd);
+        walk_list(s, nd, def->list);
+        im_free(s->vars);
+        s->vars = saved;
+        s->nvars = sn;
+        s->capvars = sc;
+        s->depth--;
+        break;
+    }
     case N_BREAK: s->brk = 1; break;
     case N_CONTINUE: s->brk = 2; break;
     case N_LIST: walk_list(s, dot, n); break;
@@ -3096,7 +3205,11 @@ im_rc tmpl_expand(const char *name, const char *text, size_t len, const tmpl_dat
         .name = name, .text = full, .data = data, .arena = &arena, .out = &res, .err = &xe};
     labels_to_map(&s, data->labels, &s.labels);
     labels_to_map(&s, data->external_labels, &s.ext_labels);
-    s.dot_root = (tv_t){.k = TV_DATA};
+    troot_t troot = {&s.labels, &s.ext_labels, data->external_url ? data->external_url : "",
+                     data->value};
+    s.dot_root = (tv_t){.k = TV_DATA, .u.root = &troot};
+    push(&s, IM_SV("$"), s.dot_root);
+    s.defs = root->elist;
     walk(&s, s.dot_root, root);
     im_free(s.vars);
     im_rc rc = IM_OK;

@@ -14,7 +14,7 @@
  *    sortByLabel args reReplaceAll match safeHtml title toUpper toLower graphLink
  *    tableLink humanize humanize1024 humanizeDuration humanizePercentage
  *    humanizeTimestamp toTime toDuration parseDuration stripPort stripDomain
- *    externalURL pathPrefix. define/template/block are not supported (a parse error).
+ *    externalURL pathPrefix; define, template and block.
  *  - printf implements Go's fmt verbs (%v %s %d %f %e %g %q %x %t %c %%, flags,
  *    width, precision, %!verb(type=value) for mismatches, MISSING and EXTRA).
  * An error never aborts the process: expand returns IM_EPARSE/IM_EEXEC with the

@@ -260,7 +260,17 @@ static void print_inner(im_buf_t *out, const tv_t *v, bool top)
         }
         (void)im_buf_putc(out, ']');
         break;
-    case TV_DATA: (void)im_buf_puts(out, "{map[] map[]  0}"); break;
+    case TV_DATA:
+        (void)im_buf_putc(out, '{');
+        if (v->u.root) {
+            print_map(out, v->u.root->labels);
+            (void)im_buf_putc(out, ' ');
+            print_map(out, v->u.root->ext_labels);
+            (void)im_buf_printf(out, " %s ", v->u.root->external_url);
+            put_float_v(out, v->u.root->value);
+        }
+        (void)im_buf_putc(out, '}');
+        break;
     case TV_TIME: {
         double sec = floor(v->u.f);
         tmpl__fmt_time(out, (int64_t)sec, (int64_t)((v->u.f - sec) * 1e9));
@@ -525,6 +535,14 @@ static void fmt_one(im_buf_t *out, const fspec_t *fs, char verb, const tv_t *a)
     case TV_HTML:
         switch (verb) {
         case 'v':
+            if (fs->sharp) {
+                im_buf_init(&tmp, 0);
+                tmpl__quote(&tmp, a->u.s.p, a->u.s.len);
+                pad(out, fs, tmp.data, tmp.len);
+                im_buf_free(&tmp);
+                return;
+            }
+            /* fall through */
         case 's': {
             size_t n = a->u.s.len;
             if (fs->prec >= 0) {

@@ -36,6 +36,11 @@ typedef struct tsample {
     tmap_t labels;
     double v;
 } tsample_t;
+typedef struct troot {
+    const tmap_t *labels, *ext_labels;
+    const char *external_url;
+    double value;
+} troot_t;
 typedef struct tsamples {
     tsample_t **v;
     size_t n;
@@ -51,6 +56,7 @@ struct tv {
         const tmap_t *m;
         const tsample_t *smp;
         const tsamples_t *ss;
+        const troot_t *root; /* DATA */
     } u;
 };
 struct tmap_entry {
