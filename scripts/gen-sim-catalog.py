@@ -188,9 +188,14 @@ def main():
 
     dcgm = []
     for r in rows("dcgm-metrics.tsv"):
-        if r["default-counters.csv"] != "enabled" or r["prometheus_type"] == "label":
+        if r["prometheus_type"] == "label" or not r["field_id"]:
             continue
-        flags = ["SIM_F_DEFAULT"]
+        # the DCP profiling fields commented out in default-counters.csv
+        # (SM activity and occupancy, FP pipes) are kept as opt-in
+        dcp = r["dcgm_field"].startswith("DCGM_FI_PROF_") and r["default-counters.csv"] == "commented"
+        if r["default-counters.csv"] != "enabled" and not dcp:
+            continue
+        flags = ["SIM_F_DEFAULT"] if not dcp else []
         if r["value_format"].startswith("int"):
             flags.append("SIM_F_DCGM_INT")
         dcgm.append(dict(name=r["dcgm_field"], type=TYPES[r["prometheus_type"]], rule="SIM_B_FIXED",

@@ -34,6 +34,8 @@ static void usage(FILE *f)
             "  --listen ADDR         host:port to serve on (default 127.0.0.1:9400; port 0 = any)\n"
             "  --port-per-pod BASE   also serve pod i at BASE+i on /metrics\n"
             "  --seed N              random seed (default 1); same seed, same fleet\n"
+            "  --dcgm-profiling      also serve the DCP fields dcgm-exporter's default counters\n"
+            "                        comment out (SM activity and occupancy, FP pipes)\n"
             "  --speed X             simulated seconds per wall second (default 1)\n"
             "  --tick D              model step (default 1s)\n"
             "  --duration D          exit after D of wall time (default: run until signalled)\n"
@@ -126,6 +128,8 @@ int cli_simulate(int argc, char **argv)
             NEEDV;
             if (parse_int(a, v, 1, 65535, &n)) return 2;
             so.port_per_pod_base = (int)n;
+        } else if (strcmp(a, "--dcgm-profiling") == 0) {
+            o.dcgm_profiling = true;
         } else if (strcmp(a, "--seed") == 0) {
             NEEDV;
             if (parse_int(a, v, 0, 2147483647, &n)) return 2;

@@ -52,7 +52,9 @@ typedef struct sim_cat_family {
 
 extern const sim_cat_family_t sim_cat_vllm[];
 extern const int sim_cat_vllm_len;
-extern const sim_cat_family_t sim_cat_dcgm[]; /* enabled default counters, by field id */
+/* dcgm: the default counters (SIM_F_DEFAULT) and the commented-out DCP profiling
+ * fields (opt-in), by field id */
+extern const sim_cat_family_t sim_cat_dcgm[];
 extern const int sim_cat_dcgm_len;
 extern const sim_cat_family_t sim_cat_kueue[]; /* sorted by name */
 extern const int sim_cat_kueue_len;

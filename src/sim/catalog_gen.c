@@ -554,12 +554,27 @@ const sim_cat_family_t sim_cat_dcgm[] = {
     {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", SIM_T_GAUGE, SIM_B_FIXED, SIM_F_DEFAULT,
      "Ratio of time the graphics engine is active.", NULL, NULL, 0, 0, 0, SIM_V_NONE, SIM_V_NONE,
      1001},
+    {"DCGM_FI_PROF_SM_ACTIVE", SIM_T_GAUGE, SIM_B_FIXED, 0,
+     "The ratio of cycles an SM has at least 1 warp assigned.", NULL, NULL, 0, 0, 0, SIM_V_NONE,
+     SIM_V_NONE, 1002},
+    {"DCGM_FI_PROF_SM_OCCUPANCY", SIM_T_GAUGE, SIM_B_FIXED, 0,
+     "The ratio of number of warps resident on an SM.", NULL, NULL, 0, 0, 0, SIM_V_NONE, SIM_V_NONE,
+     1003},
     {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", SIM_T_GAUGE, SIM_B_FIXED, SIM_F_DEFAULT,
      "Ratio of cycles the tensor (HMMA) pipe is active.", NULL, NULL, 0, 0, 0, SIM_V_NONE,
      SIM_V_NONE, 1004},
     {"DCGM_FI_PROF_DRAM_ACTIVE", SIM_T_GAUGE, SIM_B_FIXED, SIM_F_DEFAULT,
      "Ratio of cycles the device memory interface is active sending or receiving data.", NULL, NULL,
      0, 0, 0, SIM_V_NONE, SIM_V_NONE, 1005},
+    {"DCGM_FI_PROF_PIPE_FP64_ACTIVE", SIM_T_GAUGE, SIM_B_FIXED, 0,
+     "Ratio of cycles the fp64 pipes are active.", NULL, NULL, 0, 0, 0, SIM_V_NONE, SIM_V_NONE,
+     1006},
+    {"DCGM_FI_PROF_PIPE_FP32_ACTIVE", SIM_T_GAUGE, SIM_B_FIXED, 0,
+     "Ratio of cycles the fp32 pipes are active.", NULL, NULL, 0, 0, 0, SIM_V_NONE, SIM_V_NONE,
+     1007},
+    {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", SIM_T_GAUGE, SIM_B_FIXED, 0,
+     "Ratio of cycles the fp16 pipes are active.", NULL, NULL, 0, 0, 0, SIM_V_NONE, SIM_V_NONE,
+     1008},
     {"DCGM_FI_PROF_PCIE_TX_BYTES", SIM_T_GAUGE, SIM_B_FIXED, SIM_F_DEFAULT | SIM_F_DCGM_INT,
      "The rate of data transmitted over the PCIe bus - including both protocol headers and data "
      "payloads - in bytes per second.",
@@ -569,7 +584,7 @@ const sim_cat_family_t sim_cat_dcgm[] = {
      "payloads - in bytes per second.",
      NULL, NULL, 0, 0, 0, SIM_V_NONE, SIM_V_NONE, 1010},
 };
-const int sim_cat_dcgm_len = 25;
+const int sim_cat_dcgm_len = 30;
 
 static const double kueue_b0[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0};
 static const double kueue_b2[] = {1.0,   2.5,   5.0,   10.0,   20.0,   40.0,   80.0,

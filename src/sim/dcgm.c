@@ -42,6 +42,10 @@ enum gq {
     GQ_DRAM,
     GQ_PCIE_TX,
     GQ_PCIE_RX,
+    GQ_SM_ACTIVE,
+    GQ_SM_OCC,
+    GQ_FP16,
+    GQ_FP32,
 };
 
 static int field_quantity(const char *name)
@@ -67,6 +71,10 @@ static int field_quantity(const char *name)
         {"DCGM_FI_PROF_DRAM_ACTIVE", GQ_DRAM},
         {"DCGM_FI_PROF_PCIE_TX_BYTES", GQ_PCIE_TX},
         {"DCGM_FI_PROF_PCIE_RX_BYTES", GQ_PCIE_RX},
+        {"DCGM_FI_PROF_SM_ACTIVE", GQ_SM_ACTIVE},
+        {"DCGM_FI_PROF_SM_OCCUPANCY", GQ_SM_OCC},
+        {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", GQ_FP16},
+        {"DCGM_FI_PROF_PIPE_FP32_ACTIVE", GQ_FP32},
     };
     for (size_t i = 0; i < IM_ARRAY_LEN(map); i++)
         if (strcmp(map[i].n, name) == 0) return map[i].q;
@@ -82,6 +90,7 @@ void sim__dcgm_build(sim_fleet_t *f)
         sim__tpl_init(t, false);
         for (int fi = 0; fi < sim_cat_dcgm_len; fi++) {
             const sim_cat_family_t *c = &sim_cat_dcgm[fi];
+            if (!(c->flags & SIM_F_DEFAULT) && !f->o.dcgm_profiling) continue;
             bool ctr = c->type == SIM_T_COUNTER;
             sim__tpl_family(t, c->name, ctr ? "counter" : "gauge", c->help, c->name,
                             ctr ? "unknown" : "gauge",
@@ -175,8 +184,10 @@ void sim__dcgm_publish(sim_fleet_t *f)
         const sim_tpl_t *t = &f->dtpl[n];
         double *v = f->dv[n];
         int k = 0;
-        for (int fi = 0; fi < t->nfams; fi++) {
-            int q = field_quantity(sim_cat_dcgm[fi].name);
+        int ci = 0;
+        for (int fi = 0; fi < t->nfams; fi++, ci++) {
+            while (!(sim_cat_dcgm[ci].flags & SIM_F_DEFAULT) && !f->o.dcgm_profiling) ci++;
+            int q = field_quantity(sim_cat_dcgm[ci].name);
             for (int gi = 0; gi < f->gpus_per_node; gi++) {
                 const sim_gpu_t *g = &f->gpus[n * f->gpus_per_node + gi];
                 double x = 0;
@@ -198,6 +209,12 @@ void sim__dcgm_publish(sim_fleet_t *f)
                 case GQ_DRAM: x = g->dram; break;
                 case GQ_PCIE_TX: x = g->pcie_tx; break;
                 case GQ_PCIE_RX: x = g->pcie_rx; break;
+                /* SM activity tracks the engine-busy ratio a little below it; the
+                 * half-precision pipe carries the matmuls next to the tensor cores */
+                case GQ_SM_ACTIVE: x = g->sm_active * 0.93; break;
+                case GQ_SM_OCC: x = g->sm_active * 0.41; break;
+                case GQ_FP16: x = g->tensor * 0.12; break;
+                case GQ_FP32: x = g->sm_active * 0.05; break;
                 default: x = 0;
                 }
                 v[t->series[k++].vidx] = x;

@@ -40,6 +40,8 @@ typedef struct sim_options {
     uint64_t seed;            /* default 1 */
     int64_t start_ms;         /* simulated wall clock at t = 0 (unix ms); 0 = now */
     int64_t tick_ms;          /* model step (default 1000) */
+    bool dcgm_profiling;      /* also the DCP fields default-counters.csv comments out
+                               * (DCGM_FI_PROF_SM_ACTIVE, _SM_OCCUPANCY, _PIPE_FP*) */
 } sim_options_t;
 
 void sim_options_default(sim_options_t *o);

@@ -65,7 +65,7 @@ for _ in 1 2 3 4 5; do
   port=$(start v1 --pods 3 --speed 120 --seed 4 --port-per-pod "$ppbase" --scenario errors)
   [ -n "$port" ] && break
 done
-port0=$(start v0 --pods 2 --speed 120 --vllm-version 0.6.6 --scenario kv-pressure)
+port0=$(start v0 --pods 2 --speed 120 --vllm-version 0.6.6 --scenario kv-pressure --dcgm-profiling)
 [ -n "$port" ] && [ -n "$port0" ] || { echo "FAIL: simulator did not start"; cat "$work"/*.err; exit 1; }
 sleep 2
 

@@ -246,6 +246,44 @@ static void test_dcgm_kueue_match_sample(void **state)
     sim_fleet_free(f);
 }
 
+/* --dcgm-profiling adds the DCP fields default-counters.csv comments out, in
+ * field-id order; they follow the GPU's activity. */
+static void test_dcgm_profiling(void **state)
+{
+    (void)state;
+    sim_options_t o;
+    sim_options_default(&o);
+    o.pods = 8;
+    o.start_ms = T0_MS;
+    sim_fleet_t *f;
+    assert_int_equal(sim_fleet_create(&o, &f, NULL), IM_OK);
+    char *plain = render(f, SIM_EP_DCGM, 0);
+    assert_null(strstr(plain, "DCGM_FI_PROF_SM_ACTIVE"));
+    sim_fleet_free(f);
+    o.dcgm_profiling = true;
+    assert_int_equal(sim_fleet_create(&o, &f, NULL), IM_OK);
+    sim_fleet_advance(f, T0_MS + 120 * 1000);
+    char *t = render(f, SIM_EP_DCGM, 0);
+    const char *gr = strstr(t, "# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge");
+    const char *sm = strstr(t, "# TYPE DCGM_FI_PROF_SM_ACTIVE gauge");
+    const char *occ = strstr(t, "# TYPE DCGM_FI_PROF_SM_OCCUPANCY gauge");
+    const char *tc = strstr(t, "# TYPE DCGM_FI_PROF_PIPE_TENSOR_ACTIVE gauge");
+    const char *f16 = strstr(t, "# TYPE DCGM_FI_PROF_PIPE_FP16_ACTIVE gauge");
+    const char *tx = strstr(t, "# TYPE DCGM_FI_PROF_PCIE_TX_BYTES gauge");
+    assert_true(gr && sm && occ && tc && f16 && tx);
+    assert_true(gr < sm && sm < occ && occ < tc && tc < f16 && f16 < tx);
+    /* a busy GPU shows SM activity, printed with %f */
+    const char *line = strstr(sm, "\nDCGM_FI_PROF_SM_ACTIVE{gpu=\"0\"");
+    assert_non_null(line);
+    const char *val = strchr(strchr(line, '}'), ' ') + 1;
+    double x = strtod(val, NULL);
+    assert_true(x > 0.05 && x < 1);
+    assert_int_equal(strchr(val, '\n') - strchr(val, '.'), 7);
+    im_free(t);
+    im_free(plain);
+    sim_fleet_free(f);
+}
+
 /* ---- versions ---- */
 
 static bool has_family(const char *text, const char *fam)
@@ -632,6 +670,36 @@ static void test_yaml_schedule(void **state)
     unlink(path);
 }
 
+/* Events can target a pod range, and `loop` starts the schedule over. */
+static void test_yaml_loop_and_pods(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/im-sim-loop-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *y = "set: {rate: 0.01, burst_prob: 0}\nloop: 10m\nevents:\n"
+                    "  - at: 1m\n    set: {max_num_seqs: 4, rate: 40}\n    pods: 1\n";
+    assert_int_equal(write(fd, y, strlen(y)), (ssize_t)strlen(y));
+    close(fd);
+    sim_fleet_t *f = mk(path, NULL, 2, 5);
+    unlink(path);
+    sim_pod_stats_t s0, s1;
+    sim_fleet_advance(f, T0_MS + 180 * 1000);
+    sim_fleet_pod_stats(f, 0, &s0);
+    sim_fleet_pod_stats(f, 1, &s1);
+    assert_int_equal(s1.max_num_seqs, 4);
+    assert_int_equal(s1.running, 4);
+    assert_true(s1.waiting > 1000);
+    assert_int_equal(s0.max_num_seqs, 256);
+    assert_true(s0.running <= 2 && s0.waiting == 0);
+    /* after 10 minutes the base knobs are back: the batch limit is 256 again */
+    sim_fleet_advance(f, T0_MS + 630 * 1000);
+    sim_fleet_pod_stats(f, 1, &s1);
+    assert_int_equal(s1.max_num_seqs, 256);
+    assert_true(s1.running > 4);
+    sim_fleet_free(f);
+}
+
 /* The file-SD JSON lists every endpoint with its job. */
 static void test_targets(void **state)
 {
@@ -657,12 +725,14 @@ int main(void)
         cmocka_unit_test(test_formats),
         cmocka_unit_test(test_vllm_matches_sample),
         cmocka_unit_test(test_dcgm_kueue_match_sample),
+        cmocka_unit_test(test_dcgm_profiling),
         cmocka_unit_test(test_versions),
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_invariants_long_run),
         cmocka_unit_test(test_scenarios),
         cmocka_unit_test(test_yaml),
         cmocka_unit_test(test_yaml_schedule),
+        cmocka_unit_test(test_yaml_loop_and_pods),
         cmocka_unit_test(test_targets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
