@@ -2,7 +2,7 @@
 # Script test for `infermon simulate --history`: the output is OpenMetrics that
 # the real `promtool tsdb create-blocks-from openmetrics` turns into blocks
 # holding every sample (V1 and V0 profiles); the same options give the same
-# bytes (determinism).
+# bytes (determinism); `infermon tsdb import` takes every sample as well.
 set -euo pipefail
 BIN=${IM_BINARY:?IM_BINARY not set}
 PY=/usr/bin/python3
@@ -32,4 +32,9 @@ for f in a v0; do
 done
 got=$(promtool tsdb list "$work/data-a" | awk 'NR > 1 { s += $5 } END { print s }')
 [ "$got" = "$samples" ] || { echo "FAIL: blocks hold $got samples, wrote $samples"; exit 1; }
-echo "ok: $samples samples backfilled by promtool"
+# and our own importer takes every sample too
+"$BIN" tsdb import --format openmetrics "$work/a.om" "$work/ours" > "$work/import.txt" 2>&1 \
+  || { echo "FAIL: infermon tsdb import"; cat "$work/import.txt"; exit 1; }
+grep -q "^imported $samples samples (0 rejected" "$work/import.txt" \
+  || { echo "FAIL: infermon tsdb import did not take all $samples samples"; tail -3 "$work/import.txt"; exit 1; }
+echo "ok: $samples samples backfilled by promtool and by infermon tsdb import"
