@@ -86,8 +86,9 @@ size_t rules_file_count(const rules_file_t *f)
 
 typedef struct dec {
     yaml_document_t *doc;
-    im_buf_t unmarshal; /* "\n  line N: ..." accumulated type errors */
-    char *fatal;        /* a decoding error that stops everything (bad duration) */
+    im_buf_t unmarshal;  /* "\n  line N: ..." accumulated type errors */
+    im_buf_t unmarshal2; /* the same from Prometheus' second (yaml.Node) decoding */
+    char *fatal;         /* a decoding error that stops everything (bad duration) */
 } dec_t;
 
 /* A scalar value as decoded: positions of interesting nodes are kept. */
@@ -140,19 +141,24 @@ static const char *short_tag(const yaml_node_t *n)
     return "!!str";
 }
 
-static void type_err(dec_t *d, const yaml_node_t *n, const char *into)
+static void type_err_to(im_buf_t *b, const yaml_node_t *n, const char *into)
 {
-    (void)im_buf_printf(&d->unmarshal, "\n  line %d: cannot unmarshal %s",
-                        (int)n->start_mark.line + 1, short_tag(n));
+    (void)im_buf_printf(b, "\n  line %d: cannot unmarshal %s", (int)n->start_mark.line + 1,
+                        short_tag(n));
     if (n->type == YAML_SCALAR_NODE) {
         const char *v = (const char *)n->data.scalar.value;
         size_t l = n->data.scalar.length;
         if (l > 10)
-            (void)im_buf_printf(&d->unmarshal, " `%.7s...`", v);
+            (void)im_buf_printf(b, " `%.7s...`", v);
         else
-            (void)im_buf_printf(&d->unmarshal, " `%s`", v);
+            (void)im_buf_printf(b, " `%s`", v);
     }
-    (void)im_buf_printf(&d->unmarshal, " into %s", into);
+    (void)im_buf_printf(b, " into %s", into);
+}
+
+static void type_err(dec_t *d, const yaml_node_t *n, const char *into)
+{
+    type_err_to(&d->unmarshal, n, into);
 }
 
 static bool is_null(const yaml_node_t *n)
@@ -510,12 +516,14 @@ im_rc rules_file_parse(const char *path, const char *data, size_t len, rules_fil
     yaml_parser_delete(&parser);
     dec_t d = {.doc = &doc};
     im_buf_init(&d.unmarshal, 0);
+    im_buf_init(&d.unmarshal2, 0);
     group_raw_t *gs = NULL;
     size_t ng = 0;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (root && !is_null(root)) {
         if (root->type != YAML_MAPPING_NODE) {
             type_err(&d, root, "rulefmt.RuleGroups");
+            type_err_to(&d.unmarshal2, root, "rulefmt.ruleGroups");
         } else {
             for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
                  p < root->data.mapping.pairs.top; p++) {
@@ -532,6 +540,7 @@ im_rc rules_file_parse(const char *path, const char *data, size_t len, rules_fil
                 if (is_null(vn)) continue;
                 if (vn->type != YAML_SEQUENCE_NODE) {
                     type_err(&d, vn, "[]rulefmt.RuleGroup");
+                    type_err_to(&d.unmarshal2, vn, "[]yaml.Node");
                     continue;
                 }
                 size_t cnt = (size_t)(vn->data.sequence.items.top - vn->data.sequence.items.start);
@@ -549,16 +558,21 @@ im_rc rules_file_parse(const char *path, const char *data, size_t len, rules_fil
         rules_errs_add(errs, "%s: %s", path, d.fatal);
         im_free(d.fatal);
         im_buf_free(&d.unmarshal);
+        im_buf_free(&d.unmarshal2);
         free_raw(gs, ng);
         return IM_EPARSE;
     }
     if (d.unmarshal.len) {
         rules_errs_add(errs, "%s: yaml: unmarshal errors:%s", path, d.unmarshal.data);
+        if (d.unmarshal2.len)
+            rules_errs_add(errs, "%s: yaml: unmarshal errors:%s", path, d.unmarshal2.data);
         im_buf_free(&d.unmarshal);
+        im_buf_free(&d.unmarshal2);
         free_raw(gs, ng);
         return IM_EPARSE;
     }
     im_buf_free(&d.unmarshal);
+    im_buf_free(&d.unmarshal2);
     size_t before = errs->n;
     validate(path, gs, ng, errs);
     if (errs->n > before) {
