@@ -3,7 +3,8 @@
  * strconv.ParseFloat reads them (the syntax it accepts, correct rounding,
  * overflow an error), fast: simple decimals take an exact fast path (Clinger:
  * a mantissa below 2^53 and a power of ten up to 22 give a correctly rounded
- * result with one multiply or divide); everything else goes to strtod, which is
+ * result with one multiply or divide), and up to 19 digits with a power of ten up
+ * to 19 use exact 128-bit integer arithmetic; everything else goes to strtod, which is
  * correctly rounded in glibc, after our own syntax check. */
 #include "util/base.h"
 
@@ -33,6 +34,29 @@ const uint8_t expo__cls[256] = {
 static const double pow10_tab[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+__extension__ typedef unsigned __int128 u128;
+
+static const uint64_t pow10_u64[20] = {1ULL,
+                                       10ULL,
+                                       100ULL,
+                                       1000ULL,
+                                       10000ULL,
+                                       100000ULL,
+                                       1000000ULL,
+                                       10000000ULL,
+                                       100000000ULL,
+                                       1000000000ULL,
+                                       10000000000ULL,
+                                       100000000000ULL,
+                                       1000000000000ULL,
+                                       10000000000000ULL,
+                                       100000000000000ULL,
+                                       1000000000000000ULL,
+                                       10000000000000000ULL,
+                                       100000000000000000ULL,
+                                       1000000000000000000ULL,
+                                       10000000000000000000ULL};
 
 static bool eq_ci(const char *s, size_t len, const char *lit)
 {
@@ -177,6 +201,24 @@ bool expo__parse_float(const char *s, size_t len, double *out)
         double v = (double)mant;
         v = e < 0 ? v / pow10_tab[-e] : v * pow10_tab[e];
         *out = neg ? -v : v;
+        return true;
+    }
+    if (exact && e >= -19 && e <= 19) {
+        /* 17-19 digits (Python's repr, Go's %v of float64 print 17): one exact
+         * 128-bit product or a 128-bit quotient with a sticky bit, then a single
+         * correctly rounded conversion. */
+        u128 v;
+        int shift = 0;
+        if (e >= 0) {
+            v = (u128)mant * pow10_u64[e];
+        } else {
+            shift = __builtin_clzll(mant) + 64; /* mant << shift has bit 127 set */
+            u128 num = (u128)mant << shift, d = pow10_u64[-e];
+            v = num / d;
+            if (num % d) v |= 1; /* sticky: v has >= 63 bits, far below the rounding bit */
+        }
+        double r = ldexp((double)v, -shift);
+        *out = neg ? -r : r;
         return true;
     }
     return slow_parse(s, len, out);

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 #include "expo/expo.h"
@@ -444,6 +445,26 @@ static void test_floats(void **state)
         if (ok) assert_true(v == cases[i].v);
     }
     double v;
+    /* Long mantissas (the 128-bit path and strtod) agree with strtod bit for bit. */
+    uint64_t x = 88172645463325252ULL;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        char num[64];
+        int nd = 15 + (int)(x % 5), dot = 1 + (int)((x >> 8) % (uint64_t)nd);
+        int ex = (int)((x >> 16) % 61) - 30, k = 0;
+        uint64_t y = x;
+        for (int d = 0; d < nd; d++) {
+            if (d == dot) num[k++] = '.';
+            y = y * 6364136223846793005ULL + 1442695040888963407ULL;
+            num[k++] = (char)('0' + (d == 0 ? 1 + (y >> 60) % 9 : (y >> 59) % 10));
+        }
+        k += snprintf(num + k, sizeof num - (size_t)k, "e%d", ex);
+        double want = strtod(num, NULL), got = 0;
+        assert_true(expo__parse_float(num, (size_t)k, &got));
+        if (memcmp(&want, &got, sizeof got) != 0)
+            print_error("%s: %.17g != %.17g\n", num, got, want);
+        assert_memory_equal(&want, &got, sizeof got);
+    }
     assert_true(expo__parse_float("NaN", 3, &v) && isnan(v));
     assert_true(expo__parse_float("-0", 2, &v) && v == 0 && signbit(v));
 }
