@@ -200,6 +200,53 @@ static void test_tick_missed(void **state)
     promql_memstore_free(ms);
 }
 
+static void count_alerts(void *ctx, rules_alert_state_t st, const im_labels_t *labels,
+                         const im_labels_t *annotations, int64_t active_at, int64_t fired_at,
+                         double value)
+{
+    (void)st;
+    (void)labels;
+    (void)annotations;
+    (void)fired_at;
+    (void)value;
+    int64_t *a = ctx;
+    *a = active_at;
+}
+
+static void test_reload_keeps_state(void **state)
+{
+    (void)state;
+    promql_memstore_t *ms = promql_memstore_new();
+    promql_engine_t *eng = promql_engine_new(NULL);
+    rules_opts_t o = {.engine = eng,
+                      .storage = {promql_memstore_queryable(ms), ms_append, NULL, ms}};
+    rules_manager_t *m = rules_manager_new(&o);
+    const char *text = "groups:\n- name: g\n  rules:\n"
+                       "  - alert: A\n    expr: vector(1)\n    for: 5m\n"
+                       "  - alert: B\n    expr: vector(2)\n";
+    rules_file_t *f = parse(text);
+    rules_manager_set_files(m, &f, 1);
+    rules_manager_eval_group(m, 0, 60000);
+    rules_manager_eval_group(m, 0, 120000);
+    int64_t at = 0;
+    rules_manager_visit_alerts(m, 0, 0, count_alerts, &at);
+    assert_int_equal(at, 60000);
+    /* same rules again, plus a changed one: A keeps its state */
+    rules_file_t *f2 = parse("groups:\n- name: g\n  rules:\n"
+                             "  - alert: A\n    expr: vector(1)\n    for: 5m\n"
+                             "  - alert: B\n    expr: vector(2)\n    labels: {x: y}\n");
+    rules_manager_set_files(m, &f2, 1);
+    at = 0;
+    rules_manager_visit_alerts(m, 0, 0, count_alerts, &at);
+    assert_int_equal(at, 60000);
+    at = 0;
+    rules_manager_visit_alerts(m, 0, 1, count_alerts, &at);
+    assert_int_equal(at, 0); /* B changed: its state starts over */
+    rules_manager_free(m);
+    promql_engine_free(eng);
+    promql_memstore_free(ms);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +254,7 @@ int main(void)
         cmocka_unit_test(test_state_machine),
         cmocka_unit_test(test_restore),
         cmocka_unit_test(test_tick_missed),
+        cmocka_unit_test(test_reload_keeps_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
