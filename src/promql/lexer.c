@@ -236,7 +236,6 @@ static void emit(promql_lexer_t *lx, promql_token_t *t, promql_tok_t type)
     t->type = type;
     t->pos = (uint32_t)lx->start;
     t->len = (uint32_t)(lx->pos - lx->start);
-    t->msg[0] = 0;
     lx->start = lx->pos;
 }
 
@@ -245,7 +244,7 @@ static void errorf(promql_lexer_t *lx, promql_token_t *t, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(t->msg, sizeof t->msg, fmt, ap);
+    vsnprintf(lx->err, sizeof lx->err, fmt, ap);
     va_end(ap);
     t->type = PT_ERROR;
     t->pos = (uint32_t)lx->start;
@@ -449,38 +448,43 @@ static void lex_comment(promql_lexer_t *lx, promql_token_t *t)
     emit(lx, t, PT_COMMENT);
 }
 
+#define KW(w, t)                                                                                   \
+    {                                                                                              \
+        w, sizeof(w) - 1, t                                                                        \
+    }
 static const struct {
     const char *word;
+    size_t len;
     promql_tok_t type;
 } keywords[] = {
-    {"and", PT_LAND},
-    {"or", PT_LOR},
-    {"unless", PT_LUNLESS},
-    {"atan2", PT_ATAN2},
-    {"sum", PT_SUM},
-    {"avg", PT_AVG},
-    {"count", PT_COUNT},
-    {"min", PT_MIN},
-    {"max", PT_MAX},
-    {"group", PT_GROUP},
-    {"stddev", PT_STDDEV},
-    {"stdvar", PT_STDVAR},
-    {"topk", PT_TOPK},
-    {"bottomk", PT_BOTTOMK},
-    {"count_values", PT_COUNT_VALUES},
-    {"quantile", PT_QUANTILE},
-    {"offset", PT_OFFSET},
-    {"by", PT_BY},
-    {"without", PT_WITHOUT},
-    {"on", PT_ON},
-    {"ignoring", PT_IGNORING},
-    {"group_left", PT_GROUP_LEFT},
-    {"group_right", PT_GROUP_RIGHT},
-    {"bool", PT_BOOL},
-    {"start", PT_START},
-    {"end", PT_END},
-    {"inf", PT_NUMBER},
-    {"nan", PT_NUMBER},
+    KW("and", PT_LAND),
+    KW("or", PT_LOR),
+    KW("unless", PT_LUNLESS),
+    KW("atan2", PT_ATAN2),
+    KW("sum", PT_SUM),
+    KW("avg", PT_AVG),
+    KW("count", PT_COUNT),
+    KW("min", PT_MIN),
+    KW("max", PT_MAX),
+    KW("group", PT_GROUP),
+    KW("stddev", PT_STDDEV),
+    KW("stdvar", PT_STDVAR),
+    KW("topk", PT_TOPK),
+    KW("bottomk", PT_BOTTOMK),
+    KW("count_values", PT_COUNT_VALUES),
+    KW("quantile", PT_QUANTILE),
+    KW("offset", PT_OFFSET),
+    KW("by", PT_BY),
+    KW("without", PT_WITHOUT),
+    KW("on", PT_ON),
+    KW("ignoring", PT_IGNORING),
+    KW("group_left", PT_GROUP_LEFT),
+    KW("group_right", PT_GROUP_RIGHT),
+    KW("bool", PT_BOOL),
+    KW("start", PT_START),
+    KW("end", PT_END),
+    KW("inf", PT_NUMBER),
+    KW("nan", PT_NUMBER),
 };
 
 static void lex_keyword_or_identifier(promql_lexer_t *lx, promql_token_t *t)
@@ -498,7 +502,7 @@ static void lex_keyword_or_identifier(promql_lexer_t *lx, promql_token_t *t)
     size_t wl = lx->pos - lx->start;
     const char *w = lx->in + lx->start;
     for (size_t i = 0; i < IM_ARRAY_LEN(keywords); i++) {
-        if (strlen(keywords[i].word) == wl && strncasecmp(keywords[i].word, w, wl) == 0) {
+        if (keywords[i].len == wl && strncasecmp(keywords[i].word, w, wl) == 0) {
             emit(lx, t, keywords[i].type);
             return;
         }

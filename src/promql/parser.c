@@ -85,7 +85,7 @@ static const promql_token_t *peek_n(parser_t *p, int i)
 {
     fill(p, i);
     const promql_token_t *t = &p->tok[i];
-    if (t->type == PT_ERROR) fail_at(p, t->pos, "%s", t->msg);
+    if (t->type == PT_ERROR) fail_at(p, t->pos, "%s", p->lx.err);
     return t;
 }
 

@@ -88,9 +88,7 @@ typedef struct promql_token {
     promql_tok_t type;
     uint32_t pos; /* byte offset of the first byte */
     uint32_t len; /* bytes */
-    /* PT_ERROR only: the lexer's sentence, as Prometheus words it */
-    char msg[PROMQL_LEX_MSG_MAX];
-} promql_token_t;
+} promql_token_t; /* small on purpose: the parser copies tokens on deep recursions */
 
 typedef struct promql_lexer {
     const char *in; /* borrowed query text */
@@ -105,6 +103,7 @@ typedef struct promql_lexer {
     bool want_duration; /* just after '[': the next token is a duration */
     bool done;          /* an error or EOF was returned */
     uint32_t string_open;
+    char err[PROMQL_LEX_MSG_MAX]; /* after a PT_ERROR: the sentence, as Prometheus words it */
 } promql_lexer_t;
 
 void promql__lex_init(promql_lexer_t *lx, const char *in, size_t n);
