@@ -193,6 +193,7 @@ im_rc tsdb_open(const tsdb_opts_t *opts, tsdb_t **out, im_err_t *err)
         tsdb__wal_replay_stats_t st;
         rc =
             tsdb__wal_open(db->dir, db->opts.wal_segment_bytes, replay_rec, db, &st, &db->wal, err);
+        tsdb__head_replay_done(db->head);
         if (rc != IM_OK) goto fail;
         atomic_store(&db->wal_corruptions, st.corruptions);
         IM_INFO("TSDB started", "dir=%s blocks=%zu head_series=%" PRIu64 " head_samples=%" PRIu64,

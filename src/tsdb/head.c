@@ -46,6 +46,7 @@ void tsdb__head_free(tsdb__head_t *h)
         if (h->by_id[i]) series_free(h, h->by_id[i]);
     im_free(h->by_id);
     im_free(h->map);
+    im_free(h->alias);
     tsdb__index_free(&h->ix);
     pthread_rwlock_destroy(&h->lock);
     im_free(h);
@@ -122,6 +123,51 @@ tsdb__series_t *tsdb__head_get_or_create(tsdb__head_t *h, const im_labels_t *ls,
     return s;
 }
 
+typedef struct tsdb__alias {
+    uint32_t id; /* 0 = empty */
+    tsdb__series_t *s;
+} tsdb__alias_t;
+
+static void alias_put(tsdb__head_t *h, uint32_t id, tsdb__series_t *s)
+{
+    if ((h->nalias + 1) * 2 > h->capalias) {
+        size_t nc = h->capalias ? h->capalias * 2 : 64;
+        tsdb__alias_t *na = im_calloc(nc, sizeof *na);
+        for (size_t i = 0; i < h->capalias; i++) {
+            if (!h->alias[i].id) continue;
+            size_t j = (h->alias[i].id * 0x9e3779b1u) & (nc - 1);
+            while (na[j].id) j = (j + 1) & (nc - 1);
+            na[j] = h->alias[i];
+        }
+        im_free(h->alias);
+        h->alias = na;
+        h->capalias = nc;
+    }
+    size_t j = (id * 0x9e3779b1u) & (h->capalias - 1);
+    while (h->alias[j].id && h->alias[j].id != id) j = (j + 1) & (h->capalias - 1);
+    if (!h->alias[j].id) h->nalias++;
+    h->alias[j] = (tsdb__alias_t){id, s};
+}
+
+tsdb__series_t *tsdb__head_replay_series(tsdb__head_t *h, uint32_t id)
+{
+    if (h->capalias) {
+        size_t j = (id * 0x9e3779b1u) & (h->capalias - 1);
+        while (h->alias[j].id) {
+            if (h->alias[j].id == id) return h->alias[j].s;
+            j = (j + 1) & (h->capalias - 1);
+        }
+    }
+    return tsdb__head_by_id(h, id);
+}
+
+void tsdb__head_replay_done(tsdb__head_t *h)
+{
+    im_free(h->alias);
+    h->alias = NULL;
+    h->nalias = h->capalias = 0;
+}
+
 tsdb__series_t *tsdb__head_create_with_id(tsdb__head_t *h, uint32_t id, const im_labels_t *ls)
 {
     pthread_rwlock_wrlock(&h->lock);
@@ -130,6 +176,8 @@ tsdb__series_t *tsdb__head_create_with_id(tsdb__head_t *h, uint32_t id, const im
      * one is corrupt (and would make the id table huge). */
     if (!s && id != 0 && id < h->next_id + (1u << 20) && (id >= h->capids || !h->by_id[id]))
         s = create(h, id, ls);
+    else if (s && s->id != id && id != 0)
+        alias_put(h, id, s);
     pthread_rwlock_unlock(&h->lock);
     return s;
 }

@@ -359,7 +359,7 @@ im_rc tsdb__head_apply_record(tsdb__head_t *h, const uint8_t *rec, size_t len)
         }
         uint64_t vb = tsdb__get_u64(p);
         p += 8;
-        tsdb__series_t *s = id < UINT32_MAX ? tsdb__head_by_id(h, (uint32_t)id) : NULL;
+        tsdb__series_t *s = id < UINT32_MAX ? tsdb__head_replay_series(h, (uint32_t)id) : NULL;
         if (!s) continue; /* series dropped by a later truncation */
         int64_t t = (int64_t)((uint64_t)base + (uint64_t)dt);
         if (t < minv || t <= atomic_load(&s->maxt)) continue;

@@ -157,6 +157,10 @@ typedef struct tsdb__head {
     int64_t mint, maxt;          /* of the data held; INT64_MAX/INT64_MIN when empty */
     int64_t chunk_range_ms;      /* chunks never straddle a multiple of this */
     uint64_t nseries, nchunks, nsamples, chunk_bytes;
+    /* WAL replay only: ids that name a series already known under another id
+     * (the series was dropped and made again, and a crash kept both records). */
+    struct tsdb__alias *alias; /* owned, open addressing; NULL outside replay */
+    size_t nalias, capalias;
 } tsdb__head_t;
 
 tsdb__head_t *tsdb__head_new(int64_t chunk_range_ms);
@@ -167,6 +171,10 @@ tsdb__series_t *tsdb__head_get_or_create(tsdb__head_t *h, const im_labels_t *ls,
 tsdb__series_t *tsdb__head_create_with_id(tsdb__head_t *h, uint32_t id, const im_labels_t *ls);
 /* The series for an id or NULL; caller holds h->lock (read) or commit_mu. */
 tsdb__series_t *tsdb__head_by_id(tsdb__head_t *h, uint32_t id);
+/* Replay: the series an id names, aliases included. */
+tsdb__series_t *tsdb__head_replay_series(tsdb__head_t *h, uint32_t id);
+/* Ends a replay: forgets the aliases. */
+void tsdb__head_replay_done(tsdb__head_t *h);
 /* Appends a validated sample; caller holds h->lock for writing. */
 void tsdb__head_append(tsdb__head_t *h, tsdb__series_t *s, int64_t t, double v);
 
