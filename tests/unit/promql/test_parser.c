@@ -440,6 +440,28 @@ static void test_limits_and_misc(void **state)
     for (int i = 0; i < 3000; i++) (void)im_buf_puts(&b, "[1m:]");
     assert_int_equal(promql_parse(b.data, b.len, &e, &err), IM_ELIMIT);
     im_buf_free(&b);
+    /* just under the limit: parses (and fits the stack under ASan) */
+    im_buf_t d;
+    im_buf_init(&d, 0);
+    for (int i = 0; i < 990; i++) (void)im_buf_puts(&d, "abs(-");
+    (void)im_buf_putc(&d, 'x');
+    for (int i = 0; i < 990; i++) (void)im_buf_putc(&d, ')');
+    assert_int_equal(promql_parse(d.data, d.len, &e, &err), IM_ELIMIT); /* 1980 levels */
+    im_buf_reset(&d);
+    for (int i = 0; i < 495; i++) (void)im_buf_puts(&d, "abs(-");
+    (void)im_buf_putc(&d, 'x');
+    for (int i = 0; i < 495; i++) (void)im_buf_putc(&d, ')');
+    assert_int_equal(promql_parse(d.data, d.len, &e, &err), IM_OK);
+    char *txt = format(e);
+    assert_int_equal(strlen(txt), d.len);
+    im_free(txt);
+    promql_expr_free(e);
+    im_buf_reset(&d);
+    for (int i = 0; i < 995; i++) (void)im_buf_puts(&d, "+");
+    (void)im_buf_puts(&d, "x^2");
+    assert_int_equal(promql_parse(d.data, d.len, &e, &err), IM_OK);
+    promql_expr_free(e);
+    im_buf_free(&d);
     /* error positions on later lines */
     const char *ml = "sum(\n  rate(x[5m])\n  +\n)";
     assert_int_equal(promql_parse(ml, strlen(ml), &e, &err), IM_EPARSE);
