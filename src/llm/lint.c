@@ -948,9 +948,15 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
             if (v.known) llm_version_format(&v, vb, sizeof vb);
             const char *old = live ? old_name_exposed(q, s->name, s->len) : NULL;
             if (old) snprintf(fixbuf, sizeof fixbuf, "use %s on this version", old);
-            report(q, vs, "unknown-metric", LINT_SEV_ERROR, old ? fixbuf : NULL,
-                   "%.*s was added in vLLM %s; the sources run an older vLLM%s%s%s", (int)s->len,
-                   s->name, fb, vb[0] ? " (" : "", vb[0] ? vb : "", vb[0] ? ")" : "");
+            if (live && !q->r->version_given)
+                report(q, vs, "unknown-metric", LINT_SEV_ERROR, old ? fixbuf : NULL,
+                       "%.*s was added in vLLM %s; the sources run an older vLLM%s%s%s",
+                       (int)s->len, s->name, fb, vb[0] ? " (" : "", vb[0] ? vb : "",
+                       vb[0] ? ")" : "");
+            else
+                report(q, vs, "unknown-metric", LINT_SEV_ERROR, old ? fixbuf : NULL,
+                       "%.*s was added in vLLM %s, after vLLM %s (--vllm-version)", (int)s->len,
+                       s->name, fb, vb);
             return;
         }
         /* The exporter is there and the name is right: series of labelled counters
