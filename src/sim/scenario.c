@@ -57,7 +57,7 @@ bool sim__scenario_preset(const char *name, sim_knobs_t *k)
         k->daily_amp = 0;
         k->prompt_median = 500;
         k->output_median = 160;
-        k->patience_s = 3600;
+        k->patience_s = 600; /* bounds the queue: clients give up after ~10 minutes */
         return true;
     }
     if (strcmp(name, "kv-pressure") == 0) {

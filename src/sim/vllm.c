@@ -28,7 +28,7 @@
 #define BLOCK_TOKENS 16
 #define NGROUPS      32
 #define MAX_SUBSTEPS 96
-#define WAIT_CAP     50000
+#define WAIT_CAP     20000
 
 /* ---- Versions ---- */
 
