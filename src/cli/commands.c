@@ -4,18 +4,18 @@
 #include "cli/cli.h"
 
 const cli_command_t cli_commands[] = {
+    {"demo", cli_demo, "the simulator and the daemon together: a live fleet being scraped"},
     {"run", cli_run, "run the daemon: scrape, store, answer PromQL (Prometheus HTTP API)"},
     {"check", cli_check, "check metrics|config|rules: validate inputs like promtool check"},
     {"test", cli_test, "test rules FILE...: run rule unit tests (promtool test rules format)"},
-    {"version", cli_version, "print the version"},
-    {"debug", cli_debug, "internal tools for peer tests (float formatting, durations)"},
     {"tsdb", cli_tsdb, "tsdb analyze|dump|import: inspect, export and backfill the storage"},
     {"lint", cli_lint, "lint queries, rules and dashboards against the names the targets expose"},
     {"promql-parse", cli_promql_parse, "parse a PromQL expression: canonical form or the error"},
     {"promql-test", cli_promql_test, "run PromQL test scripts (Prometheus' promqltest language)"},
-    {"promql-eval", cli_promql_eval, "internal: evaluate PromQL over an OpenMetrics file (tests, bench)"},
+    {"promql-eval", cli_promql_eval,
+     "internal: evaluate PromQL over an OpenMetrics file (tests, bench)"},
     {"simulate", cli_simulate, "serve a simulated vLLM, dcgm-exporter and Kueue fleet"},
-    {"demo", cli_demo, "the simulator and the daemon together: a live fleet being scraped"},
-    {"promql-parse", cli_promql_parse, "parse a PromQL expression: canonical form or the error"},
+    {"version", cli_version, "print the version"},
+    {"debug", cli_debug, "internal tools for peer tests (float formatting, durations)"},
     {NULL, NULL, NULL},
 };
