@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Alerts from `infermon run` reach a real Alertmanager (Debian's 0.25) started
-# here: labels (rule labels, templated labels, external labels,
+# here behind a route prefix, TLS and basic auth (so path_prefix, scheme,
+# tls_config and basic_auth are exercised): labels (rule labels, templated labels, external labels,
 # alert_relabel_configs) and annotations arrive as rendered; a resolved alert
 # reaches Alertmanager with endsAt in the past; an Alertmanager that is stopped
 # loses nothing that fits the queue: an alert that fires while it is down
@@ -16,12 +17,27 @@ cat >"$IM_TMP/am.yml" <<YML
 route: {receiver: 'null', group_wait: 1s, group_interval: 1s}
 receivers: [{name: 'null'}]
 YML
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$IM_TMP/key.pem" -out "$IM_TMP/cert.pem" \
+  -days 1 -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
+HASH=$($PY -c 'import crypt; print(crypt.crypt("s3cret", "$2b$05$" + "abcdefghijklmnopqrstuu"))' 2>/dev/null)
+[ -n "$HASH" ] || fail "could not make a bcrypt hash"
+cat >"$IM_TMP/amweb.yml" <<YML
+tls_server_config: {cert_file: $IM_TMP/cert.pem, key_file: $IM_TMP/key.pem}
+basic_auth_users: {infermon: '$HASH'}
+YML
+AM="https://127.0.0.1:$aport/am"
+CURL_AM=(curl -fsS --cacert "$IM_TMP/cert.pem" -u infermon:s3cret)
 start_am() {
   prometheus-alertmanager --config.file="$IM_TMP/am.yml" --web.listen-address="127.0.0.1:$aport" \
+    --web.route-prefix=/am --web.config.file="$IM_TMP/amweb.yml" \
     --storage.path="$IM_TMP/am$1" --cluster.listen-address= >"$IM_TMP/am.log" 2>&1 &
   AM_PID=$!
   IM_PIDS+=($AM_PID)
-  wait_http "http://127.0.0.1:$aport/-/ready" 30 || { cat "$IM_TMP/am.log"; fail "alertmanager did not start"; }
+  local i=0
+  until "${CURL_AM[@]}" -o /dev/null "$AM/-/ready" 2>/dev/null; do
+    i=$((i + 1)); [ $i -lt 300 ] || { cat "$IM_TMP/am.log"; fail "alertmanager did not start"; }
+    sleep 0.1
+  done
 }
 start_am 1
 cat >"$IM_TMP/rules.yml" <<'YML'
@@ -50,6 +66,10 @@ alerting:
       replacement: 'yes'
   alertmanagers:
     - static_configs: [{targets: ['127.0.0.1:$aport']}]
+      scheme: https
+      path_prefix: /am
+      tls_config: {ca_file: $IM_TMP/cert.pem}
+      basic_auth: {username: infermon, password: s3cret}
       timeout: 2s
 scrape_configs:
   - job_name: toggles
@@ -59,7 +79,7 @@ bg "$IM_BINARY" run --config.file="$IM_TMP/cfg.yml" --storage.memory-only \
   --web.listen-address="127.0.0.1:$iport" --log.level=warn >"$IM_TMP/infermon.log" 2>&1
 wait_http "http://127.0.0.1:$iport/-/ready" 30 || { cat "$IM_TMP/infermon.log"; fail "infermon did not start"; }
 
-am_alerts() { curl -fsS "http://127.0.0.1:$aport/api/v2/alerts?active=true&silenced=true&inhibited=true&unprocessed=true"; }
+am_alerts() { "${CURL_AM[@]}" "$AM/api/v2/alerts?active=true&silenced=true&inhibited=true&unprocessed=true"; }
 # wait_for PYTHON-PREDICATE SECONDS: polls Alertmanager's alert list.
 wait_for() {
   local pred=$1 secs=$2 i=0
