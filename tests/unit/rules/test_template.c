@@ -10,26 +10,43 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "promql/parser.h"
+#include "promql/promql.h"
 #include "rules/template.h"
+
+/* The query function runs the real engine over the oracle's one input series
+ * (test_metric{...} = 1234.5678 at t=0), as promtool's test storage does. */
+static promql_memstore_t *g_ms;
+static promql_engine_t *g_eng;
 
 static im_rc test_query(void *ctx, const char *q, size_t qlen, int64_t t_ms, tmpl_sample_t **out,
                         size_t *n, im_err_t *err)
 {
     (void)ctx;
-    (void)t_ms;
-    (void)err;
     *out = NULL;
     *n = 0;
-    if ((qlen == 11 && memcmp(q, "test_metric", 11) == 0) ||
-        (qlen == 19 && memcmp(q, "scalar(test_metric)", 19) == 0)) {
+    promql_expr_t *ast = NULL;
+    im_rc rc = promql_parse(q, qlen, &ast, err);
+    if (rc != IM_OK) return rc;
+    promql_result_t res;
+    rc = promql_eval_instant(g_eng, promql_memstore_queryable(g_ms), ast, t_ms, &res, err);
+    promql_expr_free(ast);
+    if (rc != IM_OK) return rc;
+    if (res.type == PROMQL_RESULT_SCALAR) {
         *out = im_malloc(sizeof **out);
-        (*out)[0].labels =
-            qlen == 11 ? im_labels_from_strs("__name__", "test_metric", "job", "node", "instance",
-                                             "host1.example.com:9100", "path", "/var/lib", NULL)
-                       : im_labels_ref(im_labels_empty());
-        (*out)[0].v = 1234.5678;
+        (*out)[0] = (tmpl_sample_t){im_labels_ref(im_labels_empty()), res.scalar.v};
         *n = 1;
+    } else if (res.type == PROMQL_RESULT_VECTOR) {
+        *out = im_malloc((res.nseries ? res.nseries : 1) * sizeof **out);
+        for (size_t i = 0; i < res.nseries; i++)
+            (*out)[i] =
+                (tmpl_sample_t){im_labels_ref(res.series[i].labels), res.series[i].points[0].v};
+        *n = res.nseries;
+    } else {
+        promql_result_free(&res);
+        return im_err_set(err, IM_EEXEC, "rule result is not a vector or scalar");
     }
+    promql_result_free(&res);
     return IM_OK;
 }
 
@@ -68,6 +85,9 @@ static void test_golden(void **state)
         im_labels_from_strs("__name__", "test_metric", "instance", "host1.example.com:9100", "job",
                             "node", "path", "/var/lib", NULL);
     d.labels = exprl;
+    g_ms = promql_memstore_new();
+    g_eng = promql_engine_new(NULL);
+    promql_memstore_add(g_ms, exprl, 0, 1234.5678);
     size_t i, fails = 0, total = 0;
     json_t *c;
     json_array_foreach(root, i, c)
@@ -104,6 +124,8 @@ static void test_golden(void **state)
     im_labels_unref(ls);
     im_labels_unref(el);
     im_labels_unref(exprl);
+    promql_memstore_free(g_ms);
+    promql_engine_free(g_eng);
     json_decref(root);
     assert_int_equal(fails, 0);
 }
