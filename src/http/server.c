@@ -515,6 +515,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
 }
 
+static void mhd_log(void *cls, const char *fmt, va_list ap) IM_PRINTF(2, 0);
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;

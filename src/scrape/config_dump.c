@@ -106,7 +106,7 @@ static void node(im_buf_t *o, const scrape_cfg_node_t *n, int ind, bool secret_c
     }
     if (!after_dash) (void)im_buf_putc(o, '\n');
     for (size_t i = 0; i < n->nkids; i += 2) {
-        const char *k = n->kids[i]->str;
+        const char *k = n->kids[i]->type == SCRAPE_NODE_SCALAR ? n->kids[i]->str : "?";
         bool sec = !strcmp(k, "password") || !strcmp(k, "credentials") ||
                    !strcmp(k, "bearer_token") || !strcmp(k, "client_secret") || !strcmp(k, "key");
         (void)im_buf_printf(o, "%*s%s:", (after_dash && i == 0) ? 0 : ind, "", k);
