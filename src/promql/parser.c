@@ -19,6 +19,7 @@
  * the parser stops at the first error of any kind. */
 #include "util/base.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -277,6 +278,31 @@ static bool re_is_quant_start(const char *re, size_t len, size_t i, size_t *qlen
     return true;
 }
 
+/* Value of a simple escape (after the backslash): \a \f \n \r \t \v, \xHH,
+ * escaped punctuation; -1 for class escapes and others. *w = its width. */
+static int32_t simple_escape_value(const char *s, size_t n, size_t *w)
+{
+    *w = 1;
+    switch (s[0]) {
+    case 'a': return 7;
+    case 'f': return 12;
+    case 'n': return 10;
+    case 'r': return 13;
+    case 't': return 9;
+    case 'v': return 11;
+    case 'x':
+        if (n >= 3 && isxdigit((unsigned char)s[1]) && isxdigit((unsigned char)s[2])) {
+            *w = 3;
+            return (int32_t)strtol((char[]){s[1], s[2], 0}, NULL, 16);
+        }
+        return -1;
+    default: break;
+    }
+    unsigned char c = (unsigned char)s[0];
+    if (c < 0x80 && !isalnum(c)) return c;
+    return -1;
+}
+
 /* Is the escape at re[i] == '\\' one that Go's regexp accepts? Sets *w to the
  * width of the escaped character (for the error text). */
 static bool go_escape_ok(const char *re, size_t len, size_t i, bool in_class, size_t *w)
@@ -342,20 +368,33 @@ static bool re2_check(const char *re, size_t len, size_t raw_end, char *why, siz
                     continue;
                 }
             }
-            if (c == ']' && i > class_start) {
+            if (c == ']' && i >= class_start) {
                 in_class = false;
                 can_repeat = true;
                 continue;
             }
-            /* a-b ranges, taken greedily left to right as Go does */
-            if (i + 2 < len && re[i + 1] == '-' && re[i + 2] != ']') {
-                if (re[i + 2] != '\\' && (unsigned char)re[i + 2] < (unsigned char)c &&
-                    (unsigned char)c < 0x80) {
-                    snprintf(why, cap, "invalid character class range: `%.*s`", 3, re + i);
+            /* lo-hi ranges, taken greedily left to right as Go does */
+            size_t wl;
+            int32_t lo = promql__decode_rune(re + i, len - i, &wl);
+            size_t h = i + wl;
+            if (h + 1 < len && re[h] == '-' && re[h + 1] != ']') {
+                size_t wh;
+                int32_t hi;
+                if (re[h + 1] == '\\') {
+                    hi = h + 2 < len ? simple_escape_value(re + h + 2, len - h - 2, &wh) : -1;
+                    wh += 1;
+                } else {
+                    hi = promql__decode_rune(re + h + 1, len - h - 1, &wh);
+                }
+                if (hi >= 0 && hi < lo) {
+                    snprintf(why, cap, "invalid character class range: `%.*s`",
+                             (int)(h + 1 + wh - i), re + i);
                     return false;
                 }
-                i += re[i + 2] == '\\' ? 3 : 2;
+                i = h + wh; /* the loop's i++ steps past hi */
+                continue;
             }
+            i += wl - 1;
             continue;
         }
         if (c == '\\') {
