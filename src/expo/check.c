@@ -550,22 +550,26 @@ static void lint_family(chk_t *c, fam_t *f)
     expo_type_t t = f->typed ? f->type : EXPO_TYPE_UNKNOWN;
     if (t == EXPO_TYPE_COUNTER && text && !has_suffix(n, len, "_total"))
         LINT("%s counter metrics should have \"_total\" suffix", n);
-    if (t != EXPO_TYPE_COUNTER && has_suffix(n, len, "_total"))
-        LINT("%s non-counter metrics should not have \"_total\" suffix", n);
-    if (t != EXPO_TYPE_HISTOGRAM && t != EXPO_TYPE_SUMMARY) {
-        if (has_suffix(n, len, "_count"))
-            LINT("%s non-histogram and non-summary metrics should not have \"_count\" suffix", n);
-        if (has_suffix(n, len, "_sum"))
-            LINT("%s non-histogram and non-summary metrics should not have \"_sum\" suffix", n);
+    /* promtool skips the type-dependent lints for untyped families. */
+    if (t != EXPO_TYPE_UNKNOWN) {
+        if (t != EXPO_TYPE_COUNTER && has_suffix(n, len, "_total"))
+            LINT("%s non-counter metrics should not have \"_total\" suffix", n);
+        if (t != EXPO_TYPE_HISTOGRAM && t != EXPO_TYPE_SUMMARY) {
+            if (has_suffix(n, len, "_count"))
+                LINT("%s non-histogram and non-summary metrics should not have \"_count\" suffix",
+                     n);
+            if (has_suffix(n, len, "_sum"))
+                LINT("%s non-histogram and non-summary metrics should not have \"_sum\" suffix", n);
+        }
+        if (t != EXPO_TYPE_HISTOGRAM && has_suffix(n, len, "_bucket"))
+            LINT("%s non-histogram metrics should not have \"_bucket\" suffix", n);
+        if (t != EXPO_TYPE_HISTOGRAM && t != EXPO_TYPE_GAUGEHISTOGRAM && f->le_label)
+            LINT("%s non-histogram metrics should not have \"le\" label", n);
+        if (t != EXPO_TYPE_SUMMARY && f->quantile_label)
+            LINT("%s non-summary metrics should not have \"quantile\" label", n);
     }
-    if (t != EXPO_TYPE_HISTOGRAM && has_suffix(n, len, "_bucket"))
-        LINT("%s non-histogram metrics should not have \"_bucket\" suffix", n);
-    if (t != EXPO_TYPE_HISTOGRAM && t != EXPO_TYPE_GAUGEHISTOGRAM && f->le_label)
-        LINT("%s non-histogram metrics should not have \"le\" label", n);
-    if (t != EXPO_TYPE_SUMMARY && f->quantile_label)
-        LINT("%s non-summary metrics should not have \"quantile\" label", n);
     /* Tokens split on '_'. */
-    bool abbr = false;
+    bool abbr = false, unit_done = false;
     int ti = 0;
     for (size_t s = 0; s <= len; ti++) {
         size_t e = s;
@@ -576,8 +580,11 @@ static void lint_family(chk_t *c, fam_t *f)
             size_t ul = strlen(units[u]);
             if (tl <= ul || memcmp(tok + tl - ul, units[u], ul) != 0) continue;
             for (size_t p = 0; p < IM_ARRAY_LEN(prefixes); p++)
-                if (tok_eq(tok, tl - ul, prefixes[p]))
+                if (!unit_done && tok_eq(tok, tl - ul, prefixes[p])) {
+                    /* promtool reports the first prefixed unit only. */
                     LINT("%s use base unit \"%s\" instead of \"%.*s\"", n, units[u], (int)tl, tok);
+                    unit_done = true;
+                }
         }
         if (ti > 0) {
             for (size_t a = 0; a < IM_ARRAY_LEN(abbrev); a++)

@@ -79,6 +79,33 @@ fi
 # (c) the vendored catalog.
 for f in "$src"/catalog/*.prom; do compare "$f" text; done
 
+# Lints: the same findings, in promtool's words, as `promtool check metrics`
+# on the catalog and on inputs that trigger each lint.
+lint_inputs=(
+  '# HELP x_counter x\n# TYPE x_counter gauge\nx_counter 1\n'
+  '# HELP fooBar x\n# TYPE fooBar gauge\nfooBar{myLabel="1"} 1\nfooBar{myLabel="2",otherOne="3"} 1\n'
+  '# HELP a:b x\n# TYPE a:b gauge\na:b 1\n'
+  '# HELP x_ms x\n# TYPE x_ms gauge\nx_ms 1\n# HELP x_Gauge_y x\n# TYPE x_Gauge_y gauge\nx_Gauge_y 1\n'
+  '# HELP x_total x\n# TYPE x_total gauge\nx_total 1\n# TYPE c counter\nc 1\n'
+  '# HELP x x\n# TYPE x gauge\nx{le="1"} 1\nx{quantile="1"} 1\n'
+  '# HELP x_count x\n# TYPE x_count gauge\nx_count 1\n# HELP y_sum x\ny_sum 1\n# HELP y_bucket x\ny_bucket 1\n'
+  '# HELP x_milliseconds x\nx_milliseconds 1\n# HELP kilobytes_x x\nkilobytes_x 1\n'
+  '# HELP x_min_s x\nx_min_s 1\n# HELP ms_x x\nms_x 1\n# HELP counter_x x\ncounter_x 1\n'
+)
+n=0
+for inp in "${lint_inputs[@]}"; do
+  n=$((n + 1)); printf "$inp" >"$work/lint$n.prom"
+done
+for f in "$work"/lint*.prom "$src"/catalog/*.prom; do
+  "$bin" check metrics "$f" | sed 's/^[0-9]*:[0-9]*: warning: //' | LC_ALL=C sort >"$work/ours.l" || true
+  promtool check metrics <"$f" 2>&1 | LC_ALL=C sort >"$work/theirs.l" || true
+  if ! cmp -s "$work/ours.l" "$work/theirs.l"; then
+    echo "FAIL: lints differ from promtool on $f (< infermon, > promtool):"; diff "$work/ours.l" "$work/theirs.l" | head; fail=1
+  else
+    checked=$((checked + 1))
+  fi
+done
+
 # check metrics: exit codes and JSON shape.
 printf '# HELP a_total x\n# TYPE a_total counter\na_total 1\n' >"$work/clean.prom"
 "$bin" check metrics "$work/clean.prom" >"$work/out" || { echo "FAIL: clean input not exit 0"; fail=1; }
@@ -97,5 +124,5 @@ rc=0; "$bin" check metrics "$work/does-not-exist" >/dev/null 2>&1 || rc=$?
   <("$bin" check metrics --output json "$src/catalog/vllm-sample.prom" || true) \
   || { echo "FAIL: json not parseable"; fail=1; }
 
-echo "expo peers: $checked expositions compared with prometheus_client"
+echo "expo peers: $checked comparisons with prometheus_client and promtool passed"
 exit $fail
