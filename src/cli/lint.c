@@ -25,14 +25,19 @@ static void usage(FILE *f)
     fprintf(
         f,
         "usage: infermon lint [--target URL|FILE]... [--prometheus URL] [--vllm-version V]\n"
-        "                     [--scrape-interval D] [--output text|json|github] [--fix] FILE...\n\n"
+        "                     [--config prometheus.yml] [--scrape-interval D] [--output "
+        "text|json|github]\n"
+        "                     [--fix] FILE...\n\n"
         "Checks the PromQL in Prometheus rule files (.yml/.yaml), Grafana dashboards (.json)\n"
         "and text files of queries (one per line) against the metric names the sources expose.\n\n"
         "  --target URL|FILE     an endpoint scraped once, or a saved exposition (repeatable)\n"
         "  --prometheus URL      a Prometheus server: names, series, metadata, scrape intervals\n"
         "  --vllm-version V      the vLLM version for the catalog and version checks (default:\n"
         "                        detected from the sources, else the newest, " LLM_VLLM_NEWEST ")\n"
-        "  --scrape-interval D   scrape interval for range-too-short when the sources do not say\n"
+        "  --config FILE         prometheus.yml / infermon.yml: range-too-short assumes the "
+        "shortest\n"
+        "                        scrape interval of its jobs (a Prometheus source's own win)\n"
+        "  --scrape-interval D   scrape interval for range-too-short (overrides --config)\n"
         "  --output FMT          text (default), json (schema in docs/lint.md), github\n"
         "  --fix                 rewrite renamed names and missing suffixes in place, print a "
         "diff\n\n"
@@ -85,7 +90,7 @@ int cli_lint(int argc, char **argv)
 {
     const char *targets[MAX_SOURCES];
     size_t ntargets = 0;
-    const char *prom = NULL, *version = NULL, *outfmt = "text";
+    const char *prom = NULL, *version = NULL, *outfmt = "text", *config = NULL;
     int64_t scrape_ms = 0;
     bool fix = false;
     input_t *in = im_calloc(MAX_FILES, sizeof(*in));
@@ -119,6 +124,9 @@ int cli_lint(int argc, char **argv)
         } else if (OPT("--output")) {
             if (!val) goto bad;
             outfmt = val;
+        } else if (OPT("--config")) {
+            if (!val) goto bad;
+            config = val;
         } else if (OPT("--scrape-interval")) {
             if (!val || im_duration_parse(val, strlen(val), &scrape_ms, NULL) != IM_OK) {
                 fprintf(stderr, "infermon lint: --scrape-interval needs a duration such as 15s\n");
@@ -183,6 +191,20 @@ int cli_lint(int argc, char **argv)
         llm_version_t v = opts.vllm_version;
         if (!v.known) llm_version_parse(LLM_VLLM_NEWEST, strlen(LLM_VLLM_NEWEST), &v);
         lint_names_use_catalog(names, &v);
+    }
+    if (config) {
+        char *cy = NULL;
+        size_t cl = 0;
+        if (cli_read_file(config, &cy, &cl, MAX_INPUT_BYTES) != 0) goto done;
+        im_err_clear(&err);
+        im_rc crc = lint_names_load_config(names, cy, cl, &err);
+        im_free(cy);
+        if (crc != IM_OK) {
+            char eb[600];
+            fprintf(stderr, "infermon lint: --config %s: %s\n", config,
+                    im_err_format(&err, eb, sizeof eb));
+            goto done;
+        }
     }
     if (scrape_ms > 0) lint_names_set_scrape_interval(names, scrape_ms);
     /* Recording rules of every file are known names for all of them. */

@@ -56,6 +56,11 @@ im_rc lint_names_add_prometheus(lint_names_t *n, const char *base_url, im_err_t 
 void lint_names_add_record(lint_names_t *n, const char *name, size_t len);
 /* Uses the catalog for vLLM version v (when no live source was added). */
 void lint_names_use_catalog(lint_names_t *n, const llm_version_t *v);
+/* Reads a prometheus.yml (or infermon.yml) text: range-too-short then assumes the
+ * shortest scrape interval of its jobs (global.scrape_interval, else 1m, for
+ * jobs without their own) when the sources do not say. IM_EPARSE when the text
+ * is not YAML. */
+im_rc lint_names_load_config(lint_names_t *n, const char *yml, size_t len, im_err_t *err);
 /* Scrape interval for range-too-short when the sources do not say (0 = unknown). */
 void lint_names_set_scrape_interval(lint_names_t *n, int64_t ms);
 lint_source_kind_t lint_names_kind(const lint_names_t *n);

@@ -432,6 +432,33 @@ static size_t config_intervals(const char *yml, size_t len, job_interval_t **out
     return n;
 }
 
+im_rc lint_names_load_config(lint_names_t *n, const char *yml, size_t len, im_err_t *err)
+{
+    yaml_parser_t p;
+    yaml_document_t d;
+    if (!yaml_parser_initialize(&p)) return im_err_set(err, IM_ERR, "cannot initialise libyaml");
+    yaml_parser_set_input_string(&p, (const unsigned char *)yml, len);
+    bool ok = yaml_parser_load(&p, &d) != 0;
+    if (ok) yaml_document_delete(&d);
+    im_rc rc = ok ? IM_OK
+                  : im_err_setpos(err, IM_EPARSE, (int)p.problem_mark.line + 1,
+                                  (int)p.problem_mark.column + 1, "not YAML: %s",
+                                  p.problem ? p.problem : "parse error");
+    yaml_parser_delete(&p);
+    if (rc != IM_OK) return rc;
+    job_interval_t *jobs = NULL;
+    int64_t global_ms = 0;
+    size_t nj = config_intervals(yml, len, &jobs, &global_ms);
+    int64_t best = nj ? 0 : global_ms;
+    for (size_t j = 0; j < nj; j++) {
+        if (best == 0 || jobs[j].ms < best) best = jobs[j].ms;
+        im_free(jobs[j].job);
+    }
+    im_free(jobs);
+    if (best > 0) n->default_interval_ms = best;
+    return IM_OK;
+}
+
 im_rc lint_names_add_prometheus(lint_names_t *n, const char *base, im_err_t *err)
 {
     int idx = add_source(n, base);

@@ -123,5 +123,17 @@ left = [f for f in d["findings"] if f["fixed_expr"] or f["check"] in ("missing-t
 assert not left, left
 ' "$T/refix.json"; then ok; else bad "re-lint after --fix still has fixable findings"; fi
 
+# 8. range-too-short from a prometheus.yml (--config) and from --scrape-interval.
+printf 'global:\n  scrape_interval: 1m\nscrape_configs:\n  - job_name: vllm\n    static_configs: [{targets: [\x27localhost:8000\x27]}]\n' >"$T/prometheus.yml"
+printf '%s\n' 'rate(vllm:num_preemptions_total[1m])' 'rate(vllm:num_preemptions_total[2m])' >"$T/r.txt"
+run "$T/r.out" lint --config "$T/prometheus.yml" --target "$C/vllm-sample.prom" "$T/r.txt"
+if [ "$rc" -eq 0 ] && [ "$(grep -c 'warning\[range-too-short\]' "$T/r.out")" -eq 1 ] &&
+   grep -q 'r.txt:1:1: warning\[range-too-short\]: the range \[1m\] holds fewer than two samples at a 1m scrape interval' "$T/r.out"; then ok; else bad "--config range-too-short"; cat "$T/r.out"; fi
+run "$T/r2.out" lint --scrape-interval 15s --target "$C/vllm-sample.prom" "$T/r.txt"
+[ "$(tail -1 "$T/r2.out")" = "0 errors, 0 warnings, 0 info in 2 queries" ] && ok || bad "--scrape-interval 15s: $(tail -1 "$T/r2.out")"
+printf 'global: [\n' >"$T/bad.yml"
+run "$T/r3.out" lint --config "$T/bad.yml" "$T/r.txt"
+[ "$rc" -eq 2 ] && ok || bad "bad --config: exit $rc"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
