@@ -940,8 +940,22 @@ im_rc rules_manager_rules_json(rules_manager_t *m, const char *type, im_buf_t *o
     pthread_mutex_lock(&m->mu);
     (void)im_buf_puts(out, "{\"groups\":[");
     bool first_g = true;
-    for (size_t gi = 0; gi < m->ngroups; gi++) {
-        group_rt_t *g = &m->groups[gi];
+    /* Prometheus lists groups sorted by file, then name */
+    size_t *order = im_malloc((m->ngroups ? m->ngroups : 1) * sizeof *order);
+    for (size_t i = 0; i < m->ngroups; i++) {
+        size_t j = i;
+        while (j > 0) {
+            const rules_group_t *a = m->groups[order[j - 1]].g, *b = m->groups[i].g;
+            int c = strcmp(a->file, b->file);
+            if (c == 0) c = strcmp(a->name, b->name);
+            if (c <= 0) break;
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+    }
+    for (size_t oi = 0; oi < m->ngroups; oi++) {
+        group_rt_t *g = &m->groups[order[oi]];
         if (!first_g) (void)im_buf_putc(out, ',');
         first_g = false;
         (void)im_buf_puts(out, "{\"name\":");
@@ -1006,6 +1020,7 @@ im_rc rules_manager_rules_json(rules_manager_t *m, const char *type, im_buf_t *o
         json_time(out, g->last_eval_ms, g->evaluated);
         (void)im_buf_putc(out, '}');
     }
+    im_free(order);
     im_rc rc = im_buf_puts(out, "]}");
     pthread_mutex_unlock(&m->mu);
     return rc;
