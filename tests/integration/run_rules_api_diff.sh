@@ -2,7 +2,8 @@
 # /api/v1/rules and /api/v1/alerts of `infermon run` against a real Prometheus
 # (Debian's 2.42) loading the same rule file: after both have evaluated, the
 # answers are the same JSON once the times (evaluationTime, lastEvaluation,
-# activeAt) are set aside.
+# activeAt) are set aside; the series the rules write (the recording rule,
+# ALERTS, ALERTS_FOR_STATE) have the same labels and values.
 source "$IM_SOURCE_DIR/tests/lib/common.sh"
 command -v prometheus >/dev/null || { echo "SKIP: prometheus not installed"; exit 0; }
 pport=$(free_port); iport=$(free_port)
@@ -62,5 +63,20 @@ for path in "api/v1/rules" "api/v1/rules?type=alert" "api/v1/rules?type=record" 
   curl -fsS "http://127.0.0.1:$pport/$path" | norm >"$IM_TMP/p.json"
   curl -fsS "http://127.0.0.1:$iport/$path" | norm >"$IM_TMP/i.json"
   if ! diff -u "$IM_TMP/p.json" "$IM_TMP/i.json"; then echo "DIFF /$path"; fail=1; else echo "ok: /$path"; fi
+done
+qnorm() { # instant query result: sorted (labels, value), values of ALERTS_FOR_STATE dropped
+  $PY -c '
+import json, sys
+r = json.load(sys.stdin)["data"]["result"]
+out = []
+for x in r:
+    v = x["value"][1] if x["metric"].get("__name__") != "ALERTS_FOR_STATE" else "<time>"
+    out.append((sorted(x["metric"].items()), v))
+print(json.dumps(sorted(out), indent=1))'
+}
+for q in 'job:one:sum' 'ALERTS' 'ALERTS_FOR_STATE'; do
+  curl -fsS "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$q" | qnorm >"$IM_TMP/p.json"
+  curl -fsS "http://127.0.0.1:$iport/api/v1/query" --data-urlencode "query=$q" | qnorm >"$IM_TMP/i.json"
+  if ! diff -u "$IM_TMP/p.json" "$IM_TMP/i.json"; then echo "DIFF query $q"; fail=1; else echo "ok: query $q"; fi
 done
 [ $fail = 0 ]
