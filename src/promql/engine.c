@@ -320,6 +320,7 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
         if (have_peek) it->vt->at(it, &pt, &pv);
         size_t npts = 0;
         for (size_t k = 0; k < eff_steps; k++) {
+            if ((k & 4095) == 4095 && (rc = promql__check(ev)) != IM_OK) break;
             int64_t ref = (fixed ? fixed_t : ev_ts(ev, k)) - vs->offset_ms;
             while (have_peek && pt <= ref) {
                 ct = pt;
@@ -335,6 +336,7 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
             }
         }
         iter_close(it);
+        if (rc != IM_OK) break;
         if (fixed && nsteps > 1) {
             for (size_t k = 1; k < nsteps; k++) {
                 s->has[k] = s->has[0];
@@ -486,7 +488,7 @@ int promql__rsrc_next(ev_t *ev, rsrc_t *r, const im_labels_t **labels, size_t *n
             double v;
             it->vt->at(it, &t, &v);
             if (tsdb_is_stale(v)) continue;
-            ensure_rbuf(ev, cnt + 1);
+            if (cnt == ev->rcap) ensure_rbuf(ev, cnt + 1);
             ev->rt[cnt] = t;
             ev->rv[cnt] = v;
             cnt++;

@@ -404,6 +404,7 @@ static im_rc eval_range_func(ev_t *ev, const promql_call_t *call, rfunc_t f, int
         }
         for (size_t k = 0; k < eff; k++) {
             int64_t lo, hi;
+            if ((k & 4095) == 4095 && (rc = promql__check(ev)) != IM_OK) break;
             promql__rsrc_window(ev, r, k, &lo, &hi);
             while (a < n && t[a] < lo) a++;
             if (b < a) b = a;
@@ -418,6 +419,7 @@ static im_rc eval_range_func(ev_t *ev, const promql_call_t *call, rfunc_t f, int
                 any = true;
             }
         }
+        if (rc != IM_OK) break;
         if (fixed && nsteps > 1) {
             for (size_t k = 1; k < nsteps; k++) {
                 s->has[k] = s->has[0];
@@ -433,7 +435,9 @@ static im_rc eval_range_func(ev_t *ev, const promql_call_t *call, rfunc_t f, int
     im_free(c.scratch);
     im_free(rpos);
     promql__rsrc_close(ev, r);
-    if (got < 0) {
+    if (rc != IM_OK) {
+        promql__val_free(ev, out);
+    } else if (got < 0) {
         rc = (im_rc)got;
         promql__val_free(ev, out);
     } else if (f != RF_LAST) {

@@ -147,6 +147,16 @@ static void test_limits(void **state)
     promql_expr_free(e);
     promql_engine_free(eng);
 
+    /* timeout: a subquery with a 1 ms step over an hour (3.6 M steps) */
+    promql_engine_opts_t to = {.timeout_ms = 1};
+    eng = promql_engine_new(&to);
+    e = parse("count_over_time(up{job=\"a\"}[1h:1ms])");
+    assert_int_equal(promql_eval_instant(eng, promql_memstore_queryable(m), e, 1500000, &r, &err),
+                     IM_ETIMEOUT);
+    assert_string_equal(err.msg, "query timed out in expression evaluation");
+    promql_expr_free(e);
+    promql_engine_free(eng);
+
     eng = promql_engine_new(NULL);
     volatile int cancel = 1;
     promql_query_params_t p = {.start_ms = 0, .end_ms = 0, .instant = true, .cancel = &cancel};
