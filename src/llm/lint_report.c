@@ -273,20 +273,40 @@ im_rc lint_fix_apply(const lint_run_t *r, const char *file, lint_input_kind_t ki
                 if (o >= 0) add_edit(&ed, &ne, &cap, rs + (size_t)o, ol, f->edit_text);
             }
         } else {
-            /* JSON: find the expression's encoded string wherever it occurs. */
+            /* JSON: find the expression's encoded string wherever it occurs, as
+             * JavaScript writes it (Grafana's UI export) and as Go does (the HTTP
+             * API: <, > and & as \u003c, \u003e, \u0026). */
             const char *target = f->orig_expr ? f->orig_expr : f->expr;
             json_t *js = json_string(target);
             char *es = js ? json_dumps(js, JSON_ENCODE_ANY) : NULL;
             json_decref(js);
             if (es) {
-                size_t el = strlen(es);
-                const char *p = buf;
-                while ((p = memmem(p, len - (size_t)(p - buf), es, el)) != NULL) {
-                    long o = nth_occurrence(p, el, oldw, ol, k);
-                    if (o >= 0)
-                        add_edit(&ed, &ne, &cap, (size_t)(p - buf) + (size_t)o, ol, f->edit_text);
-                    p += el;
+                im_buf_t go;
+                im_buf_init(&go, 0);
+                for (const char *c = es; *c; c++) {
+                    if (*c == '<')
+                        (void)im_buf_puts(&go, "\\u003c");
+                    else if (*c == '>')
+                        (void)im_buf_puts(&go, "\\u003e");
+                    else if (*c == '&')
+                        (void)im_buf_puts(&go, "\\u0026");
+                    else
+                        (void)im_buf_putc(&go, *c);
                 }
+                const char *forms[2] = {es, go.data};
+                for (int fi = 0; fi < 2; fi++) {
+                    if (!forms[fi] || (fi == 1 && strcmp(forms[0], forms[1]) == 0)) continue;
+                    size_t el = strlen(forms[fi]);
+                    const char *p = buf;
+                    while ((p = memmem(p, len - (size_t)(p - buf), forms[fi], el)) != NULL) {
+                        long o = nth_occurrence(p, el, oldw, ol, k);
+                        if (o >= 0)
+                            add_edit(&ed, &ne, &cap, (size_t)(p - buf) + (size_t)o, ol,
+                                     f->edit_text);
+                        p += el;
+                    }
+                }
+                im_buf_free(&go);
                 free(es); /* checksrc: allow (jansson's allocation) */
             }
         }

@@ -277,6 +277,28 @@ static void test_dashboard_and_fix(void **state)
     lint_names_free(n);
 }
 
+static void test_fix_go_escaped_json(void **state)
+{
+    (void)state;
+    /* Grafana's HTTP API writes > as \u003e (Go's encoder): --fix must still find it. */
+    static const char dash[] = "{\"panels\":[{\"title\":\"a\",\"targets\":[{\"expr\":"
+                               "\"max(vllm:gpu_cache_usage_perc) \\u003e 0.9\"}]}]}";
+    lint_names_t *n = live_names();
+    lint_run_t *r = lint_run_new(n, NULL);
+    assert_int_equal(lint_dashboard(r, "g.json", dash, sizeof dash - 1), IM_OK);
+    im_buf_t out;
+    im_buf_init(&out, 0);
+    size_t nfixed = 0;
+    assert_int_equal(
+        lint_fix_apply(r, "g.json", LINT_INPUT_DASHBOARD, dash, sizeof dash - 1, &out, &nfixed),
+        IM_OK);
+    assert_int_equal(nfixed, 1);
+    assert_non_null(strstr(out.data, "max(vllm:kv_cache_usage_perc) \\u003e 0.9"));
+    im_buf_free(&out);
+    lint_run_free(r);
+    lint_names_free(n);
+}
+
 static void test_rules_and_fix(void **state)
 {
     (void)state;
@@ -368,7 +390,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_live_checks),    cmocka_unit_test(test_range_too_short),
         cmocka_unit_test(test_catalog_checks), cmocka_unit_test(test_dashboard_and_fix),
-        cmocka_unit_test(test_rules_and_fix),  cmocka_unit_test(test_inputs),
+        cmocka_unit_test(test_rules_and_fix),  cmocka_unit_test(test_fix_go_escaped_json),
+        cmocka_unit_test(test_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
