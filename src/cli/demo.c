@@ -4,7 +4,12 @@
  * as a file_sd file into a working directory, and runs the daemon (run_daemon)
  * with a configuration that scrapes that file every 5 seconds, so a newcomer sees
  * a live fleet being scraped at once. Data go to a temporary directory unless
- * --storage.tsdb.path is given; the temporary directory is removed on exit. */
+ * --storage.tsdb.path is given; the temporary directory is removed on exit.
+ * With --backfill D and a temporary directory, the fleet's last D is simulated
+ * first and imported as blocks (sim_history_write, then `tsdb import`), labelled
+ * as the scrapes label them, so that the live samples continue the same series.
+ * It is off by default: `tsdb import` currently gives a block its whole 2-hour
+ * window as time range, and the head then rejects live samples in that window. */
 #include "util/base.h"
 
 #include <errno.h>
@@ -16,6 +21,7 @@
 #include "cli/cli.h"
 #include "cli/run.h"
 #include "util/buf.h"
+#include "util/timeutil.h"
 #include "sim/sim.h"
 
 static void usage(FILE *f)
@@ -35,7 +41,11 @@ static void usage(FILE *f)
                "  --scrape-interval D           how often the daemon scrapes (default 5s)\n"
                "  --web.listen-address ADDR     the daemon's address (default :9470)\n"
                "  --storage.tsdb.path DIR       keep the data in DIR (default: a temporary\n"
-               "                                directory, removed on exit)\n");
+               "                                directory, removed on exit)\n"
+               "  --backfill D                  simulate and import the fleet's last D first\n"
+               "                                (temporary directory only; off by default: the\n"
+               "                                importer's blocks currently span their whole 2h\n"
+               "                                window, so live samples in it are rejected)\n");
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -72,6 +82,7 @@ int cli_demo(int argc, char **argv)
     so.pods = 8;
     double speed = 1;
     const char *listen = NULL, *storage = NULL, *interval = "5s";
+    int64_t backfill_ms = 0;
     for (int i = 1; i < argc; i++) {
         char name[64];
         const char *a = argv[i], *v = NULL;
@@ -105,7 +116,14 @@ int cli_demo(int argc, char **argv)
             storage = v;
         else if (strcmp(name, "--scrape-interval") == 0)
             interval = v;
-        else if (strcmp(name, "--pods") == 0) {
+        else if (strcmp(name, "--backfill") == 0) {
+            if (strcmp(v, "0") == 0)
+                backfill_ms = 0;
+            else if (im_duration_parse(v, strlen(v), &backfill_ms, NULL) != IM_OK) {
+                fprintf(stderr, "infermon demo: --backfill: not a duration: \"%s\"\n", v);
+                return 2;
+            }
+        } else if (strcmp(name, "--pods") == 0) {
             long n = strtol(v, &end, 10);
             if (*end || n < 1 || n > 10000) {
                 fprintf(stderr, "infermon demo: --pods: expected 1..10000, got \"%s\"\n", v);
@@ -134,30 +152,56 @@ int cli_demo(int argc, char **argv)
 
     im_err_t err;
     im_err_clear(&err);
-    sim_fleet_t *f = NULL;
-    if (sim_fleet_create(&so, &f, &err) != IM_OK) {
-        fprintf(stderr, "infermon demo: %s\n", err.msg);
-        return 2;
-    }
-    sim_server_options_t sso = {.listen = "127.0.0.1:0", .speed = speed};
-    sim_server_t *srv = NULL;
-    if (sim_server_start(f, &sso, &srv, &err) != IM_OK) {
-        fprintf(stderr, "infermon demo: %s\n", err.msg);
-        sim_fleet_free(f);
-        return 2;
-    }
     int rc = 2;
     char dir[] = "/tmp/infermon-demo-XXXXXX";
     bool tmpdir = false;
     char path[1200], data[1200];
+    sim_fleet_t *f = NULL;
+    sim_server_t *srv = NULL;
     im_buf_t b;
     im_buf_init(&b, 0);
     if (!mkdtemp(dir)) {
         fprintf(stderr, "infermon demo: cannot create a temporary directory: %s\n",
                 strerror(errno));
-        goto out;
+        return 2;
     }
     tmpdir = true;
+    snprintf(data, sizeof data, "%s/data", dir);
+    if (storage) backfill_ms = 0; /* never write the past into an existing store */
+    const int64_t step_ms = 15000;
+    int64_t now = im_now_ms();
+    int64_t end = now - now % step_ms;
+    if (backfill_ms > 0) so.start_ms = end - backfill_ms - (end - backfill_ms) % step_ms;
+    if (sim_fleet_create(&so, &f, &err) != IM_OK) {
+        fprintf(stderr, "infermon demo: %s\n", err.msg);
+        goto out;
+    }
+    if (backfill_ms > 0) {
+        snprintf(path, sizeof path, "%s/backfill.om", dir);
+        FILE *hf = fopen(path, "wb");
+        sim_history_stats_t st;
+        im_rc hrc =
+            hf ? sim_history_write(f, so.start_ms, end, step_ms, (size_t)2 << 30, hf, &st, &err)
+               : IM_EIO;
+        if (hf && fclose(hf) != 0) hrc = IM_EIO;
+        if (hrc != IM_OK) {
+            fprintf(stderr, "infermon demo: backfill: %s\n", hf ? err.msg : strerror(errno));
+            goto out;
+        }
+        char *targv[] = {"tsdb", "import", "--format", "openmetrics", path, data, NULL};
+        if (cli_tsdb(6, targv) != 0) {
+            fprintf(stderr, "infermon demo: could not import the backfill\n");
+            goto out;
+        }
+        remove(path);
+        printf("infermon demo: backfilled the fleet's last %lld min (%lld samples)\n",
+               (long long)(backfill_ms / 60000), (long long)st.samples);
+    }
+    sim_server_options_t sso = {.listen = "127.0.0.1:0", .speed = speed};
+    if (sim_server_start(f, &sso, &srv, &err) != IM_OK) {
+        fprintf(stderr, "infermon demo: %s\n", err.msg);
+        goto out;
+    }
     char hp[64];
     snprintf(hp, sizeof hp, "127.0.0.1:%d", sim_server_port(srv));
     sim_server_lock(srv);
@@ -181,7 +225,6 @@ int cli_demo(int argc, char **argv)
                         "    file_sd_configs:\n"
                         "      - files: ['%s']\n",
                         interval, interval, path);
-    snprintf(data, sizeof data, "%s/data", dir);
     run_opts_t ro;
     run_opts_defaults(&ro);
     ro.config_text = b.data;

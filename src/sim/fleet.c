@@ -398,16 +398,38 @@ static void json_str(im_buf_t *b, const char *s)
     (void)im_buf_putc(b, '"');
 }
 
+int sim__target_labels(const sim_fleet_t *f, int i, sim_label_t *out, char *buf, size_t cap)
+{
+    static const char *const jobs[3] = {"vllm", "dcgm", "kueue"};
+    const sim_endpoint_t *e = &f->eps[i];
+    int n = 0;
+    out[n++] = (sim_label_t){"job", jobs[e->kind]};
+    /* the instance a Kubernetes-discovered scrape would have: the pod's (or
+     * node's, or service's) address, so that targets stay distinct */
+    if (e->kind == SIM_EP_VLLM)
+        snprintf(buf, cap, "%s:8000", e->pod);
+    else if (e->kind == SIM_EP_DCGM)
+        snprintf(buf, cap, "%s:9400", e->node);
+    else
+        snprintf(buf, cap, "kueue-controller-manager-metrics-service:8443");
+    out[n++] = (sim_label_t){"instance", buf};
+    out[n++] = (sim_label_t){"namespace", e->namespace_};
+    if (e->pod) out[n++] = (sim_label_t){"pod", e->pod};
+    if (e->kind == SIM_EP_VLLM) out[n++] = (sim_label_t){"container", "vllm"};
+    if (e->model) out[n++] = (sim_label_t){"model", e->model};
+    out[n++] = (sim_label_t){"node", e->node};
+    return n;
+}
+
 im_rc sim_fleet_targets_json(const sim_fleet_t *f, const char *host_port, int port_per_pod_base,
                              im_buf_t *out)
 {
-    static const char *const jobs[3] = {"vllm", "dcgm", "kueue"};
     const char *colon = strrchr(host_port, ':');
     size_t hostlen = colon ? (size_t)(colon - host_port) : strlen(host_port);
     (void)im_buf_puts(out, "[\n");
     for (int i = 0; i < f->neps; i++) {
         const sim_endpoint_t *e = &f->eps[i];
-        char target[300], path[64];
+        char target[300], path[64], inst[300];
         if (e->kind == SIM_EP_VLLM && port_per_pod_base > 0) {
             snprintf(target, sizeof target, "%.*s:%d", (int)hostlen, host_port,
                      port_per_pod_base + e->index);
@@ -420,30 +442,14 @@ im_rc sim_fleet_targets_json(const sim_fleet_t *f, const char *host_port, int po
         json_str(out, target);
         (void)im_buf_puts(out, "], \"labels\": {\"__metrics_path__\": ");
         json_str(out, path);
-        (void)im_buf_printf(out, ", \"job\": \"%s\", \"instance\": ", jobs[e->kind]);
-        /* the instance a Kubernetes-discovered scrape would have: the pod's
-         * (or node's, or service's) address, so that targets stay distinct */
-        char inst[300];
-        if (e->kind == SIM_EP_VLLM)
-            snprintf(inst, sizeof inst, "%s:8000", e->pod);
-        else if (e->kind == SIM_EP_DCGM)
-            snprintf(inst, sizeof inst, "%s:9400", e->node);
-        else
-            snprintf(inst, sizeof inst, "kueue-controller-manager-metrics-service:8443");
-        json_str(out, inst);
-        (void)im_buf_puts(out, ", \"namespace\": ");
-        json_str(out, e->namespace_);
-        if (e->pod) {
-            (void)im_buf_puts(out, ", \"pod\": ");
-            json_str(out, e->pod);
+        sim_label_t ls[8];
+        int n = sim__target_labels(f, i, ls, inst, sizeof inst);
+        for (int k = 0; k < n; k++) {
+            (void)im_buf_puts(out, ", ");
+            json_str(out, ls[k].name);
+            (void)im_buf_puts(out, ": ");
+            json_str(out, ls[k].value);
         }
-        if (e->kind == SIM_EP_VLLM) (void)im_buf_puts(out, ", \"container\": \"vllm\"");
-        if (e->model) {
-            (void)im_buf_puts(out, ", \"model\": ");
-            json_str(out, e->model);
-        }
-        (void)im_buf_puts(out, ", \"node\": ");
-        json_str(out, e->node);
         (void)im_buf_puts(out, i + 1 < f->neps ? "}},\n" : "}}\n");
     }
     return im_buf_puts(out, "]\n");

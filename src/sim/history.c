@@ -18,7 +18,9 @@ typedef struct hep {
     const sim_tpl_t *t;
     const double *live; /* the endpoint's live value array */
     double *m;          /* owned: steps x nvalues */
-    char tl[512];       /* target labels, "job=...,instance=..." */
+    sim_label_t tl[8];  /* target labels (sim__target_labels) */
+    int ntl;
+    char inst[300]; /* storage for the instance value */
 } hep_t;
 
 static size_t put_u64(char *p, uint64_t x)
@@ -42,29 +44,65 @@ static im_rc flush(im_buf_t *b, FILE *out, int64_t *bytes, im_err_t *err)
     return IM_OK;
 }
 
-/* "name{target labels,series labels} " for one series; returns its length. */
-static size_t series_prefix(const sim_tpl_t *t, const sim_series_t *s, const char *tl, size_t tll,
-                            char *pre, size_t cap)
+static size_t put_str(char *p, const char *s)
 {
-    const char *txt = t->text.data + s->text_off;
+    size_t n = strlen(s);
+    memcpy(p, s, n);
+    return n;
+}
+
+/* "name{target labels,series labels} " for one series, as a scrape with
+ * honor_labels: false stores it: a series label that a target label also has
+ * is renamed exported_<name>. Returns the length, 0 if it does not fit. */
+static size_t series_prefix(const sim_tpl_t *t, const sim_series_t *s, const hep_t *ep, char *pre,
+                            size_t cap)
+{
+    const char *txt = t->text.data + s->text_off, *end = txt + s->text_len;
     const char *brace = memchr(txt, '{', s->text_len);
     size_t namelen = brace ? (size_t)(brace - txt) : s->text_len;
-    if (namelen + tll + s->text_len + 4 > cap) return 0;
-    size_t pl = namelen;
-    memcpy(pre, txt, namelen);
-    pre[pl++] = '{';
-    memcpy(pre + pl, tl, tll);
-    pl += tll;
-    if (brace) {
-        pre[pl++] = ',';
-        size_t rest = s->text_len - namelen - 1;
-        memcpy(pre + pl, brace + 1, rest);
-        pl += rest;
-    } else {
-        pre[pl++] = '}';
+    size_t need = s->text_len + 16;
+    for (int i = 0; i < ep->ntl; i++)
+        need += strlen(ep->tl[i].name) + strlen(ep->tl[i].value) * 2 + 4;
+    if (need + 64 > cap) return 0;
+    char *p = pre;
+    memcpy(p, txt, namelen);
+    p += namelen;
+    *p++ = '{';
+    for (int i = 0; i < ep->ntl; i++) {
+        if (i) *p++ = ',';
+        p += put_str(p, ep->tl[i].name);
+        *p++ = '=';
+        *p++ = '"';
+        for (const char *v = ep->tl[i].value; *v; v++) {
+            if (*v == '"' || *v == '\\') *p++ = '\\';
+            *p++ = *v;
+        }
+        *p++ = '"';
     }
-    pre[pl++] = ' ';
-    return pl;
+    if (brace) {
+        const char *q = brace + 1;
+        while (q < end && *q != '}') {
+            const char *eq = memchr(q, '=', (size_t)(end - q));
+            if (!eq) break;
+            size_t ln = (size_t)(eq - q);
+            bool clash = false;
+            for (int i = 0; i < ep->ntl; i++)
+                if (strlen(ep->tl[i].name) == ln && memcmp(ep->tl[i].name, q, ln) == 0)
+                    clash = true;
+            *p++ = ',';
+            if (clash) p += put_str(p, "exported_");
+            /* the label name, '=', and the quoted value with its escapes */
+            const char *v = eq + 2;
+            while (v < end && *v != '"') v += *v == '\\' ? 2 : 1;
+            memcpy(p, q, (size_t)(v + 1 - q));
+            p += v + 1 - q;
+            q = v + 1;
+            if (q < end && *q == ',') q++;
+        }
+    }
+    *p++ = '}';
+    *p++ = ' ';
+    return (size_t)(p - pre);
 }
 
 #define PREFIX_CAP 1024
@@ -84,7 +122,6 @@ static im_rc write_family(hep_t *eps, int lo, int hi, int fi, int nsteps, const 
     for (int e = lo; e < hi; e++) {
         const sim_tpl_t *t = eps[e].t;
         const sim_family_t *f = &t->fams[fi];
-        size_t tll = strlen(eps[e].tl);
         uint32_t g = f->group ? f->group : 1;
         if (g > precap) {
             precap = g;
@@ -95,8 +132,7 @@ static im_rc write_family(hep_t *eps, int lo, int hi, int fi, int nsteps, const 
             uint32_t gn = g0 + g <= f->n ? g : f->n - g0;
             const sim_series_t *gs = &t->series[f->first + g0];
             for (uint32_t j = 0; j < gn; j++)
-                pl[j] = series_prefix(t, &gs[j], eps[e].tl, tll, pre + (size_t)j * PREFIX_CAP,
-                                      PREFIX_CAP);
+                pl[j] = series_prefix(t, &gs[j], &eps[e], pre + (size_t)j * PREFIX_CAP, PREFIX_CAP);
             const double *m = eps[e].m;
             int nv = t->nvalues;
             for (int k = 0; k < nsteps; k++) {
@@ -164,26 +200,22 @@ im_rc sim_history_write(sim_fleet_t *f, int64_t start_ms, int64_t end_ms, int64_
     int nsteps = (int)nsteps64;
     hep_t *eps = im_calloc((size_t)neps, sizeof *eps);
     int64_t *ts = im_malloc(sizeof *ts * (size_t)nsteps);
-    int k = 0;
-    for (int i = 0; i < f->npods; i++, k++) {
-        sim_pod_t *p = &f->pods[i];
-        eps[k].t = &f->vtpl[p->model];
-        eps[k].live = p->v;
-        snprintf(eps[k].tl, sizeof eps[k].tl,
-                 "job=\"vllm\",instance=\"%s:8000\",namespace=\"%s\",pod=\"%s\"", f->pod_names[i],
-                 f->teams[p->team], f->pod_names[i]);
+    /* endpoints in the fleet's order: pods, nodes, Kueue */
+    for (int k = 0; k < neps; k++) {
+        const sim_endpoint_t *ep = sim_fleet_endpoint(f, k);
+        if (ep->kind == SIM_EP_VLLM) {
+            sim_pod_t *p = &f->pods[ep->index];
+            eps[k].t = &f->vtpl[p->model];
+            eps[k].live = p->v;
+        } else if (ep->kind == SIM_EP_DCGM) {
+            eps[k].t = &f->dtpl[ep->index];
+            eps[k].live = f->dv[ep->index];
+        } else {
+            eps[k].t = sim__kueue_tpl(f);
+            eps[k].live = sim__kueue_values(f);
+        }
+        eps[k].ntl = sim__target_labels(f, k, eps[k].tl, eps[k].inst, sizeof eps[k].inst);
     }
-    for (int n = 0; n < f->nnodes; n++, k++) {
-        eps[k].t = &f->dtpl[n];
-        eps[k].live = f->dv[n];
-        snprintf(eps[k].tl, sizeof eps[k].tl, "job=\"dcgm\",instance=\"%s:9400\"",
-                 f->node_names[n]);
-    }
-    eps[k].t = sim__kueue_tpl(f);
-    eps[k].live = sim__kueue_values(f);
-    /* Kueue's LocalQueue series have their own namespace label: job and instance only. */
-    snprintf(eps[k].tl, sizeof eps[k].tl,
-             "job=\"kueue\",instance=\"kueue-controller-manager-metrics-service:8443\"");
     for (int e = 0; e < neps; e++)
         eps[e].m = im_malloc(sizeof(double) * (size_t)eps[e].t->nvalues * (size_t)nsteps);
     for (int s = 0; s < nsteps; s++) {

@@ -192,6 +192,11 @@ struct sim_fleet {
     int neps;
 };
 
+/* The labels a Kubernetes-discovered scrape of endpoint i carries (job, instance,
+ * namespace, pod, container, model, node), as /targets lists them. Values point
+ * into the fleet or into buf (cap >= 300); returns the count (<= 8). */
+int sim__target_labels(const sim_fleet_t *f, int i, sim_label_t *out, char *buf, size_t cap);
+
 void sim__pod_init(sim_fleet_t *f, sim_pod_t *p);
 void sim__pod_free(sim_pod_t *p);
 void sim__pod_tick(sim_fleet_t *f, sim_pod_t *p, double t0_s, double dt_s);
