@@ -79,4 +79,27 @@ for q in 'job:one:sum' 'ALERTS' 'ALERTS_FOR_STATE'; do
   curl -fsS "http://127.0.0.1:$iport/api/v1/query" --data-urlencode "query=$q" | qnorm >"$IM_TMP/i.json"
   if ! diff -u "$IM_TMP/p.json" "$IM_TMP/i.json"; then echo "DIFF query $q"; fail=1; else echo "ok: query $q"; fi
 done
+# Group phase: both evaluate each group at the same offset within its interval
+# (Prometheus derives it from a hash of the group's file and name).
+phase() {
+  curl -fsS "http://127.0.0.1:$1/api/v1/rules" | $PY -c '
+import json, sys, datetime
+for g in json.load(sys.stdin)["data"]["groups"]:
+    t = g["lastEvaluation"].rstrip("Z")
+    sec, _, frac = t.partition(".")
+    print(g["name"], int((frac + "000")[:3]))'
+}
+phase "$pport" >"$IM_TMP/p.phase"; phase "$iport" >"$IM_TMP/i.phase"
+$PY - "$IM_TMP/p.phase" "$IM_TMP/i.phase" <<'PYEND' || fail=1
+import sys
+p = dict(l.split() for l in open(sys.argv[1]))
+i = dict(l.split() for l in open(sys.argv[2]))
+for g in p:
+    d = abs(int(p[g]) - int(i[g])) % 1000
+    d = min(d, 1000 - d)
+    ok = d <= 50  # Prometheus reports the wall time it started at
+    print("%s: group %s evaluated at +%s ms (Prometheus) / +%s ms (infermon)" % ("ok" if ok else "DIFF", g, p[g], i[g]))
+    if not ok:
+        sys.exit(1)
+PYEND
 [ $fail = 0 ]
