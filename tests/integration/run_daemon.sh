@@ -143,8 +143,10 @@ kill -HUP "$IPID"
 wait_q 'up{job="py2"}' 1
 "${C[@]}" -X POST "$B/-/reload" >/dev/null || fail "/-/reload"
 "${C[@]}" "$B/api/v1/status/runtimeinfo" | grep -q '"reloadConfigSuccess":true' || fail "reload status"
-"${C[@]}" "$B/api/v1/status/config" | grep -q 'job_name: py2' || fail "status/config"
-"${C[@]}" "$B/metrics" | grep -q '^infermon_scrapes_failed_total [1-9]' || fail "/metrics"
+cfg=$("${C[@]}" "$B/api/v1/status/config")
+grep -q 'job_name: py2' <<<"$cfg" || fail "status/config"
+metrics=$("${C[@]}" "$B/metrics") # not piped into grep -q: an early exit would fail curl (pipefail)
+grep -q '^infermon_scrapes_failed_total [1-9]' <<<"$metrics" || fail "/metrics"
 
 # clean shutdown, data kept
 before=$(date +%s)
