@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <strings.h>
 
 #include "llm/lint_int.h"
 #include "promql/ast.h"
@@ -1035,6 +1036,10 @@ static bool label_suspicious(const q_t *q, const labelset_t *ls, const char *l, 
     if (ls->any) return false;
     if (ls_has(ls, l, len)) return false;
     if (!ls->open) return true;
+    /* dcgm-exporter's Hostname became hostname on main (#655): a case variant of a
+     * carried label is a mistake even for labels a scrape could add. */
+    for (int i = 0; i < ls->n; i++)
+        if (ls->lens[i] == len && strncasecmp(ls->names[i], l, len) == 0) return true;
     if (is_common_target_label(l, len)) return false;
     if (len == 2 && memcmp(l, "le", 2) == 0) return true;
     for (int i = 0; i < ls->n; i++)
@@ -1055,6 +1060,8 @@ static bool label_suspicious(const q_t *q, const labelset_t *ls, const char *l, 
 
 static const char *closest_label(const labelset_t *ls, const char *l, size_t len)
 {
+    for (int i = 0; i < ls->n; i++)
+        if (ls->lens[i] == len && strncasecmp(ls->names[i], l, len) == 0) return ls->names[i];
     for (int i = 0; i < ls->n; i++)
         if (near_miss(l, len, ls->names[i], ls->lens[i])) return ls->names[i];
     return NULL;

@@ -187,6 +187,25 @@ static void test_range_too_short(void **state)
     lint_names_free(n);
 }
 
+static void test_dcgm_labels(void **state)
+{
+    (void)state;
+    static const char dcgm[] =
+        "# TYPE DCGM_FI_DEV_GPU_TEMP gauge\n"
+        "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",Hostname=\"n1\",namespace=\"a\",pod=\"p\"} 40\n";
+    static const tcase_t cases[] = {
+        {"max by (Hostname) (DCGM_FI_DEV_GPU_TEMP)", "", false, 0},
+        {"max by (hostname) (DCGM_FI_DEV_GPU_TEMP)", "unknown-label", false, 0},
+        {"max by (node, cluster) (DCGM_FI_DEV_GPU_TEMP)", "", false, 0},
+        {"DCGM_FI_DEV_GPU_TEMP{gpu=\"9\"}", "matcher-never-matches", false, 0},
+        {"DCGM_FI_PROF_SM_ACTIVE", "conditional-metric", false, 0},
+    };
+    lint_names_t *n = lint_names_new();
+    assert_int_equal(lint_names_add_exposition(n, dcgm, sizeof dcgm - 1, "dcgm", NULL), IM_OK);
+    run_cases(n, cases, IM_ARRAY_LEN(cases));
+    lint_names_free(n);
+}
+
 static void test_catalog_checks(void **state)
 {
     (void)state;
@@ -388,10 +407,10 @@ static void test_inputs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_live_checks),    cmocka_unit_test(test_range_too_short),
-        cmocka_unit_test(test_catalog_checks), cmocka_unit_test(test_dashboard_and_fix),
-        cmocka_unit_test(test_rules_and_fix),  cmocka_unit_test(test_fix_go_escaped_json),
-        cmocka_unit_test(test_inputs),
+        cmocka_unit_test(test_live_checks),         cmocka_unit_test(test_range_too_short),
+        cmocka_unit_test(test_catalog_checks),      cmocka_unit_test(test_dcgm_labels),
+        cmocka_unit_test(test_dashboard_and_fix),   cmocka_unit_test(test_rules_and_fix),
+        cmocka_unit_test(test_fix_go_escaped_json), cmocka_unit_test(test_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
