@@ -50,4 +50,6 @@ class H(http.server.BaseHTTPRequestHandler):
 
 class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
+    def handle_error(self, request, client_address):
+        pass  # scrapers that time out or shut down reset connections
 S(("127.0.0.1", port), H).serve_forever()

@@ -183,13 +183,15 @@ static series_ent_t *cache_get(target_t *t, const char *key, size_t klen, uint64
     return e;
 }
 
-/* Drops entries not committed for many iterations (and ones never committed). */
-static void cache_evict(target_t *t)
+/* One pass after a scrape: marks the entries the scrape committed (when it did),
+ * and drops entries not committed for many iterations (and ones never committed). */
+static void cache_after(target_t *t, bool committed)
 {
     for (size_t i = 0; i < t->tabcap; i++) {
         series_ent_t **pp = &t->tab[i];
         while (*pp) {
             series_ent_t *e = *pp;
+            if (committed && e->cur == t->iter && e->ls) e->seen = t->iter;
             bool old =
                 (e->seen == 0 && e->cur + 1 < t->iter) || (e->seen && e->seen + 10 < t->iter);
             if (old) {
@@ -391,14 +393,24 @@ static bool parse_and_append(scrape_manager_t *m, target_t *t, expo_format_t fmt
             continue;
         }
         r->scraped++;
-        im_buf_reset(&key);
-        (void)im_buf_append(&key, e.name.p, e.name.len);
+        /* the raw series key: name, then \xff name \xfe value per label (one copy, no checks) */
+        size_t klen = e.name.len;
+        for (uint32_t i = 0; i < e.nlabels; i++)
+            klen += 2 + e.labels[i].name.len + e.labels[i].value.len;
+        key.len = 0;
+        if (key.cap < klen + 2 && im_buf_reserve(&key, klen + 1) != IM_OK) im_oom(klen);
+        char *kp = key.data;
+        memcpy(kp, e.name.p, e.name.len);
+        kp += e.name.len;
         for (uint32_t i = 0; i < e.nlabels; i++) {
-            (void)im_buf_putc(&key, '\xff');
-            (void)im_buf_append(&key, e.labels[i].name.p, e.labels[i].name.len);
-            (void)im_buf_putc(&key, '\xfe');
-            (void)im_buf_append(&key, e.labels[i].value.p, e.labels[i].value.len);
+            *kp++ = '\xff';
+            memcpy(kp, e.labels[i].name.p, e.labels[i].name.len);
+            kp += e.labels[i].name.len;
+            *kp++ = '\xfe';
+            memcpy(kp, e.labels[i].value.p, e.labels[i].value.len);
+            kp += e.labels[i].value.len;
         }
+        key.len = klen;
         uint64_t h = im_hash(key.data, key.len);
         bool created;
         series_ent_t *se = cache_get(t, key.data, key.len, h, &created);
@@ -525,10 +537,6 @@ static void finish_scrape(scrape_manager_t *m, target_t *t, CURLcode cc)
             if (tsdb_appender_commit(a, &err) != IM_OK) {
                 ok = false;
                 snprintf(r.err, sizeof r.err, "appending to storage failed: %s", err.msg);
-            } else {
-                for (size_t i = 0; i < t->tabcap; i++)
-                    for (series_ent_t *e = t->tab[i]; e; e = e->next)
-                        if (e->cur == t->iter && e->ls) e->seen = t->iter;
             }
         } else {
             tsdb_appender_rollback(a);
@@ -539,8 +547,8 @@ static void finish_scrape(scrape_manager_t *m, target_t *t, CURLcode cc)
         mark_stale_prev(m, t, a, ts, false);
         (void)tsdb_appender_commit(a, NULL);
     }
+    cache_after(t, ok);
     t->prev = t->iter;
-    cache_evict(t);
     report(m, t, ts, ok, dur, &r);
     pthread_mutex_lock(&m->mu);
     im_free(t->last_error);
