@@ -378,7 +378,7 @@ static bool re2_check(const char *re, size_t len, size_t raw_end, char *why, siz
             int32_t lo = promql__decode_rune(re + i, len - i, &wl);
             size_t h = i + wl;
             if (h + 1 < len && re[h] == '-' && re[h + 1] != ']') {
-                size_t wh;
+                size_t wh = 0;
                 int32_t hi;
                 if (re[h + 1] == '\\') {
                     hi = h + 2 < len ? simple_escape_value(re + h + 2, len - h - 2, &wh) : -1;
