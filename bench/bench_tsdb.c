@@ -31,6 +31,7 @@
 #include "expo/expo.h"
 #include "labels/labels.h"
 #include "tsdb/tsdb.h"
+#include "tsdb/tsdb_int.h"
 #include "util/fmtfloat.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -615,6 +616,38 @@ static int cmd_load(const char *dir, int pods)
     return got == samples && mism == 0 ? 0 : 1;
 }
 
+/* ---- codec: where the bytes go, per kind of series (before zstd) ---- */
+
+static int cmd_codec(void)
+{
+    static const char *names[] = {"const",       "counter_int", "counter_float", "gauge_int",
+                                  "gauge_ratio", "gauge_dec",   "gauge_float",   "hist_bucket",
+                                  "hist_sum",    "hist_count",  "clock"};
+    double bytes[16] = {0}, n[16] = {0};
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    for (size_t s = 0; s < nser; s++) {
+        int k = (int)tm[s % ntm].kind;
+        im_buf_reset(&b);
+        tsdb__vals_encode(&b, ser[s].v, nsteps);
+        bytes[k] += (double)b.len;
+        n[k] += (double)nsteps;
+    }
+    double tb = 0, tn = 0;
+    for (int k = 0; k < 11; k++) {
+        if (!n[k]) continue;
+        printf("%-14s series=%6.0f bytes/sample=%.3f\n", names[k], n[k] / (double)nsteps,
+               bytes[k] / n[k]);
+        tb += bytes[k];
+        tn += n[k];
+    }
+    for (int k = 0; k < 11; k++)
+        if (n[k]) printf("%-14s share of value bytes %.1f%%\n", names[k], 100 * bytes[k] / tb);
+    printf("total value bytes/sample before zstd %.3f\n", tb / tn);
+    im_buf_free(&b);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     im_log_set_level(IM_LOG_WARN);
@@ -629,6 +662,7 @@ int main(int argc, char **argv)
     generate(pods, hours);
     if (strcmp(argv[1], "gen") == 0 && argc >= 7) return cmd_gen(argv[5], argv[6]);
     if (strcmp(argv[1], "load") == 0 && argc >= 6) return cmd_load(argv[5], pods);
+    if (strcmp(argv[1], "codec") == 0) return cmd_codec();
     fprintf(stderr, "bench_tsdb: bad arguments\n");
     return 2;
 }

@@ -5,7 +5,8 @@
  *   offset     size   field
  *   0          8      magic "IMBLK\0\0\1"
  *   8          ...    value frames: zstd frames, each the concatenated value
- *                     columns of consecutive series (in label order), ~64 KiB raw
+ *                     columns of consecutive series (in label order), 256 KiB
+ *                     raw (1 MiB in compacted blocks)
  *   ...        ...    TS section   zstd: the distinct timestamp columns, back to back
  *   ...        ...    SYM section  zstd: uvarint count, (uvarint len, bytes)* sorted
  *   ...        ...    SER section  zstd: uvarint count, per series in label order:
@@ -50,7 +51,8 @@
 #define BLK_MAGIC   "IMBLK\0\0\1"
 #define BLK_HDR     8
 #define BLK_FOOTER  144
-#define FRAME_RAW   (256u << 10)
+#define FRAME_RAW   (256u << 10)  /* blocks from the head */
+#define FRAME_RAW_Z (1024u << 10) /* compacted blocks (zstd level >= 15): better ratio */
 #define MAX_SECTION (1u << 30)
 enum { SEC_TS, SEC_SYM, SEC_SER, SEC_FRT, NSEC };
 
@@ -225,7 +227,7 @@ im_rc tsdb__bwriter_add(tsdb__bwriter_t *w, const im_labels_t *ls, const int64_t
     tsdb__vals_encode(&w->frame, v, n);
     s->len = (uint32_t)(w->frame.len - s->off);
     w->nsamples += n;
-    if (w->frame.len >= FRAME_RAW) flush_frame(w);
+    if (w->frame.len >= (w->zlevel >= 15 ? FRAME_RAW_Z : FRAME_RAW)) flush_frame(w);
     return IM_OK;
 }
 

@@ -48,7 +48,7 @@ void tsdb__head_checkpoint(tsdb__head_t *h, im_buf_t *out);
 #define DEFAULT_SEGMENT      (128u << 20)
 #define MAINT_INTERVAL_MS    60000
 #define ZLEVEL_PERSIST       9
-#define ZLEVEL_COMPACT       15
+#define ZLEVEL_COMPACT       19
 
 static int64_t floordiv(int64_t a, int64_t b)
 {
