@@ -43,7 +43,9 @@
  * every few thousand steps).
  *
  * Thread-safety. An engine is immutable after creation and may be shared by any
- * number of threads; each evaluation uses its own memory (an arena per query). */
+ * number of threads; each evaluation uses its own memory: per-series value arrays
+ * (never per sample) freed as soon as a node's consumer is done with them, counted
+ * against max_samples, and one arena for the result. */
 #ifndef IM_PROMQL_PROMQL_H
 #define IM_PROMQL_PROMQL_H
 
