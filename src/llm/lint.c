@@ -438,27 +438,33 @@ static void selector_labels(const q_t *q, const promql_expr_t *vs, labelset_t *o
     }
 }
 
-static void expr_labels(const q_t *q, const promql_expr_t *e, labelset_t *out);
+static void expr_labels_d(const q_t *q, const promql_expr_t *e, labelset_t *out, int depth);
 
 static void expr_labels(const q_t *q, const promql_expr_t *e, labelset_t *out)
 {
+    expr_labels_d(q, e, out, 0);
+}
+
+/* Label names an expression's result can carry; depth-bounded (deep trees: any). */
+static void expr_labels_d(const q_t *q, const promql_expr_t *e, labelset_t *out, int depth)
+{
     memset(out, 0, sizeof(*out));
     out->exporter = -1;
-    if (!e) {
+    if (!e || depth > 64) {
         out->any = true;
         return;
     }
     switch (e->kind) {
     case PROMQL_NODE_VECTOR_SELECTOR: selector_labels(q, e, out); return;
     case PROMQL_NODE_MATRIX_SELECTOR: selector_labels(q, e->u.ms.vs, out); return;
-    case PROMQL_NODE_SUBQUERY: expr_labels(q, e->u.sq.expr, out); return;
-    case PROMQL_NODE_PAREN: expr_labels(q, e->u.paren.expr, out); return;
-    case PROMQL_NODE_UNARY: expr_labels(q, e->u.unary.expr, out); return;
-    case PROMQL_NODE_STEP_INVARIANT: expr_labels(q, e->u.si.expr, out); return;
+    case PROMQL_NODE_SUBQUERY: expr_labels_d(q, e->u.sq.expr, out, depth + 1); return;
+    case PROMQL_NODE_PAREN: expr_labels_d(q, e->u.paren.expr, out, depth + 1); return;
+    case PROMQL_NODE_UNARY: expr_labels_d(q, e->u.unary.expr, out, depth + 1); return;
+    case PROMQL_NODE_STEP_INVARIANT: expr_labels_d(q, e->u.si.expr, out, depth + 1); return;
     case PROMQL_NODE_CALL: {
         const char *fn = e->u.call.func->name;
         if (strcmp(fn, "label_replace") == 0 || strcmp(fn, "label_join") == 0) {
-            expr_labels(q, e->u.call.args[0], out);
+            expr_labels_d(q, e->u.call.args[0], out, depth + 1);
             const promql_expr_t *dst = e->u.call.nargs > 1 ? unparen(e->u.call.args[1]) : NULL;
             if (dst && dst->kind == PROMQL_NODE_STRING)
                 ls_add(out, dst->u.string.s, dst->u.string.len);
@@ -467,14 +473,14 @@ static void expr_labels(const q_t *q, const promql_expr_t *e, labelset_t *out)
             return;
         }
         if (strcmp(fn, "histogram_quantile") == 0 && e->u.call.nargs == 2) {
-            expr_labels(q, e->u.call.args[1], out);
+            expr_labels_d(q, e->u.call.args[1], out, depth + 1);
             ls_del(out, "le", 2);
             return;
         }
         for (size_t i = 0; i < e->u.call.nargs; i++) {
             promql_value_type_t t = e->u.call.args[i]->type;
             if (t == PROMQL_TYPE_VECTOR || t == PROMQL_TYPE_MATRIX) {
-                expr_labels(q, e->u.call.args[i], out);
+                expr_labels_d(q, e->u.call.args[i], out, depth + 1);
                 return;
             }
         }
@@ -487,7 +493,7 @@ static void expr_labels(const q_t *q, const promql_expr_t *e, labelset_t *out)
             for (size_t i = 0; i < a->ngrouping; i++)
                 ls_add(out, istr(a->grouping[i]).p, istr(a->grouping[i]).len);
         } else {
-            expr_labels(q, a->expr, out);
+            expr_labels_d(q, a->expr, out, depth + 1);
             for (size_t i = 0; i < a->ngrouping; i++)
                 ls_del(out, istr(a->grouping[i]).p, istr(a->grouping[i]).len);
         }
@@ -495,14 +501,15 @@ static void expr_labels(const q_t *q, const promql_expr_t *e, labelset_t *out)
             const promql_expr_t *p = unparen(a->param);
             if (p && p->kind == PROMQL_NODE_STRING) ls_add(out, p->u.string.s, p->u.string.len);
         }
-        if (a->op == PROMQL_AGG_TOPK || a->op == PROMQL_AGG_BOTTOMK) expr_labels(q, a->expr, out);
+        if (a->op == PROMQL_AGG_TOPK || a->op == PROMQL_AGG_BOTTOMK)
+            expr_labels_d(q, a->expr, out, depth + 1);
         return;
     }
     case PROMQL_NODE_BINARY: {
         const promql_binary_t *b = &e->u.bin;
         labelset_t l, r;
-        expr_labels(q, b->lhs, &l);
-        expr_labels(q, b->rhs, &r);
+        expr_labels_d(q, b->lhs, &l, depth + 1);
+        expr_labels_d(q, b->rhs, &r, depth + 1);
         if (!b->matching) {
             *out = b->lhs->type == PROMQL_TYPE_VECTOR ? l : r;
             return;
