@@ -32,6 +32,10 @@ struct run_rules {
     pthread_t thread;
     pthread_mutex_t mu;
     bool stop;
+    scrape_config_t *cfg; /* reference to the config in force (for re-detection) */
+    rules_names_t names;  /* names the built-in rules were generated for */
+    bool names_auto;      /* built-ins loaded with vllm_names auto */
+    int64_t next_detect_ms;
 };
 
 static im_rc st_append(void *ctx, const im_labels_t *ls, int64_t t, double v)
@@ -68,11 +72,36 @@ static double node_num(const scrape_cfg_node_t *m, const char *key)
 
 /* Loads the rule files of cfg (or the built-ins) into files; false if a file
  * failed (errors logged). */
-static bool load_rules(const scrape_config_t *cfg, rules_file_t ***out, size_t *nout)
+/* Which KV-cache metric name do the scraped vLLM targets expose (last hour)?
+ * Only one of them: that one; both or none: AUTO (the rule reads either). */
+static rules_names_t detect_vllm_names(tsdb_queryable_t *q)
+{
+    if (!q) return RULES_NAMES_AUTO;
+    tsdb_strlist_t names = {0};
+    im_err_t err;
+    int64_t now = im_now_ms();
+    if (q->vt->label_values(q, IM_METRIC_NAME, now - IM_MS_PER_HOUR, now, NULL, 0, &names, &err) !=
+        IM_OK)
+        return RULES_NAMES_AUTO;
+    bool has_new = false, has_old = false;
+    for (size_t i = 0; i < names.n; i++) {
+        if (strcmp(names.v[i]->s, "vllm:kv_cache_usage_perc") == 0) has_new = true;
+        if (strcmp(names.v[i]->s, "vllm:gpu_cache_usage_perc") == 0) has_old = true;
+    }
+    tsdb_strlist_free(&names);
+    return has_new && !has_old   ? RULES_NAMES_NEW
+           : has_old && !has_new ? RULES_NAMES_OLD
+                                 : RULES_NAMES_AUTO;
+}
+
+static bool load_rules(const scrape_config_t *cfg, tsdb_queryable_t *q, rules_file_t ***out,
+                       size_t *nout, rules_names_t *names_used, bool *names_auto)
 {
     rules_file_t **files = NULL;
     size_t n = 0;
     bool ok = true;
+    *names_auto = false;
+    *names_used = RULES_NAMES_AUTO;
     char *dircopy = cfg->filename ? im_strdup(cfg->filename) : im_strdup(".");
     const char *dir = cfg->filename ? dirname(dircopy) : ".";
     for (size_t i = 0; i < cfg->nrule_files; i++) {
@@ -113,10 +142,17 @@ static bool load_rules(const scrape_config_t *cfg, rules_file_t ***out, size_t *
             .kv_cache_threshold = node_num(cfg->llm, "kv_cache_threshold"),
         };
         const scrape_cfg_node_t *nn = node_get(cfg->llm, "vllm_names");
-        if (nn && nn->str)
-            bo.names = strcmp(nn->str, "old") == 0   ? RULES_NAMES_OLD
-                       : strcmp(nn->str, "new") == 0 ? RULES_NAMES_NEW
-                                                     : RULES_NAMES_AUTO;
+        if (nn && nn->str && strcmp(nn->str, "old") == 0)
+            bo.names = RULES_NAMES_OLD;
+        else if (nn && nn->str && strcmp(nn->str, "new") == 0)
+            bo.names = RULES_NAMES_NEW;
+        else if (nn && nn->str && strcmp(nn->str, "both") == 0)
+            bo.names = RULES_NAMES_AUTO;
+        else { /* auto: what the scraped targets expose */
+            bo.names = detect_vllm_names(q);
+            *names_auto = true;
+        }
+        *names_used = bo.names;
         im_buf_t b;
         im_buf_init(&b, 0);
         rules_builtin_yaml(&bo, &b);
@@ -142,10 +178,30 @@ static void *loop(void *arg)
     run_rules_t *r = arg;
     for (;;) {
         pthread_mutex_lock(&r->mu);
-        bool stop = r->stop;
-        pthread_mutex_unlock(&r->mu);
-        if (stop) break;
+        if (r->stop) {
+            pthread_mutex_unlock(&r->mu);
+            break;
+        }
         int64_t now = im_now_ms();
+        /* r->mu guards cfg/names against run_rules_reload */
+        if (r->names_auto && now >= r->next_detect_ms) {
+            /* the targets' vLLM version may show only now: regenerate the
+             * built-ins for the names they expose (alert state is kept) */
+            r->next_detect_ms = now + 15 * IM_MS_PER_SECOND;
+            if (detect_vllm_names(r->q) != r->names) {
+                rules_file_t **files = NULL;
+                size_t n = 0;
+                bool aut;
+                if (load_rules(r->cfg, r->q, &files, &n, &r->names, &aut)) {
+                    rules_manager_set_files(r->m, files, n);
+                    IM_INFO("Built-in rules regenerated for the vLLM metric names seen", NULL);
+                } else {
+                    for (size_t i = 0; i < n; i++) rules_file_free(files[i]);
+                }
+                im_free(files);
+            }
+        }
+        pthread_mutex_unlock(&r->mu);
         (void)rules_manager_tick(r->m, now);
         int64_t wait = rules_manager_next_ms(r->m, im_now_ms());
         if (wait > 200) wait = 200;
@@ -233,7 +289,9 @@ run_rules_t *run_rules_start(const scrape_config_t *cfg, tsdb_t *db, promql_engi
     r->m = rules_manager_new(&ro);
     rules_file_t **files = NULL;
     size_t n = 0;
-    (void)load_rules(cfg, &files, &n);
+    r->cfg = scrape_config_ref((scrape_config_t *)cfg);
+    (void)load_rules(cfg, r->q, &files, &n, &r->names, &r->names_auto);
+    r->next_detect_ms = im_now_ms() + 15 * IM_MS_PER_SECOND;
     rules_manager_set_files(r->m, files, n);
     im_free(files);
     IM_INFO("Rule manager started", "groups=%zu external_url=%s", rules_manager_ngroups(r->m),
@@ -252,14 +310,27 @@ void run_rules_reload(run_rules_t *r, const scrape_config_t *cfg)
     if (!r) return;
     rules_file_t **files = NULL;
     size_t n = 0;
-    if (!load_rules(cfg, &files, &n)) {
+    rules_names_t names;
+    bool aut;
+    pthread_mutex_lock(&r->mu);
+    if (r->stop) {
+        pthread_mutex_unlock(&r->mu);
+        return;
+    }
+    if (!load_rules(cfg, r->q, &files, &n, &names, &aut)) {
         IM_ERROR("Keeping the previous rules: a rule file did not load", NULL);
         for (size_t i = 0; i < n; i++) rules_file_free(files[i]);
         im_free(files);
     } else {
         rules_manager_set_files(r->m, files, n);
         im_free(files);
+        r->names = names;
+        r->names_auto = aut;
+        scrape_config_t *old = r->cfg;
+        r->cfg = scrape_config_ref((scrape_config_t *)cfg);
+        scrape_config_free(old);
     }
+    pthread_mutex_unlock(&r->mu);
     notify_config_t nc;
     im_err_t err;
     if (notify_config_parse(cfg->alerting, &nc, &err) == IM_OK)
@@ -282,6 +353,7 @@ void run_rules_stop(run_rules_t *r)
     if (r->q) r->q->vt->close(r->q);
     im_labels_unref(r->ext_labels);
     im_free(r->external_url);
+    scrape_config_free(r->cfg);
     pthread_mutex_destroy(&r->mu);
     im_free(r);
 }
