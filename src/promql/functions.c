@@ -698,8 +698,9 @@ static im_rc eval_label_replace(ev_t *ev, const promql_call_t *call, val_t *out)
     (void)im_buf_puts(&pat, ")$");
     int errc;
     PCRE2_SIZE erro;
-    pcre2_code *re =
-        pcre2_compile((PCRE2_SPTR)pat.data, pat.len, PCRE2_UTF | PCRE2_DOTALL, &errc, &erro, NULL);
+    /* No DOTALL: label_replace compiles `^(?:re)$` as Go does, where `.` stops at a
+     * newline (unlike selector matchers, which Prometheus wraps in (?s:...)). */
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pat.data, pat.len, PCRE2_UTF, &errc, &erro, NULL);
     im_buf_free(&pat);
     if (!re) {
         PCRE2_UCHAR msg[256];
