@@ -279,7 +279,7 @@ int cli_promql_eval(int argc, char **argv)
                "and JSON encoding). --store tsdb loads into the real store (memory mode).\n");
         return 0;
     }
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
@@ -315,7 +315,6 @@ int cli_promql_eval(int argc, char **argv)
             fprintf(stderr, "infermon promql-eval: unknown option %s\n", a);
             return 2;
         }
-        i++;
     }
     bool range = sstr || estr || stepstr;
     if (!data || (!query && !queries) || (range ? !(sstr && estr && stepstr) : !tstr)) {
