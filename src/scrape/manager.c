@@ -67,7 +67,8 @@ typedef struct target {
     uint64_t id;
     int64_t interval_ms, timeout_ms;
     int64_t next_ms;
-    bool alive; /* still in the desired set (sync) */
+    bool alive;           /* still in the desired set (sync) */
+    char forced_err[128]; /* non-empty: every scrape fails with this (target_limit) */
     /* scrape thread only */
     CURL *easy;
     struct curl_slist *hdrs;
@@ -501,17 +502,20 @@ static void report(scrape_manager_t *m, target_t *t, int64_t ts, bool up, double
     t->reported = true;
 }
 
-static void finish_scrape(scrape_manager_t *m, target_t *t, CURLcode cc)
+static void finish_scrape(scrape_manager_t *m, target_t *t, CURLcode cc, const char *forced)
 {
     int64_t ts = t->start_ms;
     double dur = (double)(im_mono_ns() - t->start_ns) / 1e9;
     scrape_result_t r;
     memset(&r, 0, sizeof r);
     long code = 0;
-    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+    if (!forced) curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
     t->iter++;
     bool ok = false;
-    if (cc != CURLE_OK) {
+    if (forced) {
+        snprintf(r.err, sizeof r.err, "%s", forced);
+        r.limit = true;
+    } else if (cc != CURLE_OK) {
         if (t->body_over) {
             snprintf(r.err, sizeof r.err, "body size limit exceeded");
             r.limit = true;
@@ -884,6 +888,17 @@ static void sync_targets(scrape_manager_t *m)
         newlist = n;
     }
     m->targets = rev;
+    /* target_limit: every target of a job over its limit fails, as in Prometheus */
+    for (target_t *t = rev; t; t = t->next) {
+        size_t cnt = 0;
+        for (target_t *u = rev; u; u = u->next)
+            if (u->job == t->job) cnt++;
+        t->forced_err[0] = 0;
+        if (t->job->target_limit && cnt > t->job->target_limit)
+            snprintf(t->forced_err, sizeof t->forced_err,
+                     "target_limit exceeded (number of targets: %zu, limit: %llu)", cnt,
+                     (unsigned long long)t->job->target_limit);
+    }
     uint64_t na = 0;
     for (target_t *t = rev; t; t = t->next) na++;
     m->stats.targets_active = na;
@@ -1120,7 +1135,12 @@ static void *scrape_thread(void *arg)
         int64_t wait = 1000;
         for (target_t *t = m->targets; t; t = t->next) {
             if (t->busy) continue;
-            if (t->next_ms <= now) {
+            if (t->next_ms <= now && t->forced_err[0]) {
+                t->start_ms = now;
+                t->start_ns = im_mono_ns();
+                finish_scrape(m, t, CURLE_OK, t->forced_err);
+                while (t->next_ms <= now) t->next_ms += t->interval_ms;
+            } else if (t->next_ms <= now) {
                 start_scrape(m, t, now);
                 /* next slot strictly in the future, skipping missed ones */
                 while (t->next_ms <= now) t->next_ms += t->interval_ms;
@@ -1140,7 +1160,7 @@ static void *scrape_thread(void *arg)
             CURLcode cc = msg->data.result;
             curl_multi_remove_handle(m->multi, msg->easy_handle);
             t->busy = false;
-            finish_scrape(m, t, cc);
+            finish_scrape(m, t, cc, NULL);
             any = true;
         }
         if (any) continue;

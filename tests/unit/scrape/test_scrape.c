@@ -186,8 +186,10 @@ static void test_scrapes(void **state)
              "  - job_name: lvlimit\n    metrics_path: /long\n    label_value_length_limit: 8\n"
              "    static_configs: [{targets: ['127.0.0.1:%u']}]\n"
              "  - job_name: bodylimit\n    metrics_path: /many\n    body_size_limit: 10B\n"
-             "    static_configs: [{targets: ['127.0.0.1:%u']}]\n",
-             port, port, port, port, port, port, port);
+             "    static_configs: [{targets: ['127.0.0.1:%u']}]\n"
+             "  - job_name: tlimit\n    metrics_path: /many\n    target_limit: 1\n"
+             "    static_configs: [{targets: ['127.0.0.1:%u', 'localhost:%u']}]\n",
+             port, port, port, port, port, port, port, port, port);
     scrape_config_t *c = cfg(y);
     tsdb_opts_t to;
     memset(&to, 0, sizeof to);
@@ -203,7 +205,7 @@ static void test_scrapes(void **state)
     for (int i = 0; i < 200; i++) {
         scrape_stats_t st0;
         scrape_manager_stats(m, &st0);
-        if (st0.scrapes_total >= 14) break;
+        if (st0.scrapes_total >= 18) break;
         sleep_ms(100);
     }
     sleep_ms(150);
@@ -234,16 +236,21 @@ static void test_scrapes(void **state)
     assert_true(v == 0);
     assert_true(last_sample(db, "up", "job", "bodylimit", &v, &n));
     assert_true(v == 0);
+    assert_true(last_sample(db, "up", "job", "tlimit", &v, &n));
+    assert_true(v == 0);
+    assert_false(has_series(db, "m", "job", "tlimit"));
 
     scrape_targets_t t;
     scrape_manager_targets(m, &t);
-    assert_int_equal(t.nactive, 7);
+    assert_int_equal(t.nactive, 9);
     for (size_t i = 0; i < t.nactive; i++) {
         const char *j = t.active[i].job, *e = t.active[i].last_error;
         if (!strcmp(j, "missing"))
             assert_string_equal(e, "server returned HTTP status 404 Not Found");
         if (!strcmp(j, "limited")) assert_string_equal(e, "sample limit exceeded");
         if (!strcmp(j, "bodylimit")) assert_string_equal(e, "body size limit exceeded");
+        if (!strcmp(j, "tlimit"))
+            assert_string_equal(e, "target_limit exceeded (number of targets: 2, limit: 1)");
         if (!strcmp(j, "lvlimit")) assert_non_null(strstr(e, "label_value_length_limit exceeded"));
         if (!strcmp(j, "a")) {
             assert_string_equal(e, "");
