@@ -74,6 +74,9 @@ size_t im_duration_format(int64_t ms, char *buf, size_t cap)
         ms = -ms;
     }
     for (size_t u = 0; u < IM_ARRAY_LEN(units); u++) {
+        /* As Prometheus: years and weeks only when they divide the rest exactly
+         * ("90d", not "12w6d"). */
+        if (u < 2 && ms % units[u].ms != 0) continue;
         int64_t q = ms / units[u].ms;
         if (q == 0) continue;
         ms -= q * units[u].ms;

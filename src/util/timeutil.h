@@ -4,7 +4,8 @@
  * once and in that order ("1h30m", "5m", "1d", "500ms"); "0" alone is zero; a
  * bare number ("5"), a repeated or misordered unit ("5mm", "1m1h") and a sign
  * ("-5m") are errors. 1y = 365d, 1w = 7d. Formatting gives the canonical form
- * ("90m" -> "1h30m", "0s" for zero).
+ * ("90m" -> "1h30m", "0s" for zero; years and weeks only when exact, as Prometheus:
+ * "90d" stays "90d", "14d" is "2w").
  *
  * Timestamps are int64 milliseconds since the Unix epoch. API parameters accept a
  * Unix float ("1700000000.123") or RFC 3339 ("2023-11-14T22:13:20.123Z",

@@ -151,6 +151,11 @@ static void test_duration(void **state)
     check_dur_fmt(365 * IM_MS_PER_DAY, "1y");
     check_dur_fmt(500, "500ms");
     check_dur_fmt(61500, "1m1s500ms");
+    check_dur_fmt(90 * IM_MS_PER_DAY, "90d");
+    check_dur_fmt(14 * IM_MS_PER_DAY, "2w");
+    check_dur_fmt(366 * IM_MS_PER_DAY, "366d");
+    check_dur_fmt(730 * IM_MS_PER_DAY, "2y");
+    check_dur_fmt(8 * IM_MS_PER_DAY + IM_MS_PER_HOUR, "8d1h");
 }
 
 static void check_time(const char *s, int64_t want)
