@@ -92,8 +92,36 @@ static bool slow_parse(const char *s, size_t len, double *out)
     return true;
 }
 
+/* The common case: [+-]digits[.digits] with at most 19 digits in all, whose value
+ * is mant / 10^k with mant <= 2^53 and k <= 22 (exact operands, so one correctly
+ * rounded division). Returns false when the input is anything else; the general
+ * reader below then decides (it gives the same result for these inputs). */
+static inline bool parse_simple(const char *s, size_t len, double *out)
+{
+    size_t i = 0;
+    bool neg = false;
+    if (len == 0 || len > 21) return false;
+    if (s[0] == '-' || s[0] == '+') neg = s[i++] == '-';
+    uint64_t mant = 0;
+    size_t d0 = i;
+    while (i < len && (unsigned)(s[i] - '0') < 10) mant = mant * 10 + (uint64_t)(s[i++] - '0');
+    size_t nd = i - d0, fd = 0;
+    if (i < len && s[i] == '.') {
+        size_t f0 = ++i;
+        while (i < len && (unsigned)(s[i] - '0') < 10) mant = mant * 10 + (uint64_t)(s[i++] - '0');
+        fd = i - f0;
+        nd += fd;
+    }
+    if (i != len || nd == 0 || nd > 19 || mant > (1ULL << 53)) return false;
+    double v = (double)mant;
+    if (fd) v /= pow10_tab[fd];
+    *out = neg ? -v : v;
+    return true;
+}
+
 bool expo__parse_float(const char *s, size_t len, double *out)
 {
+    if (parse_simple(s, len, out)) return true;
     size_t i = 0;
     bool neg = false, sign = false;
     if (len == 0) return false;

@@ -58,15 +58,20 @@ static inline size_t scan_lvalue_fast(const char *b, size_t j, size_t n, bool *h
 {
 #ifdef __SSE2__
     const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), nl = _mm_set1_epi8('\n');
+    __m128i acc = _mm_setzero_si128(); /* OR of the blocks looked at: their high bits */
     while (j + 16 <= n) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + j));
         __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs)),
                                  _mm_cmpeq_epi8(v, nl));
         unsigned sp = (unsigned)_mm_movemask_epi8(m);
-        if (_mm_movemask_epi8(v)) *high = true;
-        if (sp) return j + (size_t)__builtin_ctz(sp);
+        acc = _mm_or_si128(acc, v);
+        if (sp) {
+            if (_mm_movemask_epi8(acc)) *high = true;
+            return j + (size_t)__builtin_ctz(sp);
+        }
         j += 16;
     }
+    if (_mm_movemask_epi8(acc)) *high = true;
 #endif
     for (; j < n; j++) {
         unsigned char c = (unsigned char)b[j];
@@ -351,7 +356,10 @@ static int eol(expo_parser_t *p, const char *what)
 
 static inline void skip_ws(expo_parser_t *p)
 {
-    while (p->i < p->n && (p->b[p->i] == ' ' || p->b[p->i] == '\t')) p->i++;
+    const char *b = p->b;
+    size_t i = p->i, n = p->n;
+    while (i < n && (b[i] == ' ' || b[i] == '\t')) i++;
+    p->i = i;
 }
 
 /* Scans a quoted label value starting at the opening quote p->i. Fills *lab and
@@ -506,6 +514,60 @@ static int parse_labels(expo_parser_t *p, size_t entry_start, bool ex, uint32_t 
     return 0;
 }
 
+/* Text-format fast path for a label set (p->i past the '{'): the common shape
+ * name="value",name="value"} with no whitespace, escapes, raw newlines, missing
+ * commas or limits in reach. Touches no parser state but the label array (and
+ * its capacity); returns false at the first thing it does not handle, and the
+ * caller then parses the same label set again with parse_labels, which gives
+ * the exact errors and notes. On success sets *end past the '}'. */
+static bool labels_text_fast(expo_parser_t *p, size_t entry_start, uint32_t *nout, size_t *end)
+{
+    const char *b = p->b;
+    size_t n = p->n, i = p->i;
+    const size_t max_line = p->lim.max_line_bytes;
+    const uint32_t max_labels = p->lim.max_labels;
+    uint32_t nl = 0, cap = p->lab_cap;
+    expo_label_t *labs = p->lab;
+    for (;;) {
+        if (IM_UNLIKELY(i >= n)) return false;
+        unsigned char c = (unsigned char)b[i];
+        if (c == '}') break;
+        if (IM_UNLIKELY(!(CLS(c) & EXPO_C_LNAME1))) return false;
+        size_t ns = i;
+        i = scan_name(b, i + 1, n, false);
+        if (IM_UNLIKELY(i + 1 >= n || b[i] != '=' || b[i + 1] != '"')) return false;
+        size_t vs = i + 2;
+        bool high = false;
+        size_t j = scan_lvalue_fast(b, vs, n, &high);
+        if (IM_UNLIKELY(j >= n || b[j] != '"')) return false;
+        if (IM_UNLIKELY(j - entry_start > max_line)) return false;
+        if (IM_UNLIKELY(high) && !im_utf8_valid(b + vs, j - vs)) return false;
+        if (IM_UNLIKELY(nl >= max_labels)) return false;
+        if (IM_UNLIKELY(nl >= cap)) {
+            grow_labels(p, false);
+            cap = p->lab_cap;
+            labs = p->lab;
+        }
+        expo_label_t *lab = &labs[nl++];
+        lab->name.p = b + ns;
+        lab->name.len = i - ns;
+        lab->value.p = b + vs;
+        lab->value.len = j - vs;
+        i = j + 1;
+        if (IM_UNLIKELY(i >= n)) return false;
+        c = (unsigned char)b[i];
+        if (c == ',') {
+            i++;
+            continue;
+        }
+        if (IM_UNLIKELY(c != '}')) return false;
+        break;
+    }
+    *nout = nl;
+    *end = i + 1;
+    return true;
+}
+
 /* Family type of a sample name (see expo_entry_t.type). */
 static expo_type_t sample_type(const expo_parser_t *p, const char *name, size_t len, size_t *famlen)
 {
@@ -621,6 +683,11 @@ static int om_exemplar(expo_parser_t *p, size_t es, expo_entry_t *e)
     return 0;
 }
 
+/* Bytes that may end a text-format value: ' ', '\t', '\n', '{', and '\r' (only
+ * before '\n'). */
+static const bool value_stop[256] = {
+    [' '] = true, ['\t'] = true, ['\n'] = true, ['{'] = true, ['\r'] = true};
+
 static int sample(expo_parser_t *p, expo_entry_t *e)
 {
     char g[24];
@@ -645,8 +712,13 @@ static int sample(expo_parser_t *p, expo_entry_t *e)
     if (!om) skip_ws(p);
     if (p->i < n && b[p->i] == '{') {
         p->i++;
-        int rc = parse_labels(p, es, false, &e->nlabels);
-        if (rc) return rc;
+        size_t end;
+        if (!om && labels_text_fast(p, es, &e->nlabels, &end)) {
+            p->i = end;
+        } else {
+            int rc = parse_labels(p, es, false, &e->nlabels);
+            if (rc) return rc;
+        }
         e->labels = p->lab;
         if (!om) skip_ws(p);
     }
@@ -661,9 +733,10 @@ static int sample(expo_parser_t *p, expo_entry_t *e)
     } else {
         vs = i;
         while (i < n) {
-            char c = b[i];
-            if (c == ' ' || c == '\t' || c == '\n' || c == '{') break;
-            if (c == '\r' && i + 1 < n && b[i + 1] == '\n') break;
+            unsigned char c = (unsigned char)b[i];
+            if (IM_UNLIKELY(value_stop[c])) {
+                if (c != '\r' || (i + 1 < n && b[i + 1] == '\n')) break;
+            }
             i++;
         }
     }
