@@ -202,7 +202,12 @@ int run_daemon(const run_opts_t *o)
     }
     http_server_set_asset_lookup(d.http, ui_lookup);
     http_server_set_config(d.http, d.cfg);
-    d.rules = run_rules_start(d.cfg, db, eng, d.http, NULL);
+    run_rules_opts_t rro = {.external_url = o->external_url,
+                            .outage_tolerance_ms = o->rules_outage_tolerance_ms,
+                            .grace_period_ms = o->rules_grace_period_ms,
+                            .resend_delay_ms = o->rules_resend_delay_ms,
+                            .notify_queue_capacity = (size_t)o->notify_queue_capacity};
+    d.rules = run_rules_start(d.cfg, db, eng, d.http, &rro);
     scrape_manager_apply(d.sm, d.cfg);
     if (scrape_manager_start(d.sm, &err) != IM_OK) {
         IM_ERROR("Starting the scrape manager failed", "err=%s", im_logq(err.msg));
@@ -282,17 +287,28 @@ static void usage(FILE *f)
         "  --query.lookback-delta=DUR         lookback for instant vectors (default 5m)\n"
         "  --query.max-samples=N              samples a query may hold (default 50000000)\n"
         "  --query.timeout=DUR                query time limit (default 2m)\n"
-        "  --log.level=LEVEL                  debug|info|warn|error (default info)\n");
+        "  --log.level=LEVEL                  debug|info|warn|error (default info)\n"
+        "  --web.external-url=URL             URL under which infermon is reached (alerts'\n"
+        "                                     generatorURL; default http://<hostname>:<port>)\n"
+        "  --rules.alert.for-outage-tolerance=DUR  max downtime for which `for` state is\n"
+        "                                     restored (default 1h)\n"
+        "  --rules.alert.for-grace-period=DUR minimum time between a restart and firing an\n"
+        "                                     alert whose `for` exceeds it (default 10m)\n"
+        "  --rules.alert.resend-delay=DUR     resend firing alerts this often (default 1m)\n"
+        "  --alertmanager.notification-queue-capacity=N  alerts queued for Alertmanager\n"
+        "                                     (default 10000)\n");
 }
 
 static const char *const flag_names[] = {
     "config.file", "storage.tsdb.path", "storage.tsdb.retention.time",
     "storage.tsdb.retention.size", "storage.tsdb.wal-fsync", "web.listen-address",
     "web.config.file", "web.remote-write-max-bytes", "query.lookback-delta", "query.max-samples",
-    "query.timeout", "log.level",
+    "query.timeout", "log.level", "web.external-url", "rules.alert.for-outage-tolerance",
+    "rules.alert.for-grace-period", "rules.alert.resend-delay",
+    "alertmanager.notification-queue-capacity",
     /* booleans */
     "web.enable-lifecycle", "web.enable-remote-write-receiver", "storage.memory-only", NULL};
-#define NUM_VALUE_FLAGS 12
+#define NUM_VALUE_FLAGS 17
 
 int cli_run(int argc, char **argv)
 {
@@ -383,13 +399,34 @@ int cli_run(int argc, char **argv)
         }
         im_log_set_level(lvl);
     }
-    o.enable_lifecycle = vals[12] && strcmp(vals[12], "false");
-    o.enable_remote_write = vals[13] && strcmp(vals[13], "false");
-    o.memory_only = vals[14] && strcmp(vals[14], "false");
+    o.external_url = vals[12];
+    int64_t *durs[] = {&o.rules_outage_tolerance_ms, &o.rules_grace_period_ms,
+                       &o.rules_resend_delay_ms};
+    for (int k = 0; k < 3; k++) {
+        const char *v = vals[13 + k];
+        if (v && (im_duration_parse(v, strlen(v), durs[k], NULL) != IM_OK || *durs[k] <= 0)) {
+            fprintf(stderr, "infermon run: --%s: bad duration \"%s\"\n", flag_names[13 + k], v);
+            return 2;
+        }
+    }
+    if (vals[16]) {
+        char *end;
+        o.notify_queue_capacity = strtoll(vals[16], &end, 10);
+        if (*end || o.notify_queue_capacity <= 0) {
+            fprintf(stderr,
+                    "infermon run: --alertmanager.notification-queue-capacity: bad number "
+                    "\"%s\"\n",
+                    vals[16]);
+            return 2;
+        }
+    }
+    o.enable_lifecycle = vals[17] && strcmp(vals[17], "false");
+    o.enable_remote_write = vals[18] && strcmp(vals[18], "false");
+    o.memory_only = vals[19] && strcmp(vals[19], "false");
     /* flags for /api/v1/status/flags, with defaults shown */
-    static const char *defaults[] = {"",      "data/", "0s",    "0B",    "timer",
-                                     ":9470", "",      "32MiB", "5m",    "50000000",
-                                     "2m",    "info",  "false", "false", "false"};
+    static const char *defaults[] = {"",      "data/", "0s",       "0B",    "timer", ":9470", "",
+                                     "32MiB", "5m",    "50000000", "2m",    "info",  "",      "1h",
+                                     "10m",   "1m",    "10000",    "false", "false", "false"};
     const char *pairs[2 * IM_ARRAY_LEN(flag_names) + 1];
     size_t np = 0;
     for (size_t k = 0; flag_names[k]; k++) {

@@ -28,6 +28,10 @@ typedef struct run_opts {
     bool enable_remote_write;
     int64_t remote_write_max_bytes;
     int64_t lookback_delta_ms, query_max_samples, query_timeout_ms;
+    /* rules and notifications (Prometheus' flags; 0/NULL = its defaults) */
+    const char *external_url;
+    int64_t rules_outage_tolerance_ms, rules_grace_period_ms, rules_resend_delay_ms;
+    int64_t notify_queue_capacity;
     bool handle_signals; /* true for `infermon run` */
     /* Called once the server listens (port = the bound port). */
     void (*on_ready)(void *ud, uint16_t port);

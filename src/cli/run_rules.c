@@ -250,8 +250,12 @@ static void metrics_hook(void *ud, im_buf_t *out)
 }
 
 run_rules_t *run_rules_start(const scrape_config_t *cfg, tsdb_t *db, promql_engine_t *eng,
-                             http_server_t *http, const char *external_url)
+                             http_server_t *http, const run_rules_opts_t *o)
 {
+    run_rules_opts_t none;
+    memset(&none, 0, sizeof none);
+    if (!o) o = &none;
+    const char *external_url = o->external_url;
     run_rules_t *r = im_calloc(1, sizeof *r);
     r->db = db;
     r->eng = eng;
@@ -276,7 +280,8 @@ run_rules_t *run_rules_start(const scrape_config_t *cfg, tsdb_t *db, promql_engi
         IM_ERROR("Invalid alerting configuration, not sending alerts", "err=%s", im_logq(err.msg));
         memset(&nc, 0, sizeof nc);
     }
-    notify_opts_t no = {.external_labels = r->ext_labels};
+    notify_opts_t no = {.external_labels = r->ext_labels,
+                        .queue_capacity = o->notify_queue_capacity};
     r->notify = notify_new(&no, &nc);
     rules_opts_t ro = {.engine = eng,
                        .storage = {r->q, st_append, st_commit, r},
@@ -284,6 +289,9 @@ run_rules_t *run_rules_start(const scrape_config_t *cfg, tsdb_t *db, promql_engi
                        .external_labels = r->ext_labels,
                        .external_url = r->external_url,
                        .restore_for_state = true,
+                       .outage_tolerance_ms = o->outage_tolerance_ms,
+                       .grace_period_ms = o->grace_period_ms,
+                       .resend_delay_ms = o->resend_delay_ms,
                        .notify = notify_send,
                        .notify_ctx = r->notify};
     r->m = rules_manager_new(&ro);

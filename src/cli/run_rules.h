@@ -15,10 +15,18 @@
 
 typedef struct run_rules run_rules_t;
 
-/* external_url: NULL = http://<hostname>:<port>. Never fails: problems with
- * rule files are logged and the rest runs. */
+/* The flags Prometheus has for rules and notifications; 0/NULL = its default. */
+typedef struct run_rules_opts {
+    const char *external_url;     /* --web.external-url; NULL = http://<hostname>:<port> */
+    int64_t outage_tolerance_ms;  /* --rules.alert.for-outage-tolerance (1h) */
+    int64_t grace_period_ms;      /* --rules.alert.for-grace-period (10m) */
+    int64_t resend_delay_ms;      /* --rules.alert.resend-delay (1m) */
+    size_t notify_queue_capacity; /* --alertmanager.notification-queue-capacity (10000) */
+} run_rules_opts_t;
+
+/* Never fails: problems with rule files are logged and the rest runs. o may be NULL. */
 run_rules_t *run_rules_start(const scrape_config_t *cfg, tsdb_t *db, promql_engine_t *eng,
-                             http_server_t *http, const char *external_url);
+                             http_server_t *http, const run_rules_opts_t *o);
 /* Applies a new configuration (rule files, alerting, llm thresholds); keeps the
  * previous rules if a rule file does not load. */
 void run_rules_reload(run_rules_t *r, const scrape_config_t *cfg);
