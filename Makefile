@@ -30,7 +30,7 @@ build-asan: deps
 
 build-fuzz: deps
 	@CC=clang cmake -S . -B $(BUILD)/fuzz -DCMAKE_BUILD_TYPE=Debug -DIM_FUZZ=ON $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(BUILD)/fuzz -j $(JOBS)
+	@cmake --build $(BUILD)/fuzz -j $(JOBS) --target fuzz_all
 
 test-release: build
 	@cd $(BUILD)/release && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
