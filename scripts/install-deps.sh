@@ -8,7 +8,7 @@ PKGS=(
   libyaml-dev libjansson-dev libzstd-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler
   libsnappy-dev
   prometheus prometheus-alertmanager victoria-metrics prometheus-node-exporter
-  python3 python3-prometheus-client curl procps
+  python3 python3-prometheus-client curl procps bc time
 )
 missing=()
 for p in "${PKGS[@]}"; do
