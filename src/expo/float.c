@@ -92,10 +92,10 @@ static bool slow_parse(const char *s, size_t len, double *out)
     return true;
 }
 
-/* The common case: [+-]digits[.digits] with at most 19 digits in all, whose value
- * is mant / 10^k with mant <= 2^53 and k <= 22 (exact operands, so one correctly
- * rounded division). Returns false when the input is anything else; the general
- * reader below then decides (it gives the same result for these inputs). */
+/* The common case: [+-]digits[.digits][e[+-]digits] with at most 19 digits in
+ * the mantissa, whose value is mant * 10^e with mant <= 2^53 and |e| <= 22 (exact
+ * operands, so one correctly rounded multiply or divide). Returns false when the input is anything
+ * else; the general reader below then decides (it gives the same result for these inputs). */
 static inline bool parse_simple(const char *s, size_t len, double *out)
 {
     size_t i = 0;
@@ -112,9 +112,21 @@ static inline bool parse_simple(const char *s, size_t len, double *out)
         fd = i - f0;
         nd += fd;
     }
-    if (i != len || nd == 0 || nd > 19 || mant > (1ULL << 53)) return false;
+    if (nd == 0 || nd > 19 || mant > (1ULL << 53)) return false;
+    int e = -(int)fd;
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        bool eneg = false;
+        if (i < len && (s[i] == '+' || s[i] == '-')) eneg = s[i++] == '-';
+        size_t e0 = i;
+        int x = 0;
+        while (i < len && (unsigned)(s[i] - '0') < 10 && i - e0 < 4) x = x * 10 + (s[i++] - '0');
+        if (i == e0) return false;
+        e += eneg ? -x : x;
+    }
+    if (i != len || e < -22 || e > 22) return false;
     double v = (double)mant;
-    if (fd) v /= pow10_tab[fd];
+    v = e < 0 ? v / pow10_tab[-e] : v * pow10_tab[e];
     *out = neg ? -v : v;
     return true;
 }
