@@ -281,6 +281,32 @@ static void set_close(tsdb_series_set_t *set)
     set->vt->free(set); /* checksrc: allow (the backend's vtable method, not libc free) */
 }
 
+/* Reads every remaining sample of it into (*pt, *pv) (capacity *pcap, grown as
+ * needed) from index 0 and returns how many: one call per batch through the
+ * optional bulk read, else next/at per sample. */
+static size_t iter_read_all(tsdb_iter_t *it, int64_t **pt, double **pv, size_t *pcap)
+{
+    size_t n = 0;
+    for (;;) {
+        if (n == *pcap) {
+            size_t cap = *pcap ? *pcap * 2 : 256;
+            *pt = im_realloc(*pt, cap * sizeof **pt);
+            *pv = im_realloc(*pv, cap * sizeof **pv);
+            *pcap = cap;
+        }
+        if (it->vt->read) {
+            size_t got = it->vt->read(it, *pt + n, *pv + n, *pcap - n);
+            if (got == 0) break;
+            n += got;
+        } else {
+            if (!it->vt->next(it)) break;
+            it->vt->at(it, *pt + n, *pv + n);
+            n++;
+        }
+    }
+    return n;
+}
+
 static int64_t at_time(const ev_t *ev, promql_at_kind_t at, int64_t at_ms)
 {
     switch (at) {
@@ -308,34 +334,28 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
     if (rc != IM_OK) return rc;
     size_t nsteps = ev->nsteps;
     size_t eff_steps = fixed ? 1 : nsteps;
+    int64_t *bt = NULL;
+    double *bv = NULL;
+    size_t bcap = 0;
     for (size_t si = 0; si < set->n; si++) {
         if ((rc = promql__check(ev)) != IM_OK) break;
         tsdb_iter_t *it = set->vt->iter(set, si);
+        size_t n = iter_read_all(it, &bt, &bv, &bcap);
+        iter_close(it);
         size_t idx = promql__val_add(ev, out, im_labels_ref(set->series[si].labels));
         vser_t *s = &out->s[idx];
-        bool have_cur = false, have_peek = false;
-        int64_t ct = 0, pt = 0;
-        double cv = 0, pv = 0;
-        have_peek = it->vt->next(it);
-        if (have_peek) it->vt->at(it, &pt, &pv);
+        size_t j = 0; /* samples [0, j) are at or before the step's time */
         size_t npts = 0;
         for (size_t k = 0; k < eff_steps; k++) {
             if ((k & 4095) == 4095 && (rc = promql__check(ev)) != IM_OK) break;
             int64_t ref = (fixed ? fixed_t : ev_ts(ev, k)) - vs->offset_ms;
-            while (have_peek && pt <= ref) {
-                ct = pt;
-                cv = pv;
-                have_cur = true;
-                have_peek = it->vt->next(it);
-                if (have_peek) it->vt->at(it, &pt, &pv);
-            }
-            if (have_cur && ct >= ref - ev->lookback && !tsdb_is_stale(cv)) {
+            while (j < n && bt[j] <= ref) j++;
+            if (j > 0 && bt[j - 1] >= ref - ev->lookback && !tsdb_is_stale(bv[j - 1])) {
                 s->has[k] = 1;
-                s->v[k] = want_ts ? (double)ct / 1000.0 : cv;
+                s->v[k] = want_ts ? (double)bt[j - 1] / 1000.0 : bv[j - 1];
                 npts++;
             }
         }
-        iter_close(it);
         if (rc != IM_OK) break;
         if (fixed && nsteps > 1) {
             for (size_t k = 1; k < nsteps; k++) {
@@ -353,6 +373,8 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
             out->n--;
         }
     }
+    im_free(bt);
+    im_free(bv);
     set_close(set);
     return rc;
 }
@@ -482,18 +504,15 @@ int promql__rsrc_next(ev_t *ev, rsrc_t *r, const im_labels_t **labels, size_t *n
         if (r->next >= r->set->n) return 0;
         size_t si = r->next++;
         tsdb_iter_t *it = r->set->vt->iter(r->set, si);
-        size_t cnt = 0;
-        while (it->vt->next(it)) {
-            int64_t t;
-            double v;
-            it->vt->at(it, &t, &v);
-            if (tsdb_is_stale(v)) continue;
-            if (cnt == ev->rcap) ensure_rbuf(ev, cnt + 1);
-            ev->rt[cnt] = t;
-            ev->rv[cnt] = v;
+        size_t all = iter_read_all(it, &ev->rt, &ev->rv, &ev->rcap);
+        iter_close(it);
+        size_t cnt = 0; /* stale markers dropped in place */
+        for (size_t k = 0; k < all; k++) {
+            if (tsdb_is_stale(ev->rv[k])) continue;
+            ev->rt[cnt] = ev->rt[k];
+            ev->rv[cnt] = ev->rv[k];
             cnt++;
         }
-        iter_close(it);
         *labels = r->set->series[si].labels;
         *n = cnt;
     } else {

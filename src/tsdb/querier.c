@@ -99,7 +99,13 @@ static void it_free(tsdb_iter_t *it)
     im_free(q);
 }
 
-static const tsdb_iter_vt_t iter_vt = {it_next, it_seek, it_at, it_free};
+static size_t it_read(tsdb_iter_t *it, int64_t *t, double *v, size_t max)
+{
+    qiter_t *q = (qiter_t *)it;
+    return tsdb__iter_read_arrays(q->t, q->v, q->n, &q->i, t, v, max);
+}
+
+static const tsdb_iter_vt_t iter_vt = {it_next, it_seek, it_at, it_free, it_read};
 
 typedef struct tsv {
     int64_t t;
@@ -146,14 +152,9 @@ static tsdb_iter_t *set_iter(tsdb_series_set_t *set, size_t i)
             im_free(t);
             im_free(v);
         } else {
-            for (size_t c = 0; c < pt->nchunks; c++) {
-                tsdb__xor_dec_t d;
-                tsdb__xor_dec_init(&d, pt->chunks[c].b, pt->chunks[c].nbits, pt->chunks[c].n);
-                int64_t t;
-                double v;
-                while (tsdb__xor_next(&d, &t, &v))
-                    if (t >= s->mint && t <= s->maxt) push(q, &cap, t, v);
-            }
+            for (size_t c = 0; c < pt->nchunks; c++) /* bulk decode: iter_bulk.c */
+                tsdb__xor_decode_append(pt->chunks[c].b, pt->chunks[c].nbits, pt->chunks[c].n,
+                                        s->mint, s->maxt, &q->t, &q->v, &q->n, &cap);
         }
     }
     bool sorted = true;

@@ -77,6 +77,10 @@ typedef struct tsdb_iter_vt {
     /* The current sample (valid after next/seek returned true). */
     void (*at)(tsdb_iter_t *it, int64_t *t_ms, double *v);
     void (*free)(tsdb_iter_t *it);
+    /* Optional (NULL: use next/at). Copies up to max (> 0) samples following the
+     * current position into t[]/v[] and advances to the last one copied, exactly
+     * as that many next calls would; returns how many (0: at the end). */
+    size_t (*read)(tsdb_iter_t *it, int64_t *t, double *v, size_t max);
 } tsdb_iter_vt_t;
 struct tsdb_iter {
     const tsdb_iter_vt_t *vt;

@@ -21,6 +21,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/types.h> /* ssize_t (tsdb__iter_read_arrays) */
 
 #include "labels/labels.h"
 #include "tsdb/tsdb.h"
@@ -75,6 +76,15 @@ bool tsdb__xor_next(tsdb__xor_dec_t *d, int64_t *t, double *v);
 /* Value-only XOR stream (used by the block codec): v[i] for i in [0, n). */
 void tsdb__xorv_encode(tsdb__bw_t *w, const double *v, size_t n);
 bool tsdb__xorv_decode(tsdb__br_t *r, double *v, size_t n);
+
+/* Bulk decode (iter_bulk.c): appends the samples of one XOR chunk within [mint,
+ * maxt] to (*t, *v) at *n (capacity *cap, grown), as a tsdb__xor_next loop would. */
+void tsdb__xor_decode_append(const uint8_t *b, uint32_t nbits, uint16_t n, int64_t mint,
+                             int64_t maxt, int64_t **t, double **v, size_t *pn, size_t *cap);
+/* Bulk read over decoded arrays (iter_bulk.c): the tsdb_iter_vt_t.read contract
+ * for an iterator at *pos (-1 before the first sample, n at the end). */
+size_t tsdb__iter_read_arrays(const int64_t *src_t, const double *src_v, size_t n, ssize_t *pos,
+                              int64_t *t, double *v, size_t max);
 
 /* ---- Sorted id lists and the postings index (index.c) ---- */
 

@@ -1,0 +1,182 @@
+/* test_tsdb_bulk.c — the bulk read path (iter_bulk.c) against the reference
+ * decoder: tsdb__xor_decode_append must give exactly the samples of a
+ * tsdb__xor_next loop (bit-exact values, same stopping point) over random chunks,
+ * every truncation of the bit stream, random corruption and time filters, reading
+ * nothing past the chunk's bytes (exact-size copies, so ASan sees any overrun);
+ * tsdb__iter_read_arrays must follow the next/at contract for every batch size. */
+#include "util/base.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsdb/tsdb_int.h"
+#include "util/mem.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static double bitsd(uint64_t b)
+{
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+static uint64_t dbits(double d)
+{
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    return b;
+}
+
+static void gen(int64_t *t, double *v, size_t n, int kind)
+{
+    int64_t cur = (int64_t)(rnd() % 2000000000000ULL) - 1000000000000LL;
+    double c = 0;
+    for (size_t i = 0; i < n; i++) {
+        switch (kind % 5) {
+        case 0: cur += 15000; break;
+        case 1: cur += 15000 + (int64_t)(rnd() % 200) - 100; break;
+        case 2: break;
+        case 3: cur += (int64_t)(rnd() % 4000000000000000ULL); break;
+        default: cur += (int64_t)(rnd() % 100000); break;
+        }
+        t[i] = cur;
+        switch (kind % 4) {
+        case 0: v[i] = bitsd(rnd()); break;
+        case 1:
+            if (rnd() % 50 == 0) c = 0;
+            c += (double)(rnd() % 20);
+            v[i] = c;
+            break;
+        case 2: v[i] = (rnd() % 3 == 0) ? bitsd(0x7ff0000000000002ULL) : 42.5; break;
+        default: v[i] = (double)(int64_t)(rnd() % 200000 - 100000) / 1000.0; break;
+        }
+    }
+}
+
+/* Both decoders over b[0, (nbits+7)/8) agree. */
+static void check(const uint8_t *src, uint32_t nbits, uint16_t n, int64_t mint, int64_t maxt)
+{
+    size_t nbytes = (nbits + 7) / 8;
+    uint8_t *b = im_malloc(nbytes ? nbytes : 1);
+    if (nbytes) memcpy(b, src, nbytes);
+    int64_t rt[300];
+    double rv[300];
+    size_t rn = 0;
+    tsdb__xor_dec_t d;
+    tsdb__xor_dec_init(&d, b, nbits, n);
+    int64_t tt;
+    double vv;
+    while (tsdb__xor_next(&d, &tt, &vv))
+        if (tt >= mint && tt <= maxt) {
+            rt[rn] = tt;
+            rv[rn] = vv;
+            rn++;
+        }
+    int64_t *t = NULL;
+    double *v = NULL;
+    size_t cnt = 3, cap = 0; /* appends after existing samples */
+    t = im_malloc(3 * sizeof *t);
+    v = im_malloc(3 * sizeof *v);
+    cap = 3;
+    tsdb__xor_decode_append(b, nbits, n, mint, maxt, &t, &v, &cnt, &cap);
+    assert_int_equal(cnt, 3 + rn);
+    for (size_t i = 0; i < rn; i++) {
+        assert_int_equal(t[3 + i], rt[i]);
+        assert_int_equal(dbits(v[3 + i]), dbits(rv[i]));
+    }
+    im_free(t);
+    im_free(v);
+    im_free(b);
+}
+
+static void test_decode_matches_reference(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 400; round++) {
+        size_t n = 1 + rnd() % 250;
+        int64_t t[250];
+        double v[250];
+        gen(t, v, n, round);
+        tsdb__bw_t w = {0};
+        tsdb__xor_enc_t e;
+        tsdb__xor_enc_init(&e);
+        for (size_t i = 0; i < n; i++) tsdb__xor_append(&e, &w, t[i], v[i]);
+        check(w.b, w.nbits, (uint16_t)n, INT64_MIN, INT64_MAX);
+        check(w.b, w.nbits, (uint16_t)(n / 2), INT64_MIN, INT64_MAX);
+        check(w.b, w.nbits, (uint16_t)n, t[n / 3], t[n - 1 - n / 4]);
+        /* Truncations: every cut for a few rounds, random ones otherwise. */
+        if (round < 20) {
+            for (uint32_t cut = 0; cut < w.nbits; cut++)
+                check(w.b, cut, (uint16_t)n, INT64_MIN, INT64_MAX);
+        } else {
+            check(w.b, (uint32_t)(rnd() % w.nbits), (uint16_t)n, INT64_MIN, INT64_MAX);
+        }
+        /* Corruption: flipped bits decode the same garbage (or stop) in both. */
+        size_t nbytes = (w.nbits + 7) / 8;
+        for (int k = 0; k < 4; k++) {
+            uint8_t *c = im_malloc(nbytes);
+            memcpy(c, w.b, nbytes);
+            c[rnd() % nbytes] ^= (uint8_t)(1u << (rnd() % 8));
+            check(c, w.nbits, (uint16_t)n, INT64_MIN, INT64_MAX);
+            im_free(c);
+        }
+        tsdb__bw_free(&w);
+    }
+}
+
+static void test_read_arrays(void **state)
+{
+    (void)state;
+    int64_t st[37];
+    double sv[37];
+    for (size_t i = 0; i < 37; i++) {
+        st[i] = (int64_t)i * 10;
+        sv[i] = (double)i;
+    }
+    for (size_t n = 0; n <= 37; n += 6) {
+        for (size_t max = 1; max <= 40; max++) {
+            ssize_t pos = -1;
+            int64_t t[40];
+            double v[40];
+            size_t got, total = 0;
+            while ((got = tsdb__iter_read_arrays(st, sv, n, &pos, t, v, max)) > 0) {
+                assert_true(got <= max);
+                for (size_t k = 0; k < got; k++) {
+                    assert_int_equal(t[k], st[total + k]);
+                    assert_true(v[k] == sv[total + k]);
+                }
+                total += got;
+                assert_int_equal(pos, (ssize_t)total - 1); /* at the last one read */
+            }
+            assert_int_equal(total, n);
+            assert_int_equal(pos, (ssize_t)n);
+            assert_int_equal(tsdb__iter_read_arrays(st, sv, n, &pos, t, v, max), 0);
+        }
+    }
+    /* After some next calls (pos 4), a read continues with sample 5. */
+    ssize_t pos = 4;
+    int64_t t[2];
+    double v[2];
+    assert_int_equal(tsdb__iter_read_arrays(st, sv, 37, &pos, t, v, 2), 2);
+    assert_int_equal(t[0], 50);
+    assert_int_equal(pos, 6);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_decode_matches_reference),
+        cmocka_unit_test(test_read_arrays),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
