@@ -10,7 +10,10 @@
  * Life of a sample:
  *   appender_add -> commit: WAL record -> head chunk
  *     -> persist: head window [w, w+R) older than 1.5 R behind the head's newest
- *        sample -> block (level 1), head truncated, WAL checkpointed
+ *        sample -> block (level 1), head truncated, WAL checkpointed; a flush
+ *        (backfill) persists partial windows too: a block's [mint, maxt] is
+ *        the range of its samples, never widened to its window, so the head's
+ *        lower bound after a flush is the newest persisted sample + 1 ms
  *     -> compaction: level-n blocks of one window of 3^n R -> one level n+1 block
  *     -> retention: blocks ending before newest - retention_ms, or the oldest
  *        while the total size exceeds retention_bytes, are deleted.
@@ -307,11 +310,22 @@ static void samples_push(samples_t *s, int64_t t, double v)
     s->n++;
 }
 
+/* Persists the head's samples in [w0, w1] into one level-1 block. The block's
+ * range is only what it holds: it starts at the head's lower bound when an
+ * earlier flush already persisted the window's start, and ends at the head's
+ * newest sample when that is before w1 (a flush of a partial window), so the
+ * head accepts samples right after the newest persisted one. */
 static im_rc persist_window(tsdb_t *db, int64_t w0, int64_t w1, im_err_t *err)
 {
     tsdb__head_t *h = db->head;
     pthread_mutex_lock(&db->commit_mu);
-    if (atomic_load(&h->min_valid_t) < w1 + 1) atomic_store(&h->min_valid_t, w1 + 1);
+    pthread_rwlock_rdlock(&h->lock);
+    int64_t newest = h->maxt;
+    pthread_rwlock_unlock(&h->lock);
+    if (newest != INT64_MIN && newest < w1) w1 = newest;
+    int64_t lo = atomic_load(&h->min_valid_t);
+    if (lo > w0 && lo <= w1) w0 = lo;
+    if (lo < w1 + 1) atomic_store(&h->min_valid_t, w1 + 1);
     pthread_mutex_unlock(&db->commit_mu);
     snap_t *sn = NULL;
     size_t ns = 0, cap = 0;
@@ -402,6 +416,16 @@ static im_rc compact(tsdb_t *db, tsdb__block_t **src, size_t n, int64_t w0, int6
 {
     char *bd = blocks_dir(db);
     tsdb__bwriter_t *w = NULL;
+    /* The new block covers its sources' ranges, not the whole window. */
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        if (src[i]->mint < lo) lo = src[i]->mint;
+        if (src[i]->maxt > hi) hi = src[i]->maxt;
+    }
+    if (n > 0 && lo >= w0 && hi <= w1) {
+        w0 = lo;
+        w1 = hi;
+    }
     im_rc rc = tsdb__bwriter_new(bd, w0, w1, level, ZLEVEL_COMPACT, &w, err);
     im_free(bd);
     if (rc != IM_OK) return rc;
