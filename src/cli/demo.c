@@ -5,11 +5,14 @@
  * with a configuration that scrapes that file every 5 seconds, so a newcomer sees
  * a live fleet being scraped at once. Data go to a temporary directory unless
  * --storage.tsdb.path is given; the temporary directory is removed on exit.
- * With --backfill D and a temporary directory, the fleet's last D is simulated
- * first and imported as blocks (sim_history_write, then `tsdb import`), labelled
- * as the scrapes label them, so that the live samples continue the same series.
- * It is off by default: `tsdb import` currently gives a block its whole 2-hour
- * window as time range, and the head then rejects live samples in that window. */
+ * With a temporary directory, the fleet's last hour (--backfill D; 0 = none) is
+ * simulated first, one sample per scrape interval (at least 15s), and imported as blocks
+ * (sim_history_write, then `tsdb import`), labelled as the scrapes label them.
+ * The history steps the same fleet object that the simulator then serves, so
+ * the live samples continue the same series from the same state (counters
+ * never drop at the seam), and the charts are full from the first page view.
+ * An imported block's range ends at its newest sample, so the live samples
+ * that follow it are accepted at once. */
 #include "util/base.h"
 
 #include <errno.h>
@@ -42,10 +45,10 @@ static void usage(FILE *f)
                "  --web.listen-address ADDR     the daemon's address (default :9470)\n"
                "  --storage.tsdb.path DIR       keep the data in DIR (default: a temporary\n"
                "                                directory, removed on exit)\n"
-               "  --backfill D                  simulate and import the fleet's last D first\n"
-               "                                (temporary directory only; off by default: the\n"
-               "                                importer's blocks currently span their whole 2h\n"
-               "                                window, so live samples in it are rejected)\n");
+               "  --backfill D                  simulate and import the fleet's last D first,\n"
+               "                                (one sample per scrape interval, at least 15s),\n"
+               "                                so charts start full (default 1h; 0 = off;\n"
+               "                                temporary directory only)\n");
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -82,7 +85,7 @@ int cli_demo(int argc, char **argv)
     so.pods = 8;
     double speed = 1;
     const char *listen = NULL, *storage = NULL, *interval = "5s";
-    int64_t backfill_ms = 0;
+    int64_t backfill_ms = 3600000;
     for (int i = 1; i < argc; i++) {
         char name[64];
         const char *a = argv[i], *v = NULL;
@@ -168,7 +171,15 @@ int cli_demo(int argc, char **argv)
     tmpdir = true;
     snprintf(data, sizeof data, "%s/data", dir);
     if (storage) backfill_ms = 0; /* never write the past into an existing store */
-    const int64_t step_ms = 15000;
+    /* The history's step: the scrape interval, at least 15s (1h of 8 pods at
+     * 15s is ~0.9 M samples, imported in a few seconds), at most 60s. */
+    int64_t step_ms = 15000;
+    if (im_duration_parse(interval, strlen(interval), &step_ms, NULL) != IM_OK) {
+        fprintf(stderr, "infermon demo: --scrape-interval: not a duration: \"%s\"\n", interval);
+        goto out;
+    }
+    if (step_ms < 15000) step_ms = 15000;
+    if (step_ms > 60000) step_ms = 60000;
     int64_t now = im_now_ms();
     int64_t end = now - now % step_ms;
     if (backfill_ms > 0) so.start_ms = end - backfill_ms - (end - backfill_ms) % step_ms;
