@@ -45,8 +45,8 @@ static void usage(FILE *f)
                "  --web.listen-address ADDR     the daemon's address (default :9470)\n"
                "  --storage.tsdb.path DIR       keep the data in DIR (default: a temporary\n"
                "                                directory, removed on exit)\n"
-               "  --backfill D                  simulate and import the fleet's last D first,\n"
-               "                                (one sample per scrape interval, at least 15s),\n"
+               "  --backfill D                  simulate and import the fleet's last D first\n"
+               "                                (one sample per scrape interval, at least 15s)\n"
                "                                so charts start full (default 1h; 0 = off;\n"
                "                                temporary directory only)\n");
 }
