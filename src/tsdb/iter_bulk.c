@@ -51,10 +51,36 @@ static inline int64_t sext(uint64_t v, unsigned nbits)
     return (int64_t)v;
 }
 
+/* The 57 or more bits from pos, most significant first (zeros past the end). */
+static inline uint64_t fr_window(const fr_t *r)
+{
+    return load_be64(r, r->pos >> 3) << (r->pos & 7);
+}
+
 static inline bool fr_dod(fr_t *r, int64_t *d)
 {
     static const unsigned widths[5] = {0, 7, 9, 12, 64};
     uint64_t b;
+    if (r->nbits - r->pos >= 16) { /* prefix and a short value within one window */
+        uint64_t w = fr_window(r);
+        unsigned ones = ~w ? (unsigned)__builtin_clzll(~w) : 64;
+        if (ones == 0) {
+            r->pos += 1;
+            *d = 0;
+            return true;
+        }
+        if (ones > 4) ones = 4;
+        unsigned pre = ones < 4 ? ones + 1 : 4, nb = widths[ones];
+        if (nb < 64) {
+            r->pos += pre + nb;
+            *d = sext((w << pre) >> (64 - nb), nb);
+            return true;
+        }
+        r->pos += pre;
+        if (!fr_get(r, 64, &b)) return false;
+        *d = (int64_t)b;
+        return true;
+    }
     unsigned ones = 0;
     while (ones < 4) {
         if (!fr_get(r, 1, &b)) return false;
@@ -74,6 +100,28 @@ static inline bool fr_dod(fr_t *r, int64_t *d)
 static inline bool fr_xor(fr_t *r, uint64_t *prev, uint8_t *lead, uint8_t *trail)
 {
     uint64_t b;
+    if (r->nbits - r->pos >= 13) { /* control bits within one window */
+        uint64_t w = fr_window(r);
+        if (!(w >> 63)) {
+            r->pos += 1;
+            return true;
+        }
+        if (!((w >> 62) & 1)) {
+            r->pos += 2;
+            if (*lead == 0xff) return false;
+        } else {
+            unsigned l = (unsigned)((w >> 57) & 31), sig = (unsigned)((w >> 51) & 63) + 1;
+            r->pos += 13;
+            if (l + sig > 64) return false;
+            *lead = (uint8_t)l;
+            *trail = (uint8_t)(64 - l - sig);
+        }
+        unsigned sig = 64 - *lead - *trail;
+        uint64_t x;
+        if (!fr_get(r, sig, &x)) return false;
+        *prev ^= sig == 64 ? x : (x << *trail);
+        return true;
+    }
     if (!fr_get(r, 1, &b)) return false;
     if (b == 0) return true;
     if (!fr_get(r, 1, &b)) return false;
