@@ -49,8 +49,14 @@ typedef struct series_ent {
     bool over_limit; /* ls breaks a label limit: every scrape with it fails */
 } series_ent_t;
 
+/* One family's metadata. type always points to a static name; metric, help
+ * and unit are owned when their bit in `owned` is set, otherwise they point
+ * to a static "" or are on loan from the previous scrape's entry (an unchanged
+ * text is kept, not copied again: see meta_set). */
+enum { META_METRIC = 1, META_HELP = 2, META_UNIT = 4 };
 typedef struct meta_ent {
-    char *metric, *type, *help, *unit; /* owned */
+    const char *metric, *type, *help, *unit;
+    uint8_t owned; /* META_* bits */
 } meta_ent_t;
 
 enum { REP_UP, REP_DUR, REP_SCRAPED, REP_POST, REP_ADDED, REP_N };
@@ -318,58 +324,117 @@ static bool check_label_limits(const scrape_job_cfg_t *j, const im_labels_t *ls,
 
 /* ---- One scrape's body -> appender ---- */
 
+typedef struct meta_src {
+    uint32_t prev; /* index in the previous scrape's metadata + 1; 0 = none */
+    uint8_t lent;  /* META_* bits on loan from that entry */
+} meta_src_t;
+
 typedef struct scrape_result {
     uint64_t scraped, post, added;
     char err[600];
     bool limit;
     meta_ent_t *meta;
-    size_t nmeta, metacap;
+    meta_src_t *src;            /* parallel to meta */
+    const meta_ent_t *prevmeta; /* the target's metadata from the last good scrape */
+    size_t nmeta, metacap, nprev;
     uint64_t ooo, dup;
 } scrape_result_t;
 
+/* Sets one text field of r->meta[i]: borrows the previous scrape's copy when
+ * the text is unchanged, copies otherwise. */
+static void meta_set(scrape_result_t *r, size_t i, uint8_t bit, im_sv_t v)
+{
+    meta_ent_t *me = &r->meta[i];
+    meta_src_t *src = &r->src[i];
+    const char **f = bit == META_METRIC ? &me->metric : bit == META_HELP ? &me->help : &me->unit;
+    if (me->owned & bit) im_free((char *)*f);
+    me->owned &= (uint8_t)~bit;
+    src->lent &= (uint8_t)~bit;
+    if (src->prev) {
+        const meta_ent_t *pe = &r->prevmeta[src->prev - 1];
+        const char *pv = bit == META_METRIC ? pe->metric : bit == META_HELP ? pe->help : pe->unit;
+        if ((pe->owned & bit) && strlen(pv) == v.len && memcmp(pv, v.p, v.len) == 0) {
+            *f = pv;
+            src->lent |= bit;
+            return;
+        }
+    }
+    if (v.len == 0) {
+        *f = "";
+        return;
+    }
+    *f = im_strndup(v.p, v.len);
+    me->owned |= bit;
+}
+
+static bool meta_name_eq(const char *a, im_sv_t b)
+{
+    return strlen(a) == b.len && memcmp(a, b.p, b.len) == 0;
+}
+
 static void meta_upsert(scrape_result_t *r, const expo_entry_t *e)
 {
-    size_t i;
-    for (i = 0; i < r->nmeta; i++)
-        if (strlen(r->meta[i].metric) == e->name.len &&
-            memcmp(r->meta[i].metric, e->name.p, e->name.len) == 0)
-            break;
+    size_t i = r->nmeta;
+    /* HELP/TYPE/UNIT of one family come together: try the last entry first */
+    if (i > 0 && meta_name_eq(r->meta[i - 1].metric, e->name))
+        i--;
+    else
+        for (i = 0; i < r->nmeta; i++)
+            if (meta_name_eq(r->meta[i].metric, e->name)) break;
     if (i == r->nmeta) {
         if (r->nmeta >= 100000) return; /* bounded */
         if (r->nmeta == r->metacap) {
-            r->metacap = r->metacap ? r->metacap * 2 : 32;
+            r->metacap = r->metacap ? r->metacap * 2 : (r->nprev > 32 ? r->nprev : 32);
             r->meta = im_realloc(r->meta, r->metacap * sizeof *r->meta);
+            r->src = im_realloc(r->src, r->metacap * sizeof *r->src);
         }
         memset(&r->meta[i], 0, sizeof r->meta[i]);
-        r->meta[i].metric = im_strndup(e->name.p, e->name.len);
-        r->meta[i].type = im_strdup("unknown");
-        r->meta[i].help = im_strdup("");
-        r->meta[i].unit = im_strdup("");
+        memset(&r->src[i], 0, sizeof r->src[i]);
+        /* the same family in the last scrape: usually at the same position */
+        size_t j = i;
+        if (j >= r->nprev || !meta_name_eq(r->prevmeta[j].metric, e->name))
+            for (j = 0; j < r->nprev; j++)
+                if (meta_name_eq(r->prevmeta[j].metric, e->name)) break;
+        if (j < r->nprev) r->src[i].prev = (uint32_t)j + 1;
+        r->meta[i].type = "unknown";
+        r->meta[i].help = "";
+        r->meta[i].unit = "";
+        r->meta[i].metric = "";
         r->nmeta++;
+        meta_set(r, i, META_METRIC, e->name);
     }
     meta_ent_t *me = &r->meta[i];
     if (e->kind == EXPO_ENTRY_TYPE) {
-        im_free(me->type);
-        const char *tn = expo_type_name(e->type, EXPO_OPENMETRICS_1);
-        me->type = im_strdup(e->type == EXPO_TYPE_UNKNOWN ? "unknown" : tn);
+        me->type =
+            e->type == EXPO_TYPE_UNKNOWN ? "unknown" : expo_type_name(e->type, EXPO_OPENMETRICS_1);
     } else if (e->kind == EXPO_ENTRY_HELP) {
-        im_free(me->help);
-        me->help = im_strndup(e->text.p, e->text.len);
+        meta_set(r, i, META_HELP, e->text);
     } else if (e->kind == EXPO_ENTRY_UNIT) {
-        im_free(me->unit);
-        me->unit = im_strndup(e->text.p, e->text.len);
+        meta_set(r, i, META_UNIT, e->text);
     }
 }
 
+/* Frees the owned texts of n entries and the array. */
 static void meta_free(meta_ent_t *me, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        im_free(me[i].metric);
-        im_free(me[i].type);
-        im_free(me[i].help);
-        im_free(me[i].unit);
+        if (me[i].owned & META_METRIC) im_free((char *)me[i].metric);
+        if (me[i].owned & META_HELP) im_free((char *)me[i].help);
+        if (me[i].owned & META_UNIT) im_free((char *)me[i].unit);
     }
     im_free(me);
+}
+
+/* Makes r's metadata self-owned: the texts on loan from prev move to r (prev
+ * loses them). Call under m->mu right before prev is freed. */
+static void meta_take_loans(scrape_result_t *r, meta_ent_t *prev)
+{
+    for (size_t i = 0; i < r->nmeta; i++) {
+        if (!r->src[i].lent) continue;
+        prev[r->src[i].prev - 1].owned &= (uint8_t)~r->src[i].lent;
+        r->meta[i].owned |= r->src[i].lent;
+        r->src[i].lent = 0;
+    }
 }
 
 static bool parse_and_append(scrape_manager_t *m, target_t *t, expo_format_t fmt,
@@ -508,6 +573,8 @@ static void finish_scrape(scrape_manager_t *m, target_t *t, CURLcode cc, const c
     double dur = (double)(im_mono_ns() - t->start_ns) / 1e9;
     scrape_result_t r;
     memset(&r, 0, sizeof r);
+    r.prevmeta = t->meta; /* only this thread changes t->meta */
+    r.nprev = t->nmeta;
     long code = 0;
     if (!forced) curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
     t->iter++;
@@ -562,6 +629,7 @@ static void finish_scrape(scrape_manager_t *m, target_t *t, CURLcode cc, const c
     t->last_dur = dur;
     t->health = ok ? SCRAPE_HEALTH_UP : SCRAPE_HEALTH_DOWN;
     if (ok) {
+        meta_take_loans(&r, t->meta);
         meta_free(t->meta, t->nmeta);
         t->meta = r.meta;
         t->nmeta = r.nmeta;
@@ -579,7 +647,8 @@ static void finish_scrape(scrape_manager_t *m, target_t *t, CURLcode cc, const c
     for (int i = 0; i < 10; i++)
         if (dur <= scrape_duration_bucket_bounds[i]) s->duration_buckets[i]++;
     pthread_mutex_unlock(&m->mu);
-    meta_free(r.meta, r.nmeta);
+    meta_free(r.meta, r.nmeta); /* failed scrape: loans are not owned, so not freed */
+    im_free(r.src);
     if (!ok) IM_DEBUG("Scrape failed", "target=%s err=%s", im_logq(t->url), im_logq(r.err));
     im_buf_reset(&t->body);
     if (t->body.cap > (8u << 20)) im_buf_free(&t->body); /* do not keep huge buffers */

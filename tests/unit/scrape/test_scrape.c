@@ -283,6 +283,46 @@ static void test_scrapes(void **state)
     assert_true(last_sample(db, "kept_only", "job", "a", &v, &n));
     assert_true(v == 1);
 
+    /* metadata across scrapes: an unchanged HELP is kept, a changed one
+     * replaced, a new family added, a family without metadata gone */
+    for (int round = 0; round < 2; round++) {
+        pthread_mutex_lock(&body_mu);
+        snprintf(body_a, sizeof body_a,
+                 "# HELP a_total %s\n# TYPE a_total counter\na_total{job=\"inner\"} 3\n"
+                 "# HELP kept_only Kept v%d.\n# TYPE kept_only gauge\nkept_only 1\n",
+                 round ? "Things." : "Other things.", round + 2);
+        pthread_mutex_unlock(&body_mu);
+        char want_kept[32];
+        snprintf(want_kept, sizeof want_kept, "Kept v%d.", round + 2);
+        bool ok = false;
+        for (int i = 0; i < 200 && !ok; i++) {
+            sleep_ms(100);
+            scrape_manager_metadata(m, &md, &nmd);
+            bool a_ok = false, k_ok = false;
+            for (size_t k = 0; k < nmd; k++) {
+                if (!strcmp(md[k].metric, "a_total") && !strcmp(md[k].type, "counter") &&
+                    !strcmp(md[k].help, round ? "Things." : "Other things."))
+                    a_ok = true;
+                if (!strcmp(md[k].metric, "kept_only") && !strcmp(md[k].type, "gauge") &&
+                    !strcmp(md[k].help, want_kept) && !strcmp(md[k].unit, ""))
+                    k_ok = true;
+            }
+            ok = a_ok && k_ok;
+            scrape_metadata_free(md, nmd);
+        }
+        assert_true(ok);
+        sleep_ms(300); /* a few more scrapes of the same body reuse the texts */
+        scrape_manager_metadata(m, &md, &nmd);
+        size_t na = 0;
+        for (size_t k = 0; k < nmd; k++)
+            if (!strcmp(md[k].metric, "a_total")) {
+                na++;
+                assert_string_equal(md[k].help, round ? "Things." : "Other things.");
+            }
+        assert_int_equal(na, 2); /* jobs a and honor both scrape /a */
+        scrape_metadata_free(md, nmd);
+    }
+
     /* the target leaves the config: markers for all its series */
     scrape_config_t *c2 = cfg("scrape_configs: []\n");
     scrape_manager_apply(m, c2);
