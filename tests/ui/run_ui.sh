@@ -62,12 +62,14 @@ if [ $rc != 0 ]; then
 fi
 # embedded assets over HTTP: content types, caching, no path traversal
 hdr=$(curl -fsS -D - -o /dev/null "http://127.0.0.1:$dport/static/app.js")
-echo "$hdr" | grep -qi '^content-type: text/javascript' || fail "app.js content type: $hdr"
-echo "$hdr" | grep -qi '^etag: "' || fail "app.js has no ETag"
-etag=$(echo "$hdr" | grep -i '^etag:' | cut -d' ' -f2 | tr -d '\r')
+# here-strings, not pipes: grep -q may exit before its writer is done (pipefail)
+grep -qi '^content-type: text/javascript' <<<"$hdr" || fail "app.js content type: $hdr"
+grep -qi '^etag: "' <<<"$hdr" || fail "app.js has no ETag"
+etag=$(grep -i '^etag:' <<<"$hdr" | cut -d' ' -f2 | tr -d '\r')
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $etag" "http://127.0.0.1:$dport/static/app.js")
 [ "$code" = 304 ] || fail "If-None-Match did not give 304 (got $code)"
-curl -fsS -D - -o /dev/null "http://127.0.0.1:$dport/" | grep -qi '^cache-control: no-cache' || fail "/ is not no-cache"
+root=$(curl -fsS -D - -o /dev/null "http://127.0.0.1:$dport/")
+grep -qi '^cache-control: no-cache' <<<"$root" || fail "/ is not no-cache: $root"
 for p in /static/../index.html /static/%2e%2e/index.html /../../etc/passwd /static/ /etc/passwd; do
   code=$(curl -s --path-as-is -o /dev/null -w '%{http_code}' "http://127.0.0.1:$dport$p")
   [ "$code" = 404 ] || fail "path $p answered $code, want 404"
