@@ -40,13 +40,13 @@ const double scrape_duration_bucket_bounds[10] = {0.005, 0.01, 0.025, 0.05, 0.1,
 typedef struct series_ent {
     struct series_ent *next;
     uint64_t hash;
-    char *key; /* owned raw key */
-    uint32_t klen;
     const im_labels_t *ls; /* owned; NULL = dropped by metric relabelling */
     tsdb_ref_t ref;
     uint64_t seen, cur;
-    uint64_t gen;    /* target->gen when ls was computed */
+    uint64_t gen; /* target->gen when ls was computed */
+    uint32_t klen;
     bool over_limit; /* ls breaks a label limit: every scrape with it fails */
+    char key[];      /* the raw key, klen bytes, in the same allocation */
 } series_ent_t;
 
 /* One family's metadata. type always points to a static name; metric, help
@@ -147,8 +147,7 @@ static void cache_free(target_t *t)
         for (series_ent_t *e = t->tab[i], *n; e; e = n) {
             n = e->next;
             if (e->ls) im_labels_unref(e->ls);
-            im_free_tag(IM_MEM_SCRAPE, e->key, e->klen);
-            im_free_tag(IM_MEM_SCRAPE, e, sizeof *e);
+            im_free_tag(IM_MEM_SCRAPE, e, sizeof *e + e->klen);
         }
     im_free(t->tab);
     t->tab = NULL;
@@ -178,10 +177,9 @@ static series_ent_t *cache_get(target_t *t, const char *key, size_t klen, uint64
             if (e->hash == h && e->klen == klen && memcmp(e->key, key, klen) == 0) return e;
     }
     if (t->count + 1 > t->tabcap * 3 / 4) cache_grow(t);
-    series_ent_t *e = im_calloc_tag(IM_MEM_SCRAPE, 1, sizeof *e);
+    series_ent_t *e = im_calloc_tag(IM_MEM_SCRAPE, 1, sizeof *e + klen);
     e->hash = h;
     e->klen = (uint32_t)klen;
-    e->key = im_malloc_tag(IM_MEM_SCRAPE, klen ? klen : 1);
     memcpy(e->key, key, klen);
     e->next = t->tab[h & (t->tabcap - 1)];
     t->tab[h & (t->tabcap - 1)] = e;
@@ -204,8 +202,7 @@ static void cache_after(target_t *t, bool committed)
             if (old) {
                 *pp = e->next;
                 if (e->ls) im_labels_unref(e->ls);
-                im_free_tag(IM_MEM_SCRAPE, e->key, e->klen);
-                im_free_tag(IM_MEM_SCRAPE, e, sizeof *e);
+                im_free_tag(IM_MEM_SCRAPE, e, sizeof *e + e->klen);
                 t->count--;
             } else {
                 pp = &e->next;
