@@ -168,8 +168,9 @@ void tsdb_close(tsdb_t *db);
  * block range into blocks, compact, apply retention, truncate the WAL. */
 im_rc tsdb_maintain(tsdb_t *db, im_err_t *err);
 /* Persists everything in the head into blocks now (backfill and tools: `infermon
- * tsdb import`); afterwards samples older than the newest persisted window are
- * out of bounds. Memory-only stores: no-op. */
+ * tsdb import`); afterwards samples at or before the newest persisted sample are
+ * out of bounds, and newer ones (live data after a backfill) are accepted at once.
+ * Memory-only stores: no-op. */
 im_rc tsdb_flush_head(tsdb_t *db, im_err_t *err);
 /* Forces the WAL to disk now. */
 im_rc tsdb_sync(tsdb_t *db, im_err_t *err);
