@@ -18,6 +18,7 @@
 #include "notify/notify.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "labels/json.h"
 
 /* ---- config ---- */
 
@@ -243,37 +244,15 @@ static void q_push_head(notify_t *n, qalert_t *v, size_t cnt)
     }
 }
 
-static void json_str(im_buf_t *b, const char *s, size_t len)
+/* JSON strings and label sets: labels/json.h (plain). */
+static void json_str(im_buf_t *b, const char *s, size_t n)
 {
-    (void)im_buf_putc(b, '"');
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        switch (c) {
-        case '"': (void)im_buf_puts(b, "\\\""); break;
-        case '\\': (void)im_buf_puts(b, "\\\\"); break;
-        case '\n': (void)im_buf_puts(b, "\\n"); break;
-        case '\r': (void)im_buf_puts(b, "\\r"); break;
-        case '\t': (void)im_buf_puts(b, "\\t"); break;
-        default:
-            if (c < 0x20)
-                (void)im_buf_printf(b, "\\u%04x", c);
-            else
-                (void)im_buf_putc(b, (char)c);
-        }
-    }
-    (void)im_buf_putc(b, '"');
+    im_json_string(b, s, n, false);
 }
 
 static void json_labels(im_buf_t *b, const im_labels_t *ls)
 {
-    (void)im_buf_putc(b, '{');
-    for (uint32_t i = 0; ls && i < ls->n; i++) {
-        if (i) (void)im_buf_putc(b, ',');
-        json_str(b, ls->l[i].name->s, ls->l[i].name->len);
-        (void)im_buf_putc(b, ':');
-        json_str(b, ls->l[i].value->s, ls->l[i].value->len);
-    }
-    (void)im_buf_putc(b, '}');
+    im_json_labels(b, ls, false);
 }
 
 static void json_time(im_buf_t *b, int64_t ms)

@@ -30,6 +30,7 @@
 #include "util/fmtfloat.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "labels/json.h"
 
 #define UNSET               INT64_MIN
 #define RESOLVED_RETENTION  (15 * IM_MS_PER_MINUTE)
@@ -842,40 +843,15 @@ void rules_manager_stats(rules_manager_t *m, rules_stats_t *out)
 
 /* ---- JSON ---- */
 
+/* JSON strings and label sets: labels/json.h (HTML-safe, as Go encodes API answers). */
 static void json_str(im_buf_t *b, const char *s, size_t n)
 {
-    (void)im_buf_putc(b, '"');
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        switch (c) {
-        case '"': (void)im_buf_puts(b, "\\\""); break;
-        case '\\': (void)im_buf_puts(b, "\\\\"); break;
-        case '\n': (void)im_buf_puts(b, "\\n"); break;
-        case '\r': (void)im_buf_puts(b, "\\r"); break;
-        case '\t': (void)im_buf_puts(b, "\\t"); break;
-        case '<': (void)im_buf_puts(b, "\\u003c"); break;
-        case '>': (void)im_buf_puts(b, "\\u003e"); break;
-        case '&': (void)im_buf_puts(b, "\\u0026"); break;
-        default:
-            if (c < 0x20)
-                (void)im_buf_printf(b, "\\u%04x", c);
-            else
-                (void)im_buf_putc(b, (char)c);
-        }
-    }
-    (void)im_buf_putc(b, '"');
+    im_json_string(b, s, n, true);
 }
 
 static void json_labels(im_buf_t *b, const im_labels_t *ls)
 {
-    (void)im_buf_putc(b, '{');
-    for (uint32_t i = 0; ls && i < ls->n; i++) {
-        if (i) (void)im_buf_putc(b, ',');
-        json_str(b, ls->l[i].name->s, ls->l[i].name->len);
-        (void)im_buf_putc(b, ':');
-        json_str(b, ls->l[i].value->s, ls->l[i].value->len);
-    }
-    (void)im_buf_putc(b, '}');
+    im_json_labels(b, ls, true);
 }
 
 static void json_kvs(im_buf_t *b, const rules_kv_t *kv, size_t n)
