@@ -165,9 +165,14 @@ sys.exit(1 if bad else 0)
 PY
 # promtool against infermon
 now=$(date +%s)
-promtool query instant "$I" 'static_gauge{a="1"}' | grep -q '=> 1.5 @' || fail "promtool query instant"
-promtool query range --start=$((now - 3)) --end="$now" --step=1s "$I" 'static_gauge{a="1"}' \
-  | grep -q '^1.5 @' || fail "promtool query range"
-promtool query series --match='static_hist_bucket' "$I" | grep -q 'le="+Inf"' || fail "promtool query series"
-promtool query labels "$I" job | grep -qx 'static' || fail "promtool query labels"
+# Outputs are captured first: grep -q exits at its first match, and a writer
+# still writing then dies of SIGPIPE, which pipefail reports as a failure.
+out=$(promtool query instant "$I" 'static_gauge{a="1"}')
+grep -q '=> 1.5 @' <<<"$out" || fail "promtool query instant: $out"
+out=$(promtool query range --start=$((now - 3)) --end="$now" --step=1s "$I" 'static_gauge{a="1"}')
+grep -q '^1.5 @' <<<"$out" || fail "promtool query range: $out"
+out=$(promtool query series --match='static_hist_bucket' "$I")
+grep -q 'le="+Inf"' <<<"$out" || fail "promtool query series: $out"
+out=$(promtool query labels "$I" job)
+grep -qx 'static' <<<"$out" || fail "promtool query labels: $out"
 echo "run_prom_compat: all passed"
