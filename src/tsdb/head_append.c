@@ -317,7 +317,7 @@ im_rc tsdb__head_apply_record(tsdb__head_t *h, const uint8_t *rec, size_t len)
         for (uint64_t c = 0; c < nch; c++) {
             uint64_t n, nbits;
             if (!tsdb__get_uvarint(&p, end, &n) || !tsdb__get_uvarint(&p, end, &nbits) ||
-                n > 65535 || (nbits + 7) / 8 > (uint64_t)(end - p)) {
+                n > 65535 || nbits > UINT32_MAX || (nbits + 7) / 8 > (uint64_t)(end - p)) {
                 pthread_rwlock_unlock(&h->lock);
                 return IM_ECORRUPT;
             }
