@@ -66,8 +66,8 @@ static void seed(tsdb_t *db)
         int64_t ts = 1000000 + (int64_t)t * 15000;
         for (int j = 0; j < 2; j++) {
             const char *job = j ? "b" : "a";
-            const im_labels_t *ls = im_labels_from_strs("__name__", "vllm:num_requests_running",
-                                                        "job", job, NULL);
+            const im_labels_t *ls =
+                im_labels_from_strs("__name__", "vllm:num_requests_running", "job", job, NULL);
             (void)tsdb_appender_add(a, 0, ls, ts, t % 7 + j, NULL);
             im_labels_unref(ls);
             ls = im_labels_from_strs("__name__", "vllm:num_preemptions_total", "job", job, NULL);
