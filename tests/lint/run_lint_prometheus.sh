@@ -54,8 +54,10 @@ prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/data" \
 pids+=($!)
 URL="http://127.0.0.1:$PP"
 for _ in $(seq 1 60); do
-    if curl -sf "$URL/api/v1/series?match%5B%5D=vllm:num_requests_running" 2>/dev/null | grep -q model_name &&
-       curl -sf "$URL/api/v1/metadata" 2>/dev/null | grep -q 'vllm:num_preemptions'; then
+    # capture first: under pipefail, grep -q exiting early makes curl fail with SIGPIPE
+    ser=$(curl -sf "$URL/api/v1/series?match%5B%5D=vllm:num_requests_running" 2>/dev/null || true)
+    meta=$(curl -sf "$URL/api/v1/metadata" 2>/dev/null || true)
+    if [[ $ser == *model_name* && $meta == *vllm:num_preemptions* ]]; then
         break
     fi
     sleep 0.5
