@@ -254,7 +254,7 @@ static enum MHD_Result do_series(http_server_t *s, http__req_t *r)
     for (size_t i = 0; i < nall; i++) {
         if (i && im_labels_equal(all[i], all[i - 1])) continue;
         if (out++) (void)im_buf_putc(&b, ',');
-        http__json_labels(&b, all[i]);
+        im_json_labels(&b, all[i], IM_JSON_GO);
     }
     (void)im_buf_putc(&b, ']');
     for (size_t i = 0; i < nall; i++) im_labels_unref(all[i]);
@@ -322,7 +322,7 @@ static enum MHD_Result do_labels(http_server_t *s, http__req_t *r, const char *v
     for (size_t i = 0; i < nall; i++) {
         if (i && all[i] == all[i - 1]) continue;
         if (out++) (void)im_buf_putc(&b, ',');
-        http_json_string(&b, all[i]->s, all[i]->len);
+        im_json_string(&b, all[i]->s, all[i]->len, IM_JSON_GO);
     }
     (void)im_buf_putc(&b, ']');
     for (size_t i = 0; i < nall; i++) im_istr_unref(all[i]);
@@ -347,7 +347,7 @@ static void global_url(im_buf_t *b, const char *url)
     /* Prometheus replaces a loopback host by the machine's hostname. */
     const char *p = strstr(url, "://");
     if (!p) {
-        http_json_string(b, url, strlen(url));
+        im_json_string(b, url, strlen(url), IM_JSON_GO);
         return;
     }
     p += 3;
@@ -363,12 +363,12 @@ static void global_url(im_buf_t *b, const char *url)
             (void)im_buf_append(&u, url, (size_t)(p - url));
             (void)im_buf_puts(&u, hn);
             (void)im_buf_puts(&u, p + hl);
-            http_json_string(b, u.data, u.len);
+            im_json_string(b, u.data, u.len, IM_JSON_GO);
             im_buf_free(&u);
             return;
         }
     }
-    http_json_string(b, url, strlen(url));
+    im_json_string(b, url, strlen(url), IM_JSON_GO);
 }
 
 static enum MHD_Result do_targets(http_server_t *s, http__req_t *r)
@@ -389,17 +389,17 @@ static enum MHD_Result do_targets(http_server_t *s, http__req_t *r)
         if (pool && *pool && strcmp(pool, x->job)) continue;
         if (n++) (void)im_buf_putc(&b, ',');
         (void)im_buf_puts(&b, "{\"discoveredLabels\":");
-        http__json_labels(&b, x->discovered_labels);
+        im_json_labels(&b, x->discovered_labels, IM_JSON_GO);
         (void)im_buf_puts(&b, ",\"labels\":");
-        http__json_labels(&b, x->labels);
+        im_json_labels(&b, x->labels, IM_JSON_GO);
         (void)im_buf_puts(&b, ",\"scrapePool\":");
-        http_json_string(&b, x->job, strlen(x->job));
+        im_json_string(&b, x->job, strlen(x->job), IM_JSON_GO);
         (void)im_buf_puts(&b, ",\"scrapeUrl\":");
-        http_json_string(&b, x->url, strlen(x->url));
+        im_json_string(&b, x->url, strlen(x->url), IM_JSON_GO);
         (void)im_buf_puts(&b, ",\"globalUrl\":");
         global_url(&b, x->url);
         (void)im_buf_puts(&b, ",\"lastError\":");
-        http_json_string(&b, x->last_error, strlen(x->last_error));
+        im_json_string(&b, x->last_error, strlen(x->last_error), IM_JSON_GO);
         (void)im_buf_puts(&b, ",\"lastScrape\":");
         ts_rfc3339(&b, x->last_scrape_ms);
         char f[IM_FLOAT_BUF];
@@ -420,7 +420,7 @@ static enum MHD_Result do_targets(http_server_t *s, http__req_t *r)
         if (pool && *pool && strcmp(pool, x->job)) continue;
         if (n++) (void)im_buf_putc(&b, ',');
         (void)im_buf_puts(&b, "{\"discoveredLabels\":");
-        http__json_labels(&b, x->discovered_labels);
+        im_json_labels(&b, x->discovered_labels, IM_JSON_GO);
         (void)im_buf_putc(&b, '}');
     }
     (void)im_buf_puts(&b, "]}");
@@ -457,17 +457,17 @@ static enum MHD_Result do_metadata(http_server_t *s, http__req_t *r)
         if ((!metric || !*metric || !strcmp(metric, md[i].metric)) &&
             (limit < 0 || nmetrics < limit)) {
             if (nmetrics++) (void)im_buf_putc(&b, ',');
-            http_json_string(&b, md[i].metric, strlen(md[i].metric));
+            im_json_string(&b, md[i].metric, strlen(md[i].metric), IM_JSON_GO);
             (void)im_buf_puts(&b, ":[");
             for (size_t k = i; k < j; k++) {
                 if (k > i && !md_cmp(&md[k], &md[k - 1])) continue;
                 if (k > i) (void)im_buf_putc(&b, ',');
                 (void)im_buf_puts(&b, "{\"type\":");
-                http_json_string(&b, md[k].type, strlen(md[k].type));
+                im_json_string(&b, md[k].type, strlen(md[k].type), IM_JSON_GO);
                 (void)im_buf_puts(&b, ",\"help\":");
-                http_json_string(&b, md[k].help, strlen(md[k].help));
+                im_json_string(&b, md[k].help, strlen(md[k].help), IM_JSON_GO);
                 (void)im_buf_puts(&b, ",\"unit\":");
-                http_json_string(&b, md[k].unit, strlen(md[k].unit));
+                im_json_string(&b, md[k].unit, strlen(md[k].unit), IM_JSON_GO);
                 (void)im_buf_putc(&b, '}');
             }
             (void)im_buf_putc(&b, ']');
@@ -495,17 +495,17 @@ static enum MHD_Result do_status(http_server_t *s, http__req_t *r, const char *w
         if (s->cfg) (void)scrape_config_dump(s->cfg, &y);
         pthread_mutex_unlock(&s->mu);
         (void)im_buf_puts(&b, "{\"yaml\":");
-        http_json_string(&b, y.data ? y.data : "", y.len);
+        im_json_string(&b, y.data ? y.data : "", y.len, IM_JSON_GO);
         (void)im_buf_putc(&b, '}');
         im_buf_free(&y);
     } else if (!strcmp(what, "flags")) {
         (void)im_buf_putc(&b, '{');
         for (size_t i = 0; s->opts.flags && s->opts.flags[i]; i += 2) {
             if (i) (void)im_buf_putc(&b, ',');
-            http_json_string(&b, s->opts.flags[i], strlen(s->opts.flags[i]));
+            im_json_string(&b, s->opts.flags[i], strlen(s->opts.flags[i]), IM_JSON_GO);
             (void)im_buf_putc(&b, ':');
             const char *v = s->opts.flags[i + 1] ? s->opts.flags[i + 1] : "";
-            http_json_string(&b, v, strlen(v));
+            im_json_string(&b, v, strlen(v), IM_JSON_GO);
         }
         (void)im_buf_putc(&b, '}');
     } else if (!strcmp(what, "runtimeinfo")) {
@@ -520,7 +520,7 @@ static enum MHD_Result do_status(http_server_t *s, http__req_t *r, const char *w
         memset(&ts, 0, sizeof ts);
         tsdb_get_stats(s->opts.db, &ts);
         (void)im_buf_printf(&b, "{\"startTime\":\"%s\",\"CWD\":", st);
-        http_json_string(&b, cwd, strlen(cwd));
+        im_json_string(&b, cwd, strlen(cwd), IM_JSON_GO);
         (void)im_buf_printf(&b,
                             ",\"reloadConfigSuccess\":%s,\"lastConfigTime\":\"%s\","
                             "\"corruptionCount\":%llu,\"goroutineCount\":0,\"GOMAXPROCS\":%ld,"
@@ -529,7 +529,7 @@ static enum MHD_Result do_status(http_server_t *s, http__req_t *r, const char *w
                             (unsigned long long)(ts.wal_corruptions + ts.blocks_corrupt),
                             sysconf(_SC_NPROCESSORS_ONLN));
         const char *ret = s->opts.storage_retention ? s->opts.storage_retention : "15d";
-        http_json_string(&b, ret, strlen(ret));
+        im_json_string(&b, ret, strlen(ret), IM_JSON_GO);
         (void)im_buf_putc(&b, '}');
     } else if (!strcmp(what, "tsdb")) {
         tsdb_stats_t ts;
@@ -578,7 +578,7 @@ static enum MHD_Result do_status(http_server_t *s, http__req_t *r, const char *w
         for (size_t i = 0; i < ntop; i++) {
             if (i) (void)im_buf_putc(&b, ',');
             (void)im_buf_puts(&b, "{\"name\":");
-            http_json_string(&b, top[i].n, strlen(top[i].n));
+            im_json_string(&b, top[i].n, strlen(top[i].n), IM_JSON_GO);
             (void)im_buf_printf(&b, ",\"value\":%zu}", top[i].c);
         }
         (void)im_buf_puts(&b, "],\"labelValueCountByLabelName\":[],\"memoryInBytesByLabelName\":[],"

@@ -3,6 +3,7 @@
 #define IM_HTTP_HTTP_INT_H
 
 #include "http/server.h"
+#include "labels/json.h" /* API strings: im_json_string(..., IM_JSON_GO) */
 
 /* A resumable serialiser of a query result into the API's JSON. */
 typedef struct http__result_stream {
@@ -14,7 +15,6 @@ typedef struct http__result_stream {
 /* Appends JSON until out grows by about `chunk` bytes or the answer ends;
  * returns true when the whole answer has been written. */
 bool http__result_stream_step(http__result_stream_t *st, im_buf_t *out, size_t chunk);
-void http__json_labels(im_buf_t *out, const im_labels_t *ls);
 
 /* Web config (TLS + basic auth). */
 typedef struct http__webcfg {

@@ -205,9 +205,9 @@ enum MHD_Result http__send_error(http_server_t *s, http__req_t *r, const char *e
     im_buf_t b;
     im_buf_init(&b, 0);
     (void)im_buf_puts(&b, "{\"status\":\"error\",\"errorType\":");
-    http_json_string(&b, etype, strlen(etype));
+    im_json_string(&b, etype, strlen(etype), IM_JSON_GO);
     (void)im_buf_puts(&b, ",\"error\":");
-    http_json_string(&b, msg, strlen(msg));
+    im_json_string(&b, msg, strlen(msg), IM_JSON_GO);
     (void)im_buf_putc(&b, '}');
     return http__send(s, r, etype_code(etype), "application/json", &b);
 }

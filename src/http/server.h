@@ -93,9 +93,6 @@ void http_server_add_metrics_hook(http_server_t *s, void (*fn)(void *ud, im_buf_
 
 /* ---- Pieces exposed for tests ---- */
 
-/* Appends s as a JSON string the way Go's encoding/json does (HTML-safe:
- * <, >, & as \u003c \u003e \u0026; U+2028/2029 escaped; invalid UTF-8 as \ufffd). */
-void http_json_string(im_buf_t *out, const char *s, size_t len);
 /* Prometheus' timestamp: seconds, with ".mmm" when the ms part is not zero. */
 void http_json_timestamp(im_buf_t *out, int64_t t_ms);
 /* Writes a whole API answer for a result ({"status":"success","data":{...}}). */

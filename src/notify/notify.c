@@ -247,12 +247,12 @@ static void q_push_head(notify_t *n, qalert_t *v, size_t cnt)
 /* JSON strings and label sets: labels/json.h (plain). */
 static void json_str(im_buf_t *b, const char *s, size_t n)
 {
-    im_json_string(b, s, n, false);
+    im_json_string(b, s, n, IM_JSON_PLAIN);
 }
 
 static void json_labels(im_buf_t *b, const im_labels_t *ls)
 {
-    im_json_labels(b, ls, false);
+    im_json_labels(b, ls, IM_JSON_PLAIN);
 }
 
 static void json_time(im_buf_t *b, int64_t ms)

@@ -846,12 +846,12 @@ void rules_manager_stats(rules_manager_t *m, rules_stats_t *out)
 /* JSON strings and label sets: labels/json.h (HTML-safe, as Go encodes API answers). */
 static void json_str(im_buf_t *b, const char *s, size_t n)
 {
-    im_json_string(b, s, n, true);
+    im_json_string(b, s, n, IM_JSON_HTML);
 }
 
 static void json_labels(im_buf_t *b, const im_labels_t *ls)
 {
-    im_json_labels(b, ls, true);
+    im_json_labels(b, ls, IM_JSON_HTML);
 }
 
 static void json_kvs(im_buf_t *b, const rules_kv_t *kv, size_t n)

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "http/server.h"
+#include "labels/json.h"
 #include "promql/promql.h"
 #include "tsdb/tsdb.h"
 #include "util/timeutil.h"
@@ -25,7 +26,7 @@ static char *js(const char *s, size_t n)
     static char out[512];
     im_buf_t b;
     im_buf_init(&b, 0);
-    http_json_string(&b, s, n);
+    im_json_string(&b, s, n, IM_JSON_GO);
     snprintf(out, sizeof out, "%s", b.data);
     im_buf_free(&b);
     return out;

@@ -1,10 +1,13 @@
-/* test_labels.c — unit tests for src/labels: label sets, builder, matchers. */
+/* test_labels.c — unit tests for src/labels: label sets, builder, matchers, and the
+ * JSON string writer's escaping variants. */
 #include "util/base.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <cmocka.h>
 
+#include "labels/json.h"
 #include "labels/labels.h"
 
 static void test_sets(void **state)
@@ -145,13 +148,74 @@ static void test_validity(void **state)
     assert_true(im_utf8_valid("\xf0\x9f\x98\x80", 4));
 }
 
+/* im_json_string with the given flags, as a NUL-terminated string. */
+static const char *js(const char *s, size_t n, unsigned flags)
+{
+    static char out[256];
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    im_json_string(&b, s, n, flags);
+    snprintf(out, sizeof out, "%s", b.data);
+    im_buf_free(&b);
+    return out;
+}
+
+static void test_json(void **state)
+{
+    (void)state;
+    /* what every variant escapes */
+    static const unsigned all[] = {IM_JSON_PLAIN, IM_JSON_HTML, IM_JSON_UTF8, IM_JSON_GO};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        assert_string_equal(js("a\"b\\c", 5, all[i]), "\"a\\\"b\\\\c\"");
+        assert_string_equal(js("\n\r\t\x01\x1f\x7f", 6, all[i]), "\"\\n\\r\\t\\u0001\\u001f\x7f\"");
+        assert_string_equal(js("h\xc3\xa9", 3, all[i]), "\"h\xc3\xa9\"");
+        assert_string_equal(js("", 0, all[i]), "\"\"");
+    }
+    /* HTML-safe */
+    assert_string_equal(js("<&>", 3, IM_JSON_PLAIN), "\"<&>\"");
+    assert_string_equal(js("<&>", 3, IM_JSON_UTF8), "\"<&>\"");
+    assert_string_equal(js("<&>", 3, IM_JSON_HTML), "\"\\u003c\\u0026\\u003e\"");
+    assert_string_equal(js("<&>", 3, IM_JSON_GO), "\"\\u003c\\u0026\\u003e\"");
+    /* invalid UTF-8 and U+2028/2029 */
+    assert_string_equal(js("a\xff"
+                           "z\xc3",
+                           4, IM_JSON_PLAIN),
+                        "\"a\xff"
+                        "z\xc3\"");
+    assert_string_equal(js("a\xff"
+                           "z\xc3",
+                           4, IM_JSON_HTML),
+                        "\"a\xff"
+                        "z\xc3\"");
+    assert_string_equal(js("a\xff"
+                           "z\xc3",
+                           4, IM_JSON_UTF8),
+                        "\"a\\ufffdz\\ufffd\"");
+    assert_string_equal(js("\xed\xa0\x80", 3, IM_JSON_GO), "\"\\ufffd\\ufffd\\ufffd\"");
+    assert_string_equal(js("\xe2\x80\xa8x\xe2\x80\xa9", 7, IM_JSON_GO), "\"\\u2028x\\u2029\"");
+    assert_string_equal(js("\xe2\x80\xa8", 3, IM_JSON_HTML), "\"\xe2\x80\xa8\"");
+    /* label sets */
+    const im_labels_t *ls = im_labels_from_strs("a", "<x>", "b", "\xff", NULL);
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    im_json_labels(&b, ls, IM_JSON_GO);
+    assert_string_equal(b.data, "{\"a\":\"\\u003cx\\u003e\",\"b\":\"\\ufffd\"}");
+    im_buf_reset(&b);
+    im_json_labels(&b, ls, IM_JSON_PLAIN);
+    assert_string_equal(b.data, "{\"a\":\"<x>\",\"b\":\"\xff\"}");
+    im_buf_reset(&b);
+    im_json_labels(&b, NULL, IM_JSON_PLAIN);
+    assert_string_equal(b.data, "{}");
+    im_buf_free(&b);
+    im_labels_unref(ls);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sets),
-        cmocka_unit_test(test_builder),
-        cmocka_unit_test(test_matchers),
-        cmocka_unit_test(test_validity),
+        cmocka_unit_test(test_sets),     cmocka_unit_test(test_builder),
+        cmocka_unit_test(test_matchers), cmocka_unit_test(test_validity),
+        cmocka_unit_test(test_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
