@@ -2,13 +2,14 @@
  * the families of other exporters that LLM-serving queries commonly join with.
  *
  * Contract.
- *  1. The data is the vendored catalog/<name>.tsv (see catalog/README.md), embedded in
- *     the binary at build time (scripts/embed-catalog.cmake) and parsed once, on
- *     the first call to llm_catalog_get(), into a read-only table that lives until
- *     the process ends (thread-safe after that first call; call it once from the
- *     main thread before starting others). Families of kube-state-metrics,
- *     node_exporter and the Prometheus/process basics are a small table in
- *     catalog.c.
+ *  1. The data is the vendored catalog/<name>.tsv (see catalog/README.md),
+ *     embedded in the binary at build time (scripts/gen-catalog.py;
+ *     llm/catalog_data.h, the one embedded copy, which the simulator reads too)
+ *     and parsed once, on the first call to llm_catalog_get(), into a read-only
+ *     table that lives until the process ends (thread-safe after that first
+ *     call; call it once from the main thread before starting others). Families
+ *     of kube-state-metrics, node_exporter and the Prometheus/process basics are
+ *     a small table in catalog.c.
  *  2. A family is what one `# TYPE` line declares. `name` is the catalog's family
  *     name (for vLLM counters without `_total`, as registered); `samples` are the
  *     exact sample names the exposition carries (counters `<name>_total`,

@@ -88,13 +88,13 @@ void sim__dcgm_build(sim_fleet_t *f)
     for (int n = 0; n < f->nnodes; n++) {
         sim_tpl_t *t = &f->dtpl[n];
         sim__tpl_init(t, false);
-        for (int fi = 0; fi < sim_cat_dcgm_len; fi++) {
-            const sim_cat_family_t *c = &sim_cat_dcgm[fi];
-            if (!(c->flags & SIM_F_DEFAULT) && !f->o.dcgm_profiling) continue;
-            bool ctr = c->type == SIM_T_COUNTER;
+        for (int fi = 0; fi < llm_cat_dcgm_len; fi++) {
+            const llm_cat_family_t *c = &llm_cat_dcgm[fi];
+            if (!(c->flags & LLM_CF_DEFAULT) && !f->o.dcgm_profiling) continue;
+            bool ctr = c->type == LLM_CT_COUNTER;
             sim__tpl_family(t, c->name, ctr ? "counter" : "gauge", c->help, c->name,
                             ctr ? "unknown" : "gauge",
-                            (c->flags & SIM_F_DCGM_INT) ? SIM_FMT_DCGM_INT : SIM_FMT_DCGM_F);
+                            (c->flags & LLM_CF_DCGM_INT) ? SIM_FMT_DCGM_INT : SIM_FMT_DCGM_F);
             for (int g = 0; g < f->gpus_per_node; g++) {
                 sim_gpu_t *gpu = &f->gpus[n * f->gpus_per_node + g];
                 char gs[16], dev[32];
@@ -186,8 +186,8 @@ void sim__dcgm_publish(sim_fleet_t *f)
         int k = 0;
         int ci = 0;
         for (int fi = 0; fi < t->nfams; fi++, ci++) {
-            while (!(sim_cat_dcgm[ci].flags & SIM_F_DEFAULT) && !f->o.dcgm_profiling) ci++;
-            int q = field_quantity(sim_cat_dcgm[ci].name);
+            while (!(llm_cat_dcgm[ci].flags & LLM_CF_DEFAULT) && !f->o.dcgm_profiling) ci++;
+            int q = field_quantity(llm_cat_dcgm[ci].name);
             for (int gi = 0; gi < f->gpus_per_node; gi++) {
                 const sim_gpu_t *g = &f->gpus[n * f->gpus_per_node + gi];
                 double x = 0;

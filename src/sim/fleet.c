@@ -159,7 +159,7 @@ im_rc sim_fleet_create(const sim_options_t *o, sim_fleet_t **out, im_err_t *err)
                         f->o.vllm_version);
         goto fail;
     }
-    if (f->version < SIM_V(0, 3, 1)) {
+    if (f->version < LLM_V(0, 3, 1)) {
         rc = im_err_set(err, IM_EINVAL, "--vllm-version: versions before 0.3.1 are not simulated");
         goto fail;
     }

@@ -85,7 +85,7 @@ static void ser(sim_kueue_t *k, const char *name, const sim_label_t *ls, int n, 
     kmap(k, src, vidx);
 }
 
-static sim_hist_t khist(sim_kueue_t *k, const char *name, const sim_cat_family_t *c,
+static sim_hist_t khist(sim_kueue_t *k, const char *name, const llm_cat_family_t *c,
                         const sim_label_t *ls, int n, bool lazy)
 {
     char bn[128], sn[128], cn[128], le[64];
@@ -119,19 +119,19 @@ static int team_cmp(const void *a, const void *b)
     return strcmp(((const kteam_t *)a)->cq, ((const kteam_t *)b)->cq);
 }
 
-static void build_family(sim_fleet_t *f, sim_kueue_t *k, const sim_cat_family_t *c)
+static void build_family(sim_fleet_t *f, sim_kueue_t *k, const llm_cat_family_t *c)
 {
     const char *n = c->name;
-    const char *type = c->type == SIM_T_COUNTER     ? "counter"
-                       : c->type == SIM_T_HISTOGRAM ? "histogram"
-                                                    : "gauge";
+    const char *type = c->type == LLM_CT_COUNTER     ? "counter"
+                       : c->type == LLM_CT_HISTOGRAM ? "histogram"
+                                                     : "gauge";
     char om[128];
     snprintf(om, sizeof om, "%s", n);
     size_t ln = strlen(om);
-    if (c->type == SIM_T_COUNTER && ln > 6 && strcmp(om + ln - 6, "_total") == 0) om[ln - 6] = 0;
+    if (c->type == LLM_CT_COUNTER && ln > 6 && strcmp(om + ln - 6, "_total") == 0) om[ln - 6] = 0;
     sim__tpl_family(&k->tpl, n, type, c->help, om, type, SIM_FMT_GO);
     sim_label_t ls[12];
-    bool hist = c->type == SIM_T_HISTOGRAM;
+    bool hist = c->type == LLM_CT_HISTOGRAM;
 #define RR                                                                                         \
     (sim_label_t)                                                                                  \
     {                                                                                              \
@@ -333,8 +333,8 @@ void sim__kueue_build(sim_fleet_t *f)
     }
     /* Keep the team order for the pods, sort a copy for the exposition. */
     qsort(k->teams, (size_t)k->nteams, sizeof *k->teams, team_cmp);
-    for (int i = 0; i < sim_cat_kueue_len; i++)
-        if (sim_cat_kueue[i].flags & SIM_F_IN_SAMPLE) build_family(f, k, &sim_cat_kueue[i]);
+    for (int i = 0; i < llm_cat_kueue_len; i++)
+        if (llm_cat_kueue[i].flags & LLM_CF_IN_SAMPLE) build_family(f, k, &llm_cat_kueue[i]);
     k->v = im_calloc((size_t)k->tpl.nvalues, sizeof *k->v);
     for (int i = 0; i < k->nteams; i++) {
         kteam_t *t = &k->teams[i];

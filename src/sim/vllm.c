@@ -1,7 +1,7 @@
 /* vllm.c — a simulated vLLM engine: its exposition template and its scheduler.
  *
  * Template: the families of the chosen version, in registration order, with the
- * names, help texts, label sets and buckets of the catalog (catalog_gen.c), as
+ * names, help texts, label sets and buckets of the catalog (llm/catalog_data.h), as
  * prometheus_client prints them (counters as `_total` plus a `_created` gauge
  * family, histograms as buckets, _count, _sum, then `_created`).
  *
@@ -35,7 +35,7 @@
 bool sim__parse_version(const char *s, uint32_t *out)
 {
     if (!s || !*s || strcmp(s, "latest") == 0 || strcmp(s, "current") == 0) {
-        *out = SIM_V(0, 27, 1);
+        *out = LLM_V(0, 27, 1);
         return true;
     }
     if (*s == 'v') s++;
@@ -54,7 +54,7 @@ bool sim__parse_version(const char *s, uint32_t *out)
     }
     if (*p != '\0' && *p != '-' && *p != '+' && *p != 'r' && *p != 'p') return false;
     if (part[0] > 99 || part[1] > 999 || part[2] > 999) return false;
-    *out = SIM_V(part[0], part[1], part[2]);
+    *out = LLM_V(part[0], part[1], part[2]);
     return true;
 }
 
@@ -231,26 +231,26 @@ static const double v0_iter_buckets[] = {1,   2,   4,   8,   16,  24,  32,  40, 
                                          176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256};
 
 /* Bucket bounds of a family at a version (older releases had shorter lists). */
-static const double *family_bounds(const sim_cat_family_t *f, uint32_t ver, const double *b125,
+static const double *family_bounds(const llm_cat_family_t *f, uint32_t ver, const double *b125,
                                    int nb125, int *nb)
 {
-    if (f->bucket_rule == SIM_B_125) {
+    if (f->bucket_rule == LLM_CB_125) {
         *nb = nb125;
         return b125;
     }
     const double *bounds = f->buckets;
     int n = f->nbuckets;
-    if (strcmp(f->name, "vllm:time_per_output_token_seconds") == 0 && ver >= SIM_V(0, 8, 4)) {
-        const sim_cat_family_t *itl =
-            sim_cat_find(sim_cat_vllm, sim_cat_vllm_len, "vllm:inter_token_latency_seconds");
+    if (strcmp(f->name, "vllm:time_per_output_token_seconds") == 0 && ver >= LLM_V(0, 8, 4)) {
+        const llm_cat_family_t *itl =
+            llm_cat_find(llm_cat_vllm, llm_cat_vllm_len, "vllm:inter_token_latency_seconds");
         bounds = itl->buckets;
         n = itl->nbuckets;
     }
-    if (strcmp(f->name, "vllm:iteration_tokens_total") == 0 && ver < SIM_V(0, 8, 5)) {
+    if (strcmp(f->name, "vllm:iteration_tokens_total") == 0 && ver < LLM_V(0, 8, 5)) {
         *nb = (int)IM_ARRAY_LEN(v0_iter_buckets);
         return v0_iter_buckets;
     }
-    if (ver < SIM_V(0, 8, 4) && n > 0) {
+    if (ver < LLM_V(0, 8, 4) && n > 0) {
         double cut = 0;
         if (strcmp(f->name, "vllm:time_to_first_token_seconds") == 0)
             cut = 10.0;
@@ -263,7 +263,7 @@ static const double *family_bounds(const sim_cat_family_t *f, uint32_t ver, cons
     return bounds;
 }
 
-static const char *family_help(const sim_cat_family_t *f, uint32_t ver, bool v0, char *buf,
+static const char *family_help(const llm_cat_family_t *f, uint32_t ver, bool v0, char *buf,
                                size_t cap)
 {
     const char *h = v0 && f->help_v0 ? f->help_v0 : f->help;
@@ -279,14 +279,14 @@ static const char *family_help(const sim_cat_family_t *f, uint32_t ver, bool v0,
     return h;
 }
 
-static bool family_in_version(const sim_cat_family_t *f, uint32_t ver, bool v0)
+static bool family_in_version(const llm_cat_family_t *f, uint32_t ver, bool v0)
 {
-    if (!(f->flags & SIM_F_DEFAULT)) return false;
-    if ((f->flags & SIM_F_V0_ONLY) && !v0) return false;
-    if ((f->flags & SIM_F_V1_ONLY) && v0) return false;
+    if (!(f->flags & LLM_CF_DEFAULT)) return false;
+    if ((f->flags & LLM_CF_V0_ONLY) && !v0) return false;
+    if ((f->flags & LLM_CF_V1_ONLY) && v0) return false;
     if (f->first_v > ver) return false;
-    if (f->removed_v != SIM_V_NONE && ver >= f->removed_v) return false;
-    if (f->hidden_v != SIM_V_NONE && ver >= f->hidden_v) return false;
+    if (f->removed_v != LLM_V_NONE && ver >= f->removed_v) return false;
+    if (f->hidden_v != LLM_V_NONE && ver >= f->hidden_v) return false;
     return true;
 }
 
@@ -415,7 +415,7 @@ static void build_process(bld_t *b)
     }
 }
 
-static void build_cache_config(bld_t *b, const sim_cat_family_t *f, const sim_model_spec_t *m)
+static void build_cache_config(bld_t *b, const llm_cat_family_t *f, const sim_model_spec_t *m)
 {
     char blocks[32], tokens[32], conc[32];
     snprintf(blocks, sizeof blocks, "%d", m->num_gpu_blocks);
@@ -489,14 +489,14 @@ static void build_cache_config(bld_t *b, const sim_cat_family_t *f, const sim_mo
     if (b->lay->v0) {
         ls = v0;
         n = (int)IM_ARRAY_LEN(v0);
-    } else if (b->ver < SIM_V(0, 20, 0)) {
+    } else if (b->ver < LLM_V(0, 20, 0)) {
         ls = v1;
         n = (int)IM_ARRAY_LEN(v1);
     }
     sim_label_t all[40];
     int k = 0;
     for (int i = 0; i < n; i++) all[k++] = ls[i];
-    if (!b->lay->v0 && b->ver >= SIM_V(0, 8, 3)) all[k++] = (sim_label_t){"engine", "0"};
+    if (!b->lay->v0 && b->ver >= LLM_V(0, 8, 3)) all[k++] = (sim_label_t){"engine", "0"};
     sim__tpl_family(b->t, "vllm:cache_config_info", "gauge",
                     "Information of the LLMEngine CacheConfig", "vllm:cache_config_info", "gauge",
                     SIM_FMT_PY);
@@ -507,10 +507,10 @@ static void build_cache_config(bld_t *b, const sim_cat_family_t *f, const sim_mo
 
 static void build_http(bld_t *b)
 {
-    const sim_cat_family_t *f;
+    const llm_cat_family_t *f;
     int save = b->nbase;
     b->nbase = 0; /* the instrumentator's metrics carry no model labels */
-    f = sim_cat_find(sim_cat_vllm, sim_cat_vllm_len, "http_requests");
+    f = llm_cat_find(llm_cat_vllm, llm_cat_vllm_len, "http_requests");
     {
         sim_label_t ex[] = {
             {"handler", "/v1/models"},           {"method", "GET"},  {"status", "2xx"},
@@ -523,7 +523,7 @@ static void build_http(bld_t *b)
     }
     static const char *const sz[2] = {"http_request_size_bytes", "http_response_size_bytes"};
     for (int s = 0; s < 2; s++) {
-        f = sim_cat_find(sim_cat_vllm, sim_cat_vllm_len, sz[s]);
+        f = llm_cat_find(llm_cat_vllm, llm_cat_vllm_len, sz[s]);
         char cn[64], sn[64];
         snprintf(cn, sizeof cn, "%s_count", sz[s]);
         snprintf(sn, sizeof sn, "%s_sum", sz[s]);
@@ -540,9 +540,9 @@ static void build_http(bld_t *b)
         int nex[2] = {1, 1};
         py_created_family(b, sz[s], f->help, ex, nex, 2, NULL);
     }
-    f = sim_cat_find(sim_cat_vllm, sim_cat_vllm_len, "http_request_duration_highr_seconds");
+    f = llm_cat_find(llm_cat_vllm, llm_cat_vllm_len, "http_request_duration_highr_seconds");
     py_hist(b, f->name, f->help, f->buckets, f->nbuckets, H_HTTP_HIGHR, false);
-    f = sim_cat_find(sim_cat_vllm, sim_cat_vllm_len, "http_request_duration_seconds");
+    f = llm_cat_find(llm_cat_vllm, llm_cat_vllm_len, "http_request_duration_seconds");
     {
         sim__tpl_family(b->t, f->name, "histogram", f->help, f->name, "histogram", SIM_FMT_PY);
         sim_label_t em[2] = {{"handler", "/v1/models"}, {"method", "GET"}};
@@ -563,21 +563,21 @@ void sim__vllm_build(sim_tpl_t *t, sim_vllm_layout_t *lay, uint32_t ver, const s
 {
     (void)gpus_per_pod;
     bld_t b = {.t = t, .lay = lay, .first = lay->nvalues == 0, .ver = ver};
-    bool v0 = ver < SIM_V(0, 8, 0);
+    bool v0 = ver < LLM_V(0, 8, 0);
     if (b.first) {
         lay->v0 = v0;
-        lay->has_error_reason = !v0 && ver >= SIM_V(0, 13, 0);
-        lay->has_rep_reason = !v0 && ver >= SIM_V(0, 18, 0);
+        lay->has_error_reason = !v0 && ver >= LLM_V(0, 13, 0);
+        lay->has_rep_reason = !v0 && ver >= LLM_V(0, 18, 0);
         lay->http_chat_pres_4xx = lay->http_chat_pres_5xx = -1;
     }
-    if (!v0 && ver >= SIM_V(0, 8, 3)) b.base[b.nbase++] = (sim_label_t){"engine", "0"};
+    if (!v0 && ver >= LLM_V(0, 8, 3)) b.base[b.nbase++] = (sim_label_t){"engine", "0"};
     b.base[b.nbase++] = (sim_label_t){"model_name", m->name};
 
     build_process(&b);
-    const char *const *order = v0 ? sim_cat_vllm_order_v0 : sim_cat_vllm_order_v1;
+    const char *const *order = v0 ? llm_cat_vllm_order_v0 : llm_cat_vllm_order_v1;
     char help[512];
     for (int i = 0; order[i]; i++) {
-        const sim_cat_family_t *f = sim_cat_find(sim_cat_vllm, sim_cat_vllm_len, order[i]);
+        const llm_cat_family_t *f = llm_cat_find(llm_cat_vllm, llm_cat_vllm_len, order[i]);
         if (!f || !family_in_version(f, ver, v0)) continue;
         const char *h = family_help(f, ver, v0, help, sizeof help);
         if (strcmp(f->name, "vllm:cache_config_info") == 0) {
@@ -623,13 +623,13 @@ void sim__vllm_build(sim_tpl_t *t, sim_vllm_layout_t *lay, uint32_t ver, const s
         for (size_t j = 0; j < IM_ARRAY_LEN(bindings); j++)
             if (strcmp(bindings[j].name, f->name) == 0) bd = &bindings[j];
         if (!bd) continue;
-        if (f->type == SIM_T_GAUGE) {
+        if (f->type == LLM_CT_GAUGE) {
             int q = bd->q;
             py_gauge(&b, f->name, h, NULL, 0, 1, &q, true);
-        } else if (f->type == SIM_T_COUNTER) {
+        } else if (f->type == LLM_CT_COUNTER) {
             int q = bd->q;
             py_counter(&b, f->name, h, NULL, 0, 1, &q, true, NULL);
-        } else if (f->type == SIM_T_HISTOGRAM) {
+        } else if (f->type == LLM_CT_HISTOGRAM) {
             int nb;
             const double *bounds = family_bounds(f, ver, b125, nb125, &nb);
             py_hist(&b, f->name, h, bounds, nb, bd->h, v0);
