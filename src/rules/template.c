@@ -1601,6 +1601,8 @@ typedef struct fcall {
     tv_t *args;
     size_t n;
     const node_t *cmd;
+    const char *name; /* the function's template name (for errors) */
+    int variant;      /* func_def_t.variant: which of a family of functions */
 } fcall_t;
 
 typedef tv_t (*tfunc_t)(fcall_t *c, bool *errset);
@@ -1611,7 +1613,8 @@ typedef struct func_def {
     int nparams;   /* fixed params */
     bool variadic; /* last param repeats */
     ptype_t ptypes[4];
-    bool lazy; /* and/or: evaluates args itself */
+    bool lazy;   /* and/or: evaluates args itself */
+    int variant; /* for functions that serve several names (f_cmp, f_escape, ...) */
 } func_def_t;
 
 static void call_err(fcall_t *c, const char *name, const char *fmt, ...) IM_PRINTF(3, 4);
@@ -1675,10 +1678,16 @@ static bool to_float(fcall_t *c, const char *fname, const tv_t *v, double *out)
     }
 }
 
-static tv_t fn_humanize_common(fcall_t *c, const char *name, size_t (*f)(double, char *, size_t))
+/* humanize, humanize1024, humanizeDuration, humanizePercentage (variant: the
+ * index in fmts). */
+static tv_t f_humanize(fcall_t *c, bool *e)
 {
+    (void)e;
+    static size_t (*const fmts[])(double, char *, size_t) = {
+        tmpl_humanize, tmpl_humanize1024, tmpl_humanize_duration, tmpl_humanize_percentage};
+    size_t (*f)(double, char *, size_t) = fmts[c->variant];
     double v;
-    if (!to_float(c, name, &c->args[0], &v)) return NOVAL;
+    if (!to_float(c, c->name, &c->args[0], &v)) return NOVAL;
     char buf[128];
     size_t n = f(v, buf, sizeof buf);
     return mk_str(c->s, buf, n);
@@ -1770,27 +1779,6 @@ size_t tmpl_humanize_duration(double v, char *buf, size_t cap)
 size_t tmpl_humanize_percentage(double v, char *buf, size_t cap)
 {
     return fmt_g4_buf(v * 100, buf, cap, "%");
-}
-
-static tv_t f_humanize(fcall_t *c, bool *e)
-{
-    (void)e;
-    return fn_humanize_common(c, "humanize", tmpl_humanize);
-}
-static tv_t f_humanize1024(fcall_t *c, bool *e)
-{
-    (void)e;
-    return fn_humanize_common(c, "humanize1024", tmpl_humanize1024);
-}
-static tv_t f_humanize_duration(fcall_t *c, bool *e)
-{
-    (void)e;
-    return fn_humanize_common(c, "humanizeDuration", tmpl_humanize_duration);
-}
-static tv_t f_humanize_percentage(fcall_t *c, bool *e)
-{
-    (void)e;
-    return fn_humanize_common(c, "humanizePercentage", tmpl_humanize_percentage);
 }
 
 /* Prometheus' floatToTime: seconds -> nanoseconds (must fit int64) ->
@@ -2108,8 +2096,11 @@ static tv_t f_safe_html(fcall_t *c, bool *e)
     return v;
 }
 
-static tv_t map_case(fcall_t *c, int mode)
+/* toUpper (variant 0), toLower (1), title (2). */
+static tv_t f_map_case(fcall_t *c, bool *e)
 {
+    (void)e;
+    int mode = c->variant;
     im_sv_t in = c->args[0].u.s;
     char *o = xalloc(c->s, in.len + 1);
     bool prev_letter = false;
@@ -2130,21 +2121,6 @@ static tv_t map_case(fcall_t *c, int mode)
     o[in.len] = 0;
     return (tv_t){.k = TV_STRING, .u.s = {o, in.len}};
 }
-static tv_t f_to_upper(fcall_t *c, bool *e)
-{
-    (void)e;
-    return map_case(c, 0);
-}
-static tv_t f_to_lower(fcall_t *c, bool *e)
-{
-    (void)e;
-    return map_case(c, 1);
-}
-static tv_t f_title(fcall_t *c, bool *e)
-{
-    (void)e;
-    return map_case(c, 2);
-}
 
 static void query_escape(im_buf_t *b, im_sv_t s)
 {
@@ -2160,24 +2136,15 @@ static void query_escape(im_buf_t *b, im_sv_t s)
     }
 }
 
-static tv_t f_graph_link(fcall_t *c, bool *e)
+/* graphLink (variant 0: the graph tab) and tableLink (1: the table tab). */
+static tv_t f_link(fcall_t *c, bool *e)
 {
     (void)e;
     im_buf_t b;
     im_buf_init(&b, 0);
     (void)im_buf_puts(&b, "/graph?g0.expr=");
     query_escape(&b, c->args[0].u.s);
-    (void)im_buf_puts(&b, "&g0.tab=0");
-    return mk_buf_str(c->s, &b);
-}
-static tv_t f_table_link(fcall_t *c, bool *e)
-{
-    (void)e;
-    im_buf_t b;
-    im_buf_init(&b, 0);
-    (void)im_buf_puts(&b, "/graph?g0.expr=");
-    query_escape(&b, c->args[0].u.s);
-    (void)im_buf_puts(&b, "&g0.tab=1");
+    (void)im_buf_printf(&b, "&g0.tab=%d", c->variant);
     return mk_buf_str(c->s, &b);
 }
 static tv_t f_external_url(fcall_t *c, bool *e)
@@ -2415,20 +2382,13 @@ static tv_t f_slice(fcall_t *c, bool *e)
     return (tv_t){.k = TV_SAMPLES, .u.ss = o};
 }
 
+/* print (variant 0) and println (1). */
 static tv_t f_print(fcall_t *c, bool *e)
 {
     (void)e;
     im_buf_t b;
     im_buf_init(&b, TMPL_MAX_OUTPUT);
-    tmpl__sprint(&b, c->args, c->n, false);
-    return mk_buf_str(c->s, &b);
-}
-static tv_t f_println(fcall_t *c, bool *e)
-{
-    (void)e;
-    im_buf_t b;
-    im_buf_init(&b, TMPL_MAX_OUTPUT);
-    tmpl__sprint(&b, c->args, c->n, true);
+    tmpl__sprint(&b, c->args, c->n, c->variant == 1);
     return mk_buf_str(c->s, &b);
 }
 static tv_t f_printf(fcall_t *c, bool *e)
@@ -2485,28 +2445,13 @@ static void html_escape(im_buf_t *b, const tv_t *args, size_t n, int mode)
     }
     im_buf_free(&tmp);
 }
-static tv_t f_html(fcall_t *c, bool *e)
+/* html (variant 0), js (1), urlquery (2). */
+static tv_t f_escape(fcall_t *c, bool *e)
 {
     (void)e;
     im_buf_t b;
     im_buf_init(&b, TMPL_MAX_OUTPUT);
-    html_escape(&b, c->args, c->n, 0);
-    return mk_buf_str(c->s, &b);
-}
-static tv_t f_js(fcall_t *c, bool *e)
-{
-    (void)e;
-    im_buf_t b;
-    im_buf_init(&b, TMPL_MAX_OUTPUT);
-    html_escape(&b, c->args, c->n, 1);
-    return mk_buf_str(c->s, &b);
-}
-static tv_t f_urlquery(fcall_t *c, bool *e)
-{
-    (void)e;
-    im_buf_t b;
-    im_buf_init(&b, TMPL_MAX_OUTPUT);
-    html_escape(&b, c->args, c->n, 2);
+    html_escape(&b, c->args, c->n, c->variant);
     return mk_buf_str(c->s, &b);
 }
 
@@ -2590,102 +2535,73 @@ static tv_t f_eq(fcall_t *c, bool *e)
     }
     return mk_bool(false);
 }
-static tv_t f_ne(fcall_t *c, bool *e)
+/* ne, lt, le, gt, ge (variant: enum cmp_op). As Go's: le = lt || eq, gt = !le
+ * and ge = !lt, so an unordered pair (NaN) is gt and ge but neither lt nor le. */
+enum cmp_op { CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE };
+static tv_t f_cmp(fcall_t *c, bool *e)
 {
     (void)e;
     bool ok;
-    int r = cmp_vals(c, "ne", &c->args[0], &c->args[1], true, &ok);
+    int r = cmp_vals(c, c->name, &c->args[0], &c->args[1], c->variant == CMP_NE, &ok);
     if (!ok) return NOVAL;
-    return mk_bool(r != 0);
-}
-static tv_t cmp_fn(fcall_t *c, const char *name, int op)
-{
-    bool ok;
-    int r = cmp_vals(c, name, &c->args[0], &c->args[1], false, &ok);
-    if (!ok) return NOVAL;
-    switch (op) {
-    case 0: return mk_bool(r == -1);
-    case 1: return mk_bool(r == -1 || r == 0);
-    case 2: return mk_bool(r == 1);
-    default: return mk_bool(r == 1 || r == 0);
+    bool lt = r == -1, le = lt || r == 0;
+    switch (c->variant) {
+    case CMP_NE: return mk_bool(r != 0);
+    case CMP_LT: return mk_bool(lt);
+    case CMP_LE: return mk_bool(le);
+    case CMP_GT: return mk_bool(!le);
+    default: return mk_bool(!lt);
     }
-}
-static tv_t f_lt(fcall_t *c, bool *e)
-{
-    (void)e;
-    return cmp_fn(c, "lt", 0);
-}
-static tv_t f_le(fcall_t *c, bool *e)
-{
-    (void)e;
-    return cmp_fn(c, "le", 1);
-}
-static tv_t f_gt(fcall_t *c, bool *e)
-{
-    (void)e;
-    /* gt = !le */
-    bool ok;
-    int r = cmp_vals(c, "gt", &c->args[0], &c->args[1], false, &ok);
-    if (!ok) return NOVAL;
-    return mk_bool(!(r == -1 || r == 0));
-}
-static tv_t f_ge(fcall_t *c, bool *e)
-{
-    (void)e;
-    bool ok;
-    int r = cmp_vals(c, "ge", &c->args[0], &c->args[1], false, &ok);
-    if (!ok) return NOVAL;
-    return mk_bool(r != -1);
 }
 
 static const func_def_t funcs[] = {
     /* Go builtins */
-    {"and", NULL, 1, true, {P_REFLECT, P_REFLECT}, true},
-    {"or", NULL, 1, true, {P_REFLECT, P_REFLECT}, true},
-    {"not", f_not, 1, false, {P_REFLECT}, false},
-    {"len", f_len, 1, false, {P_REFLECT}, false},
-    {"index", f_index, 1, true, {P_REFLECT, P_REFLECT}, false},
-    {"slice", f_slice, 1, true, {P_REFLECT, P_REFLECT}, false},
-    {"print", f_print, 0, true, {P_ANY}, false},
-    {"printf", f_printf, 1, true, {P_STR, P_ANY}, false},
-    {"println", f_println, 0, true, {P_ANY}, false},
-    {"html", f_html, 0, true, {P_ANY}, false},
-    {"js", f_js, 0, true, {P_ANY}, false},
-    {"urlquery", f_urlquery, 0, true, {P_ANY}, false},
-    {"eq", f_eq, 1, true, {P_REFLECT, P_REFLECT}, false},
-    {"ne", f_ne, 2, false, {P_REFLECT, P_REFLECT}, false},
-    {"lt", f_lt, 2, false, {P_REFLECT, P_REFLECT}, false},
-    {"le", f_le, 2, false, {P_REFLECT, P_REFLECT}, false},
-    {"gt", f_gt, 2, false, {P_REFLECT, P_REFLECT}, false},
-    {"ge", f_ge, 2, false, {P_REFLECT, P_REFLECT}, false},
+    {"and", NULL, 1, true, {P_REFLECT, P_REFLECT}, true, 0},
+    {"or", NULL, 1, true, {P_REFLECT, P_REFLECT}, true, 0},
+    {"not", f_not, 1, false, {P_REFLECT}, false, 0},
+    {"len", f_len, 1, false, {P_REFLECT}, false, 0},
+    {"index", f_index, 1, true, {P_REFLECT, P_REFLECT}, false, 0},
+    {"slice", f_slice, 1, true, {P_REFLECT, P_REFLECT}, false, 0},
+    {"print", f_print, 0, true, {P_ANY}, false, 0},
+    {"printf", f_printf, 1, true, {P_STR, P_ANY}, false, 0},
+    {"println", f_print, 0, true, {P_ANY}, false, 1},
+    {"html", f_escape, 0, true, {P_ANY}, false, 0},
+    {"js", f_escape, 0, true, {P_ANY}, false, 1},
+    {"urlquery", f_escape, 0, true, {P_ANY}, false, 2},
+    {"eq", f_eq, 1, true, {P_REFLECT, P_REFLECT}, false, 0},
+    {"ne", f_cmp, 2, false, {P_REFLECT, P_REFLECT}, false, CMP_NE},
+    {"lt", f_cmp, 2, false, {P_REFLECT, P_REFLECT}, false, CMP_LT},
+    {"le", f_cmp, 2, false, {P_REFLECT, P_REFLECT}, false, CMP_LE},
+    {"gt", f_cmp, 2, false, {P_REFLECT, P_REFLECT}, false, CMP_GT},
+    {"ge", f_cmp, 2, false, {P_REFLECT, P_REFLECT}, false, CMP_GE},
     /* Prometheus */
-    {"query", f_query, 1, false, {P_STR}, false},
-    {"first", f_first, 1, false, {P_SAMPLES}, false},
-    {"label", f_label, 2, false, {P_STR, P_SAMPLE}, false},
-    {"value", f_value, 1, false, {P_SAMPLE}, false},
-    {"strvalue", f_strvalue, 1, false, {P_SAMPLE}, false},
-    {"args", f_args, 0, true, {P_ANY}, false},
-    {"reReplaceAll", f_re_replace_all, 3, false, {P_STR, P_STR, P_STR}, false},
-    {"safeHtml", f_safe_html, 1, false, {P_STR}, false},
-    {"match", f_match, 2, false, {P_STR, P_STR}, false},
-    {"title", f_title, 1, false, {P_STR}, false},
-    {"toUpper", f_to_upper, 1, false, {P_STR}, false},
-    {"toLower", f_to_lower, 1, false, {P_STR}, false},
-    {"graphLink", f_graph_link, 1, false, {P_STR}, false},
-    {"tableLink", f_table_link, 1, false, {P_STR}, false},
-    {"sortByLabel", f_sort_by_label, 2, false, {P_STR, P_SAMPLES}, false},
-    {"humanize", f_humanize, 1, false, {P_ANY}, false},
-    {"humanize1024", f_humanize1024, 1, false, {P_ANY}, false},
-    {"humanizeDuration", f_humanize_duration, 1, false, {P_ANY}, false},
-    {"humanizePercentage", f_humanize_percentage, 1, false, {P_ANY}, false},
-    {"humanizeTimestamp", f_humanize_timestamp, 1, false, {P_ANY}, false},
-    {"toTime", f_to_time, 1, false, {P_ANY}, false},
-    {"toDuration", f_to_duration, 1, false, {P_ANY}, false},
-    {"parseDuration", f_parse_duration, 1, false, {P_STR}, false},
-    {"stripPort", f_strip_port, 1, false, {P_STR}, false},
-    {"stripDomain", f_strip_domain, 1, false, {P_STR}, false},
-    {"externalURL", f_external_url, 0, false, {P_ANY}, false},
-    {"pathPrefix", f_path_prefix, 0, false, {P_ANY}, false},
+    {"query", f_query, 1, false, {P_STR}, false, 0},
+    {"first", f_first, 1, false, {P_SAMPLES}, false, 0},
+    {"label", f_label, 2, false, {P_STR, P_SAMPLE}, false, 0},
+    {"value", f_value, 1, false, {P_SAMPLE}, false, 0},
+    {"strvalue", f_strvalue, 1, false, {P_SAMPLE}, false, 0},
+    {"args", f_args, 0, true, {P_ANY}, false, 0},
+    {"reReplaceAll", f_re_replace_all, 3, false, {P_STR, P_STR, P_STR}, false, 0},
+    {"safeHtml", f_safe_html, 1, false, {P_STR}, false, 0},
+    {"match", f_match, 2, false, {P_STR, P_STR}, false, 0},
+    {"title", f_map_case, 1, false, {P_STR}, false, 2},
+    {"toUpper", f_map_case, 1, false, {P_STR}, false, 0},
+    {"toLower", f_map_case, 1, false, {P_STR}, false, 1},
+    {"graphLink", f_link, 1, false, {P_STR}, false, 0},
+    {"tableLink", f_link, 1, false, {P_STR}, false, 1},
+    {"sortByLabel", f_sort_by_label, 2, false, {P_STR, P_SAMPLES}, false, 0},
+    {"humanize", f_humanize, 1, false, {P_ANY}, false, 0},
+    {"humanize1024", f_humanize, 1, false, {P_ANY}, false, 1},
+    {"humanizeDuration", f_humanize, 1, false, {P_ANY}, false, 2},
+    {"humanizePercentage", f_humanize, 1, false, {P_ANY}, false, 3},
+    {"humanizeTimestamp", f_humanize_timestamp, 1, false, {P_ANY}, false, 0},
+    {"toTime", f_to_time, 1, false, {P_ANY}, false, 0},
+    {"toDuration", f_to_duration, 1, false, {P_ANY}, false, 0},
+    {"parseDuration", f_parse_duration, 1, false, {P_STR}, false, 0},
+    {"stripPort", f_strip_port, 1, false, {P_STR}, false, 0},
+    {"stripDomain", f_strip_domain, 1, false, {P_STR}, false, 0},
+    {"externalURL", f_external_url, 0, false, {P_ANY}, false, 0},
+    {"pathPrefix", f_path_prefix, 0, false, {P_ANY}, false, 0},
 };
 
 static const func_def_t *find_func(const char *name, size_t len)
@@ -2874,7 +2790,7 @@ static tv_t eval_call(state_t *s, tv_t dot, const func_def_t *fd, const node_t *
             }
         }
     }
-    fcall_t c = {s, argv, num_in, cmd};
+    fcall_t c = {s, argv, num_in, cmd, fd->name, fd->variant};
     bool e = false;
     tv_t r = fd->fn(&c, &e);
     return s->failed ? NOVAL : r;
