@@ -33,21 +33,13 @@
 #include "util/timeutil.h"
 
 #define DEFAULT_BODY_CAP (256LL << 20)
+/* Body buffers kept for re-use between transfers: a target's buffer goes back
+ * to the pool when its scrape is parsed, so memory follows the transfers in
+ * flight, not the number of targets. */
+#define BODY_POOL 8
 
 const double scrape_duration_bucket_bounds[10] = {0.005, 0.01, 0.025, 0.05, 0.1,
                                                   0.25,  0.5,  1,     2.5,  10};
-
-typedef struct series_ent {
-    struct series_ent *next;
-    uint64_t hash;
-    const im_labels_t *ls; /* owned; NULL = dropped by metric relabelling */
-    tsdb_ref_t ref;
-    uint64_t seen, cur;
-    uint64_t gen; /* target->gen when ls was computed */
-    uint32_t klen;
-    bool over_limit; /* ls breaks a label limit: every scrape with it fails */
-    char key[];      /* the raw key, klen bytes, in the same allocation */
-} series_ent_t;
 
 /* One family's metadata. type always points to a static name; metric, help
  * and unit are owned when their bit in `owned` is set, otherwise they point
@@ -56,7 +48,8 @@ typedef struct series_ent {
 enum { META_METRIC = 1, META_HELP = 2, META_UNIT = 4 };
 typedef struct meta_ent {
     const char *metric, *type, *help, *unit;
-    uint8_t owned; /* META_* bits */
+    uint32_t mlen, hlen, ulen; /* lengths of metric, help, unit */
+    uint8_t owned;             /* META_* bits */
 } meta_ent_t;
 
 enum { REP_UP, REP_DUR, REP_SCRAPED, REP_POST, REP_ADDED, REP_N };
@@ -83,10 +76,9 @@ typedef struct target {
     im_buf_t body;
     bool body_over;
     int64_t start_ms, start_ns;
-    series_ent_t **tab;
-    size_t tabcap, count;
+    scrape__cache_t cache;
     uint64_t iter, prev;
-    uint64_t gen; /* bumped when the job's config changes: cached labels are recomputed */
+    uint32_t gen; /* bumped when the job's config changes: cached labels are recomputed */
     const im_labels_t *rep_ls[REP_N];
     tsdb_ref_t rep_ref[REP_N];
     bool reported; /* at least one report written */
@@ -136,79 +128,29 @@ struct scrape_manager {
     CURLM *multi;
     expo_parser_t *parser;
     im_labels_builder_t lb, lb2;
+    im_buf_t bodypool[BODY_POOL]; /* scrape thread only: empty buffers with memory */
+    size_t nbodypool;
     scrape_stats_t stats; /* under mu */
 };
 
 /* ---- Series cache ---- */
 
-static void cache_free(target_t *t)
-{
-    for (size_t i = 0; i < t->tabcap; i++)
-        for (series_ent_t *e = t->tab[i], *n; e; e = n) {
-            n = e->next;
-            if (e->ls) im_labels_unref(e->ls);
-            im_free_tag(IM_MEM_SCRAPE, e, sizeof *e + e->klen);
-        }
-    im_free(t->tab);
-    t->tab = NULL;
-    t->tabcap = t->count = 0;
-}
-
-static void cache_grow(target_t *t)
-{
-    size_t nc = t->tabcap ? t->tabcap * 2 : 256;
-    series_ent_t **nt = im_calloc(nc, sizeof *nt);
-    for (size_t i = 0; i < t->tabcap; i++)
-        for (series_ent_t *e = t->tab[i], *n; e; e = n) {
-            n = e->next;
-            e->next = nt[e->hash & (nc - 1)];
-            nt[e->hash & (nc - 1)] = e;
-        }
-    im_free(t->tab);
-    t->tab = nt;
-    t->tabcap = nc;
-}
-
-static series_ent_t *cache_get(target_t *t, const char *key, size_t klen, uint64_t h, bool *created)
-{
-    *created = false;
-    if (t->tabcap) {
-        for (series_ent_t *e = t->tab[h & (t->tabcap - 1)]; e; e = e->next)
-            if (e->hash == h && e->klen == klen && memcmp(e->key, key, klen) == 0) return e;
-    }
-    if (t->count + 1 > t->tabcap * 3 / 4) cache_grow(t);
-    series_ent_t *e = im_calloc_tag(IM_MEM_SCRAPE, 1, sizeof *e + klen);
-    e->hash = h;
-    e->klen = (uint32_t)klen;
-    memcpy(e->key, key, klen);
-    e->next = t->tab[h & (t->tabcap - 1)];
-    t->tab[h & (t->tabcap - 1)] = e;
-    t->count++;
-    *created = true;
-    return e;
-}
-
 /* One pass after a scrape: marks the entries the scrape committed (when it did),
  * and drops entries not committed for many iterations (and ones never committed). */
 static void cache_after(target_t *t, bool committed)
 {
-    for (size_t i = 0; i < t->tabcap; i++) {
-        series_ent_t **pp = &t->tab[i];
-        while (*pp) {
-            series_ent_t *e = *pp;
-            if (committed && e->cur == t->iter && e->ls) e->seen = t->iter;
-            bool old =
-                (e->seen == 0 && e->cur + 1 < t->iter) || (e->seen && e->seen + 10 < t->iter);
-            if (old) {
-                *pp = e->next;
-                if (e->ls) im_labels_unref(e->ls);
-                im_free_tag(IM_MEM_SCRAPE, e, sizeof *e + e->klen);
-                t->count--;
-            } else {
-                pp = &e->next;
-            }
+    scrape__cache_t *c = &t->cache;
+    bool removed = false;
+    for (uint32_t i = 0; i < c->nents; i++) {
+        scrape__sent_t *e = &c->ents[i];
+        if (!e->used) continue;
+        if (committed && e->cur == t->iter && e->ls) e->seen = t->iter;
+        if ((e->seen == 0 && e->cur + 1 < t->iter) || (e->seen && e->seen + 10 < t->iter)) {
+            scrape__cache_remove(c, e);
+            removed = true;
         }
     }
+    if (removed) scrape__cache_compact(c);
 }
 
 /* ---- Appending helpers ---- */
@@ -226,12 +168,13 @@ static void mark_stale_prev(scrape_manager_t *m, target_t *t, tsdb_appender_t *a
                             bool only_uncommitted_now)
 {
     (void)m;
-    for (size_t i = 0; i < t->tabcap; i++)
-        for (series_ent_t *e = t->tab[i]; e; e = e->next) {
-            if (!e->ls || e->seen == 0 || e->seen != t->prev) continue;
-            if (only_uncommitted_now && e->cur == t->iter) continue;
-            (void)app_add(a, &e->ref, e->ls, ts, tsdb_stale_nan());
-        }
+    const scrape__cache_t *c = &t->cache;
+    for (uint32_t i = 0; i < c->nents; i++) {
+        scrape__sent_t *e = &c->ents[i];
+        if (!e->used || !e->ls || e->seen == 0 || e->seen != t->prev) continue;
+        if (only_uncommitted_now && e->cur == t->iter) continue;
+        (void)app_add(a, &e->ref, e->ls, ts, tsdb_stale_nan());
+    }
 }
 
 /* ---- Labels of scraped samples ---- */
@@ -344,40 +287,45 @@ static void meta_set(scrape_result_t *r, size_t i, uint8_t bit, im_sv_t v)
     meta_ent_t *me = &r->meta[i];
     meta_src_t *src = &r->src[i];
     const char **f = bit == META_METRIC ? &me->metric : bit == META_HELP ? &me->help : &me->unit;
+    uint32_t *fl = bit == META_METRIC ? &me->mlen : bit == META_HELP ? &me->hlen : &me->ulen;
     if (me->owned & bit) im_free((char *)*f);
     me->owned &= (uint8_t)~bit;
     src->lent &= (uint8_t)~bit;
     if (src->prev) {
         const meta_ent_t *pe = &r->prevmeta[src->prev - 1];
         const char *pv = bit == META_METRIC ? pe->metric : bit == META_HELP ? pe->help : pe->unit;
-        if ((pe->owned & bit) && strlen(pv) == v.len && memcmp(pv, v.p, v.len) == 0) {
+        uint32_t pl = bit == META_METRIC ? pe->mlen : bit == META_HELP ? pe->hlen : pe->ulen;
+        if ((pe->owned & bit) && pl == v.len && memcmp(pv, v.p, v.len) == 0) {
             *f = pv;
+            *fl = pl;
             src->lent |= bit;
             return;
         }
     }
     if (v.len == 0) {
         *f = "";
+        *fl = 0;
         return;
     }
     *f = im_strndup(v.p, v.len);
+    *fl = (uint32_t)strlen(*f); /* as a C string (an embedded NUL ends it) */
     me->owned |= bit;
 }
 
-static bool meta_name_eq(const char *a, im_sv_t b)
+static bool meta_name_eq(const meta_ent_t *me, im_sv_t b)
 {
-    return strlen(a) == b.len && memcmp(a, b.p, b.len) == 0;
+    return me->mlen == b.len && memcmp(me->metric, b.p, b.len) == 0;
 }
 
 static void meta_upsert(scrape_result_t *r, const expo_entry_t *e)
 {
     size_t i = r->nmeta;
     /* HELP/TYPE/UNIT of one family come together: try the last entry first */
-    if (i > 0 && meta_name_eq(r->meta[i - 1].metric, e->name))
+    if (i > 0 && meta_name_eq(&r->meta[i - 1], e->name))
         i--;
     else
         for (i = 0; i < r->nmeta; i++)
-            if (meta_name_eq(r->meta[i].metric, e->name)) break;
+            if (meta_name_eq(&r->meta[i], e->name)) break;
     if (i == r->nmeta) {
         if (r->nmeta >= 100000) return; /* bounded */
         if (r->nmeta == r->metacap) {
@@ -389,9 +337,9 @@ static void meta_upsert(scrape_result_t *r, const expo_entry_t *e)
         memset(&r->src[i], 0, sizeof r->src[i]);
         /* the same family in the last scrape: usually at the same position */
         size_t j = i;
-        if (j >= r->nprev || !meta_name_eq(r->prevmeta[j].metric, e->name))
+        if (j >= r->nprev || !meta_name_eq(&r->prevmeta[j], e->name))
             for (j = 0; j < r->nprev; j++)
-                if (meta_name_eq(r->prevmeta[j].metric, e->name)) break;
+                if (meta_name_eq(&r->prevmeta[j], e->name)) break;
         if (j < r->nprev) r->src[i].prev = (uint32_t)j + 1;
         r->meta[i].type = "unknown";
         r->meta[i].help = "";
@@ -474,16 +422,15 @@ static bool parse_and_append(scrape_manager_t *m, target_t *t, expo_format_t fmt
             kp += e.labels[i].value.len;
         }
         key.len = klen;
-        uint64_t h = im_hash(key.data, key.len);
         bool created;
-        series_ent_t *se = cache_get(t, key.data, key.len, h, &created);
+        scrape__sent_t *se = scrape__cache_get(&t->cache, key.data, key.len, &created);
         if (created || se->gen != t->gen) {
             const im_labels_t *raw = expo_entry_labels(&e, &m->lb2);
             if (se->ls) im_labels_unref(se->ls);
             se->ls = mutate(m, t, raw);
             im_labels_unref(raw);
             se->gen = t->gen;
-            se->over_limit = false;
+            se->over_limit = 0;
             if (se->ls &&
                 (j->label_limit || j->label_name_length_limit || j->label_value_length_limit))
                 se->over_limit = !check_label_limits(j, se->ls, r->err, sizeof r->err);
@@ -562,6 +509,19 @@ static void report(scrape_manager_t *m, target_t *t, int64_t ts, bool up, double
         IM_WARN("Appending scrape report failed", "target=%s err=%s", im_logq(t->url),
                 im_logq(err.msg));
     t->reported = true;
+}
+
+/* The target's body buffer goes back to the pool (or is freed). */
+static void body_release(scrape_manager_t *m, target_t *t)
+{
+    size_t max = t->body.max;
+    im_buf_reset(&t->body);
+    if (t->body.data && t->body.cap <= (8u << 20) && m->nbodypool < BODY_POOL) {
+        m->bodypool[m->nbodypool++] = t->body; /* do not keep huge buffers */
+        im_buf_init(&t->body, max);
+    } else {
+        im_buf_free(&t->body);
+    }
 }
 
 static void finish_scrape(scrape_manager_t *m, target_t *t, CURLcode cc, const char *forced)
@@ -647,8 +607,7 @@ static void finish_scrape(scrape_manager_t *m, target_t *t, CURLcode cc, const c
     meta_free(r.meta, r.nmeta); /* failed scrape: loans are not owned, so not freed */
     im_free(r.src);
     if (!ok) IM_DEBUG("Scrape failed", "target=%s err=%s", im_logq(t->url), im_logq(r.err));
-    im_buf_reset(&t->body);
-    if (t->body.cap > (8u << 20)) im_buf_free(&t->body); /* do not keep huge buffers */
+    body_release(m, t);
 }
 
 /* ---- Transfers ---- */
@@ -754,6 +713,11 @@ static void start_scrape(scrape_manager_t *m, target_t *t, int64_t now)
     if (!t->easy) target_setup_curl(m, t);
     t->errbuf[0] = 0;
     t->body_over = false;
+    if (!t->body.data && m->nbodypool) {
+        size_t max = t->body.max;
+        t->body = m->bodypool[--m->nbodypool];
+        t->body.max = max;
+    }
     im_buf_reset(&t->body);
     t->start_ms = now;
     t->start_ns = im_mono_ns();
@@ -765,7 +729,7 @@ static void start_scrape(scrape_manager_t *m, target_t *t, int64_t now)
 
 static void target_free(target_t *t)
 {
-    cache_free(t);
+    scrape__cache_free(&t->cache);
     if (t->easy) curl_easy_cleanup(t->easy);
     curl_slist_free_all(t->hdrs);
     im_buf_free(&t->body);
@@ -900,6 +864,7 @@ static void add_groups(scrape_manager_t *m, size_t ji, const scrape_target_group
                 t->job_idx = ji;
                 t->last_error = im_strdup("");
                 im_buf_init(&t->body, 0);
+                scrape__cache_init(&t->cache);
                 for (int i = 0; i < REP_N; i++) {
                     im_labels_builder_t rb;
                     im_lb_init(&rb);
@@ -1323,6 +1288,7 @@ void scrape_manager_free(scrape_manager_t *m)
     scrape_config_free(m->pending);
     curl_multi_cleanup(m->multi);
     expo_parser_free(m->parser);
+    for (size_t i = 0; i < m->nbodypool; i++) im_buf_free(&m->bodypool[i]);
     im_lb_free(&m->lb);
     im_lb_free(&m->lb2);
     pthread_mutex_destroy(&m->mu);

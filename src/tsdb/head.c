@@ -191,7 +191,7 @@ tsdb__series_t *tsdb__head_by_id(tsdb__head_t *h, uint32_t id)
 static void new_chunk(tsdb__head_t *h, tsdb__series_t *s, int64_t t)
 {
     if (s->nchunks == s->capchunks) {
-        uint32_t nc = s->capchunks ? s->capchunks * 2 : 2;
+        uint32_t nc = s->capchunks ? s->capchunks * 2 : 1;
         s->chunks = im_realloc_tag(IM_MEM_TSDB, s->chunks, s->capchunks * sizeof *s->chunks,
                                    nc * sizeof *s->chunks);
         s->capchunks = nc;

@@ -3,7 +3,8 @@
  * small HTTP server in the test (libmicrohttpd) into a memory-only store: up and
  * the report series, label conflicts (exported_*), honor_labels, metric
  * relabelling, staleness when a series disappears, limits failing a scrape whole,
- * HTTP errors and garbage bodies. */
+ * HTTP errors and garbage bodies; series churn (leaving and coming back) with
+ * every series cache key forced onto one primary hash. */
 #include "util/base.h"
 
 #include <math.h>
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "scrape/scrape.h"
+#include "scrape/scrape_int.h"
 #include "tsdb/tsdb.h"
 
 /* ---- target labels ---- */
@@ -80,6 +82,7 @@ static void test_target_labels(void **state)
 
 static pthread_mutex_t body_mu = PTHREAD_MUTEX_INITIALIZER;
 static char body_a[4096];
+static char body_churn[4096];
 
 static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
                              const char *method, const char *version, const char *upload,
@@ -92,6 +95,11 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char 
     if (!strcmp(url, "/a")) {
         pthread_mutex_lock(&body_mu);
         snprintf(tmp, sizeof tmp, "%s", body_a);
+        pthread_mutex_unlock(&body_mu);
+        body = tmp;
+    } else if (!strcmp(url, "/churn")) {
+        pthread_mutex_lock(&body_mu);
+        snprintf(tmp, sizeof tmp, "%s", body_churn);
         pthread_mutex_unlock(&body_mu);
         body = tmp;
     } else if (!strcmp(url, "/garbage")) {
@@ -347,11 +355,102 @@ static void test_scrapes(void **state)
     MHD_stop_daemon(d);
 }
 
+/* The churn body: series c{i="lo".."hi-1"} with value i * 100 + round. */
+static void set_churn(unsigned lo, unsigned hi, unsigned round)
+{
+    pthread_mutex_lock(&body_mu);
+    size_t n = 0;
+    body_churn[0] = 0;
+    for (unsigned i = lo; i < hi; i++)
+        n += (size_t)snprintf(body_churn + n, sizeof body_churn - n, "c{i=\"%u\",k=\"v\"} %u\n", i,
+                              i * 100 + round);
+    pthread_mutex_unlock(&body_mu);
+}
+
+/* Every series i in [lo, hi) has its newest value i * 100 + round (stale if round < 0). */
+static bool churn_ok(tsdb_t *db, unsigned lo, unsigned hi, int round)
+{
+    for (unsigned i = lo; i < hi; i++) {
+        char lv[16];
+        snprintf(lv, sizeof lv, "%u", i);
+        double v;
+        size_t n = 0;
+        if (!last_sample(db, "c", "i", lv, &v, &n) || n != 1) return false;
+        if (round < 0 ? !tsdb_is_stale(v) : v != (double)(i * 100 + (unsigned)round)) return false;
+    }
+    return true;
+}
+
+static bool wait_churn(tsdb_t *db, unsigned lo, unsigned hi, int round)
+{
+    for (int k = 0; k < 200; k++) {
+        if (churn_ok(db, lo, hi, round)) return true;
+        sleep_ms(100);
+    }
+    return false;
+}
+
+static void test_churn_collisions(void **state)
+{
+    (void)state;
+    scrape__cache_hash_mask = 0; /* every raw key collides on the primary hash */
+    set_churn(0, 40, 1);
+    struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, serve,
+                                            NULL, MHD_OPTION_END);
+    assert_non_null(d);
+    unsigned port = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port;
+    char y[1024];
+    snprintf(y, sizeof y,
+             "global: {scrape_interval: 100ms, scrape_timeout: 100ms}\n"
+             "scrape_configs:\n"
+             "  - job_name: churn\n    metrics_path: /churn\n"
+             "    static_configs: [{targets: ['127.0.0.1:%u']}]\n",
+             port);
+    scrape_config_t *c = cfg(y);
+    tsdb_opts_t to;
+    memset(&to, 0, sizeof to);
+    to.no_background = true;
+    tsdb_t *db;
+    assert_int_equal(tsdb_open(&to, &db, NULL), IM_OK);
+    scrape_manager_opts_t so = {db, NULL, 0};
+    scrape_manager_t *m;
+    assert_int_equal(scrape_manager_new(&so, &m, NULL), IM_OK);
+    scrape_manager_apply(m, c);
+    assert_int_equal(scrape_manager_start(m, NULL), IM_OK);
+    /* 40 series, each with its own value: a mixed-up cache entry would show */
+    assert_true(wait_churn(db, 0, 40, 1));
+    /* half of them leave: staleness markers for those, the others go on */
+    set_churn(0, 20, 2);
+    assert_true(wait_churn(db, 20, 40, -1));
+    assert_true(wait_churn(db, 0, 20, 2));
+    /* they come back (new cache entries among the old ones' tombstones) */
+    set_churn(0, 40, 3);
+    assert_true(wait_churn(db, 0, 40, 3));
+    /* all but a few leave for longer than the cache keeps them, then return */
+    set_churn(38, 40, 4);
+    assert_true(wait_churn(db, 0, 38, -1));
+    sleep_ms(1500); /* > 10 scrapes: the entries are dropped, the cache shrinks */
+    assert_true(churn_ok(db, 38, 40, 4));
+    set_churn(0, 40, 5);
+    assert_true(wait_churn(db, 0, 40, 5));
+    double v;
+    size_t n;
+    assert_true(last_sample(db, "up", "job", "churn", &v, &n));
+    assert_true(v == 1);
+    scrape_manager_stop(m, false);
+    scrape_manager_free(m);
+    scrape_config_free(c);
+    tsdb_close(db);
+    MHD_stop_daemon(d);
+    scrape__cache_hash_mask = UINT64_MAX;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_target_labels),
         cmocka_unit_test(test_scrapes),
+        cmocka_unit_test(test_churn_collisions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
