@@ -4,7 +4,9 @@
  * validator) and the iterator; inputs the parser accepts are written back with
  * the writer of the same format and parsed again, and the two entry sequences
  * must be identical (names, labels, values bit for bit with NaN = NaN,
- * timestamps, exemplars, HELP/TYPE/UNIT). */
+ * timestamps, exemplars, HELP/TYPE/UNIT). The text parser's fast path
+ * (structural masks) is checked against its general path in lockstep: same
+ * entries, same error with the same line:col message. */
 #include "util/base.h"
 
 #include <math.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 
 #include "expo/expo.h"
+#include "expo/parse_int.h"
 #include "util/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -80,6 +83,46 @@ static void compare(const expo_entry_t *a, const expo_entry_t *b)
     }
 }
 
+/* Fast path (default) and general path only, in lockstep on the same input. */
+static void fast_vs_general(const char *in, size_t len, expo_format_t f, const expo_limits_t *lim)
+{
+    expo_parser_t *a = expo_parser_new(lim), *g = expo_parser_new(lim);
+    g->fast = EXPO_FAST_OFF;
+    if (expo_parser_reset(a, in, len, f, NULL) != IM_OK) abort();
+    if (expo_parser_reset(g, in, len, f, NULL) != IM_OK) abort();
+    expo_entry_t x, y;
+    im_err_t ea, eg;
+    for (;;) {
+        int ra = expo_parser_next(a, &x, &ea), rg = expo_parser_next(g, &y, &eg);
+        if (ra != rg) {
+            fprintf(stderr, "fast path returned %d, general path %d\n", ra, rg);
+            abort();
+        }
+        if (ra < 0) {
+            if (ea.line != eg.line || ea.col != eg.col || strcmp(ea.msg, eg.msg) != 0) {
+                fprintf(stderr, "fast path error %d:%d: %s\ngeneral path error %d:%d: %s\n",
+                        ea.line, ea.col, ea.msg, eg.line, eg.col, eg.msg);
+                abort();
+            }
+            break;
+        }
+        if (ra == 0) break;
+        compare(&x, &y);
+        if (x.line != y.line || x.type != y.type || x.family_len != y.family_len ||
+            x.name.p != y.name.p) {
+            fprintf(stderr, "fast path entry differs at line %d\n", y.line);
+            abort();
+        }
+    }
+    const expo_parse_notes_t *na = expo__parser_notes(a), *ng = expo__parser_notes(g);
+    if (na->crlf_line != ng->crlf_line || na->no_final_newline != ng->no_final_newline ||
+        na->missing_comma_line != ng->missing_comma_line ||
+        na->bad_escape_line != ng->bad_escape_line || na->bad_escape_col != ng->bad_escape_col)
+        abort();
+    expo_parser_free(a);
+    expo_parser_free(g);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
@@ -99,6 +142,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     im_rc crc = expo_check(in, len, f, &opts, no_report, &nprob, &st);
     if (nprob != st.errors + st.warnings || (crc == IM_OK) != (st.errors == 0)) abort();
     if (st.series > st.samples) abort();
+    fast_vs_general(in, len, f, &lim);
 
     /* Parse, write back. */
     expo_parser_t *p = expo_parser_new(&lim);

@@ -31,32 +31,32 @@ const uint8_t expo__cls[256] = {
     ['S'] = A,  ['T'] = A, ['U'] = A, ['V'] = A, ['W'] = A, ['X'] = A, ['Y'] = A, ['Z'] = A,
 };
 
-static const double pow10_tab[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+const double expo__pow10_d[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 __extension__ typedef unsigned __int128 u128;
 
-static const uint64_t pow10_u64[20] = {1ULL,
-                                       10ULL,
-                                       100ULL,
-                                       1000ULL,
-                                       10000ULL,
-                                       100000ULL,
-                                       1000000ULL,
-                                       10000000ULL,
-                                       100000000ULL,
-                                       1000000000ULL,
-                                       10000000000ULL,
-                                       100000000000ULL,
-                                       1000000000000ULL,
-                                       10000000000000ULL,
-                                       100000000000000ULL,
-                                       1000000000000000ULL,
-                                       10000000000000000ULL,
-                                       100000000000000000ULL,
-                                       1000000000000000000ULL,
-                                       10000000000000000000ULL};
+const uint64_t expo__pow10_u64[20] = {1ULL,
+                                      10ULL,
+                                      100ULL,
+                                      1000ULL,
+                                      10000ULL,
+                                      100000ULL,
+                                      1000000ULL,
+                                      10000000ULL,
+                                      100000000ULL,
+                                      1000000000ULL,
+                                      10000000000ULL,
+                                      100000000000ULL,
+                                      1000000000000ULL,
+                                      10000000000000ULL,
+                                      100000000000000ULL,
+                                      1000000000000000ULL,
+                                      10000000000000000ULL,
+                                      100000000000000000ULL,
+                                      1000000000000000000ULL,
+                                      10000000000000000000ULL};
 
 static bool eq_ci(const char *s, size_t len, const char *lit)
 {
@@ -126,8 +126,29 @@ static inline bool parse_simple(const char *s, size_t len, double *out)
     }
     if (i != len || e < -22 || e > 22) return false;
     double v = (double)mant;
-    v = e < 0 ? v / pow10_tab[-e] : v * pow10_tab[e];
+    v = e < 0 ? v / expo__pow10_d[-e] : v * expo__pow10_d[e];
     *out = neg ? -v : v;
+    return true;
+}
+
+bool expo__float_u128(uint64_t mant, int e, bool neg, double *out)
+{
+    if (e < -19 || e > 19) return false;
+    /* 17-19 digits (Python's repr, Go's %v of float64 print 17): one exact
+     * 128-bit product or a 128-bit quotient with a sticky bit, then a single
+     * correctly rounded conversion. */
+    u128 v;
+    int shift = 0;
+    if (e >= 0) {
+        v = (u128)mant * expo__pow10_u64[e];
+    } else {
+        shift = __builtin_clzll(mant) + 64; /* mant << shift has bit 127 set */
+        u128 num = (u128)mant << shift, d = expo__pow10_u64[-e];
+        v = num / d;
+        if (num % d) v |= 1; /* sticky: v has >= 63 bits, far below the rounding bit */
+    }
+    double r = ldexp((double)v, -shift);
+    *out = neg ? -r : r;
     return true;
 }
 
@@ -239,27 +260,10 @@ bool expo__parse_float(const char *s, size_t len, double *out)
     int e = e10 + frac_exp + dropped_exp;
     if (exact && mant <= (1ULL << 53) && e >= -22 && e <= 22) {
         double v = (double)mant;
-        v = e < 0 ? v / pow10_tab[-e] : v * pow10_tab[e];
+        v = e < 0 ? v / expo__pow10_d[-e] : v * expo__pow10_d[e];
         *out = neg ? -v : v;
         return true;
     }
-    if (exact && e >= -19 && e <= 19) {
-        /* 17-19 digits (Python's repr, Go's %v of float64 print 17): one exact
-         * 128-bit product or a 128-bit quotient with a sticky bit, then a single
-         * correctly rounded conversion. */
-        u128 v;
-        int shift = 0;
-        if (e >= 0) {
-            v = (u128)mant * pow10_u64[e];
-        } else {
-            shift = __builtin_clzll(mant) + 64; /* mant << shift has bit 127 set */
-            u128 num = (u128)mant << shift, d = pow10_u64[-e];
-            v = num / d;
-            if (num % d) v |= 1; /* sticky: v has >= 63 bits, far below the rounding bit */
-        }
-        double r = ldexp((double)v, -shift);
-        *out = neg ? -r : r;
-        return true;
-    }
+    if (exact && expo__float_u128(mant, e, neg, out)) return true;
     return slow_parse(s, len, out);
 }

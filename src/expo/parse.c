@@ -9,7 +9,10 @@
  * The accepted syntax follows Prometheus 2.x's model/textparse lexers (see
  * docs/exposition.md for the few deliberate differences). The parser also keeps
  * "notes" on things Prometheus tolerates or rejects that only expo_check reports
- * (CRLF, a missing final newline, missing commas, unknown escapes). */
+ * (CRLF, a missing final newline, missing commas, unknown escapes). Text-format
+ * sample lines of the common shape first take a fast path driven by bit masks
+ * of the input (scan.c); it hands anything unusual, and every error, to the
+ * general scanner, so results and messages do not depend on which path ran. */
 #include "util/base.h"
 
 #include <math.h>
@@ -174,6 +177,7 @@ void expo_parser_free(expo_parser_t *p)
     im_free_tag(IM_MEM_EXPO, p->exl, p->exl_cap * sizeof *p->exl);
     im_free_tag(IM_MEM_EXPO, p->exl_off, p->exl_cap * sizeof *p->exl_off);
     im_free_tag(IM_MEM_EXPO, p->scr, p->scr_cap);
+    im_free_tag(IM_MEM_EXPO, p->win, (EXPO_WIN_BLKS + 1) * sizeof *p->win);
     im_free_tag(IM_MEM_EXPO, p, sizeof *p);
 }
 
@@ -191,6 +195,9 @@ im_rc expo_parser_reset(expo_parser_t *p, const char *buf, size_t len, expo_form
     p->fam = NULL;
     p->fam_len = 0;
     p->fam_type = EXPO_TYPE_UNKNOWN;
+    p->wbase = p->wend = p->wnblk = 0;
+    p->fast_skip = SIZE_MAX;
+    p->tc_len = 0;
     memset(&p->notes, 0, sizeof p->notes);
     im_err_clear(&p->err);
     if (p->lim.max_body_bytes && len > p->lim.max_body_bytes) {
@@ -683,6 +690,183 @@ static int om_exemplar(expo_parser_t *p, size_t es, expo_entry_t *e)
     return 0;
 }
 
+/* ---- Text-format fast path (structural masks) ----
+ *
+ * For the common line shape
+ *     name[{l="v",...}] value[ timestamp]\n
+ * with no whitespace but the single spaces shown, no backslash, carriage
+ * return or byte >= 0x80 anywhere on the line, no label name or value of 62
+ * bytes or more, and nothing in reach of a limit. Lines and label sets are cut
+ * with tzcnt on the masks of a window of classified input (scan.c). Anything
+ * else — and every error — makes sample_fast return false having changed no
+ * parser state but the window and the label array's capacity; sample() then
+ * parses the line with the general code, which gives the exact results, notes
+ * and line:col messages. */
+
+/* Mask bits of the window from byte r on: bit 0 = byte r, and at least 56
+ * valid bits (the load may reach the zeroed word after the last block). */
+IM_EXPO_INLINE uint64_t wbits(const uint64_t *arr, size_t r)
+{
+    uint64_t x;
+    memcpy(&x, (const char *)arr + (r >> 3), 8);
+    return x >> (r & 7);
+}
+#define W56 ((UINT64_C(1) << 56) - 1)
+
+static void win_fill(expo_parser_t *p, size_t at)
+{
+    if (!p->win) p->win = im_malloc_tag(IM_MEM_EXPO, sizeof *p->win);
+    p->wbase = at;
+    p->wnblk = expo__classify(p->b + at, p->n - at, p->win, EXPO_WIN_BLKS, p->fast);
+    p->wend = IM_MIN(p->n, at + 64 * p->wnblk);
+}
+
+/* First set bit of arr at or after window offset r, or SIZE_MAX when the
+ * window has none. */
+IM_EXPO_INLINE size_t win_next(const expo_parser_t *p, const uint64_t *arr, size_t r)
+{
+    size_t k = r >> 6;
+    uint64_t m = arr[k] & (~UINT64_C(0) << (r & 63));
+    while (!m) {
+        if (++k >= p->wnblk) return SIZE_MAX;
+        m = arr[k];
+    }
+    return 64 * k + (size_t)__builtin_ctzll(m);
+}
+
+/* a[0..n) == b[0..n), 8 bytes at a time (the last word overlapping), without
+ * a call: names are short and mostly equal to the previous one. */
+IM_EXPO_INLINE bool name_eq(const char *a, const char *b, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        if (expo__load8(a + i) != expo__load8(b + i)) return false;
+    if (i == n) return true;
+    if (n >= 8) return expo__load8(a + n - 8) == expo__load8(b + n - 8);
+    return memcmp(a + i, b + i, n - i) == 0;
+}
+
+/* With GCC on x86-64, a second copy for CPUs with BMI2 and AVX2 (x86-64-v3:
+ * shifts without %cl, tzcnt, blsr), chosen once at load time. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define FAST_CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
+#else
+#define FAST_CLONES
+#endif
+
+FAST_CLONES static bool sample_fast(expo_parser_t *p, expo_entry_t *e)
+{
+    const char *b = p->b;
+    const size_t ls = p->i;
+    if (IM_UNLIKELY(ls < p->wbase || ls >= p->wend)) win_fill(p, ls);
+    const expo_win_t *w = p->win;
+    size_t le = win_next(p, w->e, ls - p->wbase);
+    if (IM_UNLIKELY(le == SIZE_MAX)) {
+        if (p->wend >= p->n || p->wbase == ls) return false;
+        win_fill(p, ls); /* the line runs past the window: start one at it */
+        le = win_next(p, w->e, 0);
+        if (le == SIZE_MAX) return false;
+    }
+    const size_t base = p->wbase;
+    le += base;
+    if (IM_UNLIKELY(b[le] != '\n' || le - ls > p->lim.max_line_bytes)) return false;
+
+    /* Metric name: the caller saw a valid first byte. */
+    size_t nlen = (size_t)__builtin_ctzll(~wbits(w->nm, ls - base) | ~W56);
+    size_t i = ls + nlen;
+    uint32_t nl = 0;
+    if (b[i] == '{') {
+        size_t s = i + 1;
+        uint32_t cap = p->lab_cap;
+        expo_label_t *labs = p->lab;
+        for (;;) {
+            if (b[s] == '}') {
+                i = s + 1;
+                break;
+            }
+            size_t r = s - base;
+            uint64_t q = wbits(w->q, r) & W56;
+            /* name = [s, s+o-1), '=' at s+o-1, value = (s+o, close) */
+            unsigned o = (unsigned)__builtin_ctzll(q | ~W56);
+            q &= q - 1;
+            size_t close = s + (size_t)__builtin_ctzll(q | ~W56);
+            if (IM_UNLIKELY(!q)) {
+                /* A long value: its end from the whole window. */
+                close = o < 56 ? win_next(p, w->q, r + o + 1) : SIZE_MAX;
+                if (close == SIZE_MAX) return false;
+                close += base;
+            }
+            uint64_t need = (UINT64_C(1) << ((o - 1) & 63)) - 1, lnm = wbits(w->ln, r);
+            if (IM_UNLIKELY(close >= le || o < 2 || b[s + o - 1] != '=' || (lnm & need) != need ||
+                            (unsigned char)(b[s] - '0') < 10))
+                return false;
+            if (IM_UNLIKELY(nl >= cap)) {
+                if (nl >= p->lim.max_labels) return false;
+                grow_labels(p, false);
+                cap = p->lab_cap;
+                labs = p->lab;
+            }
+            expo_label_t *lab = &labs[nl++];
+            lab->name.p = b + s;
+            lab->name.len = o - 1;
+            lab->value.p = b + s + o + 1;
+            lab->value.len = close - (s + o + 1);
+            char c = b[close + 1];
+            s = close + 2;
+            if (c == ',') continue;
+            if (IM_UNLIKELY(c != '}')) return false;
+            i = s;
+            break;
+        }
+        if (IM_UNLIKELY(nl > p->lim.max_labels)) return false;
+    }
+    if (IM_UNLIKELY(b[i] != ' ')) return false;
+    size_t vs = i + 1;
+    uint64_t sp = wbits(w->sp, vs - base) & W56;
+    size_t ve = vs + (size_t)__builtin_ctzll(sp | ~W56);
+    if (IM_UNLIKELY(ve > le))
+        ve = le;
+    else if (IM_UNLIKELY(!sp && le - vs > 56))
+        return false;
+    if (IM_UNLIKELY(ve == vs)) return false;
+    if (IM_LIKELY(ve + 16 <= p->n)) {
+        if (IM_UNLIKELY(!expo__parse_float_fast(b + vs, ve - vs, &e->value))) return false;
+    } else if (!expo__parse_float(b + vs, ve - vs, &e->value)) {
+        return false;
+    }
+    e->has_ts = false;
+    if (IM_UNLIKELY(ve != le)) {
+        /* " timestamp" up to the line end */
+        size_t ts = ve + 1, j = ts;
+        while ((unsigned char)(b[j] - '0') < 10) j++;
+        if (b[ve] != ' ' || j == ts || j != le || !text_ts(b + ts, j - ts, &e->t_ms)) return false;
+        e->has_ts = true;
+    }
+    e->kind = EXPO_ENTRY_SAMPLE;
+    e->line = p->line;
+    e->name.p = b + ls;
+    e->name.len = nlen;
+    if (nlen == p->tc_len && name_eq(e->name.p, p->tc_name, nlen)) {
+        e->type = p->tc_type;
+        e->family_len = p->tc_famlen;
+    } else {
+        e->type = p->tc_type = sample_type(p, e->name.p, nlen, &e->family_len);
+        p->tc_name = e->name.p;
+        p->tc_len = nlen;
+        p->tc_famlen = e->family_len;
+    }
+    e->text.p = NULL;
+    e->text.len = 0;
+    e->has_exemplar = false;
+    e->labels = p->lab;
+    e->nlabels = nl;
+    p->scr_len = 0;
+    p->i = le + 1;
+    p->line++;
+    p->line_start = le + 1;
+    return true;
+}
+
 /* Bytes that may end a text-format value: ' ', '\t', '\n', '{', and '\r' (only
  * before '\n'). */
 static const bool value_stop[256] = {
@@ -695,6 +879,7 @@ static int sample(expo_parser_t *p, expo_entry_t *e)
     size_t n = p->n;
     size_t es = p->i, i = p->i + 1;
     bool om = p->fmt == EXPO_OPENMETRICS_1;
+    if (!om && p->fast != EXPO_FAST_OFF && es != p->fast_skip && sample_fast(p, e)) return 0;
     i = scan_name(b, i, n, true);
     e->kind = EXPO_ENTRY_SAMPLE;
     e->line = p->line;
@@ -878,6 +1063,7 @@ static int meta(expo_parser_t *p, expo_entry_kind_t kind, size_t es, expo_entry_
         p->fam = e->name.p;
         p->fam_len = e->name.len;
         p->fam_type = e->type;
+        p->tc_len = 0;
     } else if (kind == EXPO_ENTRY_UNIT) {
         size_t ul = e->text.len, nl = e->name.len;
         if (ul > 0 && (nl < ul + 1 || memcmp(e->name.p + nl - ul, e->text.p, ul) != 0 ||
@@ -1019,6 +1205,14 @@ int expo_parser_next(expo_parser_t *p, expo_entry_t *e, im_err_t *err)
     if (IM_UNLIKELY(p->rc != 0)) {
         if (p->rc < 0 && err) *err = p->err;
         return p->rc < 0 ? p->rc : 0;
+    }
+    if (p->fmt == EXPO_TEXT_004 && IM_LIKELY(p->fast != EXPO_FAST_OFF)) {
+        /* The common case first: a sample line for the fast path. */
+        size_t i = p->i;
+        if (IM_LIKELY(i < p->n && (CLS(p->b[i]) & EXPO_C_NAME1))) {
+            if (IM_LIKELY(sample_fast(p, e))) return 1;
+            p->fast_skip = i;
+        }
     }
     int rc = p->fmt == EXPO_OPENMETRICS_1 ? next_om(p, e) : next_text(p, e);
     if (IM_UNLIKELY(rc < 0) && err) *err = p->err;

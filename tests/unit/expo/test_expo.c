@@ -13,6 +13,7 @@
 
 #include "expo/expo.h"
 #include "expo/expo_int.h"
+#include "expo/parse_int.h"
 #include "util/buf.h"
 #include "util/fmtfloat.h"
 
@@ -23,11 +24,13 @@
  *   S name{l="v",...} value [@ts] [# {..} v [@ts]] [type/famlen]
  *   HELP name text | TYPE name type | UNIT name unit | EOF
  * On error returns "ERR line:col: message". Caller frees. */
-static char *render_lim(const char *in, size_t len, expo_format_t f, const expo_limits_t *lim)
+static char *render_mode(const char *in, size_t len, expo_format_t f, const expo_limits_t *lim,
+                         int mode)
 {
     im_buf_t b;
     im_buf_init(&b, 0);
     expo_parser_t *p = expo_parser_new(lim);
+    p->fast = mode;
     im_err_t err;
     im_err_clear(&err);
     int r = expo_parser_reset(p, in, len, f, &err);
@@ -91,6 +94,11 @@ static char *render_lim(const char *in, size_t len, expo_format_t f, const expo_
     expo_parser_free(p);
     if (!b.data) (void)!im_buf_puts(&b, "");
     return im_buf_steal(&b, NULL);
+}
+
+static char *render_lim(const char *in, size_t len, expo_format_t f, const expo_limits_t *lim)
+{
+    return render_mode(in, len, f, lim, EXPO_FAST_AUTO);
 }
 
 static char *render(const char *in, expo_format_t f)
@@ -856,6 +864,297 @@ static void test_round_trip(void **state)
     }
 }
 
+/* ---- Text fast path (structural masks) against the general path ---- */
+
+/* Renders in with every sample path (general only, fast with each classifier)
+ * and checks that entries, errors and notes are the same. */
+static void same_all_paths(const char *in, size_t len, const expo_limits_t *lim)
+{
+    static const int modes[] = {EXPO_FAST_AUTO, EXPO_FAST_SCALAR, EXPO_FAST_SSE2, EXPO_FAST_AVX2};
+    char *want = render_mode(in, len, T, lim, EXPO_FAST_OFF);
+    for (size_t m = 0; m < IM_ARRAY_LEN(modes); m++) {
+        char *got = render_mode(in, len, T, lim, modes[m]);
+        if (strcmp(got, want) != 0)
+            print_error("mode %d, input (%zu bytes):\n%.*s\n got: %s\nwant: %s\n", modes[m], len,
+                        (int)len, in, got, want);
+        assert_string_equal(got, want);
+        im_free(got);
+    }
+    im_free(want);
+    /* Notes (CRLF, missing newline, missing commas, unknown escapes). */
+    expo_parser_t *a = expo_parser_new(lim), *b = expo_parser_new(lim);
+    a->fast = EXPO_FAST_OFF;
+    expo_entry_t e;
+    if (expo_parser_reset(a, in, len, T, NULL) == IM_OK &&
+        expo_parser_reset(b, in, len, T, NULL) == IM_OK) {
+        while (expo_parser_next(a, &e, NULL) > 0) {
+        }
+        while (expo_parser_next(b, &e, NULL) > 0) {
+        }
+        const expo_parse_notes_t *na = expo__parser_notes(a), *nb = expo__parser_notes(b);
+        assert_int_equal(na->crlf_line, nb->crlf_line);
+        assert_int_equal(na->no_final_newline, nb->no_final_newline);
+        assert_int_equal(na->missing_comma_line, nb->missing_comma_line);
+        assert_int_equal(na->bad_escape_line, nb->bad_escape_line);
+        assert_int_equal(na->bad_escape_col, nb->bad_escape_col);
+    }
+    expo_parser_free(a);
+    expo_parser_free(b);
+}
+
+static const char *const fast_lines[] = {
+    "m 1\n",
+    "m{} 1\n",
+    "m{a=\"1\"} 1\n",
+    "m{a=\"1\",} 2\n",
+    "vllm:x_total{pod=\"p-1\",instance=\"10.0.0.1:8000\",le=\"+Inf\"} 1.787649975318503e+09\n",
+    "m{a=\"1\",b=\"x y = , } {\"} 3 1700000000000\n",
+    "m{a=\"1\"} NaN\n",
+    "m{a=\"1\"} +Inf\n",
+    "m{a=\"1\"} -Inf\n",
+    "m{a=\"1\"} -0\n",
+    "m{a=\"1\"} 2.5374449664e+010\n",
+    "m{a=\"1\"} 1e-5\n",
+    "m{a=\"1\"} 12345678901234567890\n",
+    "m{a=\"1\"} 0.000000012345678901\n",
+    "m{a=\"1\"} 0x1p3\n",
+    "m{a=\"1\"} 1.\n",
+    "m{a=\"1\"} .5\n",
+    "m{a=\"1\"} 1e0005\n",
+    "m{a=\"\\\\ \\\" \\n \\q\"} 1\n",
+    "m{a=\"\xc3\xa9\"} 1\n",
+    "m{a=\"\xc3\"} 1\n",
+    "m{a=\"1\"} 1\r\n",
+    "m{a=\"1\" b=\"2\"} 1\n",
+    "m{a=\"1\",,b=\"2\"} 1\n",
+    "m{ a=\"1\" } 1\n",
+    "m {a=\"1\"} 1\n",
+    "m{a=\"1\"}  1  \n",
+    "m{a=\"1\"}\t1\t5\n",
+    "m{a=\"1\"} 1 -5\n",
+    "m{a=\"1\"} 1 99999999999999999999\n",
+    "m{a=\"1\"} 1 5 6\n",
+    "m{a=\"1\"} 1{\n",
+    "m{a=\"1\"}\n",
+    "m{a=\"1\"} \n",
+    "m{a=\"1\"\n",
+    "m{a=\"1\n2\"} 1\n",
+    "m{1a=\"1\"} 1\n",
+    "m{a:b=\"1\"} 1\n",
+    "m{=\"1\"} 1\n",
+    "m{a=1} 1\n",
+    "m{a=\"1\"}} 1\n",
+    "m{a=\"1\"} 1 # x\n",
+    "# a comment {a=\"1\"}\n",
+    "# HELP m help \\n text\n",
+    "# TYPE m histogram\n",
+    "m_bucket{le=\"1\"} 1\n",
+    "m_count 1\n",
+    "\n",
+    "  m 1\n",
+    "m\t1\n",
+};
+
+/* Builds lines into one input after pad bytes of a comment, so the lines cross
+ * 64-byte block boundaries at every offset. */
+static void fast_mix(im_buf_t *in, size_t pad, const size_t *pick, size_t npick)
+{
+    im_buf_reset(in);
+    if (pad) {
+        (void)!im_buf_puts(in, "#");
+        for (size_t i = 1; i < pad; i++) (void)!im_buf_putc(in, 'x');
+        (void)!im_buf_putc(in, '\n');
+    }
+    for (size_t i = 0; i < npick; i++) (void)!im_buf_puts(in, fast_lines[pick[i]]);
+}
+
+static void test_fast_path(void **state)
+{
+    (void)state;
+    im_buf_t in;
+    im_buf_init(&in, 0);
+    /* Every line at every offset of a block, with and without the final newline. */
+    for (size_t k = 0; k < IM_ARRAY_LEN(fast_lines); k++) {
+        for (size_t pad = 0; pad < 140; pad++) {
+            size_t pick[3] = {0, k, 4};
+            fast_mix(&in, pad, pick, 3);
+            same_all_paths(in.data, in.len, NULL);
+            same_all_paths(in.data, in.len - 1, NULL); /* no final newline */
+            fast_mix(&in, pad, pick + 1, 1);
+            same_all_paths(in.data, in.len - 1, NULL);
+        }
+    }
+    /* Long names and values around the 56-bit window and the 64-byte block. */
+    static const size_t big[] = {100, 200, 5000};
+    for (size_t a = 1; a < 74; a++) {
+        size_t len = a < 71 ? a : big[a - 71];
+        for (size_t pad = 0; pad < 70; pad += 3) {
+            for (int what = 0; what < 4; what++) {
+                fast_mix(&in, pad, NULL, 0);
+                if (what == 0) { /* metric name */
+                    for (size_t i = 0; i < len; i++) (void)!im_buf_putc(&in, "ab:_9"[i % 5]);
+                    (void)!im_buf_puts(&in, "{a=\"1\"} 1\n");
+                } else if (what == 1) { /* label name */
+                    (void)!im_buf_puts(&in, "m{x=\"1\",");
+                    for (size_t i = 0; i < len; i++) (void)!im_buf_putc(&in, "l_9Z"[i % 4]);
+                    (void)!im_buf_puts(&in, "=\"v\"} 1\n");
+                } else if (what == 2) { /* label value */
+                    (void)!im_buf_puts(&in, "m{x=\"1\",y=\"");
+                    for (size_t i = 0; i < len; i++) (void)!im_buf_putc(&in, "v =,}{:"[i % 7]);
+                    (void)!im_buf_puts(&in, "\",z=\"2\"} 1 123\n");
+                } else { /* value */
+                    (void)!im_buf_puts(&in, "m{x=\"1\"} ");
+                    for (size_t i = 0; i < len; i++) (void)!im_buf_putc(&in, i == 1 ? '.' : '1');
+                    (void)!im_buf_puts(&in, "\n");
+                }
+                (void)!im_buf_puts(&in, "n 2\n");
+                same_all_paths(in.data, in.len, NULL);
+                expo_limits_t lim = {.max_line_bytes = 60, .max_labels = 2};
+                same_all_paths(in.data, in.len, &lim);
+            }
+        }
+    }
+    /* Many labels (the label array grows), limits at the edge. */
+    for (int nl = 1; nl < 40; nl += 3) {
+        fast_mix(&in, 0, NULL, 0);
+        (void)!im_buf_puts(&in, "m{");
+        for (int i = 0; i < nl; i++) (void)!im_buf_printf(&in, "%sl%d=\"%d\"", i ? "," : "", i, i);
+        (void)!im_buf_puts(&in, "} 1\n");
+        same_all_paths(in.data, in.len, NULL);
+        for (uint32_t ml = 1; ml < 20; ml += 4) {
+            expo_limits_t lim = {.max_labels = ml, .max_line_bytes = in.len - 2 + ml % 3};
+            same_all_paths(in.data, in.len, &lim);
+        }
+    }
+    /* Inputs bigger than the classified window (16 KiB): lines straddle it. */
+    for (size_t pad = 0; pad < 200; pad += 37) {
+        fast_mix(&in, pad + 1, NULL, 0);
+        for (int i = 0; in.len < 3 * 64 * EXPO_WIN_BLKS; i++)
+            (void)!im_buf_printf(&in, "metric_%d{pod=\"pod-%d\",v=\"%0*d\"} %d.5\n", i % 7, i,
+                                 i % 90, 0, i);
+        same_all_paths(in.data, in.len, NULL);
+        /* one line longer than the window */
+        (void)!im_buf_puts(&in, "long{v=\"");
+        for (size_t i = 0; i < 64 * EXPO_WIN_BLKS + 100; i++) (void)!im_buf_putc(&in, 'x');
+        (void)!im_buf_puts(&in, "\"} 1\nafter 2\n");
+        same_all_paths(in.data, in.len, NULL);
+    }
+    /* Random mixes and byte mutations of the lines above. */
+    uint64_t x = 0x9E3779B97F4A7C15ULL;
+    static const char mut[] = "\"\\\n\r\t {},=#.e-+09az:_\xc3\xa9\x80";
+    for (int iter = 0; iter < 4000; iter++) {
+        size_t pick[8], np = 1 + (size_t)iter % 8;
+        for (size_t i = 0; i < np; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            pick[i] = x % IM_ARRAY_LEN(fast_lines);
+        }
+        fast_mix(&in, x % 97, pick, np);
+        int nm = (int)((x >> 40) % 4);
+        for (int k = 0; k < nm && in.len; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            in.data[x % in.len] = mut[(x >> 32) % (sizeof mut - 1)];
+        }
+        same_all_paths(in.data, in.len, NULL);
+        expo_limits_t lim = {.max_line_bytes = 40 + x % 60, .max_labels = 1 + (x >> 20) % 3};
+        same_all_paths(in.data, in.len, &lim);
+    }
+    im_buf_free(&in);
+}
+
+/* The SWAR float reader gives what the general reader gives. */
+static void test_fast_float(void **state)
+{
+    (void)state;
+    static const char *const cases[] = {
+        "0",
+        "1",
+        "-1",
+        "-0",
+        "12.0",
+        "0.0",
+        "1.",
+        ".5",
+        "-.5",
+        "00012.50",
+        "1e5",
+        "1E-5",
+        "1e+22",
+        "1e23",
+        "1e-22",
+        "1e-23",
+        "1.5e300",
+        "1e",
+        "1e+",
+        "1.e2",
+        "12345678",
+        "123456789",
+        "1234567890123456",
+        "12345678901234567",
+        "9007199254740993",
+        "9007199254740992",
+        "1.787649975318503e+09",
+        "2.5374449664e+010",
+        "0.1234567812345678",
+        "0.12345678123456789",
+        "1234567.12345678",
+        "12345678.12345678",
+        "NaN",
+        "+Inf",
+        "-Inf",
+        "+1",
+        "--1",
+        "1-",
+        "0x1p3",
+        "1_0",
+        "1.2.3",
+        "1e0005",
+        "1e005",
+        "-",
+        "+",
+        "e5",
+        "1ee5",
+        "7.0e-1",
+    };
+    char buf[128];
+    for (size_t i = 0; i < IM_ARRAY_LEN(cases); i++) {
+        for (int end = 0; end < 2; end++) {
+            size_t n = strlen(cases[i]);
+            memset(buf, end ? '\n' : ' ', sizeof buf);
+            memcpy(buf, cases[i], n);
+            double a = -7, b = -7;
+            bool oa = expo__parse_float(buf, n, &a), ob = expo__parse_float_fast(buf, n, &b);
+            if (oa != ob) print_error("case %s\n", cases[i]);
+            assert_int_equal(oa, ob);
+            if (oa) assert_memory_equal(&a, &b, sizeof a);
+        }
+    }
+    uint64_t x = 0x123456789ABCDEFULL;
+    for (int i = 0; i < 300000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t k = 0;
+        if (x & 1) buf[k++] = '-';
+        int ni = (int)((x >> 1) % 20), nf = (int)((x >> 6) % 20);
+        uint64_t y = x;
+        for (int d = 0; d < ni; d++, y = y * 6364136223846793005ULL + 1)
+            buf[k++] = (char)('0' + (y >> 60) % 10);
+        if ((x >> 11) % 4) {
+            buf[k++] = '.';
+            for (int d = 0; d < nf; d++, y = y * 6364136223846793005ULL + 1)
+                buf[k++] = (char)('0' + (y >> 60) % 10);
+        }
+        if ((x >> 13) % 3 == 0)
+            k += (size_t)snprintf(buf + k, 16, "e%d", (int)((x >> 20) % 61) - 30);
+        size_t n = k;
+        memset(buf + n, (x >> 40) & 1 ? ' ' : '\n', sizeof buf - n);
+        double a = -7, b = -7;
+        bool oa = expo__parse_float(buf, n, &a), ob = expo__parse_float_fast(buf, n, &b);
+        if (oa != ob || (oa && memcmp(&a, &b, sizeof a) != 0))
+            print_error("case %.*s\n", (int)n, buf);
+        assert_int_equal(oa, ob);
+        if (oa) assert_memory_equal(&a, &b, sizeof a);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -865,7 +1164,8 @@ int main(void)
         cmocka_unit_test(test_floats),      cmocka_unit_test(test_content_type),
         cmocka_unit_test(test_check),       cmocka_unit_test(test_lints),
         cmocka_unit_test(test_writer),      cmocka_unit_test(test_callbacks_and_labels),
-        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_round_trip),  cmocka_unit_test(test_fast_path),
+        cmocka_unit_test(test_fast_float),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
