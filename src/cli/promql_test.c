@@ -21,16 +21,25 @@ int cli_promql_test(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv) || argc < 2) {
         fprintf(argc < 2 ? stderr : stdout,
-                "usage: infermon promql-test FILE...\n\n"
+                "usage: infermon promql-test [--parallel] FILE...\n\n"
                 "Runs PromQL test scripts (Prometheus' promqltest language: load, clear,\n"
                 "eval instant at, eval range from/to/step, eval_fail, eval_ordered).\n"
                 "Prints each failing eval with file:line, expected and got, then\n"
-                "\"N passed, N failed[, N skipped]\". Exit code 1 when any eval failed.\n");
+                "\"N passed, N failed[, N skipped]\". Exit code 1 when any eval failed.\n"
+                "--parallel evaluates every range function over two or more series on\n"
+                "three threads (as large queries are), to check that path.\n");
         return argc < 2 ? 2 : 0;
     }
     promql_test_stats_t st = {0, 0, 0};
-    int bad = 0;
-    for (int i = 1; i < argc; i++) {
+    promql_engine_opts_t opts;
+    memset(&opts, 0, sizeof opts);
+    int bad = 0, first = 1;
+    if (strcmp(argv[1], "--parallel") == 0) {
+        opts.threads = 3;
+        opts.parallel_min_work = 1;
+        first = 2;
+    }
+    for (int i = first; i < argc; i++) {
         char *data;
         size_t len;
         if (cli_read_file(argv[i], &data, &len, MAX_SCRIPT_BYTES) != 0) {
@@ -39,7 +48,7 @@ int cli_promql_test(int argc, char **argv)
         }
         im_err_t err;
         im_err_clear(&err);
-        if (promql_test_run(argv[i], data, len, stdout, &st, &err) != IM_OK) {
+        if (promql_test_run_opts(argv[i], data, len, stdout, &opts, &st, &err) != IM_OK) {
             fprintf(stdout, "%s\n", err.msg);
             st.failed++;
         }
@@ -272,7 +281,8 @@ int cli_promql_eval(int argc, char **argv)
     if (cli_wants_help(argc, argv)) {
         printf("usage: infermon promql-eval --data FILE.om (--query Q | --queries FILE)\n"
                "         (--time T | --start S --end E --step D) [--repeat N]\n"
-               "         [--max-samples N] [--lookback D] [--store mem|tsdb]\n\n"
+               "         [--max-samples N] [--lookback D] [--store mem|tsdb]\n"
+               "         [--threads N] [--parallel-min-work N]\n\n"
                "Internal: loads OpenMetrics samples (with timestamps) into memory and prints\n"
                "one Prometheus-API JSON object per query (one per line for --queries).\n"
                "--repeat N runs each query N times and adds the median latency (evaluation\n"
@@ -306,6 +316,10 @@ int cli_promql_eval(int argc, char **argv)
             repeat = (int)strtol(v, NULL, 10);
         else if (strcmp(a, "--max-samples") == 0)
             opts.max_samples = strtoll(v, NULL, 10);
+        else if (strcmp(a, "--threads") == 0)
+            opts.threads = (int)strtol(v, NULL, 10);
+        else if (strcmp(a, "--parallel-min-work") == 0)
+            opts.parallel_min_work = strtoll(v, NULL, 10);
         else if (strcmp(a, "--lookback") == 0) {
             if (im_duration_parse(v, strlen(v), &opts.lookback_delta_ms, NULL) != IM_OK) {
                 fprintf(stderr, "infermon promql-eval: bad --lookback\n");

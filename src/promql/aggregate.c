@@ -23,8 +23,64 @@ typedef struct grp {
     size_t nm, capm;
 } grp_t;
 
-static const im_labels_t *group_labels(ev_t *ev, const promql_aggregate_t *agg,
-                                       const im_labels_t *ls)
+void promql__agg_acc(promql_aggop_t op, double *A, double *B, double *C, const double *v,
+                     const uint8_t *has, size_t nsteps)
+{
+    for (size_t k = 0; k < nsteps; k++) {
+        if (!has[k]) continue;
+        double x = v[k];
+        if (C[k] == 0) {
+            C[k] = 1;
+            A[k] = x;
+            B[k] = 0;
+            continue;
+        }
+        double cnt = ++C[k];
+        switch (op) {
+        case PROMQL_AGG_SUM: promql__kahan_inc(x, &A[k], &B[k]); break;
+        case PROMQL_AGG_AVG:
+            if (isinf(A[k])) {
+                if (isinf(x) && (A[k] > 0) == (x > 0)) break;
+                if (!isinf(x) && !isnan(x)) break;
+            }
+            A[k] += x / cnt - A[k] / cnt;
+            break;
+        case PROMQL_AGG_MIN:
+            if (A[k] > x || isnan(A[k])) A[k] = x;
+            break;
+        case PROMQL_AGG_MAX:
+            if (A[k] < x || isnan(A[k])) A[k] = x;
+            break;
+        case PROMQL_AGG_STDDEV:
+        case PROMQL_AGG_STDVAR: {
+            double delta = x - A[k];
+            A[k] += delta / cnt;
+            B[k] += delta * (x - A[k]);
+            break;
+        }
+        default: break;
+        }
+    }
+}
+
+void promql__agg_fin(promql_aggop_t op, const double *A, const double *B, const double *C,
+                     double *v, uint8_t *has, size_t nsteps)
+{
+    for (size_t k = 0; k < nsteps; k++) {
+        if (C[k] == 0) continue;
+        has[k] = 1;
+        switch (op) {
+        case PROMQL_AGG_SUM: v[k] = isinf(A[k]) ? A[k] : A[k] + B[k]; break;
+        case PROMQL_AGG_COUNT: v[k] = C[k]; break;
+        case PROMQL_AGG_GROUP: v[k] = 1; break;
+        case PROMQL_AGG_STDVAR: v[k] = B[k] / C[k]; break;
+        case PROMQL_AGG_STDDEV: v[k] = sqrt(B[k] / C[k]); break;
+        default: v[k] = A[k]; break; /* avg, min, max */
+        }
+    }
+}
+
+const im_labels_t *promql__agg_group_labels(const promql_aggregate_t *agg, const im_labels_t *ls)
 {
     im_labels_builder_t b;
     im_lb_init(&b);
@@ -40,11 +96,10 @@ static const im_labels_t *group_labels(ev_t *ev, const promql_aggregate_t *agg,
     }
     const im_labels_t *r = im_lb_build(&b);
     im_lb_free(&b);
-    IM_UNUSED(ev);
     return r;
 }
 
-static uint64_t group_hash(const promql_aggregate_t *agg, const im_labels_t *ls)
+uint64_t promql__agg_group_hash(const promql_aggregate_t *agg, const im_labels_t *ls)
 {
     return im_labels_hash_subset(ls, agg->grouping, agg->ngrouping, !agg->without, agg->without);
 }
@@ -139,6 +194,12 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
         if (!im_label_name_valid(cv_label, cv_len))
             return im_err_set(ev->err, IM_EEXEC, "invalid label name \"%s\"", cv_label);
     }
+    if (agg->op != PROMQL_AGG_TOPK && agg->op != PROMQL_AGG_BOTTOMK &&
+        agg->op != PROMQL_AGG_QUANTILE && agg->op != PROMQL_AGG_COUNT_VALUES) {
+        bool done = false;
+        rc = promql__eval_agg_range(ev, agg, out, &done);
+        if (done || rc != IM_OK) return rc;
+    }
     rc = promql__eval(ev, agg->expr, &in);
     if (rc != IM_OK) {
         promql__val_free(ev, &param);
@@ -173,7 +234,7 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
     bool need_members = agg->op == PROMQL_AGG_TOPK || agg->op == PROMQL_AGG_BOTTOMK ||
                         agg->op == PROMQL_AGG_QUANTILE;
     for (size_t i = 0; i < in.n; i++) {
-        uint32_t *slot = promql__map_slot(&map, group_hash(agg, in.s[i].labels));
+        uint32_t *slot = promql__map_slot(&map, promql__agg_group_hash(agg, in.s[i].labels));
         if (!*slot) {
             if (ng == gcap) {
                 gcap = gcap ? gcap * 2 : 8;
@@ -181,7 +242,7 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
             }
             memset(&g[ng], 0, sizeof g[ng]);
             if (agg->op != PROMQL_AGG_TOPK && agg->op != PROMQL_AGG_BOTTOMK)
-                g[ng].labels = group_labels(ev, agg, in.s[i].labels);
+                g[ng].labels = promql__agg_group_labels(agg, in.s[i].labels);
             *slot = (uint32_t)++ng;
         }
         gof[i] = *slot - 1;
@@ -214,62 +275,11 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
             g[gi].c = im_calloc(nsteps, sizeof(double)); /* count */
         }
         promql_aggop_t op = agg->op;
-        for (size_t i = 0; i < in.n; i++) {
-            grp_t *gg = &g[gof[i]];
-            const double *v = in.s[i].v;
-            const uint8_t *has = in.s[i].has;
-            double *A = gg->a, *B = gg->b, *C = gg->c;
-            for (size_t k = 0; k < nsteps; k++) {
-                if (!has[k]) continue;
-                double x = v[k];
-                if (C[k] == 0) {
-                    C[k] = 1;
-                    A[k] = x;
-                    B[k] = 0;
-                    continue;
-                }
-                double cnt = ++C[k];
-                switch (op) {
-                case PROMQL_AGG_SUM: promql__kahan_inc(x, &A[k], &B[k]); break;
-                case PROMQL_AGG_AVG:
-                    if (isinf(A[k])) {
-                        if (isinf(x) && (A[k] > 0) == (x > 0)) break;
-                        if (!isinf(x) && !isnan(x)) break;
-                    }
-                    A[k] += x / cnt - A[k] / cnt;
-                    break;
-                case PROMQL_AGG_MIN:
-                    if (A[k] > x || isnan(A[k])) A[k] = x;
-                    break;
-                case PROMQL_AGG_MAX:
-                    if (A[k] < x || isnan(A[k])) A[k] = x;
-                    break;
-                case PROMQL_AGG_STDDEV:
-                case PROMQL_AGG_STDVAR: {
-                    double delta = x - A[k];
-                    A[k] += delta / cnt;
-                    B[k] += delta * (x - A[k]);
-                    break;
-                }
-                default: break;
-                }
-            }
-        }
+        for (size_t i = 0; i < in.n; i++)
+            promql__agg_acc(op, g[gof[i]].a, g[gof[i]].b, g[gof[i]].c, in.s[i].v, in.s[i].has,
+                            nsteps);
         for (size_t gi = 0; gi < ng; gi++) {
-            vser_t *s = &out->s[gi];
-            double *A = g[gi].a, *B = g[gi].b, *C = g[gi].c;
-            for (size_t k = 0; k < nsteps; k++) {
-                if (C[k] == 0) continue;
-                s->has[k] = 1;
-                switch (op) {
-                case PROMQL_AGG_SUM: s->v[k] = isinf(A[k]) ? A[k] : A[k] + B[k]; break;
-                case PROMQL_AGG_COUNT: s->v[k] = C[k]; break;
-                case PROMQL_AGG_GROUP: s->v[k] = 1; break;
-                case PROMQL_AGG_STDVAR: s->v[k] = B[k] / C[k]; break;
-                case PROMQL_AGG_STDDEV: s->v[k] = sqrt(B[k] / C[k]); break;
-                default: break; /* avg, min, max: A already */
-                }
-            }
+            promql__agg_fin(op, g[gi].a, g[gi].b, g[gi].c, out->s[gi].v, out->s[gi].has, nsteps);
             im_free(g[gi].b);
             im_free(g[gi].c);
         }

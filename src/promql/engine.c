@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "promql/promql_int.h"
 #include "util/fmtfloat.h"
@@ -29,6 +30,11 @@ promql_engine_t *promql_engine_new(const promql_engine_opts_t *opts)
     if (e->opts.max_samples <= 0) e->opts.max_samples = 50000000;
     if (e->opts.timeout_ms <= 0) e->opts.timeout_ms = 2 * IM_MS_PER_MINUTE;
     if (e->opts.default_eval_interval_ms <= 0) e->opts.default_eval_interval_ms = IM_MS_PER_MINUTE;
+    if (e->opts.threads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        e->opts.threads = n < 1 ? 1 : n > 4 ? 4 : (int)n;
+    }
+    if (e->opts.parallel_min_work <= 0) e->opts.parallel_min_work = 32768;
     return e;
 }
 
@@ -69,11 +75,24 @@ im_rc promql__count(ev_t *ev, int64_t n)
 
 im_rc promql__check(ev_t *ev)
 {
-    if (ev->cancel && *ev->cancel)
-        return im_err_set(ev->err, IM_ECANCELED, "query was canceled in expression evaluation");
+    if (ev->cancel && *ev->cancel) return promql__fail(ev, IM_ECANCELED);
     if ((++ev->check_ctr & 63) == 0 && im_mono_ns() > ev->deadline_ns)
-        return im_err_set(ev->err, IM_ETIMEOUT, "query timed out in expression evaluation");
+        return promql__fail(ev, IM_ETIMEOUT);
     return IM_OK;
+}
+
+im_rc promql__check_now(const ev_t *ev)
+{
+    if (ev->cancel && *ev->cancel) return IM_ECANCELED;
+    if (im_mono_ns() > ev->deadline_ns) return IM_ETIMEOUT;
+    return IM_OK;
+}
+
+im_rc promql__fail(ev_t *ev, im_rc rc)
+{
+    if (rc == IM_ECANCELED)
+        return im_err_set(ev->err, rc, "query was canceled in expression evaluation");
+    return im_err_set(ev->err, IM_ETIMEOUT, "query timed out in expression evaluation");
 }
 
 void promql__warn(ev_t *ev, const char *fmt, ...)
@@ -126,6 +145,19 @@ size_t promql__val_add(ev_t *ev, val_t *v, const im_labels_t *labels)
     s->v = im_malloc(n * sizeof(double) + n);
     s->has = (uint8_t *)(s->v + n);
     memset(s->has, 0, n);
+    return v->n++;
+}
+
+size_t promql__val_adopt(val_t *v, const im_labels_t *labels, double *block, size_t nsteps)
+{
+    if (v->n == v->cap) {
+        v->cap = v->cap ? v->cap * 2 : 8;
+        v->s = im_realloc(v->s, v->cap * sizeof *v->s);
+    }
+    vser_t *s = &v->s[v->n];
+    s->labels = labels;
+    s->v = block;
+    s->has = (uint8_t *)(block + nsteps);
     return v->n++;
 }
 
@@ -503,18 +535,8 @@ int promql__rsrc_next(ev_t *ev, rsrc_t *r, const im_labels_t **labels, size_t *n
     if (!r->subquery) {
         if (r->next >= r->set->n) return 0;
         size_t si = r->next++;
-        tsdb_iter_t *it = r->set->vt->iter(r->set, si);
-        size_t all = iter_read_all(it, &ev->rt, &ev->rv, &ev->rcap);
-        iter_close(it);
-        size_t cnt = 0; /* stale markers dropped in place */
-        for (size_t k = 0; k < all; k++) {
-            if (tsdb_is_stale(ev->rv[k])) continue;
-            ev->rt[cnt] = ev->rt[k];
-            ev->rv[cnt] = ev->rv[k];
-            cnt++;
-        }
+        *n = promql__rsrc_read(r, si, &ev->rt, &ev->rv, &ev->rcap);
         *labels = r->set->series[si].labels;
-        *n = cnt;
     } else {
         if (r->next >= r->inner.n) return 0;
         vser_t *s = &r->inner.s[r->next++];
@@ -532,6 +554,39 @@ int promql__rsrc_next(ev_t *ev, rsrc_t *r, const im_labels_t **labels, size_t *n
     r->counted = (int64_t)*n;
     if ((rc = promql__count(ev, r->counted)) != IM_OK) return rc;
     return 1;
+}
+
+size_t promql__rsrc_par_series(rsrc_t *r)
+{
+    if (r->subquery || !r->set || !r->set->concurrent_iter) return 0;
+    return r->set->n;
+}
+
+size_t promql__rsrc_nseries(rsrc_t *r)
+{
+    return r->subquery || !r->set ? 0 : r->set->n;
+}
+
+size_t promql__rsrc_read(rsrc_t *r, size_t si, int64_t **pt, double **pv, size_t *pcap)
+{
+    tsdb_iter_t *it = r->set->vt->iter(r->set, si);
+    size_t all = iter_read_all(it, pt, pv, pcap);
+    iter_close(it);
+    int64_t *t = *pt;
+    double *v = *pv;
+    size_t cnt = 0; /* stale markers dropped in place */
+    for (size_t k = 0; k < all; k++) {
+        if (tsdb_is_stale(v[k])) continue;
+        t[cnt] = t[k];
+        v[cnt] = v[k];
+        cnt++;
+    }
+    return cnt;
+}
+
+const im_labels_t *promql__rsrc_labels(rsrc_t *r, size_t si)
+{
+    return r->set->series[si].labels;
 }
 
 void promql__rsrc_close(ev_t *ev, rsrc_t *r)

@@ -9,6 +9,8 @@
 #include "util/base.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -336,6 +338,398 @@ static bool range_apply(rctx_t *c, const int64_t *t, const double *v, size_t n, 
     }
 }
 
+/* One series of a range function: samples t/v[0, n) in, out[k]/has[k] for the
+ * (eff) steps out (has zeroed by the caller); (*rpos, *rcap) a reusable buffer for
+ * counter resets. With ev_mut the timeout is checked through promql__check (the
+ * evaluating thread), else through promql__check_now (a worker). Returns whether
+ * any step has a value; *rc is set on timeout or cancellation. */
+static bool range_series(ev_t *ev, bool ev_mut, rctx_t *c, rsrc_t *r, const int64_t *t,
+                         const double *v, size_t n, const double *p1, const double *p2,
+                         size_t **rpos, size_t *rcap, double *out, uint8_t *has, im_rc *rc)
+{
+    rfunc_t f = c->f;
+    int64_t range = promql__rsrc_range(r);
+    bool fixed = promql__rsrc_fixed(r);
+    size_t nsteps = ev->nsteps, eff = fixed ? 1 : nsteps;
+    size_t a = 0, b = 0;
+    bool any = false;
+    if (f == RF_RATE || f == RF_INCREASE) {
+        if (n > *rcap) {
+            *rcap = n * 2;
+            *rpos = im_realloc(*rpos, *rcap * sizeof **rpos);
+        }
+        size_t nr = 0, *rp = *rpos;
+        for (size_t i = 1; i < n; i++)
+            if (v[i] < v[i - 1]) rp[nr++] = i;
+        c->rs = (resets_t){rp, nr, 0};
+    }
+    for (size_t k = 0; k < eff; k++) {
+        int64_t lo, hi;
+        if ((k & 4095) == 4095 &&
+            (*rc = ev_mut ? promql__check(ev) : promql__check_now(ev)) != IM_OK)
+            break;
+        promql__rsrc_window(ev, r, k, &lo, &hi);
+        while (a < n && t[a] < lo) a++;
+        if (b < a) b = a;
+        while (b < n && t[b] <= hi) b++;
+        double res;
+        int64_t ts = promql__rsrc_time(ev, r, k);
+        c->base = a;
+        if (range_apply(c, t + a, v + a, b - a, lo, hi, range, ts, p1 ? p1[k] : 0, p2 ? p2[k] : 0,
+                        &res)) {
+            out[k] = res;
+            has[k] = 1;
+            any = true;
+        }
+    }
+    if (fixed && nsteps > 1) {
+        for (size_t k = 1; k < nsteps; k++) {
+            has[k] = has[0];
+            out[k] = out[0];
+        }
+    }
+    return any;
+}
+
+/* ---- Range functions on several threads ----
+ *
+ * Workers take series in chunks from a shared counter; each series is read and
+ * computed exactly as on one thread, into its own row, so nothing is summed
+ * across threads. The evaluating thread then walks the series in order: it
+ * replays the sample-limit accounting of the one-thread path (each series'
+ * samples counted while it is read), takes the rows with a value (labels named as
+ * there) and frees the rest — the value is the same as on one thread, bit for bit,
+ * whatever the scheduling. */
+
+#define PAR_CHUNK 8 /* most series a worker takes at once */
+
+typedef struct par {
+    ev_t *ev;
+    rsrc_t *r;
+    rfunc_t f;
+    const double *p1, *p2;
+    size_t nseries, chunk;
+    double **rows; /* per series: value block (promql__val_adopt's layout) or NULL */
+    size_t *nread; /* per series: samples read */
+    _Atomic size_t next;
+    _Atomic int stop; /* 0, or the im_rc that stopped the workers */
+} par_t;
+
+static void *par_worker(void *arg)
+{
+    par_t *p = arg;
+    ev_t *ev = p->ev;
+    size_t nsteps = ev->nsteps;
+    rctx_t c = {.ev = ev, .f = p->f};
+    int64_t *t = NULL;
+    double *v = NULL;
+    size_t cap = 0, *rpos = NULL, rcap = 0;
+    for (;;) {
+        if (atomic_load_explicit(&p->stop, memory_order_relaxed)) break;
+        size_t i0 = atomic_fetch_add_explicit(&p->next, p->chunk, memory_order_relaxed);
+        if (i0 >= p->nseries) break;
+        size_t i1 = i0 + p->chunk < p->nseries ? i0 + p->chunk : p->nseries;
+        for (size_t si = i0; si < i1; si++) {
+            im_rc rc = promql__check_now(ev);
+            if (rc == IM_OK) {
+                size_t n = promql__rsrc_read(p->r, si, &t, &v, &cap);
+                p->nread[si] = n;
+                if (n == 0) continue;
+                double *blk = im_malloc(nsteps * sizeof(double) + nsteps);
+                uint8_t *has = (uint8_t *)(blk + nsteps);
+                memset(has, 0, nsteps);
+                bool any = range_series(ev, false, &c, p->r, t, v, n, p->p1, p->p2, &rpos, &rcap,
+                                        blk, has, &rc);
+                if (any && rc == IM_OK)
+                    p->rows[si] = blk;
+                else
+                    im_free(blk);
+            }
+            if (rc != IM_OK) {
+                atomic_store(&p->stop, (int)rc);
+                break;
+            }
+        }
+    }
+    im_free(t);
+    im_free(v);
+    im_free(rpos);
+    im_free(c.scratch);
+    return NULL;
+}
+
+/* Threads for a range function over r, or 1 (evaluate on this thread). */
+static int par_threads(ev_t *ev, rsrc_t *r)
+{
+    const promql_engine_opts_t *o = promql_engine_opts(ev->eng);
+    size_t ns = promql__rsrc_par_series(r);
+    if (o->threads < 2 || ns < 2) return 1;
+    size_t eff = promql__rsrc_fixed(r) ? 1 : ev->nsteps;
+    if ((int64_t)(ns * (eff + 16)) < o->parallel_min_work) return 1;
+    return ns < (size_t)o->threads ? (int)ns : o->threads;
+}
+
+static im_rc range_par(ev_t *ev, rsrc_t *r, rfunc_t f, const double *p1, const double *p2, int nth,
+                       val_t *out)
+{
+    size_t ns = promql__rsrc_par_series(r), nsteps = ev->nsteps;
+    size_t chunk = ns / ((size_t)nth * 4);
+    par_t p = {.ev = ev, .r = r, .f = f, .p1 = p1, .p2 = p2, .nseries = ns};
+    p.chunk = chunk < 1 ? 1 : chunk > PAR_CHUNK ? PAR_CHUNK : chunk;
+    p.rows = im_calloc(ns, sizeof *p.rows);
+    p.nread = im_calloc(ns, sizeof *p.nread);
+    atomic_init(&p.next, 0);
+    atomic_init(&p.stop, 0);
+    pthread_t tid[8];
+    int started = 0;
+    for (int i = 1; i < nth && i <= 8; i++) {
+        if (pthread_create(&tid[started], NULL, par_worker, &p) != 0) break;
+        started++;
+    }
+    par_worker(&p);
+    for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
+    im_rc rc = IM_OK;
+    int stop = atomic_load(&p.stop);
+    if (stop) rc = promql__fail(ev, (im_rc)stop);
+    for (size_t si = 0; si < ns; si++) {
+        if (rc == IM_OK && (rc = promql__count(ev, (int64_t)p.nread[si])) == IM_OK) {
+            promql__count(ev, -(int64_t)p.nread[si]);
+            if (p.rows[si]) {
+                const im_labels_t *ls = promql__rsrc_labels(r, si);
+                promql__val_adopt(out, f == RF_LAST ? im_labels_ref(ls) : promql__drop_name(ev, ls),
+                                  p.rows[si], nsteps);
+                p.rows[si] = NULL;
+            }
+        }
+        im_free(p.rows[si]);
+    }
+    im_free(p.rows);
+    im_free(p.nread);
+    return rc;
+}
+
+/* ---- Fused aggregation over a range function ----
+ *
+ * sum by (…) (rate(m[5m])) and the like: the answer of evaluating the range
+ * function into an instant vector and aggregating that, without the vector. The
+ * series are grouped up front (by their labels as the function names them); a
+ * group's series are read, computed and accumulated in series order — the order
+ * the aggregation sees them in — so every sum is the same bit for bit; different
+ * groups share nothing and run on several threads. Groups come out in the order
+ * of their first series with a value, the sample limit is replayed as on the
+ * unfused path (each series' samples while read, then the function's points),
+ * and the fused path steps aside when two series would get the same labels (the
+ * unfused path's dedup decides that case). */
+
+typedef struct fgrp {
+    size_t first;  /* first member (index into fuse_t.mem) */
+    size_t nmem;   /* members */
+    size_t firstv; /* first member series with a value, SIZE_MAX if none */
+    double *a, *b, *c;
+} fgrp_t;
+
+typedef struct fuse {
+    ev_t *ev;
+    rsrc_t *r;
+    rfunc_t f;
+    promql_aggop_t op;
+    fgrp_t *g;
+    size_t ng;
+    size_t *mem;   /* series indices, grouped, in series order within a group */
+    size_t *nread; /* per series: samples read */
+    size_t *npts;  /* per series: points of the function's result */
+    _Atomic size_t next;
+    _Atomic int stop;
+} fuse_t;
+
+static void *fuse_worker(void *arg)
+{
+    fuse_t *p = arg;
+    ev_t *ev = p->ev;
+    size_t nsteps = ev->nsteps;
+    rctx_t c = {.ev = ev, .f = p->f};
+    int64_t *t = NULL;
+    double *v = NULL;
+    size_t cap = 0, *rpos = NULL, rcap = 0;
+    double *row = im_malloc(nsteps * sizeof(double) + nsteps);
+    uint8_t *has = (uint8_t *)(row + nsteps);
+    for (;;) {
+        if (atomic_load_explicit(&p->stop, memory_order_relaxed)) break;
+        size_t gi = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
+        if (gi >= p->ng) break;
+        fgrp_t *g = &p->g[gi];
+        g->a = im_malloc(nsteps * sizeof(double));
+        g->b = im_calloc(nsteps, sizeof(double));
+        g->c = im_calloc(nsteps, sizeof(double));
+        im_rc rc = IM_OK;
+        for (size_t j = 0; j < g->nmem && rc == IM_OK; j++) {
+            size_t si = p->mem[g->first + j];
+            if ((rc = promql__check_now(ev)) != IM_OK) break;
+            size_t n = promql__rsrc_read(p->r, si, &t, &v, &cap);
+            p->nread[si] = n;
+            if (n == 0) continue;
+            memset(has, 0, nsteps);
+            if (!range_series(ev, false, &c, p->r, t, v, n, NULL, NULL, &rpos, &rcap, row, has,
+                              &rc) ||
+                rc != IM_OK)
+                continue;
+            size_t pts = 0;
+            for (size_t k = 0; k < nsteps; k++) pts += has[k];
+            p->npts[si] = pts;
+            if (g->firstv == SIZE_MAX) g->firstv = si;
+            promql__agg_acc(p->op, g->a, g->b, g->c, row, has, nsteps);
+        }
+        if (rc != IM_OK) {
+            atomic_store(&p->stop, (int)rc);
+            break;
+        }
+    }
+    im_free(row);
+    im_free(t);
+    im_free(v);
+    im_free(rpos);
+    im_free(c.scratch);
+    return NULL;
+}
+
+static int cmp_firstv(const void *a, const void *b)
+{
+    const fgrp_t *x = *(fgrp_t *const *)a, *y = *(fgrp_t *const *)b;
+    return x->firstv < y->firstv ? -1 : x->firstv > y->firstv;
+}
+
+im_rc promql__eval_agg_range(ev_t *ev, const promql_aggregate_t *agg, val_t *out, bool *done)
+{
+    *done = false;
+    const promql_expr_t *x = agg->expr;
+    while (x->kind == PROMQL_NODE_PAREN || x->kind == PROMQL_NODE_STEP_INVARIANT)
+        x = x->kind == PROMQL_NODE_PAREN ? x->u.paren.expr : x->u.si.expr;
+    if (x->kind != PROMQL_NODE_CALL || x->u.call.nargs != 1) return IM_OK;
+    const promql_call_t *call = &x->u.call;
+    size_t fi = 0;
+    while (fi < IM_ARRAY_LEN(range_funcs) && strcmp(call->func->name, range_funcs[fi].name) != 0)
+        fi++;
+    if (fi == IM_ARRAY_LEN(range_funcs)) return IM_OK;
+    rfunc_t f = range_funcs[fi].f;
+    if (f == RF_QUANTILE || f == RF_PREDICT || f == RF_HOLT) return IM_OK;
+    const promql_expr_t *m = call->args[0];
+    while (m->kind == PROMQL_NODE_PAREN) m = m->u.paren.expr;
+    if (m->kind != PROMQL_NODE_MATRIX_SELECTOR) return IM_OK;
+    im_rc rc = promql__check(ev); /* what evaluating the call node would check */
+    if (rc != IM_OK) {
+        *done = true;
+        return rc;
+    }
+    rsrc_t *r;
+    rc = promql__rsrc_open(ev, m, &r);
+    if (rc != IM_OK) {
+        *done = true;
+        return rc;
+    }
+    size_t ns = promql__rsrc_nseries(r), nsteps = ev->nsteps;
+    /* The function's labels for each series; two equal: step aside. */
+    const im_labels_t **fl = im_malloc((ns ? ns : 1) * sizeof *fl);
+    u64map_t map;
+    promql__map_init(&map, ns);
+    bool dup = false;
+    for (size_t i = 0; i < ns; i++) {
+        const im_labels_t *ls = promql__rsrc_labels(r, i);
+        fl[i] = f == RF_LAST ? im_labels_ref(ls) : promql__drop_name(ev, ls);
+        uint32_t *slot = promql__map_slot(&map, fl[i]->hash);
+        if (*slot) dup = true;
+        *slot = 1;
+    }
+    promql__map_free(&map);
+    fuse_t p = {.ev = ev, .r = r, .f = f, .op = agg->op};
+    uint32_t *gof = NULL;
+    if (dup) goto out;
+    *done = true;
+    /* Groups in order of first series; members grouped by a counting sort. */
+    gof = im_malloc((ns ? ns : 1) * sizeof *gof);
+    promql__map_init(&map, 16);
+    size_t gcap = 0;
+    for (size_t i = 0; i < ns; i++) {
+        uint32_t *slot = promql__map_slot(&map, promql__agg_group_hash(agg, fl[i]));
+        if (!*slot) {
+            if (p.ng == gcap) {
+                gcap = gcap ? gcap * 2 : 16;
+                p.g = im_realloc(p.g, gcap * sizeof *p.g);
+            }
+            p.g[p.ng] = (fgrp_t){.firstv = SIZE_MAX};
+            *slot = (uint32_t)++p.ng;
+        }
+        gof[i] = *slot - 1;
+        p.g[gof[i]].nmem++;
+    }
+    promql__map_free(&map);
+    size_t off = 0;
+    for (size_t gi = 0; gi < p.ng; gi++) {
+        p.g[gi].first = off;
+        off += p.g[gi].nmem;
+        p.g[gi].nmem = 0;
+    }
+    p.mem = im_malloc((ns ? ns : 1) * sizeof *p.mem);
+    for (size_t i = 0; i < ns; i++) {
+        fgrp_t *g = &p.g[gof[i]];
+        p.mem[g->first + g->nmem++] = i;
+    }
+    p.nread = im_calloc(ns ? ns : 1, sizeof *p.nread);
+    p.npts = im_calloc(ns ? ns : 1, sizeof *p.npts);
+    atomic_init(&p.next, 0);
+    atomic_init(&p.stop, 0);
+    int nth = par_threads(ev, r);
+    if ((size_t)nth > p.ng) nth = (int)p.ng;
+    pthread_t tid[8];
+    int started = 0;
+    for (int i = 1; i < nth && i <= 8; i++) {
+        if (pthread_create(&tid[started], NULL, fuse_worker, &p) != 0) break;
+        started++;
+    }
+    fuse_worker(&p);
+    for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
+    int stop = atomic_load(&p.stop);
+    if (stop) rc = promql__fail(ev, (im_rc)stop);
+    /* The limit as the unfused path meets it: each series while it is read,
+     * then the function's result while it is aggregated. */
+    int64_t pts = 0;
+    for (size_t i = 0; i < ns && rc == IM_OK; i++) {
+        if ((rc = promql__count(ev, (int64_t)p.nread[i])) == IM_OK)
+            promql__count(ev, -(int64_t)p.nread[i]);
+        pts += (int64_t)p.npts[i];
+    }
+    if (rc == IM_OK && (rc = promql__count(ev, pts)) == IM_OK) promql__count(ev, -pts);
+    if (rc == IM_OK) {
+        fgrp_t **order = im_malloc((p.ng ? p.ng : 1) * sizeof *order);
+        size_t no = 0;
+        for (size_t gi = 0; gi < p.ng; gi++)
+            if (p.g[gi].firstv != SIZE_MAX) order[no++] = &p.g[gi];
+        qsort(order, no, sizeof *order, cmp_firstv);
+        promql__val_init(out, VAL_VECTOR);
+        for (size_t j = 0; j < no; j++) {
+            fgrp_t *g = order[j];
+            size_t idx = promql__val_add(ev, out, promql__agg_group_labels(agg, fl[g->firstv]));
+            promql__agg_fin(agg->op, g->a, g->b, g->c, out->s[idx].v, out->s[idx].has, nsteps);
+        }
+        im_free(order);
+        promql__compact(ev, out);
+    }
+    for (size_t gi = 0; gi < p.ng; gi++) {
+        im_free(p.g[gi].a);
+        im_free(p.g[gi].b);
+        im_free(p.g[gi].c);
+    }
+out:
+    for (size_t i = 0; i < ns; i++) im_labels_unref(fl[i]);
+    im_free(fl);
+    im_free(gof);
+    im_free(p.g);
+    im_free(p.mem);
+    im_free(p.nread);
+    im_free(p.npts);
+    promql__rsrc_close(ev, r);
+    return rc;
+}
+
 static im_rc eval_range_func(ev_t *ev, const promql_call_t *call, rfunc_t f, int marg, val_t *out)
 {
     im_rc rc = IM_OK;
@@ -374,66 +768,32 @@ static im_rc eval_range_func(ev_t *ev, const promql_call_t *call, rfunc_t f, int
     rc = promql__rsrc_open(ev, call->args[marg], &r);
     if (rc != IM_OK) goto out_params;
     promql__val_init(out, VAL_VECTOR);
-    rctx_t c = {.ev = ev, .f = f};
-    size_t *rpos = NULL, rcap = 0;
-    const im_labels_t *ls;
-    size_t n;
-    int got;
-    int64_t range = promql__rsrc_range(r);
-    bool fixed = promql__rsrc_fixed(r);
-    size_t nsteps = ev->nsteps;
-    while ((got = promql__rsrc_next(ev, r, &ls, &n)) == 1) {
-        if (n == 0) continue;
-        const int64_t *t = ev->rt;
-        const double *v = ev->rv;
-        size_t idx =
-            promql__val_add(ev, out, f == RF_LAST ? im_labels_ref(ls) : promql__drop_name(ev, ls));
-        vser_t *s = &out->s[idx];
-        size_t a = 0, b = 0;
-        bool any = false;
-        size_t eff = fixed ? 1 : nsteps;
-        if (f == RF_RATE || f == RF_INCREASE) {
-            if (n > rcap) {
-                rcap = n * 2;
-                rpos = im_realloc(rpos, rcap * sizeof *rpos);
-            }
-            size_t nr = 0;
-            for (size_t i = 1; i < n; i++)
-                if (v[i] < v[i - 1]) rpos[nr++] = i;
-            c.rs = (resets_t){rpos, nr, 0};
-        }
-        for (size_t k = 0; k < eff; k++) {
-            int64_t lo, hi;
-            if ((k & 4095) == 4095 && (rc = promql__check(ev)) != IM_OK) break;
-            promql__rsrc_window(ev, r, k, &lo, &hi);
-            while (a < n && t[a] < lo) a++;
-            if (b < a) b = a;
-            while (b < n && t[b] <= hi) b++;
-            double res;
-            int64_t ts = promql__rsrc_time(ev, r, k);
-            c.base = a;
-            if (range_apply(&c, t + a, v + a, b - a, lo, hi, range, ts, p1.sc ? p1.sc[k] : 0,
-                            p2.sc ? p2.sc[k] : 0, &res)) {
-                s->v[k] = res;
-                s->has[k] = 1;
-                any = true;
+    int got = 0;
+    int nth = par_threads(ev, r);
+    if (nth > 1) {
+        rc = range_par(ev, r, f, p1.sc, p2.sc, nth, out);
+    } else {
+        rctx_t c = {.ev = ev, .f = f};
+        size_t *rpos = NULL, rcap = 0;
+        const im_labels_t *ls;
+        size_t n;
+        while ((got = promql__rsrc_next(ev, r, &ls, &n)) == 1) {
+            if (n == 0) continue;
+            size_t idx = promql__val_add(
+                ev, out, f == RF_LAST ? im_labels_ref(ls) : promql__drop_name(ev, ls));
+            vser_t *s = &out->s[idx];
+            bool any = range_series(ev, true, &c, r, ev->rt, ev->rv, n, p1.sc, p2.sc, &rpos, &rcap,
+                                    s->v, s->has, &rc);
+            if (rc != IM_OK) break;
+            if (!any) {
+                im_labels_unref(s->labels);
+                im_free(s->v);
+                out->n--;
             }
         }
-        if (rc != IM_OK) break;
-        if (fixed && nsteps > 1) {
-            for (size_t k = 1; k < nsteps; k++) {
-                s->has[k] = s->has[0];
-                s->v[k] = s->v[0];
-            }
-        }
-        if (!any) {
-            im_labels_unref(s->labels);
-            im_free(s->v);
-            out->n--;
-        }
+        im_free(c.scratch);
+        im_free(rpos);
     }
-    im_free(c.scratch);
-    im_free(rpos);
     promql__rsrc_close(ev, r);
     if (rc != IM_OK) {
         promql__val_free(ev, out);

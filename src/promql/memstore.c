@@ -272,6 +272,7 @@ static im_rc ms_select(tsdb_queryable_t *q, int64_t mint, int64_t maxt, im_match
     build_order(m);
     ms_set_t *ss = im_calloc(1, sizeof *ss);
     ss->set.vt = &ms_set_vt;
+    ss->set.concurrent_iter = true; /* iterators only read the (normalised) arrays */
     ss->mint = mint;
     ss->maxt = maxt;
     size_t cap = 0;

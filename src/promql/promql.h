@@ -64,6 +64,12 @@ typedef struct promql_engine_opts {
     int64_t max_samples;              /* 0 = default 50,000,000 (--query.max-samples) */
     int64_t timeout_ms;               /* 0 = default 2m (--query.timeout) */
     int64_t default_eval_interval_ms; /* subqueries without a step; 0 = default 1m */
+    /* Range functions over a matrix selector (rate, *_over_time, …) with at least
+     * parallel_min_work series × steps read and compute series on up to `threads`
+     * threads (the caller's included); the result is the same bit for bit. 0 =
+     * defaults (one per CPU, at most 4; 32768); threads 1 = never. */
+    int threads;
+    int64_t parallel_min_work;
 } promql_engine_opts_t;
 
 typedef struct promql_engine promql_engine_t;
@@ -167,5 +173,10 @@ typedef struct promql_test_stats {
  * read (check stats for failures). */
 im_rc promql_test_run(const char *name, const char *text, size_t len, void *out,
                       promql_test_stats_t *stats, im_err_t *err);
+/* The same with engine options (NULL: defaults), e.g. threads and
+ * parallel_min_work 1 to run every range function through the parallel path. */
+im_rc promql_test_run_opts(const char *name, const char *text, size_t len, void *out,
+                           const promql_engine_opts_t *opts, promql_test_stats_t *stats,
+                           im_err_t *err);
 
 #endif

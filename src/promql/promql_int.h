@@ -78,6 +78,13 @@ im_rc promql__scalar_new(ev_t *ev, val_t *v);
 im_rc promql__count(ev_t *ev, int64_t n);
 /* Checks timeout and cancellation now and then. */
 im_rc promql__check(ev_t *ev);
+/* Timeout or cancellation now (IM_ETIMEOUT, IM_ECANCELED, IM_OK) without
+ * touching ev: safe from worker threads. promql__fail sets the matching error. */
+im_rc promql__check_now(const ev_t *ev);
+im_rc promql__fail(ev_t *ev, im_rc rc);
+/* Appends a series owning labels (reference taken over) and block, an
+ * im_malloc'ed nsteps doubles followed by nsteps presence bytes. */
+size_t promql__val_adopt(val_t *v, const im_labels_t *labels, double *block, size_t nsteps);
 void promql__warn(ev_t *ev, const char *fmt, ...) IM_PRINTF(2, 3);
 /* Removes __name__ (new reference). */
 const im_labels_t *promql__drop_name(ev_t *ev, const im_labels_t *ls);
@@ -100,6 +107,17 @@ int64_t promql__rsrc_range(rsrc_t *r);
 /* Evaluation time of step i (the @ time when pinned). */
 int64_t promql__rsrc_time(ev_t *ev, rsrc_t *r, size_t i);
 bool promql__rsrc_fixed(rsrc_t *r); /* @: the same window at every step */
+/* Parallel reading: the number of series of a matrix-selector source whose
+ * backend allows concurrent iterators (0 otherwise: read with rsrc_next). Then
+ * promql__rsrc_read may run for different series from several threads: it reads
+ * series si's samples, stale markers dropped, into (*pt, *pv) (capacity *pcap,
+ * grown) and returns how many; nothing is counted against the limit. */
+size_t promql__rsrc_par_series(rsrc_t *r);
+/* The number of series of a matrix-selector source (0 for a subquery); read them
+ * with promql__rsrc_read on one thread unless promql__rsrc_par_series says so. */
+size_t promql__rsrc_nseries(rsrc_t *r);
+size_t promql__rsrc_read(rsrc_t *r, size_t si, int64_t **pt, double **pv, size_t *pcap);
+const im_labels_t *promql__rsrc_labels(rsrc_t *r, size_t si);
 
 /* ---- hash map uint64 -> index ---- */
 typedef struct u64map {
@@ -117,6 +135,21 @@ uint32_t promql__map_get(const u64map_t *m, uint64_t k);
 im_rc promql__eval_call(ev_t *ev, const promql_expr_t *e, val_t *out);
 im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out);
 im_rc promql__eval_binary(ev_t *ev, const promql_expr_t *e, val_t *out);
+/* aggregate.c, shared with the fused path in functions.c: one input series'
+ * values into a group's per-step accumulators (A, B, C: value, compensation or
+ * variance, count), the group's result from them, and the grouping. */
+void promql__agg_acc(promql_aggop_t op, double *A, double *B, double *C, const double *v,
+                     const uint8_t *has, size_t nsteps);
+void promql__agg_fin(promql_aggop_t op, const double *A, const double *B, const double *C,
+                     double *v, uint8_t *has, size_t nsteps);
+uint64_t promql__agg_group_hash(const promql_aggregate_t *agg, const im_labels_t *ls);
+const im_labels_t *promql__agg_group_labels(const promql_aggregate_t *agg, const im_labels_t *ls);
+/* functions.c: sum, avg, count, min, max, group, stddev, stdvar of a range
+ * function without parameters over a matrix selector, fused: each series' values
+ * go straight into its group's accumulators (series of a group in order, groups
+ * on several threads), never held as an instant vector. *done false: not such
+ * an expression (nothing done; evaluate as usual). */
+im_rc promql__eval_agg_range(ev_t *ev, const promql_aggregate_t *agg, val_t *out, bool *done);
 /* histogram.c: classic-bucket quantile over (upper bound, cumulative count)
  * pairs (modified in place: sorted, merged, made monotonic). */
 typedef struct bucket {

@@ -585,9 +585,15 @@ static void do_eval(runner_t *r, line_t cmd, int lineno, line_t *exp_lines, size
 im_rc promql_test_run(const char *name, const char *text, size_t len, void *outp,
                       promql_test_stats_t *st, im_err_t *err)
 {
+    return promql_test_run_opts(name, text, len, outp, NULL, st, err);
+}
+
+im_rc promql_test_run_opts(const char *name, const char *text, size_t len, void *outp,
+                           const promql_engine_opts_t *opts, promql_test_stats_t *st, im_err_t *err)
+{
     runner_t r = {.name = name, .out = outp, .st = st};
     r.ms = promql_memstore_new();
-    r.eng = promql_engine_new(NULL);
+    r.eng = promql_engine_new(opts);
     /* split into trimmed lines; comments become empty lines */
     size_t cap = 256, n = 0;
     line_t *lines = im_malloc(cap * sizeof *lines);

@@ -8,7 +8,9 @@
  * creation, merging by time (a sample present in several parts — e.g. a block and
  * the head right after persisting — is returned once). A series set and its
  * iterators are used by one thread at a time (the set caches the last
- * decompressed frame of each block); different sets are independent. */
+ * decompressed frame of each block) unless it has no block part: then iterators
+ * only decode head chunk copies and may be created from several threads
+ * (concurrent_iter); different sets are independent. */
 #include "util/base.h"
 
 #include <stdlib.h>
@@ -331,6 +333,7 @@ static im_rc q_select(tsdb_queryable_t *qa, int64_t mint, int64_t maxt, im_match
     s->blocks = g.blocks;
     s->nblocks = g.nblocks;
     s->caches = im_calloc(g.nblocks + 1, sizeof *s->caches);
+    s->pub.concurrent_iter = s->nblocks == 0; /* head chunk copies only: no frame cache */
     g.blocks = NULL;
     g.nblocks = 0;
     gather_free(&g, false);

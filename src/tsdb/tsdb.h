@@ -103,6 +103,10 @@ struct tsdb_series_set {
     const tsdb_series_set_vt_t *vt;
     tsdb_series_t *series;
     size_t n;
+    /* True when iter may be called for different series from several threads at
+     * once (each iterator still used by one thread); false (the default of a
+     * zeroed set) keeps the one-thread-at-a-time rule. */
+    bool concurrent_iter;
 };
 
 /* Hints let a backend skip work; all optional (0 = none). */

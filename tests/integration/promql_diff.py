@@ -17,7 +17,9 @@ skipped by rule (see SKIP_RULES and docs/promql.md, "Differences from Prometheus
 
 usage: promql_diff.py INFERMON_BINARY WORKDIR [--random N] [--seed S] [--verbose] [--check-skips]
 IM_PROMQL_DIFF_STORE=tsdb evaluates over infermon's real store (memory mode)
-instead of the in-memory array store.
+instead of the in-memory array store; IM_PROMQL_DIFF_EVAL_ARGS adds options to
+promql-eval (e.g. "--threads 3 --parallel-min-work 1": every range function on
+the parallel path).
 """
 import http.client
 import json
@@ -494,6 +496,7 @@ class Prom:
 def run_infermon(binary, om, qfile, params):
     args = [binary, "promql-eval", "--data", om, "--queries", qfile,
             "--store", os.environ.get("IM_PROMQL_DIFF_STORE", "mem")]
+    args += os.environ.get("IM_PROMQL_DIFF_EVAL_ARGS", "").split()  # e.g. --threads 3
     if "step" in params:
         args += ["--start", str(params["start"]), "--end", str(params["end"]), "--step", str(params["step"])]
     else:
