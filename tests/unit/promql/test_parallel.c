@@ -3,8 +3,8 @@
  * aggregations fused with a range function (sum by (…) (rate(…)) and the like),
  * on one thread and on several, against the same query written so that neither
  * applies (a double negation keeps every value). Also the sample-limit error and
- * the samples counted, timeouts through the workers, and a store whose series
- * set does not allow concurrent iterators. */
+ * the samples counted, timeouts through the workers, a store whose series set
+ * does not allow concurrent iterators, and the real store on several threads. */
 #include "util/base.h"
 
 #include <math.h>
@@ -26,11 +26,14 @@ static double rnd01(void)
     return (double)(rng >> 11) / 9007199254740992.0;
 }
 
+typedef void (*emit_fn)(void *arg, const im_labels_t *ls, int64_t t, double v);
+
 /* 240 counter series (12 models x 20 pods) with resets, gaps and stale markers,
- * two gauges families, one with a second metric name sharing the label sets. */
-static promql_memstore_t *make_store(void)
+ * two gauges families, one with a second metric name sharing the label sets; each
+ * series' samples in time order. */
+static void generate(emit_fn emit, void *arg)
 {
-    promql_memstore_t *m = promql_memstore_new();
+    rng = 42;
     char model[16], pod[16];
     for (int s = 0; s < 240; s++) {
         snprintf(model, sizeof model, "m%d", s % 12);
@@ -47,15 +50,34 @@ static promql_memstore_t *make_store(void)
             if (s % 7 == 3 && i > 100 && i < 130) continue; /* a gap */
             if (rnd01() < 0.01) v = rnd01() * 10;           /* a reset */
             v += rnd01() * 37.3;
-            promql_memstore_add(m, c, t, (s % 11 == 5 && i == 200) ? tsdb_stale_nan() : v);
-            promql_memstore_add(m, g, t, rnd01() * 1e3 - 100);
-            if (s < 30) promql_memstore_add(m, g2, t, rnd01());
+            emit(arg, c, t, (s % 11 == 5 && i == 200) ? tsdb_stale_nan() : v);
+            emit(arg, g, t, rnd01() * 1e3 - 100);
+            if (s < 30) emit(arg, g2, t, rnd01());
         }
         im_labels_unref(c);
         im_labels_unref(g);
         im_labels_unref(g2);
     }
+}
+
+static void emit_mem(void *arg, const im_labels_t *ls, int64_t t, double v)
+{
+    promql_memstore_add(arg, ls, t, v);
+}
+
+static promql_memstore_t *make_store(void)
+{
+    promql_memstore_t *m = promql_memstore_new();
+    generate(emit_mem, m);
     return m;
+}
+
+static void emit_tsdb(void *arg, const im_labels_t *ls, int64_t t, double v)
+{
+    tsdb_appender_t *a = tsdb_appender(arg);
+    assert_int_equal(tsdb_appender_add(a, 0, ls, t, v, NULL), IM_OK);
+    im_err_t err;
+    assert_int_equal(tsdb_appender_commit(a, &err), IM_OK);
 }
 
 static char *run(tsdb_queryable_t *q, const promql_engine_opts_t *o, const char *qs, bool instant,
@@ -267,13 +289,48 @@ static void test_single_thread_sets(void **state)
     promql_memstore_free(m);
 }
 
+/* The real store (memory mode: head chunks only, so its sets allow concurrent
+ * iterators) on several threads against the array store on one. */
+static void test_tsdb_store(void **state)
+{
+    (void)state;
+    promql_memstore_t *m = make_store();
+    tsdb_opts_t to = {.dir = NULL, .no_background = true};
+    tsdb_t *db;
+    im_err_t err;
+    assert_int_equal(tsdb_open(&to, &db, &err), IM_OK);
+    generate(emit_tsdb, db);
+    tsdb_queryable_t *tq = tsdb_queryable(db);
+    promql_engine_opts_t one = {.threads = 1};
+    promql_engine_opts_t par = {.threads = 3, .parallel_min_work = 1};
+    char errmsg[IM_ERR_MSG_MAX];
+    const char *qs[] = {"sum by (model) (rate(req_total[5m]))", "rate(req_total[5m])",
+                        "max_over_time(queue[2m])", "avg without (pod) (increase(req_total[1m]))"};
+    for (size_t i = 0; i < IM_ARRAY_LEN(qs); i++) {
+        for (int instant = 0; instant < 2; instant++) {
+            int64_t t0, t1;
+            im_rc r0, r1;
+            char *a = run(promql_memstore_queryable(m), &one, qs[i], instant, &t0, &r0, errmsg);
+            char *b = run(tq, &par, qs[i], instant, &t1, &r1, errmsg);
+            assert_int_equal(r0, IM_OK);
+            assert_int_equal(r1, IM_OK);
+            assert_string_equal(a, b);
+            assert_int_equal(t0, t1);
+            im_free(a);
+            im_free(b);
+        }
+    }
+    tq->vt->close(tq);
+    tsdb_close(db);
+    promql_memstore_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_paths_agree),
-        cmocka_unit_test(test_limit_agrees),
-        cmocka_unit_test(test_timeout_in_workers),
-        cmocka_unit_test(test_single_thread_sets),
+        cmocka_unit_test(test_paths_agree),        cmocka_unit_test(test_limit_agrees),
+        cmocka_unit_test(test_timeout_in_workers), cmocka_unit_test(test_single_thread_sets),
+        cmocka_unit_test(test_tsdb_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
