@@ -26,6 +26,13 @@ static void val(im_buf_t *b, const char *name, const char *labels, double v)
                         labels ? "}" : "", f);
 }
 
+/* A family with one unlabelled sample. */
+static void one(im_buf_t *b, const char *name, const char *type, const char *help, double v)
+{
+    fam(b, name, type, help);
+    val(b, name, NULL, v);
+}
+
 static int64_t rss_bytes(void)
 {
     FILE *f = fopen("/proc/self/statm", "r");
@@ -71,44 +78,37 @@ enum MHD_Result http__metrics(http_server_t *s, http__req_t *r)
         val(&b, "infermon_engine_query_duration_seconds_sum", lb, s->counters[i].seconds);
         val(&b, "infermon_engine_query_duration_seconds_count", lb, (double)s->counters[i].count);
     }
-    fam(&b, "infermon_remote_write_requests_total", "counter", "Remote-write requests received.");
-    val(&b, "infermon_remote_write_requests_total", NULL, (double)s->rw_requests);
-    fam(&b, "infermon_remote_write_requests_failed_total", "counter",
-        "Remote-write requests refused (malformed, out of order, too large, storage errors).");
-    val(&b, "infermon_remote_write_requests_failed_total", NULL, (double)s->rw_failures);
-    fam(&b, "infermon_remote_write_samples_received_total", "counter",
-        "Samples appended from remote-write requests.");
-    val(&b, "infermon_remote_write_samples_received_total", NULL, (double)s->rw_samples);
-    fam(&b, "infermon_config_last_reload_successful", "gauge",
-        "Whether the last configuration reload attempt was successful.");
-    val(&b, "infermon_config_last_reload_successful", NULL, s->reload_ok ? 1 : 0);
-    fam(&b, "infermon_config_last_reload_success_timestamp_seconds", "gauge",
-        "Timestamp of the last successful configuration reload.");
-    val(&b, "infermon_config_last_reload_success_timestamp_seconds", NULL,
-        (double)s->reload_ms / 1000.0);
+    one(&b, "infermon_remote_write_requests_total", "counter", "Remote-write requests received.",
+        (double)s->rw_requests);
+    one(&b, "infermon_remote_write_requests_failed_total", "counter",
+        "Remote-write requests refused (malformed, out of order, too large, storage errors).",
+        (double)s->rw_failures);
+    one(&b, "infermon_remote_write_samples_received_total", "counter",
+        "Samples appended from remote-write requests.", (double)s->rw_samples);
+    one(&b, "infermon_config_last_reload_successful", "gauge",
+        "Whether the last configuration reload attempt was successful.", s->reload_ok ? 1 : 0);
+    one(&b, "infermon_config_last_reload_success_timestamp_seconds", "gauge",
+        "Timestamp of the last successful configuration reload.", (double)s->reload_ms / 1000.0);
     double start_s = (double)s->start_ms / 1000.0;
     pthread_mutex_unlock(&s->mu);
 
     if (s->opts.scrape) {
         scrape_stats_t st;
         scrape_manager_stats(s->opts.scrape, &st);
-        fam(&b, "infermon_scrapes_total", "counter", "Scrapes attempted.");
-        val(&b, "infermon_scrapes_total", NULL, (double)st.scrapes_total);
-        fam(&b, "infermon_scrapes_failed_total", "counter", "Scrapes that failed (up == 0).");
-        val(&b, "infermon_scrapes_failed_total", NULL, (double)st.scrapes_failed);
-        fam(&b, "infermon_scrapes_limit_exceeded_total", "counter",
-            "Scrapes failed because a sample, label or body size limit was exceeded.");
-        val(&b, "infermon_scrapes_limit_exceeded_total", NULL, (double)st.limit_failures);
-        fam(&b, "infermon_scrape_samples_appended_total", "counter",
-            "Samples appended by successful scrapes.");
-        val(&b, "infermon_scrape_samples_appended_total", NULL, (double)st.samples_appended);
-        fam(&b, "infermon_scrape_samples_out_of_order_total", "counter",
-            "Scraped samples rejected as out of order or out of bounds.");
-        val(&b, "infermon_scrape_samples_out_of_order_total", NULL,
+        one(&b, "infermon_scrapes_total", "counter", "Scrapes attempted.",
+            (double)st.scrapes_total);
+        one(&b, "infermon_scrapes_failed_total", "counter", "Scrapes that failed (up == 0).",
+            (double)st.scrapes_failed);
+        one(&b, "infermon_scrapes_limit_exceeded_total", "counter",
+            "Scrapes failed because a sample, label or body size limit was exceeded.",
+            (double)st.limit_failures);
+        one(&b, "infermon_scrape_samples_appended_total", "counter",
+            "Samples appended by successful scrapes.", (double)st.samples_appended);
+        one(&b, "infermon_scrape_samples_out_of_order_total", "counter",
+            "Scraped samples rejected as out of order or out of bounds.",
             (double)st.samples_out_of_order);
-        fam(&b, "infermon_scrape_samples_duplicate_total", "counter",
-            "Scraped samples rejected as duplicates.");
-        val(&b, "infermon_scrape_samples_duplicate_total", NULL, (double)st.samples_duplicate);
+        one(&b, "infermon_scrape_samples_duplicate_total", "counter",
+            "Scraped samples rejected as duplicates.", (double)st.samples_duplicate);
         fam(&b, "infermon_scrape_duration_seconds", "histogram", "Duration of scrapes.");
         for (int i = 0; i < 10; i++) {
             char f[IM_FLOAT_BUF];
@@ -126,41 +126,37 @@ enum MHD_Result http__metrics(http_server_t *s, http__req_t *r)
         fam(&b, "infermon_scrape_targets", "gauge", "Targets by state.");
         val(&b, "infermon_scrape_targets", "state=\"active\"", (double)st.targets_active);
         val(&b, "infermon_scrape_targets", "state=\"dropped\"", (double)st.targets_dropped);
-        fam(&b, "infermon_sd_file_reads_total", "counter", "file_sd files read.");
-        val(&b, "infermon_sd_file_reads_total", NULL, (double)st.sd_file_reads);
-        fam(&b, "infermon_sd_file_read_errors_total", "counter",
-            "file_sd files that failed to read.");
-        val(&b, "infermon_sd_file_read_errors_total", NULL, (double)st.sd_file_errors);
+        one(&b, "infermon_sd_file_reads_total", "counter", "file_sd files read.",
+            (double)st.sd_file_reads);
+        one(&b, "infermon_sd_file_read_errors_total", "counter",
+            "file_sd files that failed to read.", (double)st.sd_file_errors);
     }
 
     tsdb_stats_t ts;
     memset(&ts, 0, sizeof ts);
     tsdb_get_stats(s->opts.db, &ts);
-    fam(&b, "infermon_tsdb_head_series", "gauge", "Series in the head block.");
-    val(&b, "infermon_tsdb_head_series", NULL, (double)ts.head_series);
-    fam(&b, "infermon_tsdb_head_chunks", "gauge", "Chunks in the head block.");
-    val(&b, "infermon_tsdb_head_chunks", NULL, (double)ts.head_chunks);
-    fam(&b, "infermon_tsdb_head_samples", "gauge", "Samples in the head block.");
-    val(&b, "infermon_tsdb_head_samples", NULL, (double)ts.head_samples);
-    fam(&b, "infermon_tsdb_head_bytes", "gauge", "Memory held by the head block.");
-    val(&b, "infermon_tsdb_head_bytes", NULL, (double)ts.head_bytes);
-    fam(&b, "infermon_tsdb_samples_appended_total", "counter", "Samples committed to the store.");
-    val(&b, "infermon_tsdb_samples_appended_total", NULL, (double)ts.samples_appended);
-    fam(&b, "infermon_tsdb_out_of_order_samples_total", "counter",
-        "Samples rejected as out of order.");
-    val(&b, "infermon_tsdb_out_of_order_samples_total", NULL, (double)ts.out_of_order);
+    one(&b, "infermon_tsdb_head_series", "gauge", "Series in the head block.",
+        (double)ts.head_series);
+    one(&b, "infermon_tsdb_head_chunks", "gauge", "Chunks in the head block.",
+        (double)ts.head_chunks);
+    one(&b, "infermon_tsdb_head_samples", "gauge", "Samples in the head block.",
+        (double)ts.head_samples);
+    one(&b, "infermon_tsdb_head_bytes", "gauge", "Memory held by the head block.",
+        (double)ts.head_bytes);
+    one(&b, "infermon_tsdb_samples_appended_total", "counter", "Samples committed to the store.",
+        (double)ts.samples_appended);
+    one(&b, "infermon_tsdb_out_of_order_samples_total", "counter",
+        "Samples rejected as out of order.", (double)ts.out_of_order);
     fam(&b, "infermon_tsdb_wal_fsync_duration_seconds", "summary", "WAL fsync durations.");
     val(&b, "infermon_tsdb_wal_fsync_duration_seconds_sum", NULL, ts.wal_fsync_seconds_total);
     val(&b, "infermon_tsdb_wal_fsync_duration_seconds_count", NULL, (double)ts.wal_fsyncs);
-    fam(&b, "infermon_tsdb_wal_corruptions_total", "counter",
-        "Torn or corrupt WAL tails cut at replay.");
-    val(&b, "infermon_tsdb_wal_corruptions_total", NULL, (double)ts.wal_corruptions);
-    fam(&b, "infermon_tsdb_blocks_loaded", "gauge", "Persisted blocks.");
-    val(&b, "infermon_tsdb_blocks_loaded", NULL, (double)ts.blocks);
-    fam(&b, "infermon_tsdb_storage_blocks_bytes", "gauge", "Bytes of persisted blocks.");
-    val(&b, "infermon_tsdb_storage_blocks_bytes", NULL, (double)ts.block_bytes);
-    fam(&b, "infermon_tsdb_compactions_total", "counter", "Compactions run.");
-    val(&b, "infermon_tsdb_compactions_total", NULL, (double)ts.compactions);
+    one(&b, "infermon_tsdb_wal_corruptions_total", "counter",
+        "Torn or corrupt WAL tails cut at replay.", (double)ts.wal_corruptions);
+    one(&b, "infermon_tsdb_blocks_loaded", "gauge", "Persisted blocks.", (double)ts.blocks);
+    one(&b, "infermon_tsdb_storage_blocks_bytes", "gauge", "Bytes of persisted blocks.",
+        (double)ts.block_bytes);
+    one(&b, "infermon_tsdb_compactions_total", "counter", "Compactions run.",
+        (double)ts.compactions);
 
     fam(&b, "infermon_memory_bytes", "gauge", "Heap bytes accounted per subsystem.");
     for (int t = 0; t < IM_MEM_TAG_COUNT; t++) {
@@ -169,25 +165,21 @@ enum MHD_Result http__metrics(http_server_t *s, http__req_t *r)
     }
     size_t ni, nb;
     im_intern_stats(&ni, &nb);
-    fam(&b, "infermon_interned_strings", "gauge", "Distinct interned strings.");
-    val(&b, "infermon_interned_strings", NULL, (double)ni);
-    fam(&b, "infermon_interned_string_bytes", "gauge", "Bytes of interned strings.");
-    val(&b, "infermon_interned_string_bytes", NULL, (double)nb);
+    one(&b, "infermon_interned_strings", "gauge", "Distinct interned strings.", (double)ni);
+    one(&b, "infermon_interned_string_bytes", "gauge", "Bytes of interned strings.", (double)nb);
 
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    fam(&b, "process_cpu_seconds_total", "counter",
-        "Total user and system CPU time spent in seconds.");
-    val(&b, "process_cpu_seconds_total", NULL,
+    one(&b, "process_cpu_seconds_total", "counter",
+        "Total user and system CPU time spent in seconds.",
         (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
             (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
-    fam(&b, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
-    val(&b, "process_resident_memory_bytes", NULL, (double)rss_bytes());
-    fam(&b, "process_max_resident_memory_bytes", "gauge", "Peak resident memory size in bytes.");
-    val(&b, "process_max_resident_memory_bytes", NULL, (double)ru.ru_maxrss * 1024.0);
-    fam(&b, "process_start_time_seconds", "gauge",
-        "Start time of the process since unix epoch in seconds.");
-    val(&b, "process_start_time_seconds", NULL, start_s);
+    one(&b, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+        (double)rss_bytes());
+    one(&b, "process_max_resident_memory_bytes", "gauge", "Peak resident memory size in bytes.",
+        (double)ru.ru_maxrss * 1024.0);
+    one(&b, "process_start_time_seconds", "gauge",
+        "Start time of the process since unix epoch in seconds.", start_s);
 
     pthread_mutex_lock(&s->mu);
     size_t nh = s->nmhooks;
