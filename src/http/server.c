@@ -127,13 +127,12 @@ static void free_cb(void *p)
     im_free(p);
 }
 
-static bool gzip_buf(const char *in, size_t n, im_buf_t *out)
+bool http_gzip(const char *in, size_t n, int level, im_buf_t *out)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return false;
-    size_t cap = deflateBound(&z, n) + 32;
+    if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
+    size_t cap = deflateBound(&z, (uLong)n) + 32;
     if (im_buf_reserve(out, cap) != IM_OK) {
         deflateEnd(&z);
         return false;
@@ -162,7 +161,7 @@ enum MHD_Result http__send(http_server_t *s, http__req_t *r, unsigned code, cons
     if (r->gzip && b->len > 1024) {
         im_buf_t z;
         im_buf_init(&z, 0);
-        if (gzip_buf(b->data, b->len, &z)) {
+        if (http_gzip(b->data, b->len, Z_DEFAULT_COMPRESSION, &z)) {
             im_buf_free(b);
             *b = z;
             gz = true;

@@ -93,6 +93,10 @@ void http_server_add_metrics_hook(http_server_t *s, void (*fn)(void *ud, im_buf_
 
 /* ---- Pieces exposed for tests ---- */
 
+/* Gzips in[0, n) into out (a gzip stream, zlib level: Z_DEFAULT_COMPRESSION for
+ * API answers, 1 for the simulator's hot /metrics). Returns false on a zlib error
+ * (out then holds nothing useful). Also used by src/sim's server. */
+bool http_gzip(const char *in, size_t n, int level, im_buf_t *out);
 /* Prometheus' timestamp: seconds, with ".mmm" when the ms part is not zero. */
 void http_json_timestamp(im_buf_t *out, int64_t t_ms);
 /* Writes a whole API answer for a result ({"status":"success","data":{...}}). */

@@ -22,11 +22,11 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "http/server.h"
+#include "sim/sim.h"
 #include "util/log.h"
 #include "util/timeutil.h"
-#include "sim/sim.h"
 
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
@@ -110,32 +110,12 @@ static bool accepts_gzip(struct MHD_Connection *c)
     return ae && strstr(ae, "gzip") != NULL;
 }
 
-static bool gzip_buf(const char *in, size_t n, im_buf_t *out)
-{
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
-    size_t cap = deflateBound(&z, (uLong)n) + 32;
-    if (im_buf_reserve(out, cap) != IM_OK) {
-        deflateEnd(&z);
-        return false;
-    }
-    z.next_in = (Bytef *)in;
-    z.avail_in = (uInt)n;
-    z.next_out = (Bytef *)out->data;
-    z.avail_out = (uInt)cap;
-    int rc = deflate(&z, Z_FINISH);
-    out->len = z.total_out;
-    deflateEnd(&z);
-    return rc == Z_STREAM_END;
-}
-
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *ctype,
                              im_buf_t *body, bool gz)
 {
     im_buf_t z;
     im_buf_init(&z, 0);
-    bool zipped = gz && body->len > 256 && gzip_buf(body->data, body->len, &z);
+    bool zipped = gz && body->len > 256 && http_gzip(body->data, body->len, 1, &z);
     im_buf_t *use = zipped ? &z : body;
     size_t len;
     char *data = im_buf_steal(use, &len);
