@@ -3,6 +3,8 @@
 #ifndef IM_LLM_LINT_INT_H
 #define IM_LLM_LINT_INT_H
 
+#include <yaml.h>
+
 #include "llm/catalog.h"
 #include "llm/lint.h"
 #include "util/base.h"
@@ -58,5 +60,9 @@ static inline lname_t *lint__names_slot(const lint_names_t *n, size_t i)
 
 /* Suffix of a sample name given its family name length. */
 llm_suffix_t lint__suffix_from(const char *name, size_t len, size_t family_len);
+
+/* The value of key in a YAML mapping node, or NULL (map NULL or not a mapping,
+ * or no such scalar key). (rulefile.c) */
+yaml_node_t *lint__yaml_get(yaml_document_t *d, yaml_node_t *map, const char *key);
 
 #endif

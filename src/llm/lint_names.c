@@ -385,18 +385,6 @@ static int64_t yaml_duration(yaml_document_t *d, yaml_node_t *map, const char *k
     return 0;
 }
 
-static yaml_node_t *yaml_get(yaml_document_t *d, yaml_node_t *map, const char *key)
-{
-    if (!map || map->type != YAML_MAPPING_NODE) return NULL;
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-         p++) {
-        yaml_node_t *k = yaml_document_get_node(d, p->key);
-        if (k && k->type == YAML_SCALAR_NODE && strcmp((char *)k->data.scalar.value, key) == 0)
-            return yaml_document_get_node(d, p->value);
-    }
-    return NULL;
-}
-
 /* Scrape intervals per job from a prometheus.yml text. */
 static size_t config_intervals(const char *yml, size_t len, job_interval_t **out,
                                int64_t *global_ms)
@@ -410,14 +398,14 @@ static size_t config_intervals(const char *yml, size_t len, job_interval_t **out
     size_t n = 0;
     if (yaml_parser_load(&p, &d)) {
         yaml_node_t *root = yaml_document_get_root_node(&d);
-        int64_t g = yaml_duration(&d, yaml_get(&d, root, "global"), "scrape_interval");
+        int64_t g = yaml_duration(&d, lint__yaml_get(&d, root, "global"), "scrape_interval");
         if (g > 0) *global_ms = g;
-        yaml_node_t *sc = yaml_get(&d, root, "scrape_configs");
+        yaml_node_t *sc = lint__yaml_get(&d, root, "scrape_configs");
         if (sc && sc->type == YAML_SEQUENCE_NODE) {
             for (yaml_node_item_t *it = sc->data.sequence.items.start;
                  it < sc->data.sequence.items.top; it++) {
                 yaml_node_t *job = yaml_document_get_node(&d, *it);
-                yaml_node_t *name = yaml_get(&d, job, "job_name");
+                yaml_node_t *name = lint__yaml_get(&d, job, "job_name");
                 if (!name || name->type != YAML_SCALAR_NODE) continue;
                 int64_t ms = yaml_duration(&d, job, "scrape_interval");
                 *out = im_realloc(*out, (n + 1) * sizeof(**out));

@@ -40,7 +40,7 @@ static size_t mark_offset(const char *buf, size_t len, const size_t *lines, size
     return off > len ? len : off;
 }
 
-static yaml_node_t *map_get(yaml_document_t *d, yaml_node_t *map, const char *key)
+yaml_node_t *lint__yaml_get(yaml_document_t *d, yaml_node_t *map, const char *key)
 {
     if (!map || map->type != YAML_MAPPING_NODE) return NULL;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
@@ -77,7 +77,7 @@ static bool walk_rules(const char *buf, size_t len, rule_fn fn, void *user, char
         return false;
     }
     yaml_node_t *root = yaml_document_get_root_node(&d);
-    yaml_node_t *groups = map_get(&d, root, "groups");
+    yaml_node_t *groups = lint__yaml_get(&d, root, "groups");
     if (root && (!groups || groups->type != YAML_SEQUENCE_NODE)) {
         snprintf(errbuf, errcap, "not a rule file: no groups: list at the top");
         *eline = root ? (int)root->start_mark.line + 1 : 1;
@@ -91,7 +91,7 @@ static bool walk_rules(const char *buf, size_t len, rule_fn fn, void *user, char
         for (yaml_node_item_t *it = groups->data.sequence.items.start;
              it < groups->data.sequence.items.top; it++, gi++) {
             yaml_node_t *g = yaml_document_get_node(&d, *it);
-            yaml_node_t *rules = map_get(&d, g, "rules");
+            yaml_node_t *rules = lint__yaml_get(&d, g, "rules");
             if (!rules || rules->type != YAML_SEQUENCE_NODE) continue;
             size_t ri = 0;
             for (yaml_node_item_t *rt = rules->data.sequence.items.start;
@@ -110,7 +110,7 @@ static void record_fn(void *user, yaml_document_t *d, yaml_node_t *g, size_t gi,
     (void)g;
     (void)gi;
     (void)ri;
-    const char *rec = scalar(map_get(d, rule, "record"));
+    const char *rec = scalar(lint__yaml_get(d, rule, "record"));
     if (rec) lint_names_add_record(user, rec, strlen(rec));
 }
 
@@ -134,11 +134,11 @@ static void lint_fn(void *user, yaml_document_t *d, yaml_node_t *g, size_t gi, y
                     size_t ri)
 {
     rule_ctx_t *x = user;
-    yaml_node_t *exprn = map_get(d, rule, "expr");
+    yaml_node_t *exprn = lint__yaml_get(d, rule, "expr");
     const char *expr = scalar(exprn);
-    const char *alert = scalar(map_get(d, rule, "alert"));
-    const char *record = scalar(map_get(d, rule, "record"));
-    const char *gname = scalar(map_get(d, g, "name"));
+    const char *alert = scalar(lint__yaml_get(d, rule, "alert"));
+    const char *record = scalar(lint__yaml_get(d, rule, "record"));
+    const char *gname = scalar(lint__yaml_get(d, g, "name"));
     char path[512];
     snprintf(path, sizeof path, "groups[%zu] \"%s\" rules[%zu] %s %s", gi, gname ? gname : "", ri,
              alert ? "alert" : "record",
@@ -161,7 +161,7 @@ static void lint_fn(void *user, yaml_document_t *d, yaml_node_t *g, size_t gi, y
     w.has_raw = true;
     w.raw_start = mark_offset(x->buf, x->len, x->lines, x->nlines, &exprn->start_mark);
     w.raw_end = mark_offset(x->buf, x->len, x->lines, x->nlines, &exprn->end_mark);
-    const char *fr = scalar(map_get(d, rule, "for"));
+    const char *fr = scalar(lint__yaml_get(d, rule, "for"));
     if (fr) {
         int64_t ms = 0;
         if (im_duration_parse(fr, strlen(fr), &ms, NULL) == IM_OK) w.for_ms = ms;
