@@ -13,30 +13,11 @@
 #include <unistd.h>
 
 #include "tsdb/tsdb.h"
-#include "util/log.h"
+#include "tsdb_test.h"
 
 #define NSER 6
 #define STEP 15000
 #define R    (20 * STEP) /* block range: 20 samples */
-
-static char dir[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(dir, sizeof dir, "/tmp/im-tsdb-backfill-XXXXXX");
-    assert_non_null(mkdtemp(dir));
-    im_log_set_level(IM_LOG_WARN);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 static const im_labels_t *series_labels(int i)
 {
@@ -50,76 +31,22 @@ static double expect(int i, int64_t k)
     return (double)(k * 5 + i);
 }
 
-static tsdb_t *open_dir(void)
+static int series_index(const im_labels_t *ls)
 {
-    tsdb_opts_t o = {0};
-    o.dir = dir;
-    o.no_background = true;
-    o.block_range_ms = R;
-    o.fsync = TSDB_FSYNC_NEVER;
-    o.wal_segment_bytes = 64 << 10;
-    tsdb_t *db;
-    im_err_t err;
-    if (tsdb_open(&o, &db, &err) != IM_OK) fail_msg("open: %s", err.msg);
-    return db;
+    return (int)strtol(im_labels_get(ls, "pod")->s + 4, NULL, 10);
 }
 
-/* Appends samples [k0, k1) of every series; each must be accepted. */
-static void ingest(tsdb_t *db, int64_t k0, int64_t k1)
-{
-    const im_labels_t *ls[NSER];
-    for (int i = 0; i < NSER; i++) ls[i] = series_labels(i);
-    for (int64_t k = k0; k < k1; k++) {
-        tsdb_appender_t *a = tsdb_appender(db);
-        for (int i = 0; i < NSER; i++) {
-            im_rc rc = tsdb_appender_add(a, 0, ls[i], k * STEP, expect(i, k), NULL);
-            if (rc != IM_OK)
-                fail_msg("sample %lld of series %d rejected: rc %d", (long long)k, i, rc);
-        }
-        assert_int_equal(tsdb_appender_commit(a, NULL), IM_OK);
-    }
-    for (int i = 0; i < NSER; i++) im_labels_unref(ls[i]);
-}
+static const tt_series_t fx = {"requests_total", NSER, STEP, series_labels, expect, series_index};
 
-/* Every series holds exactly samples [k0, k1), in order, with no gap. */
-static void verify(tsdb_t *db, int64_t k0, int64_t k1)
-{
-    im_matcher_t *m;
-    assert_int_equal(im_matcher_new(IM_MATCH_EQ, "__name__", 8, "requests_total", 14, &m, NULL),
-                     IM_OK);
-    tsdb_queryable_t *q = tsdb_queryable(db);
-    tsdb_series_set_t *set;
-    assert_int_equal(
-        q->vt->select(q, k0 * STEP - 3600000, k1 * STEP + 3600000, &m, 1, NULL, &set, NULL), IM_OK);
-    assert_int_equal(set->n, NSER);
-    for (size_t s = 0; s < set->n; s++) {
-        const im_istr_t *pod = im_labels_get(set->series[s].labels, "pod");
-        int i = (int)strtol(pod->s + 4, NULL, 10);
-        tsdb_iter_t *it = set->vt->iter(set, s);
-        int64_t k = k0, t;
-        double v;
-        while (it->vt->next(it)) {
-            it->vt->at(it, &t, &v);
-            if (t != k * STEP || v != expect(i, k))
-                fail_msg("series %d: got (%lld, %g), want sample %lld", i, (long long)t, v,
-                         (long long)k);
-            k++;
-        }
-        assert_int_equal(k, k1);
-        it->vt->free(it);
-    }
-    set->vt->free(set);
-    q->vt->close(q);
-    im_matcher_free(m);
-}
+#define HOUR 3600000 /* verify: nothing else within an hour of the samples */
 
 static void test_backfill_then_live(void **state)
 {
     (void)state;
     /* Backfill samples 0..49: T = 49 * STEP lies in the middle of the third
      * block window [40, 60). */
-    tsdb_t *db = open_dir();
-    ingest(db, 0, 50);
+    tsdb_t *db = tt_open(R, 0, 0);
+    tt_ingest(db, &fx, 0, 50);
     assert_int_equal(tsdb_flush_head(db, NULL), IM_OK);
     assert_int_equal(tsdb_maintain(db, NULL), IM_OK);
     tsdb_stats_t st;
@@ -136,28 +63,28 @@ static void test_backfill_then_live(void **state)
 
     /* Restart after the backfill (as `tsdb import` then `run`): live samples
      * at T + 15 s are accepted at once. */
-    db = open_dir();
-    verify(db, 0, 50);
-    ingest(db, 50, 58);
-    verify(db, 0, 58);
+    db = tt_open(R, 0, 0);
+    tt_verify(db, &fx, 0, 50, HOUR);
+    tt_ingest(db, &fx, 50, 58);
+    tt_verify(db, &fx, 0, 58, HOUR);
     tsdb_close(db);
 
     /* Restart: blocks + WAL replay give backfill and live samples together. */
-    db = open_dir();
-    verify(db, 0, 58);
+    db = tt_open(R, 0, 0);
+    tt_verify(db, &fx, 0, 58, HOUR);
     /* Live samples go on; maintenance persists the head (a second block in
      * the backfill's window) and compacts. */
-    ingest(db, 58, 200);
+    tt_ingest(db, &fx, 58, 200);
     assert_int_equal(tsdb_maintain(db, NULL), IM_OK);
     tsdb_get_stats(db, &st);
     assert_true(st.compactions >= 1);
     assert_true(st.head_samples < 200 * NSER);
-    verify(db, 0, 200);
+    tt_verify(db, &fx, 0, 200, HOUR);
     tsdb_close(db);
-    db = open_dir();
-    verify(db, 0, 200);
-    ingest(db, 200, 210);
-    verify(db, 0, 210);
+    db = tt_open(R, 0, 0);
+    tt_verify(db, &fx, 0, 200, HOUR);
+    tt_ingest(db, &fx, 200, 210);
+    tt_verify(db, &fx, 0, 210, HOUR);
     tsdb_close(db);
 }
 
@@ -166,25 +93,25 @@ static void test_backfill_then_live(void **state)
 static void test_backfill_in_process(void **state)
 {
     (void)state;
-    tsdb_t *db = open_dir();
-    ingest(db, 0, 33);
+    tsdb_t *db = tt_open(R, 0, 0);
+    tt_ingest(db, &fx, 0, 33);
     assert_int_equal(tsdb_flush_head(db, NULL), IM_OK);
-    ingest(db, 33, 40);
-    verify(db, 0, 40);
-    ingest(db, 40, 120);
+    tt_ingest(db, &fx, 33, 40);
+    tt_verify(db, &fx, 0, 40, HOUR);
+    tt_ingest(db, &fx, 40, 120);
     assert_int_equal(tsdb_maintain(db, NULL), IM_OK);
-    verify(db, 0, 120);
+    tt_verify(db, &fx, 0, 120, HOUR);
     tsdb_close(db);
-    db = open_dir();
-    verify(db, 0, 120);
+    db = tt_open(R, 0, 0);
+    tt_verify(db, &fx, 0, 120, HOUR);
     tsdb_close(db);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_backfill_then_live, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_backfill_in_process, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_backfill_then_live, tt_setup, tt_teardown),
+        cmocka_unit_test_setup_teardown(test_backfill_in_process, tt_setup, tt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

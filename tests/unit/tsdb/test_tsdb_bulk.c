@@ -13,52 +13,26 @@
 #include <string.h>
 
 #include "tsdb/tsdb_int.h"
+#include "tsdb_test.h"
 #include "util/mem.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
-static double bitsd(uint64_t b)
-{
-    double d;
-    memcpy(&d, &b, sizeof d);
-    return d;
-}
-static uint64_t dbits(double d)
-{
-    uint64_t b;
-    memcpy(&b, &d, sizeof b);
-    return b;
-}
 
 static void gen(int64_t *t, double *v, size_t n, int kind)
 {
-    int64_t cur = (int64_t)(rnd() % 2000000000000ULL) - 1000000000000LL;
+    int64_t cur = tt_ts_first(&rng);
     double c = 0;
     for (size_t i = 0; i < n; i++) {
-        switch (kind % 5) {
-        case 0: cur += 15000; break;
-        case 1: cur += 15000 + (int64_t)(rnd() % 200) - 100; break;
-        case 2: break;
-        case 3: cur += (int64_t)(rnd() % 4000000000000000ULL); break;
-        default: cur += (int64_t)(rnd() % 100000); break;
-        }
-        t[i] = cur;
+        t[i] = cur = tt_ts_next(&rng, cur, kind % 5);
         switch (kind % 4) {
-        case 0: v[i] = bitsd(rnd()); break;
+        case 0: v[i] = tt_bitsd(tt_xorshift(&rng)); break;
         case 1:
-            if (rnd() % 50 == 0) c = 0;
-            c += (double)(rnd() % 20);
+            if (tt_xorshift(&rng) % 50 == 0) c = 0;
+            c += (double)(tt_xorshift(&rng) % 20);
             v[i] = c;
             break;
-        case 2: v[i] = (rnd() % 3 == 0) ? bitsd(0x7ff0000000000002ULL) : 42.5; break;
-        default: v[i] = (double)(int64_t)(rnd() % 200000 - 100000) / 1000.0; break;
+        case 2: v[i] = (tt_xorshift(&rng) % 3 == 0) ? tt_bitsd(0x7ff0000000000002ULL) : 42.5; break;
+        default: v[i] = (double)(int64_t)(tt_xorshift(&rng) % 200000 - 100000) / 1000.0; break;
         }
     }
 }
@@ -92,7 +66,7 @@ static void check(const uint8_t *src, uint32_t nbits, uint16_t n, int64_t mint, 
     assert_int_equal(cnt, 3 + rn);
     for (size_t i = 0; i < rn; i++) {
         assert_int_equal(t[3 + i], rt[i]);
-        assert_int_equal(dbits(v[3 + i]), dbits(rv[i]));
+        assert_int_equal(tt_dbits(v[3 + i]), tt_dbits(rv[i]));
     }
     im_free(t);
     im_free(v);
@@ -103,7 +77,7 @@ static void test_decode_matches_reference(void **state)
 {
     (void)state;
     for (int round = 0; round < 400; round++) {
-        size_t n = 1 + rnd() % 250;
+        size_t n = 1 + tt_xorshift(&rng) % 250;
         int64_t t[250];
         double v[250];
         gen(t, v, n, round);
@@ -119,14 +93,14 @@ static void test_decode_matches_reference(void **state)
             for (uint32_t cut = 0; cut < w.nbits; cut++)
                 check(w.b, cut, (uint16_t)n, INT64_MIN, INT64_MAX);
         } else {
-            check(w.b, (uint32_t)(rnd() % w.nbits), (uint16_t)n, INT64_MIN, INT64_MAX);
+            check(w.b, (uint32_t)(tt_xorshift(&rng) % w.nbits), (uint16_t)n, INT64_MIN, INT64_MAX);
         }
         /* Corruption: flipped bits decode the same garbage (or stop) in both. */
         size_t nbytes = (w.nbits + 7) / 8;
         for (int k = 0; k < 4; k++) {
             uint8_t *c = im_malloc(nbytes);
             memcpy(c, w.b, nbytes);
-            c[rnd() % nbytes] ^= (uint8_t)(1u << (rnd() % 8));
+            c[tt_xorshift(&rng) % nbytes] ^= (uint8_t)(1u << (tt_xorshift(&rng) % 8));
             check(c, w.nbits, (uint16_t)n, INT64_MIN, INT64_MAX);
             im_free(c);
         }

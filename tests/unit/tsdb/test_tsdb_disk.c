@@ -21,29 +21,11 @@
 
 #include "tsdb/tsdb.h"
 #include "tsdb/tsdb_int.h"
+#include "tsdb_test.h"
 #include "util/log.h"
 
 #define NSER 24
 #define STEP 15000
-
-static char dir[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(dir, sizeof dir, "/tmp/im-tsdb-test-XXXXXX");
-    assert_non_null(mkdtemp(dir));
-    im_log_set_level(IM_LOG_WARN);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 static const im_labels_t *series_labels(int i)
 {
@@ -64,79 +46,18 @@ static double expect(int i, int64_t k)
     }
 }
 
-static uint64_t dbits(double d)
+static int series_index(const im_labels_t *ls)
 {
-    uint64_t b;
-    memcpy(&b, &d, sizeof b);
-    return b;
+    return (int)strtol(im_labels_get(ls, "pod")->s + 4, NULL, 10) * 4 +
+           (im_labels_get(ls, "kind")->s[1] - '0');
 }
 
-static tsdb_t *open_dir(int64_t block_ms, int64_t ret_ms, int64_t ret_bytes)
-{
-    tsdb_opts_t o = {0};
-    o.dir = dir;
-    o.no_background = true;
-    o.block_range_ms = block_ms;
-    o.retention_ms = ret_ms;
-    o.retention_bytes = ret_bytes;
-    o.fsync = TSDB_FSYNC_NEVER;
-    o.wal_segment_bytes = 64 << 10;
-    tsdb_t *db;
-    im_err_t err;
-    im_rc rc = tsdb_open(&o, &db, &err);
-    if (rc != IM_OK) fail_msg("open: %s", err.msg);
-    return db;
-}
-
-/* Appends samples [k0, k1) of every series, one commit per timestamp. */
-static void ingest(tsdb_t *db, int64_t k0, int64_t k1)
-{
-    const im_labels_t *ls[NSER];
-    for (int i = 0; i < NSER; i++) ls[i] = series_labels(i);
-    for (int64_t k = k0; k < k1; k++) {
-        tsdb_appender_t *a = tsdb_appender(db);
-        for (int i = 0; i < NSER; i++)
-            assert_int_equal(tsdb_appender_add(a, 0, ls[i], k * STEP, expect(i, k), NULL), IM_OK);
-        assert_int_equal(tsdb_appender_commit(a, NULL), IM_OK);
-    }
-    for (int i = 0; i < NSER; i++) im_labels_unref(ls[i]);
-}
-
-/* Checks that samples [k0, k1) of every series are present, exact and alone. */
-static void verify(tsdb_t *db, int64_t k0, int64_t k1)
-{
-    im_matcher_t *m;
-    assert_int_equal(im_matcher_new(IM_MATCH_EQ, "__name__", 8, "metric", 6, &m, NULL), IM_OK);
-    tsdb_queryable_t *q = tsdb_queryable(db);
-    tsdb_series_set_t *set;
-    assert_int_equal(q->vt->select(q, k0 * STEP, (k1 - 1) * STEP, &m, 1, NULL, &set, NULL), IM_OK);
-    assert_int_equal(set->n, NSER);
-    for (size_t s = 0; s < set->n; s++) {
-        const im_istr_t *pod = im_labels_get(set->series[s].labels, "pod");
-        const im_istr_t *kind = im_labels_get(set->series[s].labels, "kind");
-        int i = (int)strtol(pod->s + 4, NULL, 10) * 4 + (kind->s[1] - '0');
-        tsdb_iter_t *it = set->vt->iter(set, s);
-        int64_t k = k0, t;
-        double v;
-        while (it->vt->next(it)) {
-            it->vt->at(it, &t, &v);
-            assert_int_equal(t, k * STEP);
-            if (dbits(v) != dbits(expect(i, k)))
-                fail_msg("series %d sample %lld: got %a want %a", i, (long long)k, v, expect(i, k));
-            k++;
-        }
-        assert_int_equal(k, k1);
-        it->vt->free(it);
-    }
-    set->vt->free(set);
-    q->vt->close(q);
-    im_matcher_free(m);
-}
+static const tt_series_t fx = {"metric", NSER, STEP, series_labels, expect, series_index};
 
 static size_t count_files(const char *sub, const char *suffix)
 {
     char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, sub);
+    snprintf(p, sizeof p, "%s/%s", tt_dir, sub);
     DIR *d = opendir(p);
     if (!d) return 0;
     size_t n = 0;
@@ -149,11 +70,11 @@ static size_t count_files(const char *sub, const char *suffix)
     return n;
 }
 
-/* Returns the path of the n-th file (sorted) in dir/sub with suffix. */
+/* Returns the path of the n-th file (sorted) in tt_dir/sub with suffix. */
 static void nth_file(const char *sub, const char *suffix, size_t n, char *out, size_t cap)
 {
     char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, sub);
+    snprintf(p, sizeof p, "%s/%s", tt_dir, sub);
     struct dirent **list;
     int cnt = scandir(p, &list, NULL, alphasort);
     assert_true(cnt > 0);
@@ -191,34 +112,34 @@ static long file_size(const char *path)
 static void test_wal_replay(void **state)
 {
     (void)state;
-    tsdb_t *db = open_dir(0, 0, 0);
-    ingest(db, 0, 400);
+    tsdb_t *db = tt_open(0, 0, 0);
+    tt_ingest(db, &fx, 0, 400);
     tsdb_close(db);
     assert_true(count_files("wal", "") >= 2); /* several 64 KiB segments */
-    db = open_dir(0, 0, 0);
-    verify(db, 0, 400);
+    db = tt_open(0, 0, 0);
+    tt_verify(db, &fx, 0, 400, 0);
     tsdb_stats_t st;
     tsdb_get_stats(db, &st);
     assert_int_equal(st.head_series, NSER);
     assert_int_equal(st.wal_corruptions, 0);
     /* appends continue after a replay, with order enforced */
-    ingest(db, 400, 450);
+    tt_ingest(db, &fx, 400, 450);
     tsdb_appender_t *a = tsdb_appender(db);
     const im_labels_t *ls = series_labels(0);
     assert_int_equal(tsdb_appender_add(a, 0, ls, 10 * STEP, 1, NULL), IM_EOUTOFORDER);
     im_labels_unref(ls);
     tsdb_appender_rollback(a);
     tsdb_close(db);
-    db = open_dir(0, 0, 0);
-    verify(db, 0, 450);
+    db = tt_open(0, 0, 0);
+    tt_verify(db, &fx, 0, 450, 0);
     tsdb_close(db);
 }
 
 static void test_wal_torn_and_corrupt(void **state)
 {
     (void)state;
-    tsdb_t *db = open_dir(0, 0, 0);
-    ingest(db, 0, 300);
+    tsdb_t *db = tt_open(0, 0, 0);
+    tt_ingest(db, &fx, 0, 300);
     tsdb_close(db);
     /* A torn tail: the last segment loses its last bytes. */
     char seg[1200];
@@ -230,28 +151,28 @@ static void test_wal_torn_and_corrupt(void **state)
         sz = file_size(seg);
     }
     assert_int_equal(truncate(seg, sz - 5), 0);
-    db = open_dir(0, 0, 0);
+    db = tt_open(0, 0, 0);
     tsdb_stats_t st;
     tsdb_get_stats(db, &st);
     assert_int_equal(st.wal_corruptions, 1);
-    verify(db, 0, 299); /* the last commit is gone, the rest intact */
+    tt_verify(db, &fx, 0, 299, 0); /* the last commit is gone, the rest intact */
     tsdb_close(db);
     /* A flipped byte in the middle of the first segment: cut there, later
      * segments dropped, the store starts and serves what precedes. */
     nth_file("wal", "", 0, seg, sizeof seg);
     flip_byte(seg, file_size(seg) / 2);
-    db = open_dir(0, 0, 0);
+    db = tt_open(0, 0, 0);
     tsdb_get_stats(db, &st);
     assert_int_equal(st.wal_corruptions, 1);
     assert_true(st.head_samples > 0);
     assert_true(st.head_samples < 299 * NSER);
     assert_int_equal(st.head_samples % NSER, 0); /* commits are all or nothing */
     int64_t n = (int64_t)(st.head_samples / NSER);
-    verify(db, 0, n);
-    ingest(db, n, n + 10); /* and it keeps working */
+    tt_verify(db, &fx, 0, n, 0);
+    tt_ingest(db, &fx, n, n + 10); /* and it keeps working */
     tsdb_close(db);
-    db = open_dir(0, 0, 0);
-    verify(db, 0, n + 10);
+    db = tt_open(0, 0, 0);
+    tt_verify(db, &fx, 0, n + 10, 0);
     tsdb_close(db);
 }
 
@@ -259,16 +180,16 @@ static void test_blocks_compaction_retention(void **state)
 {
     (void)state;
     const int64_t R = 20 * STEP; /* 20 samples per block range */
-    tsdb_t *db = open_dir(R, 0, 0);
-    ingest(db, 0, 200);
+    tsdb_t *db = tt_open(R, 0, 0);
+    tt_ingest(db, &fx, 0, 200);
     assert_int_equal(tsdb_maintain(db, NULL), IM_OK);
     tsdb_stats_t st;
     tsdb_get_stats(db, &st);
     assert_true(st.blocks >= 1);
     assert_true(st.compactions >= 1);
     assert_true(st.head_samples < 200 * NSER);
-    verify(db, 0, 200);
-    verify(db, 37, 151);
+    tt_verify(db, &fx, 0, 200, 0);
+    tt_verify(db, &fx, 37, 151, 0);
     /* older than the persisted range: out of bounds */
     tsdb_appender_t *a = tsdb_appender(db);
     const im_labels_t *ls = series_labels(1);
@@ -277,27 +198,27 @@ static void test_blocks_compaction_retention(void **state)
     im_labels_unref(ls);
     tsdb_close(db);
     /* Reopen: blocks + checkpoint + WAL give the same data. */
-    db = open_dir(R, 0, 0);
-    verify(db, 0, 200);
-    ingest(db, 200, 260);
+    db = tt_open(R, 0, 0);
+    tt_verify(db, &fx, 0, 200, 0);
+    tt_ingest(db, &fx, 200, 260);
     assert_int_equal(tsdb_maintain(db, NULL), IM_OK);
-    verify(db, 0, 260);
+    tt_verify(db, &fx, 0, 260, 0);
     tsdb_close(db);
-    db = open_dir(R, 0, 0);
-    verify(db, 0, 260);
+    db = tt_open(R, 0, 0);
+    tt_verify(db, &fx, 0, 260, 0);
     tsdb_get_stats(db, &st);
     uint64_t before = st.blocks;
     tsdb_close(db);
     /* Time retention: keep about 50 samples; whole blocks go (the compacted
      * [0, 180) one ends before newest - 50). */
-    db = open_dir(R, 50 * STEP, 0);
+    db = tt_open(R, 50 * STEP, 0);
     assert_int_equal(tsdb_maintain(db, NULL), IM_OK);
     tsdb_get_stats(db, &st);
     assert_true(st.blocks < before);
-    verify(db, 180, 260);
+    tt_verify(db, &fx, 180, 260, 0);
     /* Size retention: a tiny cap leaves no blocks, the head still serves. */
     tsdb_close(db);
-    db = open_dir(R, 0, 1);
+    db = tt_open(R, 0, 1);
     assert_int_equal(tsdb_maintain(db, NULL), IM_OK);
     tsdb_get_stats(db, &st);
     assert_int_equal(st.blocks, 0);
@@ -308,8 +229,8 @@ static void test_corrupt_block(void **state)
 {
     (void)state;
     const int64_t R = 20 * STEP;
-    tsdb_t *db = open_dir(R, 0, 0);
-    ingest(db, 0, 70);
+    tsdb_t *db = tt_open(R, 0, 0);
+    tt_ingest(db, &fx, 0, 70);
     assert_int_equal(tsdb_maintain(db, NULL), IM_OK);
     tsdb_stats_t st;
     tsdb_get_stats(db, &st);
@@ -319,16 +240,16 @@ static void test_corrupt_block(void **state)
     char blk[1200];
     nth_file("blocks", ".imb", 0, blk, sizeof blk);
     flip_byte(blk, file_size(blk) / 3);
-    db = open_dir(R, 0, 0);
+    db = tt_open(R, 0, 0);
     tsdb_get_stats(db, &st);
     assert_int_equal(st.blocks_corrupt, 1);
     assert_int_equal(st.blocks, nb - 1);
-    verify(db, 20, 70); /* the first block's range is gone, the rest served */
+    tt_verify(db, &fx, 20, 70, 0); /* the first block's range is gone, the rest served */
     tsdb_close(db);
     /* A truncated block and garbage files are reported too. */
     nth_file("blocks", ".imb", 0, blk, sizeof blk);
     assert_int_equal(truncate(blk, 100), 0);
-    db = open_dir(R, 0, 0);
+    db = tt_open(R, 0, 0);
     tsdb_get_stats(db, &st);
     assert_int_equal(st.blocks_corrupt, 1); /* counted per open */
     tsdb_close(db);
@@ -379,13 +300,13 @@ static void test_read_while_persisting(void **state)
 {
     (void)state;
     const int64_t R = 20 * STEP;
-    tsdb_t *db = open_dir(R, 0, 0);
+    tsdb_t *db = tt_open(R, 0, 0);
     volatile int stop = 0;
     rctx_t rc[2] = {{db, &stop, 0, 0}, {db, &stop, 0, 0}};
     pthread_t th[2];
     for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, reader, &rc[i]);
     for (int64_t k = 0; k < 300; k += 10) {
-        ingest(db, k, k + 10);
+        tt_ingest(db, &fx, k, k + 10);
         assert_int_equal(tsdb_maintain(db, NULL), IM_OK);
     }
     stop = 1;
@@ -397,7 +318,7 @@ static void test_read_while_persisting(void **state)
     tsdb_stats_t st;
     tsdb_get_stats(db, &st);
     assert_true(st.compactions > 0);
-    verify(db, 0, 300);
+    tt_verify(db, &fx, 0, 300, 0);
     tsdb_close(db);
 }
 
@@ -412,7 +333,7 @@ static void test_wal_write_error(void **state)
     assert_true(pid >= 0);
     if (pid == 0) {
         signal(SIGXFSZ, SIG_IGN);
-        tsdb_t *db = open_dir(0, 0, 0);
+        tsdb_t *db = tt_open(0, 0, 0);
         struct rlimit rl = {40000, 40000};
         if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(10);
         const im_labels_t *ls = series_labels(0);
@@ -441,7 +362,7 @@ static void test_wal_write_error(void **state)
     assert_true(WIFEXITED(status));
     int code = WEXITSTATUS(status);
     if (code < 20) fail_msg("child failed with %d", code);
-    tsdb_t *db = open_dir(0, 0, 0);
+    tsdb_t *db = tt_open(0, 0, 0);
     tsdb_stats_t st;
     tsdb_get_stats(db, &st);
     assert_int_equal(st.wal_corruptions, 0); /* the partial record was undone */
@@ -487,7 +408,7 @@ static void test_wal_replay_alias(void **state)
 {
     (void)state;
     char p[512];
-    snprintf(p, sizeof p, "%s/wal", dir);
+    snprintf(p, sizeof p, "%s/wal", tt_dir);
     assert_int_equal(mkdir(p, 0755), 0);
     im_buf_t seg;
     im_buf_init(&seg, 0);
@@ -495,13 +416,13 @@ static void test_wal_replay_alias(void **state)
     commit_record(&seg, 1, "a", 0, 3);
     commit_record(&seg, 2, "b", 0, 3);
     commit_record(&seg, 7, "a", 10 * STEP, 3); /* job a again, new id */
-    snprintf(p, sizeof p, "%s/wal/00000001", dir);
+    snprintf(p, sizeof p, "%s/wal/00000001", tt_dir);
     FILE *f = fopen(p, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(seg.data, 1, seg.len, f), seg.len);
     fclose(f);
     im_buf_free(&seg);
-    tsdb_t *db = open_dir(0, 0, 0);
+    tsdb_t *db = tt_open(0, 0, 0);
     tsdb_stats_t st;
     tsdb_get_stats(db, &st);
     assert_int_equal(st.head_series, 2);
@@ -513,13 +434,13 @@ static void test_wal_replay_alias(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_wal_replay, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_wal_torn_and_corrupt, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_blocks_compaction_retention, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_corrupt_block, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_read_while_persisting, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_wal_write_error, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_wal_replay_alias, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wal_replay, tt_setup, tt_teardown),
+        cmocka_unit_test_setup_teardown(test_wal_torn_and_corrupt, tt_setup, tt_teardown),
+        cmocka_unit_test_setup_teardown(test_blocks_compaction_retention, tt_setup, tt_teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_block, tt_setup, tt_teardown),
+        cmocka_unit_test_setup_teardown(test_read_while_persisting, tt_setup, tt_teardown),
+        cmocka_unit_test_setup_teardown(test_wal_write_error, tt_setup, tt_teardown),
+        cmocka_unit_test_setup_teardown(test_wal_replay_alias, tt_setup, tt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,28 +11,9 @@
 #include <stdlib.h>
 
 #include "tsdb/tsdb_int.h"
+#include "tsdb_test.h"
 
 static uint64_t rng = 88172645463325252ULL;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
-static double bitsd(uint64_t b)
-{
-    double d;
-    memcpy(&d, &b, sizeof d);
-    return d;
-}
-static uint64_t dbits(double d)
-{
-    uint64_t b;
-    memcpy(&b, &d, sizeof b);
-    return b;
-}
 
 static const uint64_t special[] = {
     0x7ff0000000000002ULL, /* stale */
@@ -51,19 +32,20 @@ static void gen_values(double *v, size_t n, int kind)
     double c = 0;
     for (size_t i = 0; i < n; i++) {
         switch (kind) {
-        case 0: v[i] = bitsd(rnd()); break;
-        case 1: v[i] = bitsd(special[rnd() % IM_ARRAY_LEN(special)]); break;
+        case 0: v[i] = tt_bitsd(tt_xorshift(&rng)); break;
+        case 1: v[i] = tt_bitsd(special[tt_xorshift(&rng) % IM_ARRAY_LEN(special)]); break;
         case 2:
-            if (rnd() % 50 == 0) c = 0;
-            c += (double)(rnd() % 20);
+            if (tt_xorshift(&rng) % 50 == 0) c = 0;
+            c += (double)(tt_xorshift(&rng) % 20);
             v[i] = c;
             break;
-        case 3: v[i] = (double)(int64_t)(rnd() % 200000 - 100000) / 1000.0; break;
+        case 3: v[i] = (double)(int64_t)(tt_xorshift(&rng) % 200000 - 100000) / 1000.0; break;
         case 4: v[i] = 42.5; break;
-        case 5: v[i] = (double)(rnd() % 8); break;
+        case 5: v[i] = (double)(tt_xorshift(&rng) % 8); break;
         default:
-            v[i] = (rnd() % 5 == 0) ? bitsd(special[rnd() % IM_ARRAY_LEN(special)])
-                                    : (double)(rnd() % 1000) / 10.0;
+            v[i] = (tt_xorshift(&rng) % 5 == 0)
+                       ? tt_bitsd(special[tt_xorshift(&rng) % IM_ARRAY_LEN(special)])
+                       : (double)(tt_xorshift(&rng) % 1000) / 10.0;
         }
     }
 }
@@ -71,24 +53,15 @@ static void gen_values(double *v, size_t n, int kind)
 /* Timestamp generators: 0 regular 15 s, 1 jitter, 2 equal, 3 huge gaps, 4 random. */
 static void gen_ts(int64_t *t, size_t n, int kind)
 {
-    int64_t cur = (int64_t)(rnd() % 2000000000000ULL) - 1000000000000LL;
-    for (size_t i = 0; i < n; i++) {
-        switch (kind) {
-        case 0: cur += 15000; break;
-        case 1: cur += 15000 + (int64_t)(rnd() % 200) - 100; break;
-        case 2: break;
-        case 3: cur += (int64_t)(rnd() % 4000000000000000ULL); break;
-        default: cur += (int64_t)(rnd() % 100000); break;
-        }
-        t[i] = cur;
-    }
+    int64_t cur = tt_ts_first(&rng);
+    for (size_t i = 0; i < n; i++) t[i] = cur = tt_ts_next(&rng, cur, kind);
 }
 
 static void test_xor_chunk(void **state)
 {
     (void)state;
     for (int round = 0; round < 300; round++) {
-        size_t n = 1 + rnd() % 200;
+        size_t n = 1 + tt_xorshift(&rng) % 200;
         int64_t t[200];
         double v[200];
         gen_ts(t, n, round % 5);
@@ -104,7 +77,7 @@ static void test_xor_chunk(void **state)
             double vv;
             assert_true(tsdb__xor_next(&d, &tt, &vv));
             assert_int_equal(tt, t[i]);
-            assert_int_equal(dbits(vv), dbits(v[i]));
+            assert_int_equal(tt_dbits(vv), tt_dbits(v[i]));
         }
         int64_t tt;
         double vv;
@@ -153,7 +126,7 @@ static void test_columns(void **state)
     (void)state;
     size_t total_raw = 0, total_n = 0;
     for (int round = 0; round < 400; round++) {
-        size_t n = 1 + rnd() % 600;
+        size_t n = 1 + tt_xorshift(&rng) % 600;
         int64_t *t = im_malloc(n * sizeof *t);
         double *v = im_malloc(n * sizeof *v), *o = im_malloc(n * sizeof *o);
         gen_ts(t, n, round % 5);
@@ -171,7 +144,7 @@ static void test_columns(void **state)
         for (size_t i = 0; i < n; i++) assert_int_equal(to[i], t[i]);
         assert_true(tsdb__vals_decode((const uint8_t *)b.data + tlen, b.len - tlen, &used, o, n));
         assert_int_equal(used, b.len - tlen);
-        for (size_t i = 0; i < n; i++) assert_int_equal(dbits(o[i]), dbits(v[i]));
+        for (size_t i = 0; i < n; i++) assert_int_equal(tt_dbits(o[i]), tt_dbits(v[i]));
         if (round % 7 == 2) {
             total_raw += b.len - tlen;
             total_n += n;
@@ -201,7 +174,7 @@ static void test_decimal_exactness(void **state)
     tsdb__vals_encode(&b, v, n);
     double o[16];
     assert_true(tsdb__vals_decode((const uint8_t *)b.data, b.len, NULL, o, n));
-    for (size_t i = 0; i < n; i++) assert_int_equal(dbits(o[i]), dbits(v[i]));
+    for (size_t i = 0; i < n; i++) assert_int_equal(tt_dbits(o[i]), tt_dbits(v[i]));
     im_buf_free(&b);
 }
 
