@@ -1,5 +1,5 @@
-/* test_http.c — unit tests for src/http: Go-compatible JSON strings and
- * timestamps, result serialisation, the remote-write decoder (hand-built
+/* test_http.c — unit tests for src/http: JSON timestamps (strings: the
+ * labels tests), result serialisation, the remote-write decoder (hand-built
  * protobuf + snappy), and the API served by a real server on 127.0.0.1 over a
  * memory-only store: query / query_range (GET and form POST), series, labels,
  * label values, errors with Prometheus' errorType and status, gzip, lifecycle
@@ -16,31 +16,14 @@
 #include <cmocka.h>
 
 #include "http/server.h"
-#include "labels/json.h"
 #include "promql/promql.h"
 #include "tsdb/tsdb.h"
 #include "util/timeutil.h"
 
-static char *js(const char *s, size_t n)
-{
-    static char out[512];
-    im_buf_t b;
-    im_buf_init(&b, 0);
-    im_json_string(&b, s, n, IM_JSON_GO);
-    snprintf(out, sizeof out, "%s", b.data);
-    im_buf_free(&b);
-    return out;
-}
-
 static void test_json(void **state)
 {
     (void)state;
-    assert_string_equal(js("a\"b\\c", 5), "\"a\\\"b\\\\c\"");
-    assert_string_equal(js("<&>", 3), "\"\\u003c\\u0026\\u003e\"");
-    assert_string_equal(js("\n\t\x01", 3), "\"\\n\\t\\u0001\"");
-    assert_string_equal(js("\xe2\x80\xa8", 3), "\"\\u2028\"");
-    assert_string_equal(js("\xff", 1), "\"\\ufffd\"");
-    assert_string_equal(js("h\xc3\xa9", 3), "\"h\xc3\xa9\"");
+    /* JSON strings (im_json_string, IM_JSON_GO): tests/unit/labels */
     im_buf_t b;
     im_buf_init(&b, 0);
     http_json_timestamp(&b, 1700000000123);
@@ -157,6 +140,15 @@ static void req(resp_t *r, const char *method, const char *path, const char *bod
 }
 #define GET(r, p) req(r, NULL, p, NULL, 0, NULL, NULL, false)
 
+/* GET path; the body must be exactly want. */
+static void get_expect(const char *path, const char *want)
+{
+    resp_t r;
+    GET(&r, path);
+    assert_string_equal(r.body.data, want);
+    im_buf_free(&r.body);
+}
+
 static void test_api(void **state)
 {
     (void)state;
@@ -243,10 +235,9 @@ static void test_api(void **state)
     GET(&r, "/api/v1/query?query=m%7Bjob%3D%22c%22%7D&time=5000");
     assert_non_null(strstr(r.body.data, "\"result\":[]"));
     im_buf_free(&r.body);
-    GET(&r, "/api/v1/query?query=1%2B1&time=1970-01-01T00:16:40.5Z");
-    assert_string_equal(r.body.data, "{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\","
-                                     "\"result\":[1000.500,\"2\"]}}");
-    im_buf_free(&r.body);
+    get_expect("/api/v1/query?query=1%2B1&time=1970-01-01T00:16:40.5Z",
+               "{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\","
+               "\"result\":[1000.500,\"2\"]}}");
     req(&r, "POST", "/api/v1/query_range",
         "query=m%7Bjob%3D%22a%22%7D&start=1000&end=2000&step=500", 55,
         "application/x-www-form-urlencoded", NULL, false);
@@ -288,40 +279,26 @@ static void test_api(void **state)
     assert_int_equal(r.code, 200); /* one-to-one per job */
     im_buf_free(&r.body);
     /* series, labels, values */
-    GET(&r, "/api/v1/series?match[]=m&match[]=other");
-    assert_string_equal(r.body.data,
-                        "{\"status\":\"success\",\"data\":[{\"__name__\":\"m\",\"job\":\"a\"},"
-                        "{\"__name__\":\"m\",\"job\":\"b\"},{\"__name__\":\"other\","
-                        "\"job\":\"a\"}]}");
-    im_buf_free(&r.body);
+    get_expect("/api/v1/series?match[]=m&match[]=other",
+               "{\"status\":\"success\",\"data\":[{\"__name__\":\"m\",\"job\":\"a\"},"
+               "{\"__name__\":\"m\",\"job\":\"b\"},{\"__name__\":\"other\","
+               "\"job\":\"a\"}]}");
     GET(&r, "/api/v1/series");
     assert_int_equal(r.code, 400);
     assert_non_null(strstr(r.body.data, "no match[] parameter provided"));
     im_buf_free(&r.body);
-    GET(&r, "/api/v1/labels");
-    assert_string_equal(r.body.data, "{\"status\":\"success\",\"data\":[\"__name__\",\"job\"]}");
-    im_buf_free(&r.body);
-    GET(&r, "/api/v1/label/job/values?match[]=other");
-    assert_string_equal(r.body.data, "{\"status\":\"success\",\"data\":[\"a\"]}");
-    im_buf_free(&r.body);
-    GET(&r, "/api/v1/label/__name__/values");
-    assert_string_equal(r.body.data, "{\"status\":\"success\",\"data\":[\"m\",\"other\"]}");
-    im_buf_free(&r.body);
+    get_expect("/api/v1/labels", "{\"status\":\"success\",\"data\":[\"__name__\",\"job\"]}");
+    get_expect("/api/v1/label/job/values?match[]=other",
+               "{\"status\":\"success\",\"data\":[\"a\"]}");
+    get_expect("/api/v1/label/__name__/values",
+               "{\"status\":\"success\",\"data\":[\"m\",\"other\"]}");
     /* rules/alerts empty, targets empty, status */
-    GET(&r, "/api/v1/rules");
-    assert_string_equal(r.body.data, "{\"status\":\"success\",\"data\":{\"groups\":[]}}");
-    im_buf_free(&r.body);
-    GET(&r, "/api/v1/alerts");
-    assert_string_equal(r.body.data, "{\"status\":\"success\",\"data\":{\"alerts\":[]}}");
-    im_buf_free(&r.body);
-    GET(&r, "/api/v1/targets");
-    assert_string_equal(r.body.data, "{\"status\":\"success\",\"data\":{\"activeTargets\":[],"
-                                     "\"droppedTargets\":[]}}");
-    im_buf_free(&r.body);
-    GET(&r, "/api/v1/status/flags");
-    assert_string_equal(
-        r.body.data, "{\"status\":\"success\",\"data\":{\"web.listen-address\":\"127.0.0.1:0\"}}");
-    im_buf_free(&r.body);
+    get_expect("/api/v1/rules", "{\"status\":\"success\",\"data\":{\"groups\":[]}}");
+    get_expect("/api/v1/alerts", "{\"status\":\"success\",\"data\":{\"alerts\":[]}}");
+    get_expect("/api/v1/targets", "{\"status\":\"success\",\"data\":{\"activeTargets\":[],"
+                                  "\"droppedTargets\":[]}}");
+    get_expect("/api/v1/status/flags",
+               "{\"status\":\"success\",\"data\":{\"web.listen-address\":\"127.0.0.1:0\"}}");
     GET(&r, "/api/v1/status/tsdb");
     assert_non_null(strstr(r.body.data, "\"headStats\":{\"numSeries\":"));
     assert_non_null(strstr(r.body.data, "{\"name\":\"m\",\"value\":"));

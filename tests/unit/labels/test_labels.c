@@ -191,6 +191,7 @@ static void test_json(void **state)
                            "z\xc3",
                            4, IM_JSON_UTF8),
                         "\"a\\ufffdz\\ufffd\"");
+    assert_string_equal(js("\xff", 1, IM_JSON_GO), "\"\\ufffd\"");
     assert_string_equal(js("\xed\xa0\x80", 3, IM_JSON_GO), "\"\\ufffd\\ufffd\\ufffd\"");
     assert_string_equal(js("\xe2\x80\xa8x\xe2\x80\xa9", 7, IM_JSON_GO), "\"\\u2028x\\u2029\"");
     assert_string_equal(js("\xe2\x80\xa8", 3, IM_JSON_HTML), "\"\xe2\x80\xa8\"");
