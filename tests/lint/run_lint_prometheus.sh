@@ -13,15 +13,8 @@ if ! command -v prometheus >/dev/null || ! "$PY" -c 'import prometheus_client' 2
     echo "0 passed, 0 failed"
     exit 0
 fi
-T=$(mktemp -d)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    rm -rf "$T"
-}
-trap cleanup EXIT
-free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+. "$S/tests/lib/common.sh" # cleanup on exit, free_port
+T=$IM_TMP
 PT=$(free_port)
 PP=$(free_port)
 
@@ -39,7 +32,7 @@ start_http_server(int(sys.argv[1]), addr="127.0.0.1", registry=reg)
 time.sleep(float(sys.argv[3]))
 PYEOF
 "$PY" "$T/target.py" "$PT" "$S/catalog/vllm-sample.prom" 120 &
-pids+=($!)
+IM_PIDS+=($!)
 cat >"$T/prometheus.yml" <<EOF2
 global:
   scrape_interval: 15s
@@ -51,7 +44,7 @@ scrape_configs:
 EOF2
 prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/data" \
     --web.listen-address="127.0.0.1:$PP" --log.level=warn >"$T/prom.log" 2>&1 &
-pids+=($!)
+IM_PIDS+=($!)
 URL="http://127.0.0.1:$PP"
 for _ in $(seq 1 60); do
     # capture first: under pipefail, grep -q exiting early makes curl fail with SIGPIPE

@@ -14,21 +14,14 @@ if ! "$B" simulate --help >/dev/null 2>&1; then
     echo "0 passed, 0 failed"
     exit 0
 fi
-T=$(mktemp -d)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    rm -rf "$T"
-}
-trap cleanup EXIT
-free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+. "$S/tests/lib/common.sh" # cleanup on exit, free_port
+T=$IM_TMP
 P1=$(free_port)
 P0=$(free_port)
 "$B" simulate --listen "127.0.0.1:$P1" --vllm-version 0.27.1 --duration 120s >"$T/sim1.log" 2>&1 &
-pids+=($!)
+IM_PIDS+=($!)
 "$B" simulate --listen "127.0.0.1:$P0" --vllm-version 0.6.4 --duration 120s >"$T/sim0.log" 2>&1 &
-pids+=($!)
+IM_PIDS+=($!)
 for _ in $(seq 1 50); do
     curl -sf "http://127.0.0.1:$P1/kueue/metrics" >/dev/null 2>&1 && curl -sf "http://127.0.0.1:$P0/pods/0/metrics" >/dev/null 2>&1 && break
     sleep 0.2

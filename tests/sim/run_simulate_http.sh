@@ -10,13 +10,8 @@ BIN=${IM_BINARY:?IM_BINARY not set}
 SRC=${IM_SOURCE_DIR:?IM_SOURCE_DIR not set}
 PY=/usr/bin/python3
 command -v promtool >/dev/null || { echo "promtool not installed"; exit 1; }
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. "$SRC/tests/lib/common.sh" # cleanup on exit, free_port
+work=$IM_TMP
 
 # Lint kinds (message without the metric name) that promtool reports on the
 # real servers' output; ours may show these and no others.
@@ -27,12 +22,11 @@ for k in vllm dcgm kueue; do lint_kinds < "$SRC/catalog/$k-sample.prom" > "$work
 echo "metric names should not contain abbreviated units" >> "$work/allowed-vllm"
 sort -u -o "$work/allowed-vllm" "$work/allowed-vllm"
 
-free_port() { $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 start() { # name, args...
   local name=$1; shift
   "$BIN" simulate --listen 127.0.0.1:0 "$@" > "$work/$name.out" 2> "$work/$name.err" &
-  pids+=($!)
+  IM_PIDS+=($!)
   for _ in $(seq 100); do
     grep -q 'listening on' "$work/$name.out" 2>/dev/null && break
     sleep 0.1
