@@ -651,6 +651,52 @@ static bool is_aggregator(promql_tok_t t)
     return t > PT_AGGS_START && t < PT_AGGS_END;
 }
 
+/* Room for one more element in an arena array of n elements and capacity *cap
+ * (doubling, from 4), plus `spare` slots past the capacity. Returns the array. */
+static void *arena_grow(parser_t *p, void *arr, size_t n, size_t *cap, size_t size, size_t spare)
+{
+    if (n < *cap) return arr;
+    size_t ncap = *cap ? *cap * 2 : 4;
+    void *na = im_arena_alloc(p->arena, (ncap + spare) * size);
+    if (n) memcpy(na, arr, n * size);
+    *cap = ncap;
+    return na;
+}
+
+/* The punctuation of a `{...}` or `(...)` list. list_start, just after the
+ * opening token: an empty list's closing token. list_next, after an element: `,`
+ * (a trailing one may close the list) or the closing token. Both return
+ * LIST_MORE when an element follows, LIST_END when the closing token was
+ * consumed, LIST_ERR on error. */
+enum { LIST_ERR = -1, LIST_END, LIST_MORE };
+static int list_start(parser_t *p, promql_tok_t close)
+{
+    if (peek_type(p) == close) {
+        advance(p);
+        return LIST_END;
+    }
+    return p->failed ? LIST_ERR : LIST_MORE;
+}
+
+static int list_next(parser_t *p, promql_tok_t close, const char *ctx, const char *want)
+{
+    promql_tok_t t = peek_type(p);
+    if (t == PT_COMMA) {
+        advance(p);
+        if (peek_type(p) == close) {
+            advance(p);
+            return LIST_END;
+        }
+        return p->failed ? LIST_ERR : LIST_MORE;
+    }
+    if (t == close) {
+        advance(p);
+        return LIST_END;
+    }
+    unexpected(p, ctx, want);
+    return LIST_ERR;
+}
+
 /* Label matchers after '{' has been seen (not consumed). Appends to *ms. */
 static bool parse_label_matchers(parser_t *p, im_matcher_t ***ms, size_t *nms)
 {
@@ -658,11 +704,8 @@ static bool parse_label_matchers(parser_t *p, im_matcher_t ***ms, size_t *nms)
     size_t cap = 0;
     *ms = NULL;
     *nms = 0;
-    if (peek_type(p) == PT_RIGHT_BRACE) {
-        advance(p);
-        return !p->failed;
-    }
-    if (p->failed) return false;
+    int r = list_start(p, PT_RIGHT_BRACE);
+    if (r != LIST_MORE) return r == LIST_END && !p->failed;
     for (;;) {
         if (peek_type(p) != PT_IDENTIFIER) {
             unexpected(p, "label matching", "identifier or \"}\"");
@@ -688,30 +731,10 @@ static bool parse_label_matchers(parser_t *p, im_matcher_t ***ms, size_t *nms)
         char *val = promql__unquote(p->arena, p->in + vt.pos, vt.len, &vlen);
         im_matcher_t *m = new_matcher(p, mt, &name, val, vlen);
         if (!m) return false;
-        if (*nms == cap) {
-            size_t ncap = cap ? cap * 2 : 4;
-            im_matcher_t **nm = im_arena_alloc(p->arena, (ncap + 1) * sizeof *nm);
-            if (*nms) memcpy(nm, *ms, *nms * sizeof *nm);
-            *ms = nm;
-            cap = ncap;
-        }
+        *ms = arena_grow(p, *ms, *nms, &cap, sizeof **ms, 1); /* + 1: the name's */
         (*ms)[(*nms)++] = m;
-        promql_tok_t t = peek_type(p);
-        if (t == PT_COMMA) {
-            advance(p);
-            if (peek_type(p) == PT_RIGHT_BRACE) {
-                advance(p);
-                return !p->failed;
-            }
-            if (p->failed) return false;
-            continue;
-        }
-        if (t == PT_RIGHT_BRACE) {
-            advance(p);
-            return !p->failed;
-        }
-        unexpected(p, "label matching", "\",\" or \"}\"");
-        return false;
+        r = list_next(p, PT_RIGHT_BRACE, "label matching", "\",\" or \"}\"");
+        if (r != LIST_MORE) return r == LIST_END && !p->failed;
     }
 }
 
@@ -760,11 +783,8 @@ static bool parse_grouping_labels(parser_t *p, const im_istr_t ***out, size_t *n
         return false;
     }
     advance(p);
-    if (peek_type(p) == PT_RIGHT_PAREN) {
-        advance(p);
-        return !p->failed;
-    }
-    if (p->failed) return false;
+    int r = list_start(p, PT_RIGHT_PAREN);
+    if (r != LIST_MORE) return r == LIST_END && !p->failed;
     size_t cap = 0;
     for (;;) {
         promql_tok_t t = peek_type(p);
@@ -779,30 +799,10 @@ static bool parse_grouping_labels(parser_t *p, const im_istr_t ***out, size_t *n
             return false;
         }
         promql_token_t l = advance(p);
-        if (*nout == cap) {
-            size_t ncap = cap ? cap * 2 : 4;
-            const im_istr_t **nl = im_arena_alloc(p->arena, ncap * sizeof *nl);
-            if (*nout) memcpy(nl, *out, *nout * sizeof *nl);
-            *out = nl;
-            cap = ncap;
-        }
+        *out = arena_grow(p, *out, *nout, &cap, sizeof **out, 0);
         (*out)[(*nout)++] = intern_owned(p, p->in + l.pos, l.len);
-        t = peek_type(p);
-        if (t == PT_COMMA) {
-            advance(p);
-            if (peek_type(p) == PT_RIGHT_PAREN) {
-                advance(p);
-                return !p->failed;
-            }
-            if (p->failed) return false;
-            continue;
-        }
-        if (t == PT_RIGHT_PAREN) {
-            advance(p);
-            return !p->failed;
-        }
-        unexpected(p, "grouping opts", "\",\" or \")\"");
-        return false;
+        r = list_next(p, PT_RIGHT_PAREN, "grouping opts", "\",\" or \")\"");
+        if (r != LIST_MORE) return r == LIST_END && !p->failed;
     }
 }
 
@@ -813,21 +813,12 @@ static bool parse_call_args(parser_t *p, promql_expr_t ***args, size_t *nargs)
     *args = NULL;
     *nargs = 0;
     size_t cap = 0;
-    if (peek_type(p) == PT_RIGHT_PAREN) {
-        advance(p);
-        return !p->failed;
-    }
-    if (p->failed) return false;
+    int r = list_start(p, PT_RIGHT_PAREN);
+    if (r != LIST_MORE) return r == LIST_END && !p->failed;
     for (;;) {
         promql_expr_t *a = parse_expr(p, 0);
         if (!a) return false;
-        if (*nargs == cap) {
-            size_t ncap = cap ? cap * 2 : 4;
-            promql_expr_t **na = im_arena_alloc(p->arena, ncap * sizeof *na);
-            if (*nargs) memcpy(na, *args, *nargs * sizeof *na);
-            *args = na;
-            cap = ncap;
-        }
+        *args = arena_grow(p, *args, *nargs, &cap, sizeof **args, 0);
         (*args)[(*nargs)++] = a;
         promql_tok_t t = peek_type(p);
         if (t == PT_COMMA) {
