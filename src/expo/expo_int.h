@@ -81,8 +81,10 @@ IM_EXPO_INLINE bool expo__parse_float_fast(const char *s, size_t len, double *ou
             m += k;
         }
         if (IM_UNLIKELY(n + m > 19)) return expo__parse_float(s, len, out);
-        mant = mant * expo__pow10_u64[m] + f;
-        e = -(int)m;
+        if (f) { /* "12.0" (Python's str of a float) needs no division */
+            mant = mant * expo__pow10_u64[m] + f;
+            e = -(int)m;
+        }
         i += 1 + m;
     }
     if (s[i] == 'e' || s[i] == 'E') {

@@ -695,13 +695,14 @@ static int om_exemplar(expo_parser_t *p, size_t es, expo_entry_t *e)
  * For the common line shape
  *     name[{l="v",...}] value[ timestamp]\n
  * with no whitespace but the single spaces shown, no backslash, carriage
- * return or byte >= 0x80 anywhere on the line, no label name or value of 62
- * bytes or more, and nothing in reach of a limit. Lines and label sets are cut
- * with tzcnt on the masks of a window of classified input (scan.c). Anything
- * else — and every error — makes sample_fast return false having changed no
- * parser state but the window and the label array's capacity; sample() then
- * parses the line with the general code, which gives the exact results, notes
- * and line:col messages. */
+ * return or byte >= 0x80 anywhere on the line, metric names under 56 bytes,
+ * label names under 48, a line within the 16 KiB window and nothing in reach
+ * of a limit. Lines, names, label values and the value are cut with tzcnt on
+ * the masks of a window of classified input (scan.c). Anything else — and
+ * every error — makes sample_fast return false having changed no parser state
+ * but the window, the type cache and the label array's capacity; the general
+ * code then parses the line, which gives the exact results, notes and
+ * line:col messages. */
 
 /* Mask bits of the window from byte r on: bit 0 = byte r, and at least 56
  * valid bits (the load may reach the zeroed word after the last block). */
@@ -716,6 +717,8 @@ IM_EXPO_INLINE uint64_t wbits(const uint64_t *arr, size_t r)
 static void win_fill(expo_parser_t *p, size_t at)
 {
     if (!p->win) p->win = im_malloc_tag(IM_MEM_EXPO, sizeof *p->win);
+    size_t mis = (size_t)((uintptr_t)(p->b + at) & 63); /* aligned loads */
+    if (mis <= at) at -= mis;
     p->wbase = at;
     p->wnblk = expo__classify(p->b + at, p->n - at, p->win, EXPO_WIN_BLKS, p->fast);
     p->wend = IM_MIN(p->n, at + 64 * p->wnblk);
@@ -746,6 +749,19 @@ IM_EXPO_INLINE bool name_eq(const char *a, const char *b, size_t n)
     return memcmp(a + i, b + i, n - i) == 0;
 }
 
+/* Window offset of the first line end (or other special byte) at or after r,
+ * or SIZE_MAX: lines under 168 bytes without a branch on their length. */
+IM_EXPO_INLINE size_t win_line_end(const expo_parser_t *p, size_t r)
+{
+    const uint64_t *e = p->win->e, top = UINT64_C(1) << 56;
+    size_t t0 = (size_t)__builtin_ctzll((wbits(e, r) & W56) | top);
+    size_t t1 = (size_t)__builtin_ctzll((wbits(e, r + 56) & W56) | top);
+    size_t t2 = (size_t)__builtin_ctzll((wbits(e, r + 112) & W56) | top);
+    size_t off = t0 < 56 ? t0 : t1 < 56 ? 56 + t1 : 112 + t2;
+    if (IM_LIKELY(off < 168)) return r + off;
+    return win_next(p, e, r + 168);
+}
+
 /* With GCC on x86-64, a second copy for CPUs with BMI2 and AVX2 (x86-64-v3:
  * shifts without %cl, tzcnt, blsr), chosen once at load time. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -760,11 +776,11 @@ FAST_CLONES static bool sample_fast(expo_parser_t *p, expo_entry_t *e)
     const size_t ls = p->i;
     if (IM_UNLIKELY(ls < p->wbase || ls >= p->wend)) win_fill(p, ls);
     const expo_win_t *w = p->win;
-    size_t le = win_next(p, w->e, ls - p->wbase);
+    size_t le = win_line_end(p, ls - p->wbase);
     if (IM_UNLIKELY(le == SIZE_MAX)) {
         if (p->wend >= p->n || p->wbase == ls) return false;
         win_fill(p, ls); /* the line runs past the window: start one at it */
-        le = win_next(p, w->e, 0);
+        le = win_line_end(p, ls - p->wbase);
         if (le == SIZE_MAX) return false;
     }
     const size_t base = p->wbase;
@@ -779,26 +795,33 @@ FAST_CLONES static bool sample_fast(expo_parser_t *p, expo_entry_t *e)
         size_t s = i + 1;
         uint32_t cap = p->lab_cap;
         expo_label_t *labs = p->lab;
+        /* The quotes of the label set, 56 at a time from qb on: popping them
+         * keeps the labels' dependency chain at one blsr each. */
+        size_t qb = ls; /* the metric name holds no quote */
+        uint64_t q = wbits(w->q, qb - base) & W56;
         for (;;) {
             if (b[s] == '}') {
                 i = s + 1;
                 break;
             }
-            size_t r = s - base;
-            uint64_t q = wbits(w->q, r) & W56;
-            /* name = [s, s+o-1), '=' at s+o-1, value = (s+o, close) */
-            unsigned o = (unsigned)__builtin_ctzll(q | ~W56);
-            q &= q - 1;
-            size_t close = s + (size_t)__builtin_ctzll(q | ~W56);
-            if (IM_UNLIKELY(!q)) {
-                /* A long value: its end from the whole window. */
-                close = o < 56 ? win_next(p, w->q, r + o + 1) : SIZE_MAX;
-                if (close == SIZE_MAX) return false;
-                close += base;
+            while (IM_UNLIKELY(!q)) {
+                if ((qb += 56) > le) return false;
+                q = wbits(w->q, qb - base) & W56;
             }
-            uint64_t need = (UINT64_C(1) << ((o - 1) & 63)) - 1, lnm = wbits(w->ln, r);
-            if (IM_UNLIKELY(close >= le || o < 2 || b[s + o - 1] != '=' || (lnm & need) != need ||
-                            (unsigned char)(b[s] - '0') < 10))
+            size_t open = qb + (size_t)__builtin_ctzll(q);
+            q &= q - 1;
+            while (IM_UNLIKELY(!q)) {
+                if ((qb += 56) > le) return false;
+                q = wbits(w->q, qb - base) & W56;
+            }
+            size_t close = qb + (size_t)__builtin_ctzll(q);
+            q &= q - 1;
+            /* name = [s, s+k) (1 to 47 bytes), '=' at s+k, value = (open, close) */
+            size_t k = open - 1 - s;
+            uint64_t need = (UINT64_C(1) << (k & 63)) - 1;
+            if (IM_UNLIKELY(close >= le || k - 1 >= 47 || b[open - 1] != '=' ||
+                            (wbits(w->ln, s - base) & need) != need ||
+                            !(CLS(b[s]) & EXPO_C_LNAME1)))
                 return false;
             if (IM_UNLIKELY(nl >= cap)) {
                 if (nl >= p->lim.max_labels) return false;
@@ -808,9 +831,9 @@ FAST_CLONES static bool sample_fast(expo_parser_t *p, expo_entry_t *e)
             }
             expo_label_t *lab = &labs[nl++];
             lab->name.p = b + s;
-            lab->name.len = o - 1;
-            lab->value.p = b + s + o + 1;
-            lab->value.len = close - (s + o + 1);
+            lab->name.len = k;
+            lab->value.p = b + open + 1;
+            lab->value.len = close - (open + 1);
             char c = b[close + 1];
             s = close + 2;
             if (c == ',') continue;

@@ -20,13 +20,13 @@ typedef struct expo_parse_notes {
 /* The structural masks of a window of input (bit k of word j = byte 64j + k),
  * made by expo__classify (scan.c) for the text-format fast path in parse.c.
  * One array per class so that 64 bits at any byte offset are one unaligned
- * load; each has a zeroed word after the last classified block. */
+ * load; each has three zeroed words after the last classified block. */
 typedef struct expo_win {
-    uint64_t q[EXPO_WIN_BLKS + 1];  /* '"' */
-    uint64_t ln[EXPO_WIN_BLKS + 1]; /* label-name characters [a-zA-Z0-9_] */
-    uint64_t nm[EXPO_WIN_BLKS + 1]; /* metric-name characters [a-zA-Z0-9_:] */
-    uint64_t sp[EXPO_WIN_BLKS + 1]; /* ' ' */
-    uint64_t e[EXPO_WIN_BLKS + 1];  /* what a fast line cannot hold: '\\' '\n' '\r' >= 0x80 */
+    uint64_t q[EXPO_WIN_BLKS + 4];  /* '"' */
+    uint64_t ln[EXPO_WIN_BLKS + 4]; /* label-name characters [a-zA-Z0-9_] */
+    uint64_t nm[EXPO_WIN_BLKS + 4]; /* metric-name characters [a-zA-Z0-9_:] */
+    uint64_t sp[EXPO_WIN_BLKS + 4]; /* ' ' */
+    uint64_t e[EXPO_WIN_BLKS + 4];  /* what a fast line cannot hold: '\\' '\n' '\r' >= 0x80 */
 } expo_win_t;
 
 /* expo_parser.fast: which sample path the text parser takes (tests compare them). */
@@ -39,7 +39,7 @@ enum {
 };
 
 /* Classifies min(max_blk, ceil(len / 64)) blocks of b into out (a partial last
- * block is padded with bytes of no class) and zeroes the block after them;
+ * block is padded with bytes of no class) and zeroes three words after them;
  * returns the number of blocks (max_blk <= EXPO_WIN_BLKS). */
 size_t expo__classify(const char *b, size_t len, expo_win_t *out, size_t max_blk, int mode);
 

@@ -16,6 +16,8 @@
 #include <immintrin.h>
 #endif
 
+#define PREFETCH 2048 /* bytes ahead: the input streams from memory once */
+
 /* Bits of the scalar classifier's byte table. */
 enum { K_Q = 1, K_LN = 2, K_NM = 4, K_SP = 8, K_E = 16 };
 
@@ -84,6 +86,7 @@ __attribute__((target("avx2"))) static void classify_avx2(const unsigned char *s
     const __m256i nl = _mm256_set1_epi8('\n'), cr = _mm256_set1_epi8('\r');
     for (size_t b = 0; b < nblk; b++, s += 64) {
         uint32_t m[5][2];
+        _mm_prefetch((const char *)s + PREFETCH, _MM_HINT_T0);
         for (unsigned k = 0; k < 2; k++) {
             __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(s + 32 * k));
             __m256i al = _mm256_cmpgt_epi8(alim, _mm256_add_epi8(_mm256_or_si256(v, x20), alo));
@@ -106,26 +109,52 @@ __attribute__((target("avx2"))) static void classify_avx2(const unsigned char *s
     }
 }
 
+/* Nibble tables for the AVX-512 classifier: class(c) = LO[c & 15] & HI[c >> 4],
+ * with bits N_NLCR ('\n' '\r'), N_SP, N_Q, N_DIG, N_COLON, N_AL1 (0x41-0x4f,
+ * 0x61-0x6f), N_AL2 (0x50-0x5a, 0x70-0x7a), N_BS ('\\'). '_' and bytes >= 0x80
+ * are found apart. */
+enum { N_NLCR = 1, N_SP = 2, N_Q = 4, N_DIG = 8, N_COLON = 16, N_AL1 = 32, N_AL2 = 64, N_BS = 128 };
+
 __attribute__((target("avx512bw"))) static void classify_avx512(const unsigned char *s,
                                                                 expo_win_t *o, size_t nblk)
 {
-    const __m512i cq = _mm512_set1_epi8('"'), x20 = _mm512_set1_epi8(0x20);
-    const __m512i ca = _mm512_set1_epi8('a'), c26 = _mm512_set1_epi8(26);
-    const __m512i c0 = _mm512_set1_epi8('0'), c10 = _mm512_set1_epi8(10);
-    const __m512i us = _mm512_set1_epi8('_'), co = _mm512_set1_epi8(':');
-    const __m512i sp = _mm512_set1_epi8(' '), bs = _mm512_set1_epi8('\\');
-    const __m512i nl = _mm512_set1_epi8('\n'), cr = _mm512_set1_epi8('\r');
+    static const signed char lo[16] = {N_SP | N_DIG | N_AL2,
+                                       N_DIG | N_AL1 | N_AL2,
+                                       N_Q | N_DIG | N_AL1 | N_AL2,
+                                       N_DIG | N_AL1 | N_AL2,
+                                       N_DIG | N_AL1 | N_AL2,
+                                       N_DIG | N_AL1 | N_AL2,
+                                       N_DIG | N_AL1 | N_AL2,
+                                       N_DIG | N_AL1 | N_AL2,
+                                       N_DIG | N_AL1 | N_AL2,
+                                       N_DIG | N_AL1 | N_AL2,
+                                       N_NLCR | N_COLON | N_AL1 | N_AL2,
+                                       N_AL1,
+                                       (signed char)(N_AL1 | N_BS),
+                                       N_NLCR | N_AL1,
+                                       N_AL1,
+                                       N_AL1};
+    static const signed char hi[16] = {
+        N_NLCR, 0, N_SP | N_Q, N_DIG | N_COLON, N_AL1, (signed char)(N_AL2 | N_BS), N_AL1, N_AL2};
+    const __m512i tlo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(const void *)lo));
+    const __m512i thi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(const void *)hi));
+    const __m512i m0f = _mm512_set1_epi8(0x0f), us = _mm512_set1_epi8('_');
+    const __m512i bq = _mm512_set1_epi8(N_Q), bsp = _mm512_set1_epi8(N_SP);
+    const __m512i bln = _mm512_set1_epi8(N_DIG | N_AL1 | N_AL2);
+    const __m512i bnm = _mm512_set1_epi8(N_DIG | N_COLON | N_AL1 | N_AL2);
+    const __m512i be = _mm512_set1_epi8((char)(N_NLCR | N_BS));
     for (size_t b = 0; b < nblk; b++, s += 64) {
         __m512i v = _mm512_loadu_si512((const void *)s);
-        uint64_t ln = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(_mm512_or_si512(v, x20), ca), c26) |
-                      _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, c0), c10) |
-                      _mm512_cmpeq_epi8_mask(v, us);
-        o->q[b] = _mm512_cmpeq_epi8_mask(v, cq);
-        o->ln[b] = ln;
-        o->nm[b] = ln | _mm512_cmpeq_epi8_mask(v, co);
-        o->sp[b] = _mm512_cmpeq_epi8_mask(v, sp);
-        o->e[b] = _mm512_movepi8_mask(v) | _mm512_cmpeq_epi8_mask(v, bs) |
-                  _mm512_cmpeq_epi8_mask(v, nl) | _mm512_cmpeq_epi8_mask(v, cr);
+        _mm_prefetch((const char *)s + PREFETCH, _MM_HINT_T0);
+        __m512i c = _mm512_and_si512(
+            _mm512_shuffle_epi8(tlo, _mm512_and_si512(v, m0f)),
+            _mm512_shuffle_epi8(thi, _mm512_and_si512(_mm512_srli_epi16(v, 4), m0f)));
+        uint64_t u = _mm512_cmpeq_epi8_mask(v, us);
+        o->q[b] = _mm512_test_epi8_mask(c, bq);
+        o->sp[b] = _mm512_test_epi8_mask(c, bsp);
+        o->ln[b] = _mm512_test_epi8_mask(c, bln) | u;
+        o->nm[b] = _mm512_test_epi8_mask(c, bnm) | u;
+        o->e[b] = _mm512_test_epi8_mask(c, be) | _mm512_movepi8_mask(v);
     }
 }
 #endif
@@ -153,7 +182,8 @@ size_t expo__classify(const char *b, size_t len, expo_win_t *out, size_t max_blk
         one(tail, out, full);
         nblk++;
     }
-    /* Sentinel: bit windows read up to one word past the last block. */
-    out->q[nblk] = out->ln[nblk] = out->nm[nblk] = out->sp[nblk] = out->e[nblk] = 0;
+    /* Sentinels: bit windows read up to three words past the last block. */
+    for (size_t k = nblk; k < nblk + 3; k++)
+        out->q[k] = out->ln[k] = out->nm[k] = out->sp[k] = out->e[k] = 0;
     return nblk;
 }

@@ -1114,6 +1114,14 @@ static void test_fast_float(void **state)
         "e5",
         "1ee5",
         "7.0e-1",
+        "5.000",
+        "-3.0",
+        "1.0e5",
+        "0.00e-3",
+        "123456789012.0000000",
+        "9007199254740993.0",
+        "1.0e-30",
+        "1.0e25",
     };
     char buf[128];
     for (size_t i = 0; i < IM_ARRAY_LEN(cases); i++) {
@@ -1140,7 +1148,7 @@ static void test_fast_float(void **state)
         if ((x >> 11) % 4) {
             buf[k++] = '.';
             for (int d = 0; d < nf; d++, y = y * 6364136223846793005ULL + 1)
-                buf[k++] = (char)('0' + (y >> 60) % 10);
+                buf[k++] = (x >> 30) % 4 ? (char)('0' + (y >> 60) % 10) : '0';
         }
         if ((x >> 13) % 3 == 0)
             k += (size_t)snprintf(buf + k, 16, "e%d", (int)((x >> 20) % 61) - 30);
