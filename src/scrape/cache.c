@@ -3,18 +3,20 @@
  * reference, so a steady-state scrape neither builds label sets nor looks series
  * up in the head.
  *
- * No copy of the key is kept. An entry holds two independent 64-bit hashes of
- * it (seeded per cache at random); a lookup hits when both match. The seeds are
- * secret, so a target cannot aim at a collision, and a false hit needs both
- * hashes of two different keys of the same target to collide (about 2^-128 per
- * pair). Entries live in one array (no allocation per series, freed slots on a
+ * No copy of the key is kept. An entry holds the two halves of a 128-bit hash
+ * of it (XXH3-128, seeded per cache at random): the low half places it in the
+ * index, the high half is checked; a lookup hits when both match. The seed is
+ * secret, so a target cannot aim at a collision, and a false hit needs the
+ * 128-bit hashes of two different keys of the same target to collide (about
+ * 2^-128 per pair). Entries live in one array (no allocation per series, freed slots on a
  * free list), found through an open-addressing index of 32-bit slots (linear
  * probing, tombstones, rebuilt when they pile up). The array shrinks when most
  * of it is unused (scrape__cache_compact). */
 #include "util/base.h"
 
+#include <xxhash.h>
+
 #include "scrape/scrape_int.h"
-#include "util/hash.h"
 #include "util/timeutil.h"
 
 #define IDX_EMPTY 0u
@@ -37,8 +39,7 @@ void scrape__cache_init(scrape__cache_t *c)
     c->free = NONE;
     uint64_t s = (uint64_t)im_mono_ns() ^ ((uint64_t)(uintptr_t)c << 17);
     s ^= (uint64_t)im_now_ms() * 0x2545f4914f6cdd1dULL;
-    c->seed1 = splitmix(&s);
-    c->seed2 = splitmix(&s);
+    c->seed = splitmix(&s);
 }
 
 void scrape__cache_free(scrape__cache_t *c)
@@ -47,11 +48,10 @@ void scrape__cache_free(scrape__cache_t *c)
         if (c->ents[i].used && c->ents[i].ls) im_labels_unref(c->ents[i].ls);
     if (c->ents) im_free_tag(IM_MEM_SCRAPE, c->ents, (size_t)c->capents * sizeof *c->ents);
     if (c->idx) im_free_tag(IM_MEM_SCRAPE, c->idx, (size_t)c->capidx * sizeof *c->idx);
-    uint64_t s1 = c->seed1, s2 = c->seed2;
+    uint64_t seed = c->seed;
     memset(c, 0, sizeof *c);
     c->free = NONE;
-    c->seed1 = s1;
-    c->seed2 = s2;
+    c->seed = seed;
 }
 
 /* A fresh index of cap slots (a power of two) holding every live entry. */
@@ -80,8 +80,9 @@ static uint32_t pow2_at_least(uint32_t n)
 void scrape__cache_key_hash(const scrape__cache_t *c, const char *key, size_t klen, uint64_t *h,
                             uint64_t *check)
 {
-    *h = im_hash_seed(key, klen, c->seed1) & scrape__cache_hash_mask;
-    *check = im_hash_seed(key, klen, c->seed2);
+    XXH128_hash_t x = XXH3_128bits_withSeed(key, klen, c->seed);
+    *h = x.low64 & scrape__cache_hash_mask;
+    *check = x.high64;
 }
 
 scrape__sent_t *scrape__cache_get(scrape__cache_t *c, const char *key, size_t klen, bool *created)

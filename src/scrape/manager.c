@@ -5,9 +5,10 @@
  *     body buffer. The manager mutex protects the target list, each target's
  *     reported state (last error, health, metadata) and the pending config.
  *  2. A scrape appends through exactly one appender that is committed or rolled
- *     back whole. After a failed scrape, a second appender writes staleness
- *     markers for the previous scrape's series; the report series (up, ...) go in
- *     a third, so up = 0 is always recorded.
+ *     back whole; a good scrape's report series (up, ...) and staleness markers
+ *     are committed with it. After a failed scrape (or a failed commit), a second
+ *     appender writes staleness markers for the previous scrape's series and the
+ *     report with up = 0, so up = 0 is always recorded.
  *  3. Series cache entries: `seen` = the last iteration whose scrape committed
  *     with this series (0 = never), `cur` = the iteration that last parsed it.
  *     After scrape k (success or failure), every entry with seen == prev (the
@@ -125,6 +126,7 @@ struct scrape_manager {
     size_t ndropped;
     fsd_state_t *fsd; /* one per job of cfg */
     int64_t next_fsd_check_ms;
+    int64_t next_due_ms; /* scrape thread: no idle target is due before (0 = look again) */
     CURLM *multi;
     expo_parser_t *parser;
     im_labels_builder_t lb, lb2;
@@ -277,6 +279,8 @@ typedef struct scrape_result {
     meta_src_t *src;            /* parallel to meta */
     const meta_ent_t *prevmeta; /* the target's metadata from the last good scrape */
     size_t nmeta, metacap, nprev;
+    uint32_t *mtab; /* index of meta by family name: i + 1, 0 = empty */
+    size_t mtabcap; /* a power of two >= 2 * metacap */
     uint64_t ooo, dup;
 } scrape_result_t;
 
@@ -317,21 +321,42 @@ static bool meta_name_eq(const meta_ent_t *me, im_sv_t b)
     return me->mlen == b.len && memcmp(me->metric, b.p, b.len) == 0;
 }
 
+/* The slot of r->mtab for a family name: its entry or the empty slot to fill. */
+static uint32_t *meta_slot(scrape_result_t *r, im_sv_t name)
+{
+    size_t mask = r->mtabcap - 1;
+    for (size_t s = im_hash(name.p, name.len) & mask;; s = (s + 1) & mask) {
+        uint32_t v = r->mtab[s];
+        if (v == 0 || meta_name_eq(&r->meta[v - 1], name)) return &r->mtab[s];
+    }
+}
+
 static void meta_upsert(scrape_result_t *r, const expo_entry_t *e)
 {
     size_t i = r->nmeta;
+    uint32_t *slot = NULL;
     /* HELP/TYPE/UNIT of one family come together: try the last entry first */
-    if (i > 0 && meta_name_eq(&r->meta[i - 1], e->name))
+    if (i > 0 && meta_name_eq(&r->meta[i - 1], e->name)) {
         i--;
-    else
-        for (i = 0; i < r->nmeta; i++)
-            if (meta_name_eq(&r->meta[i], e->name)) break;
+    } else if (r->metacap) {
+        slot = meta_slot(r, e->name);
+        if (*slot) i = *slot - 1;
+    }
     if (i == r->nmeta) {
         if (r->nmeta >= 100000) return; /* bounded */
         if (r->nmeta == r->metacap) {
             r->metacap = r->metacap ? r->metacap * 2 : (r->nprev > 32 ? r->nprev : 32);
             r->meta = im_realloc(r->meta, r->metacap * sizeof *r->meta);
             r->src = im_realloc(r->src, r->metacap * sizeof *r->src);
+            im_free(r->mtab);
+            r->mtabcap = 64;
+            while (r->mtabcap < r->metacap * 2) r->mtabcap *= 2;
+            r->mtab = im_calloc(r->mtabcap, sizeof *r->mtab);
+            for (size_t k = 0; k < r->nmeta; k++) {
+                im_sv_t nm = {r->meta[k].metric, r->meta[k].mlen};
+                *meta_slot(r, nm) = (uint32_t)k + 1;
+            }
+            slot = NULL;
         }
         memset(&r->meta[i], 0, sizeof r->meta[i]);
         memset(&r->src[i], 0, sizeof r->src[i]);
@@ -347,6 +372,8 @@ static void meta_upsert(scrape_result_t *r, const expo_entry_t *e)
         r->meta[i].metric = "";
         r->nmeta++;
         meta_set(r, i, META_METRIC, e->name);
+        if (!slot) slot = meta_slot(r, e->name);
+        *slot = (uint32_t)i + 1;
     }
     meta_ent_t *me = &r->meta[i];
     if (e->kind == EXPO_ENTRY_TYPE) {
@@ -497,18 +524,12 @@ static const char *http_reason(long code)
     }
 }
 
-static void report(scrape_manager_t *m, target_t *t, int64_t ts, bool up, double dur,
-                   const scrape_result_t *r)
+/* Adds the report series (up, scrape_duration_seconds, ...) to a. */
+static void report_add(target_t *t, tsdb_appender_t *a, int64_t ts, bool up, double dur,
+                       const scrape_result_t *r)
 {
-    tsdb_appender_t *a = tsdb_appender(m->opts.db);
     double v[REP_N] = {up ? 1 : 0, dur, (double)r->scraped, (double)r->post, (double)r->added};
     for (int i = 0; i < REP_N; i++) (void)app_add(a, &t->rep_ref[i], t->rep_ls[i], ts, v[i]);
-    im_err_t err;
-    im_err_clear(&err);
-    if (tsdb_appender_commit(a, &err) != IM_OK)
-        IM_WARN("Appending scrape report failed", "target=%s err=%s", im_logq(t->url),
-                im_logq(err.msg));
-    t->reported = true;
 }
 
 /* The target's body buffer goes back to the pool (or is freed). */
@@ -559,7 +580,9 @@ static void finish_scrape(scrape_manager_t *m, target_t *t, CURLcode cc, const c
         tsdb_appender_t *a = tsdb_appender(m->opts.db);
         ok = parse_and_append(m, t, fmt, a, ts, &r);
         if (ok) {
+            /* one commit: the samples, the markers of series gone, the report */
             mark_stale_prev(m, t, a, ts, true);
+            report_add(t, a, ts, true, dur, &r);
             im_err_t err;
             im_err_clear(&err);
             if (tsdb_appender_commit(a, &err) != IM_OK) {
@@ -571,13 +594,19 @@ static void finish_scrape(scrape_manager_t *m, target_t *t, CURLcode cc, const c
         }
     }
     if (!ok) {
+        /* nothing of the scrape is stored: markers for the last one's series, up = 0 */
         tsdb_appender_t *a = tsdb_appender(m->opts.db);
         mark_stale_prev(m, t, a, ts, false);
-        (void)tsdb_appender_commit(a, NULL);
+        report_add(t, a, ts, false, dur, &r);
+        im_err_t err;
+        im_err_clear(&err);
+        if (tsdb_appender_commit(a, &err) != IM_OK)
+            IM_WARN("Appending scrape report failed", "target=%s err=%s", im_logq(t->url),
+                    im_logq(err.msg));
     }
+    t->reported = true;
     cache_after(t, ok);
     t->prev = t->iter;
-    report(m, t, ts, ok, dur, &r);
     pthread_mutex_lock(&m->mu);
     im_free(t->last_error);
     t->last_error = im_strdup(ok ? "" : r.err);
@@ -606,6 +635,7 @@ static void finish_scrape(scrape_manager_t *m, target_t *t, CURLcode cc, const c
     pthread_mutex_unlock(&m->mu);
     meta_free(r.meta, r.nmeta); /* failed scrape: loans are not owned, so not freed */
     im_free(r.src);
+    im_free(r.mtab);
     if (!ok) IM_DEBUG("Scrape failed", "target=%s err=%s", im_logq(t->url), im_logq(r.err));
     body_release(m, t);
 }
@@ -1157,14 +1187,20 @@ static void *scrape_thread(void *arg)
         bool pend = m->pending != NULL;
         pthread_mutex_unlock(&m->mu);
         if (stop) break;
-        if (pend) take_pending(m);
+        if (pend) {
+            take_pending(m);
+            m->next_due_ms = 0;
+        }
         int64_t now = im_now_ms();
         if (now >= m->next_fsd_check_ms) {
             m->next_fsd_check_ms = now + 1000;
             if (m->cfg && fsd_refresh(m, false)) sync_targets(m);
+            m->next_due_ms = 0;
         }
+        /* the walk over the targets only when one may be due (or one finished) */
         int64_t wait = 1000;
-        for (target_t *t = m->targets; t; t = t->next) {
+        bool walk = now >= m->next_due_ms;
+        for (target_t *t = walk ? m->targets : NULL; t; t = t->next) {
             if (t->busy) continue;
             if (t->next_ms <= now && t->forced_err[0]) {
                 t->start_ms = now;
@@ -1178,6 +1214,10 @@ static void *scrape_thread(void *arg)
             }
             wait = IM_MIN(wait, t->next_ms - now);
         }
+        if (walk)
+            m->next_due_ms = now + wait;
+        else
+            wait = m->next_due_ms - now;
         if (wait < 0) wait = 0;
         int running = 0;
         curl_multi_perform(m->multi, &running);
@@ -1193,6 +1233,7 @@ static void *scrape_thread(void *arg)
             t->busy = false;
             finish_scrape(m, t, cc, NULL);
             any = true;
+            m->next_due_ms = 0; /* t is idle again */
         }
         if (any) continue;
         curl_multi_poll(m->multi, NULL, 0, (int)IM_MIN(wait, 1000), NULL);

@@ -14,10 +14,10 @@ void scrape__expand(const void *re, const char *tmpl, const char *subj, const si
 
 /* ---- A target's series cache (cache.c) ----
  * raw series key (name \xff label \xfe value ..., as written) -> final labels
- * and storage reference. Keys are not stored: an entry is found by two
- * independent 64-bit hashes of its key (secret per-cache seeds); see cache.c. */
+ * and storage reference. Keys are not stored: an entry is found by a 128-bit
+ * hash of its key (secret per-cache seed), in two halves; see cache.c. */
 typedef struct scrape__sent {
-    uint64_t hash, check;  /* the key's two hashes */
+    uint64_t hash, check;  /* the key's hash: low half (places it), high half */
     const im_labels_t *ls; /* owned; NULL = dropped by metric relabelling */
     tsdb_ref_t ref;        /* free entries: the next free index */
     uint64_t seen, cur;    /* iterations: last committed with it (0 = never), last parsed */
@@ -33,7 +33,7 @@ typedef struct scrape__cache {
     uint32_t *idx;           /* owned; 0 = empty, 1 = deleted, i + 2 = ents[i] */
     uint32_t capidx, nidx;   /* power of two; slots not empty */
     uint32_t count;          /* live entries */
-    uint64_t seed1, seed2;
+    uint64_t seed;
 } scrape__cache_t;
 
 /* Test hook: ANDed into every primary hash (default all ones); a test sets it
@@ -51,7 +51,7 @@ scrape__sent_t *scrape__cache_get(scrape__cache_t *c, const char *key, size_t kl
 void scrape__cache_remove(scrape__cache_t *c, scrape__sent_t *e);
 /* After a walk that removed entries: shrinks the array and index when mostly free. */
 void scrape__cache_compact(scrape__cache_t *c);
-/* The two hashes of a key (exposed for tests). */
+/* The two halves of a key's hash, as an entry holds them (exposed for tests). */
 void scrape__cache_key_hash(const scrape__cache_t *c, const char *key, size_t klen, uint64_t *h,
                             uint64_t *check);
 

@@ -42,16 +42,22 @@ void tsdb__bw_put(tsdb__bw_t *w, uint64_t v, unsigned nbits)
         w->cap = nc;
     }
     if (nbits < 64) v &= (1ULL << nbits) - 1;
-    while (nbits > 0) {
-        uint32_t byte = w->nbits >> 3;
-        unsigned used = w->nbits & 7;
-        unsigned room = 8 - used;
-        unsigned take = nbits < room ? nbits : room;
-        uint8_t bits = (uint8_t)((v >> (nbits - take)) & ((1u << take) - 1));
-        w->b[byte] |= (uint8_t)(bits << (room - take));
-        w->nbits += take;
-        nbits -= take;
+    /* Bytes past the written bits are zero (memset on growth): the first byte
+     * is ORed into, whole bytes stored, the last partial one stored shifted. */
+    uint8_t *p = w->b + (w->nbits >> 3);
+    unsigned room = 8 - (w->nbits & 7);
+    w->nbits += nbits;
+    if (nbits <= room) {
+        *p |= (uint8_t)(v << (room - nbits));
+        return;
     }
+    nbits -= room;
+    *p++ |= (uint8_t)(v >> nbits);
+    while (nbits >= 8) {
+        nbits -= 8;
+        *p++ = (uint8_t)(v >> nbits);
+    }
+    if (nbits) *p = (uint8_t)(v << (8 - nbits));
 }
 
 bool tsdb__br_get(tsdb__br_t *r, unsigned nbits, uint64_t *out)

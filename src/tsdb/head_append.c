@@ -32,6 +32,7 @@ typedef struct app_ent {
     tsdb__series_t *s; /* pinned */
     int64_t maxt;      /* newest t seen for it in this batch (or committed) */
     uint64_t vbits;
+    uint32_t id; /* s->id (probing without touching the series) */
 } app_ent_t;
 
 struct tsdb_appender {
@@ -54,7 +55,7 @@ static app_ent_t *ent_find(tsdb_appender_t *a, uint32_t id)
     if (!a->capmap) return NULL;
     size_t i = (id * 0x9e3779b1u) & (a->capmap - 1);
     while (a->map[i].s) {
-        if (a->map[i].s->id == id) return &a->map[i];
+        if (a->map[i].id == id) return &a->map[i];
         i = (i + 1) & (a->capmap - 1);
     }
     return NULL;
@@ -67,7 +68,7 @@ static app_ent_t *ent_insert(tsdb_appender_t *a, tsdb__series_t *s)
         app_ent_t *nm = im_calloc(nc, sizeof *nm);
         for (size_t j = 0; j < a->capmap; j++) {
             if (!a->map[j].s) continue;
-            size_t i = (a->map[j].s->id * 0x9e3779b1u) & (nc - 1);
+            size_t i = (a->map[j].id * 0x9e3779b1u) & (nc - 1);
             while (nm[i].s) i = (i + 1) & (nc - 1);
             nm[i] = a->map[j];
         }
@@ -78,6 +79,7 @@ static app_ent_t *ent_insert(tsdb_appender_t *a, tsdb__series_t *s)
     size_t i = (s->id * 0x9e3779b1u) & (a->capmap - 1);
     while (a->map[i].s) i = (i + 1) & (a->capmap - 1);
     a->map[i].s = s;
+    a->map[i].id = s->id;
     a->map[i].maxt = atomic_load_explicit(&s->maxt, memory_order_acquire);
     a->map[i].vbits = atomic_load_explicit(&s->last_vbits, memory_order_relaxed);
     a->nmap++;
@@ -161,6 +163,17 @@ void tsdb_appender_rollback(tsdb_appender_t *a)
     if (a) appender_free(a);
 }
 
+/* A uvarint at p (at most 10 bytes); returns the end. */
+static uint8_t *put_uv(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
 static void put_labels(im_buf_t *b, const im_labels_t *ls)
 {
     tsdb__put_uvarint(b, ls->n);
@@ -230,15 +243,19 @@ im_rc tsdb_appender_commit(tsdb_appender_t *a, im_err_t *err)
         tsdb__put_uvarint(&rec, a->n);
         int64_t base = a->smp[0].t;
         tsdb__put_varint(&rec, base);
+        /* samples: at most 10 + 10 + 8 bytes each, written in place */
+        if (im_buf_reserve(&rec, a->n * 28) != IM_OK) im_oom(a->n * 28);
+        uint8_t *p = (uint8_t *)rec.data + rec.len;
         for (size_t i = 0; i < a->n; i++) {
-            tsdb__put_uvarint(&rec, a->smp[i].s->id);
-            tsdb__put_varint(&rec, (int64_t)((uint64_t)a->smp[i].t - (uint64_t)base));
+            p = put_uv(p, a->smp[i].s->id);
+            int64_t d = (int64_t)((uint64_t)a->smp[i].t - (uint64_t)base);
+            p = put_uv(p, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
             uint64_t vb;
             memcpy(&vb, &a->smp[i].v, sizeof vb);
-            uint8_t b8[8];
-            tsdb__put_u64(b8, vb);
-            (void)im_buf_append(&rec, b8, 8);
+            for (int k = 0; k < 8; k++) *p++ = (uint8_t)(vb >> (8 * k)); /* little endian */
         }
+        rec.len = (size_t)(p - (uint8_t *)rec.data);
+        rec.data[rec.len] = 0;
         rc = tsdb__wal_log(db->wal, (const uint8_t *)rec.data, rec.len, err);
         im_buf_free(&rec);
         if (rc != IM_OK) goto out;

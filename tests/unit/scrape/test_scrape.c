@@ -437,6 +437,37 @@ static void test_churn_collisions(void **state)
     size_t n;
     assert_true(last_sample(db, "up", "job", "churn", &v, &n));
     assert_true(v == 1);
+    /* many families with metadata (more than the first metadata table holds,
+     * not a power of two), scraped again and again */
+    pthread_mutex_lock(&body_mu);
+    size_t len = 0;
+    for (unsigned i = 0; i < 45; i++)
+        len += (size_t)snprintf(body_churn + len, sizeof body_churn - len,
+                                "# HELP f%u_total Family %u.\n# TYPE f%u_total counter\n"
+                                "f%u_total 1\n",
+                                i, i, i, i);
+    pthread_mutex_unlock(&body_mu);
+    scrape_stats_t st0, st1;
+    bool ok = false;
+    for (int k = 0; k < 200 && !ok; k++) {
+        sleep_ms(100);
+        scrape_metadata_t *md;
+        size_t nmd, nf = 0;
+        scrape_manager_metadata(m, &md, &nmd);
+        for (size_t i = 0; i < nmd; i++)
+            if (md[i].metric[0] == 'f' && !strcmp(md[i].type, "counter") &&
+                !strncmp(md[i].help, "Family ", 7))
+                nf++;
+        scrape_metadata_free(md, nmd);
+        ok = nf == 45;
+    }
+    assert_true(ok);
+    scrape_manager_stats(m, &st0);
+    sleep_ms(500);
+    scrape_manager_stats(m, &st1);
+    assert_true(st1.scrapes_total >= st0.scrapes_total + 2); /* still scraping */
+    assert_true(last_sample(db, "f44_total", NULL, NULL, &v, &n));
+    assert_true(v == 1);
     scrape_manager_stop(m, false);
     scrape_manager_free(m);
     scrape_config_free(c);
