@@ -339,6 +339,18 @@ static size_t iter_read_all(tsdb_iter_t *it, int64_t **pt, double **pv, size_t *
     return n;
 }
 
+/* All of series si's samples into (*pt, *pv) from index 0: through the backend's
+ * read_series when it has one, else an iterator. */
+static size_t series_read_all(tsdb_series_set_t *set, size_t si, int64_t **pt, double **pv,
+                              size_t *pcap)
+{
+    if (set->vt->read_series) return set->vt->read_series(set, si, pt, pv, pcap);
+    tsdb_iter_t *it = set->vt->iter(set, si);
+    size_t n = iter_read_all(it, pt, pv, pcap);
+    iter_close(it);
+    return n;
+}
+
 static int64_t at_time(const ev_t *ev, promql_at_kind_t at, int64_t at_ms)
 {
     switch (at) {
@@ -371,9 +383,7 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
     size_t bcap = 0;
     for (size_t si = 0; si < set->n; si++) {
         if ((rc = promql__check(ev)) != IM_OK) break;
-        tsdb_iter_t *it = set->vt->iter(set, si);
-        size_t n = iter_read_all(it, &bt, &bv, &bcap);
-        iter_close(it);
+        size_t n = series_read_all(set, si, &bt, &bv, &bcap);
         size_t idx = promql__val_add(ev, out, im_labels_ref(set->series[si].labels));
         vser_t *s = &out->s[idx];
         size_t j = 0; /* samples [0, j) are at or before the step's time */
@@ -569,13 +579,12 @@ size_t promql__rsrc_nseries(rsrc_t *r)
 
 size_t promql__rsrc_read(rsrc_t *r, size_t si, int64_t **pt, double **pv, size_t *pcap)
 {
-    tsdb_iter_t *it = r->set->vt->iter(r->set, si);
-    size_t all = iter_read_all(it, pt, pv, pcap);
-    iter_close(it);
+    size_t all = series_read_all(r->set, si, pt, pv, pcap);
     int64_t *t = *pt;
     double *v = *pv;
     size_t cnt = 0; /* stale markers dropped in place */
-    for (size_t k = 0; k < all; k++) {
+    while (cnt < all && !tsdb_is_stale(v[cnt])) cnt++;
+    for (size_t k = cnt; k < all; k++) {
         if (tsdb_is_stale(v[k])) continue;
         t[cnt] = t[k];
         v[cnt] = v[k];

@@ -255,7 +255,7 @@ static void set_free(tsdb_series_set_t *set)
     im_free(set);
 }
 
-static const tsdb_series_set_vt_t ms_set_vt = {set_iter, set_free};
+static const tsdb_series_set_vt_t ms_set_vt = {set_iter, set_free, NULL}; /* iterators only */
 
 static bool has_sample_in(const ms_series_t *s, int64_t mint, int64_t maxt)
 {

@@ -122,16 +122,60 @@ static int cmp_tsv(const void *a, const void *b)
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static void push(qiter_t *q, size_t *cap, int64_t t, double v)
+static void push(int64_t **pt, double **pv, size_t *n, size_t *cap, int64_t t, double v)
 {
-    if (q->n == *cap) {
+    if (*n == *cap) {
         *cap = *cap ? *cap * 2 : 128;
-        q->t = im_realloc(q->t, *cap * sizeof *q->t);
-        q->v = im_realloc(q->v, *cap * sizeof *q->v);
+        *pt = im_realloc(*pt, *cap * sizeof **pt);
+        *pv = im_realloc(*pv, *cap * sizeof **pv);
     }
-    q->t[q->n] = t;
-    q->v[q->n] = v;
-    q->n++;
+    (*pt)[*n] = t;
+    (*pv)[*n] = v;
+    (*n)++;
+}
+
+/* Series i's samples within [mint, maxt] from all parts, merged by time, appended
+ * to (*pt, *pv) (*n of capacity *cap, grown as needed). */
+static void decode_series(qset_t *s, size_t i, int64_t **pt, double **pv, size_t *pn, size_t *pcap)
+{
+    size_t n0 = *pn;
+    const qseries_t *qs = &s->qs[i];
+    for (size_t p = 0; p < qs->nparts; p++) {
+        const qpart_t *part = &qs->parts[p];
+        if (part->b) {
+            int64_t *t;
+            double *v;
+            size_t n;
+            if (tsdb__block_read(part->b, part->idx, &s->caches[part->order], s->mint, s->maxt, &t,
+                                 &v, &n))
+                for (size_t k = 0; k < n; k++) push(pt, pv, pn, pcap, t[k], v[k]);
+            im_free(t);
+            im_free(v);
+        } else {
+            for (size_t c = 0; c < part->nchunks; c++) /* bulk decode: iter_bulk.c */
+                tsdb__xor_decode_append(part->chunks[c].b, part->chunks[c].nbits, part->chunks[c].n,
+                                        s->mint, s->maxt, pt, pv, pn, pcap);
+        }
+    }
+    int64_t *T = *pt + n0;
+    double *V = *pv + n0;
+    size_t cnt = *pn - n0;
+    bool sorted = true;
+    for (size_t k = 1; k < cnt && sorted; k++) sorted = T[k] > T[k - 1];
+    if (!sorted) {
+        tsv_t *a = im_malloc(cnt * sizeof *a);
+        for (size_t k = 0; k < cnt; k++) a[k] = (tsv_t){T[k], k, V[k]};
+        qsort(a, cnt, sizeof *a, cmp_tsv);
+        size_t w = 0;
+        for (size_t k = 0; k < cnt; k++) {
+            if (w > 0 && T[w - 1] == a[k].t) continue;
+            T[w] = a[k].t;
+            V[w] = a[k].v;
+            w++;
+        }
+        *pn = n0 + w;
+        im_free(a);
+    }
 }
 
 static tsdb_iter_t *set_iter(tsdb_series_set_t *set, size_t i)
@@ -141,41 +185,16 @@ static tsdb_iter_t *set_iter(tsdb_series_set_t *set, size_t i)
     q->pub.vt = &iter_vt;
     q->i = -1;
     size_t cap = 0;
-    const qseries_t *qs = &s->qs[i];
-    for (size_t p = 0; p < qs->nparts; p++) {
-        const qpart_t *pt = &qs->parts[p];
-        if (pt->b) {
-            int64_t *t;
-            double *v;
-            size_t n;
-            if (tsdb__block_read(pt->b, pt->idx, &s->caches[pt->order], s->mint, s->maxt, &t, &v,
-                                 &n))
-                for (size_t k = 0; k < n; k++) push(q, &cap, t[k], v[k]);
-            im_free(t);
-            im_free(v);
-        } else {
-            for (size_t c = 0; c < pt->nchunks; c++) /* bulk decode: iter_bulk.c */
-                tsdb__xor_decode_append(pt->chunks[c].b, pt->chunks[c].nbits, pt->chunks[c].n,
-                                        s->mint, s->maxt, &q->t, &q->v, &q->n, &cap);
-        }
-    }
-    bool sorted = true;
-    for (size_t k = 1; k < q->n && sorted; k++) sorted = q->t[k] > q->t[k - 1];
-    if (!sorted) {
-        tsv_t *a = im_malloc(q->n * sizeof *a);
-        for (size_t k = 0; k < q->n; k++) a[k] = (tsv_t){q->t[k], k, q->v[k]};
-        qsort(a, q->n, sizeof *a, cmp_tsv);
-        size_t w = 0;
-        for (size_t k = 0; k < q->n; k++) {
-            if (w > 0 && q->t[w - 1] == a[k].t) continue;
-            q->t[w] = a[k].t;
-            q->v[w] = a[k].v;
-            w++;
-        }
-        q->n = w;
-        im_free(a);
-    }
+    decode_series(s, i, &q->t, &q->v, &q->n, &cap);
     return &q->pub;
+}
+
+static size_t set_read_series(tsdb_series_set_t *set, size_t i, int64_t **t, double **v,
+                              size_t *cap)
+{
+    size_t n = 0;
+    decode_series((qset_t *)set, i, t, v, &n, cap);
+    return n;
 }
 
 static void set_free(tsdb_series_set_t *set)
@@ -200,7 +219,7 @@ static void set_free(tsdb_series_set_t *set)
     im_free(s);
 }
 
-static const tsdb_series_set_vt_t set_vt = {set_iter, set_free};
+static const tsdb_series_set_vt_t set_vt = {set_iter, set_free, set_read_series};
 
 /* ---- Gathering candidates from all sources ---- */
 

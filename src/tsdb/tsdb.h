@@ -98,6 +98,10 @@ typedef struct tsdb_series_set_vt {
     /* A new iterator over series i's samples within the select's [mint, maxt]. */
     tsdb_iter_t *(*iter)(tsdb_series_set_t *set, size_t i);
     void (*free)(tsdb_series_set_t *set);
+    /* Optional (NULL: use iter). Series i's samples within [mint, maxt] — what an
+     * iterator would yield — into (*t, *v) from index 0, arrays of capacity *cap
+     * grown with im_realloc as needed; returns how many. Threading as iter. */
+    size_t (*read_series)(tsdb_series_set_t *set, size_t i, int64_t **t, double **v, size_t *cap);
 } tsdb_series_set_vt_t;
 struct tsdb_series_set {
     const tsdb_series_set_vt_t *vt;
