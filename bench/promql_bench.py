@@ -171,22 +171,50 @@ def main():
         floor_v, _ = vc.timed({"query": "vector(1)", "time": end}, 20)
         print("HTTP floor (vector(1)): prometheus %.2f ms, victoria-metrics %.2f ms" % (floor_p, floor_v))
         modes = [("range", {"start": T0, "end": end, "step": 60}), ("instant", {"time": end})]
-        print("%-8s %-15s %10s %10s %10s %10s %9s %9s" % ("mode", "query", "im-tsdb", "im-mem", "prom",
-                                                          "vm", "prom/im", "vm/im"))
-        rows = []
-        for mode, params in modes:
-            ours_t = run_infermon(binary, om, qfile, params, n, "tsdb")
-            ours_m = run_infermon(binary, om, qfile, params, n, "mem")
-            for (name, q), ot, om_ in zip(QUERIES, ours_t, ours_m):
-                p = dict(params, query=q)
-                pt, pr = pc.timed(p, n)
-                vt, vr = vc.timed(p, n)
-                it = ot["median_ns"] / 1e6
-                im = om_["median_ns"] / 1e6
-                rows.append((mode, name, it, im, pt, vt))
-                print("%-8s %-15s %10.2f %10.2f %10.2f %10.2f %8.2fx %8.2fx   series: im %s prom %s vm %s" %
-                      (mode, name, it, im, pt, vt, pt / it, vt / it, nseries(ot), nseries(pr), nseries(vr)))
-        print("(ms, median of %d; ratios = peer time / infermon-tsdb time, > 1 means infermon is faster)" % n)
+        # IM_BENCH_PROMQL_BASELINE: an older infermon binary, timed (real store) in
+        # the same rounds right after this one; IM_BENCH_PROMQL_ROUNDS: rounds, each
+        # timing every system once per query (figures: median over the rounds).
+        base = os.environ.get("IM_BENCH_PROMQL_BASELINE")
+        rounds = int(os.environ.get("IM_BENCH_PROMQL_ROUNDS", "1"))
+        res = {}  # (mode, name, system) -> [ms per round]
+
+        def add(mode, name, system, ms):
+            res.setdefault((mode, name, system), []).append(ms)
+        for rnd in range(rounds):
+            for mode, params in modes:
+                ours_t = run_infermon(binary, om, qfile, params, n, "tsdb")
+                ours_b = run_infermon(base, om, qfile, params, n, "tsdb") if base else None
+                ours_m = run_infermon(binary, om, qfile, params, n, "mem")
+                for qi, ((name, q), ot, om_) in enumerate(zip(QUERIES, ours_t, ours_m)):
+                    p = dict(params, query=q)
+                    pt, pr = pc.timed(p, n)
+                    vt, vr = vc.timed(p, n)
+                    add(mode, name, "im-tsdb", ot["median_ns"] / 1e6)
+                    add(mode, name, "im-mem", om_["median_ns"] / 1e6)
+                    add(mode, name, "prom", pt)
+                    add(mode, name, "vm", vt)
+                    if base:
+                        add(mode, name, "im-old", ours_b[qi]["median_ns"] / 1e6)
+                    if rnd == 0:
+                        print("series %-8s %-15s im %s prom %s vm %s" % (mode, name, nseries(ot), nseries(pr),
+                                                                     nseries(vr)))
+            print("round %d done" % (rnd + 1))
+        systems = ["im-tsdb"] + (["im-old"] if base else []) + ["im-mem", "prom", "vm"]
+        print("%-8s %-15s" % ("mode", "query") + "".join("%10s" % x for x in systems) +
+              "%9s %9s" % ("prom/im", "vm/im") + ("%9s" % "old/new" if base else "") + "   vm/im per round")
+        for mode, _ in modes:
+            for name, _ in QUERIES:
+                med = {x: statistics.median(res[(mode, name, x)]) for x in systems}
+                it = med["im-tsdb"]
+                per = [v / i for v, i in zip(res[(mode, name, "vm")], res[(mode, name, "im-tsdb")])]
+                line = "%-8s %-15s" % (mode, name) + "".join("%10.2f" % med[x] for x in systems)
+                line += "%8.2fx %8.2fx" % (med["prom"] / it, med["vm"] / it)
+                if base:
+                    line += "%8.2fx" % (med["im-old"] / it)
+                line += "   " + " ".join("%.2f" % x for x in per)
+                print(line)
+        print("(ms, median of %d per round, median over %d round(s); ratios = peer time / infermon-tsdb "
+              "time, > 1 means infermon is faster)" % (n, rounds))
     finally:
         prom.terminate()
         vm.terminate()
