@@ -31,21 +31,37 @@ static size_t utf8_len(const unsigned char *p, size_t n)
     return need;
 }
 
+/* What a byte needs: 0 nothing, 1 an escape (control bytes, ", \), 2 an escape
+ * when HTML-safe (<, >, &), 3 a UTF-8 check when IM_JSON_UTF8 (>= 0x80). */
+static const uint8_t jclass[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 2, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+};
+
 void im_json_string(im_buf_t *b, const char *s, size_t len, unsigned flags)
 {
     const unsigned char *p = (const unsigned char *)s;
-    bool html = flags & IM_JSON_HTML, utf8 = flags & IM_JSON_UTF8;
+    /* bit k set: bytes of class k stop the plain run */
+    unsigned stop =
+        1u << 1 | (flags & IM_JSON_HTML ? 1u << 2 : 0) | (flags & IM_JSON_UTF8 ? 1u << 3 : 0);
     (void)im_buf_putc(b, '"');
     size_t i = 0, start = 0;
     while (i < len) {
         unsigned c = p[i];
+        unsigned k = jclass[c];
+        if (!(stop >> k & 1)) {
+            i++;
+            continue;
+        }
         const char *esc = NULL;
         size_t n = 1;
-        if (c >= 0x80) {
-            if (!utf8) {
-                i++;
-                continue;
-            }
+        if (k == 3) {
             size_t l = utf8_len(p + i, len - i);
             if (l == 3 && c == 0xe2 && p[i + 1] == 0x80 && (p[i + 2] == 0xa8 || p[i + 2] == 0xa9)) {
                 esc = p[i + 2] == 0xa8 ? "\\u2028" : "\\u2029";
@@ -56,10 +72,6 @@ void im_json_string(im_buf_t *b, const char *s, size_t len, unsigned flags)
             } else {
                 esc = "\\ufffd";
             }
-        } else if (c >= 0x20 && c != '"' && c != '\\' &&
-                   !(html && (c == '<' || c == '>' || c == '&'))) {
-            i++;
-            continue;
         }
         (void)im_buf_append(b, s + start, i - start);
         if (esc) {
