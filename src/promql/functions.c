@@ -465,7 +465,8 @@ static int par_threads(ev_t *ev, rsrc_t *r)
     size_t ns = promql__rsrc_par_series(r);
     if (o->threads < 2 || ns < 2) return 1;
     size_t eff = promql__rsrc_fixed(r) ? 1 : ev->nsteps;
-    if ((int64_t)(ns * (eff + 16)) < o->parallel_min_work) return 1;
+    /* series x steps: instant queries (a few ms at most) stay on this thread */
+    if ((int64_t)(ns * eff) < o->parallel_min_work) return 1;
     return ns < (size_t)o->threads ? (int)ns : o->threads;
 }
 

@@ -65,9 +65,10 @@ typedef struct promql_engine_opts {
     int64_t timeout_ms;               /* 0 = default 2m (--query.timeout) */
     int64_t default_eval_interval_ms; /* subqueries without a step; 0 = default 1m */
     /* Range functions over a matrix selector (rate, *_over_time, …) with at least
-     * parallel_min_work series × steps read and compute series on up to `threads`
-     * threads (the caller's included); the result is the same bit for bit. 0 =
-     * defaults (one per CPU, at most 4; 32768); threads 1 = never. */
+     * parallel_min_work series × steps (so range queries over many series, not
+     * instant ones) read and compute series on up to `threads` threads (the
+     * caller's included); the result is the same bit for bit. 0 = defaults (one
+     * per CPU, at most 4; 32768); threads 1 = never. */
     int threads;
     int64_t parallel_min_work;
 } promql_engine_opts_t;
