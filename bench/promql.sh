@@ -2,7 +2,9 @@
 # PromQL benchmark: the DOMAIN.md queries (range: all data, step 60 s; instant: at
 # the end) over an LLM-serving data set, infermon vs Prometheus 2.42 and
 # VictoriaMetrics 1.79 in the same run. Scale with IM_BENCH_PROMQL_PODS (100) and
-# IM_BENCH_PROMQL_HOURS (6); repetitions IM_BENCH_PROMQL_REPEAT (5).
+# IM_BENCH_PROMQL_HOURS (6); repetitions IM_BENCH_PROMQL_REPEAT (5); rounds of all
+# systems IM_BENCH_PROMQL_ROUNDS (1); IM_BENCH_PROMQL_BASELINE=an older infermon
+# binary to time in the same rounds (before/after).
 set -euo pipefail
 : "${IM_BUILD_DIR:?}" "${IM_SOURCE_DIR:?}"
 PY=/usr/bin/python3
