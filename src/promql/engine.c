@@ -369,12 +369,12 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
     promql__val_init(out, VAL_VECTOR);
     bool fixed = vs->at != PROMQL_AT_NONE;
     int64_t fixed_t = fixed ? at_time(ev, vs->at, vs->at_ms) : 0;
-    int64_t first = (fixed ? fixed_t : ev->start) - vs->offset_ms;
-    int64_t last = (fixed ? fixed_t : ev_ts(ev, ev->nsteps - 1)) - vs->offset_ms;
+    int64_t first = ts_sub(fixed ? fixed_t : ev->start, vs->offset_ms);
+    int64_t last = ts_sub(fixed ? fixed_t : ev_ts(ev, ev->nsteps - 1), vs->offset_ms);
     tsdb_series_set_t *set = NULL;
     tsdb_select_hints_t hints = {.step_ms = ev->step};
-    im_rc rc = ev->q->vt->select(ev->q, first - ev->lookback, last, vs->matchers, vs->nmatchers,
-                                 &hints, &set, ev->err);
+    im_rc rc = ev->q->vt->select(ev->q, ts_sub(first, ev->lookback), last, vs->matchers,
+                                 vs->nmatchers, &hints, &set, ev->err);
     if (rc != IM_OK) return rc;
     size_t nsteps = ev->nsteps;
     size_t eff_steps = fixed ? 1 : nsteps;
@@ -390,9 +390,9 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
         size_t npts = 0;
         for (size_t k = 0; k < eff_steps; k++) {
             if ((k & 4095) == 4095 && (rc = promql__check(ev)) != IM_OK) break;
-            int64_t ref = (fixed ? fixed_t : ev_ts(ev, k)) - vs->offset_ms;
+            int64_t ref = ts_sub(fixed ? fixed_t : ev_ts(ev, k), vs->offset_ms);
             while (j < n && bt[j] <= ref) j++;
-            if (j > 0 && bt[j - 1] >= ref - ev->lookback && !tsdb_is_stale(bv[j - 1])) {
+            if (j > 0 && bt[j - 1] >= ts_sub(ref, ev->lookback) && !tsdb_is_stale(bv[j - 1])) {
                 s->has[k] = 1;
                 s->v[k] = want_ts ? (double)bt[j - 1] / 1000.0 : bv[j - 1];
                 npts++;
@@ -451,10 +451,10 @@ static void ensure_rbuf(ev_t *ev, size_t n)
 static im_rc eval_subquery_inner(ev_t *ev, const promql_subquery_t *sq, rsrc_t *r)
 {
     int64_t step = sq->step_ms ? sq->step_ms : ev->eng->opts.default_eval_interval_ms;
-    int64_t s0 = (r->fixed ? r->fixed_t : ev->start) - sq->offset_ms - sq->range_ms;
-    int64_t e0 = (r->fixed ? r->fixed_t : ev_ts(ev, ev->nsteps - 1)) - sq->offset_ms;
+    int64_t s0 = ts_sub(ts_sub(r->fixed ? r->fixed_t : ev->start, sq->offset_ms), sq->range_ms);
+    int64_t e0 = ts_sub(r->fixed ? r->fixed_t : ev_ts(ev, ev->nsteps - 1), sq->offset_ms);
     int64_t istart = step * (s0 / step);
-    if (istart < s0) istart += step;
+    if (istart < s0) istart = ts_add(istart, step);
     ev_t child = *ev;
     child.start = istart;
     child.step = step;
@@ -470,7 +470,14 @@ static im_rc eval_subquery_inner(ev_t *ev, const promql_subquery_t *sq, rsrc_t *
         promql__val_init(&r->inner, VAL_VECTOR);
         return IM_OK;
     }
-    child.nsteps = (size_t)((e0 - istart) / step) + 1;
+    /* Far-apart ends (times near the int64 limits) would make a step array
+     * no query could fill: refuse as the sample limit does. */
+    uint64_t span = ((uint64_t)e0 - (uint64_t)istart) / (uint64_t)step;
+    if (span >= (uint64_t)ev->max_samples)
+        return im_err_set(ev->err, IM_ELIMIT,
+                          "query processing would load too many samples into memory in query "
+                          "execution");
+    child.nsteps = (size_t)span + 1;
     r->insteps = child.nsteps;
     rc = promql__eval(&child, sq->expr, &r->inner);
     im_free(child.rt);
@@ -510,8 +517,8 @@ im_rc promql__rsrc_open(ev_t *ev, const promql_expr_t *e, rsrc_t **out)
         r->offset = vs->offset_ms;
         r->fixed = vs->at != PROMQL_AT_NONE;
         r->fixed_t = r->fixed ? at_time(ev, vs->at, vs->at_ms) : 0;
-        int64_t first = (r->fixed ? r->fixed_t : ev->start) - r->offset - r->range;
-        int64_t last = (r->fixed ? r->fixed_t : ev_ts(ev, ev->nsteps - 1)) - r->offset;
+        int64_t first = ts_sub(ts_sub(r->fixed ? r->fixed_t : ev->start, r->offset), r->range);
+        int64_t last = ts_sub(r->fixed ? r->fixed_t : ev_ts(ev, ev->nsteps - 1), r->offset);
         tsdb_select_hints_t hints = {.step_ms = ev->step};
         rc = ev->q->vt->select(ev->q, first, last, vs->matchers, vs->nmatchers, &hints, &r->set,
                                ev->err);
@@ -614,8 +621,8 @@ void promql__rsrc_close(ev_t *ev, rsrc_t *r)
 void promql__rsrc_window(ev_t *ev, rsrc_t *r, size_t i, int64_t *lo, int64_t *hi)
 {
     int64_t t = r->fixed ? r->fixed_t : ev_ts(ev, i);
-    *hi = t - r->offset;
-    *lo = *hi - r->range;
+    *hi = ts_sub(t, r->offset);
+    *lo = ts_sub(*hi, r->range);
 }
 
 int64_t promql__rsrc_time(ev_t *ev, rsrc_t *r, size_t i)

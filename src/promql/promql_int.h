@@ -61,9 +61,21 @@ struct ev {
     size_t rcap;
 };
 
+/* Time arithmetic wraps around as Go's int64 does, so that extreme times (an
+ * `@` far out of range becomes MinInt64, as in Prometheus) give Prometheus'
+ * results instead of undefined behaviour. */
+static inline int64_t ts_add(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+static inline int64_t ts_sub(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+
 static inline int64_t ev_ts(const ev_t *ev, size_t i)
 {
-    return ev->start + (int64_t)i * ev->step;
+    return (int64_t)((uint64_t)ev->start + (uint64_t)i * (uint64_t)ev->step);
 }
 
 /* ---- engine.c ---- */
