@@ -762,15 +762,16 @@ IM_EXPO_INLINE size_t win_line_end(const expo_parser_t *p, size_t r)
     return win_next(p, e, r + 168);
 }
 
-/* With GCC on x86-64, a second copy for CPUs with BMI2 and AVX2 (x86-64-v3:
- * shifts without %cl, tzcnt, blsr), chosen once at load time. */
+/* With GCC on x86-64, expo_parser_next (with the fast path inlined) is built
+ * twice, the second copy for CPUs with BMI2 and AVX2 (x86-64-v3: shifts
+ * without %cl, tzcnt, blsr), chosen once at load time. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define FAST_CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
 #else
 #define FAST_CLONES
 #endif
 
-FAST_CLONES static bool sample_fast(expo_parser_t *p, expo_entry_t *e)
+IM_EXPO_INLINE bool sample_fast(expo_parser_t *p, expo_entry_t *e)
 {
     const char *b = p->b;
     const size_t ls = p->i;
@@ -793,8 +794,7 @@ FAST_CLONES static bool sample_fast(expo_parser_t *p, expo_entry_t *e)
     uint32_t nl = 0;
     if (b[i] == '{') {
         size_t s = i + 1;
-        uint32_t cap = p->lab_cap;
-        expo_label_t *labs = p->lab;
+        expo_label_t *lab = p->lab, *lab_end = lab ? lab + p->lab_cap : NULL;
         /* The quotes of the label set, 56 at a time from qb on: popping them
          * keeps the labels' dependency chain at one blsr each. */
         size_t qb = ls; /* the metric name holds no quote */
@@ -823,17 +823,18 @@ FAST_CLONES static bool sample_fast(expo_parser_t *p, expo_entry_t *e)
                             (wbits(w->ln, s - base) & need) != need ||
                             !(CLS(b[s]) & EXPO_C_LNAME1)))
                 return false;
-            if (IM_UNLIKELY(nl >= cap)) {
+            if (IM_UNLIKELY(lab == lab_end)) {
+                nl = lab ? (uint32_t)(lab - p->lab) : 0;
                 if (nl >= p->lim.max_labels) return false;
                 grow_labels(p, false);
-                cap = p->lab_cap;
-                labs = p->lab;
+                lab = p->lab + nl;
+                lab_end = p->lab + p->lab_cap;
             }
-            expo_label_t *lab = &labs[nl++];
             lab->name.p = b + s;
             lab->name.len = k;
             lab->value.p = b + open + 1;
             lab->value.len = close - (open + 1);
+            lab++;
             char c = b[close + 1];
             s = close + 2;
             if (c == ',') continue;
@@ -841,6 +842,7 @@ FAST_CLONES static bool sample_fast(expo_parser_t *p, expo_entry_t *e)
             i = s;
             break;
         }
+        nl = lab ? (uint32_t)(lab - p->lab) : 0;
         if (IM_UNLIKELY(nl > p->lim.max_labels)) return false;
     }
     if (IM_UNLIKELY(b[i] != ' ')) return false;
@@ -1223,7 +1225,7 @@ static int next_om(expo_parser_t *p, expo_entry_t *e)
     return perr(p, IM_EPARSE, i, "expected a metric name or \"#\", got %s", got(p, i, g));
 }
 
-int expo_parser_next(expo_parser_t *p, expo_entry_t *e, im_err_t *err)
+FAST_CLONES int expo_parser_next(expo_parser_t *p, expo_entry_t *e, im_err_t *err)
 {
     if (IM_UNLIKELY(p->rc != 0)) {
         if (p->rc < 0 && err) *err = p->err;
