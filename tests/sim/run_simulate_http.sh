@@ -12,6 +12,15 @@ PY=/usr/bin/python3
 command -v promtool >/dev/null || { echo "promtool not installed"; exit 1; }
 . "$SRC/tests/lib/common.sh" # cleanup on exit, free_port
 work=$IM_TMP
+# start() runs in a command substitution (a subshell): it records its pids in a
+# file, since IM_PIDS there would not reach this shell's cleanup.
+sim_cleanup() {
+  if [ -f "$work/sim.pids" ]; then
+    while read -r p; do kill "$p" 2>/dev/null || true; done < "$work/sim.pids"
+  fi
+  im_cleanup
+}
+trap sim_cleanup EXIT
 
 # Lint kinds (message without the metric name) that promtool reports on the
 # real servers' output; ours may show these and no others.
@@ -26,7 +35,7 @@ sort -u -o "$work/allowed-vllm" "$work/allowed-vllm"
 start() { # name, args...
   local name=$1; shift
   "$BIN" simulate --listen 127.0.0.1:0 "$@" > "$work/$name.out" 2> "$work/$name.err" &
-  IM_PIDS+=($!)
+  echo $! >> "$work/sim.pids"
   for _ in $(seq 100); do
     grep -q 'listening on' "$work/$name.out" 2>/dev/null && break
     sleep 0.1
