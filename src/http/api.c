@@ -532,59 +532,53 @@ static enum MHD_Result do_status(http_server_t *s, http__req_t *r, const char *w
         im_json_string(&b, ret, strlen(ret), IM_JSON_GO);
         (void)im_buf_putc(&b, '}');
     } else if (!strcmp(what, "tsdb")) {
-        tsdb_stats_t ts;
-        memset(&ts, 0, sizeof ts);
-        tsdb_get_stats(s->opts.db, &ts);
-        (void)im_buf_printf(&b,
-                            "{\"headStats\":{\"numSeries\":%llu,\"numLabelPairs\":0,"
-                            "\"chunkCount\":%llu,\"minTime\":%lld,\"maxTime\":%lld},",
-                            (unsigned long long)ts.head_series, (unsigned long long)ts.head_chunks,
-                            (long long)ts.head_mint_ms, (long long)ts.head_maxt_ms);
-        /* series count by metric name, top 10 */
-        tsdb_queryable_t *q = tsdb_queryable(s->opts.db);
-        tsdb_strlist_t names;
-        memset(&names, 0, sizeof names);
-        struct top {
-            const char *n;
-            size_t c;
-        } top[10];
-        size_t ntop = 0;
-        if (q->vt->label_values(q, IM_METRIC_NAME, IM_MIN_TIME_MS, IM_MAX_TIME_MS, NULL, 0, &names,
-                                NULL) == IM_OK) {
-            for (size_t i = 0; i < names.n && i < 100000; i++) {
-                im_matcher_t *m = NULL;
-                if (im_matcher_new(IM_MATCH_EQ, IM_METRIC_NAME, 8, names.v[i]->s, names.v[i]->len,
-                                   &m, NULL) != IM_OK)
-                    continue;
-                tsdb_series_set_t *set = NULL;
-                size_t c = 0;
-                if (q->vt->select(q, IM_MIN_TIME_MS, IM_MAX_TIME_MS, &m, 1, NULL, &set, NULL) ==
-                    IM_OK) {
-                    c = set->n;
-                    set->vt->free(set); /* checksrc: allow (vtable) */
-                }
-                im_matcher_free(m);
-                size_t pos = ntop;
-                while (pos > 0 && top[pos - 1].c < c) pos--;
-                if (pos < 10) {
-                    if (ntop < 10) ntop++;
-                    memmove(&top[pos + 1], &top[pos], (ntop - 1 - pos) * sizeof top[0]);
-                    top[pos].n = names.v[i]->s;
-                    top[pos].c = c;
-                }
+        /* limit: as newer Prometheus versions accept it; 2.42 always gives 10 */
+        size_t limit = 10;
+        const char *lv = http__param(r, "limit");
+        if (lv && *lv) {
+            char *e;
+            long long l = strtoll(lv, &e, 10);
+            if (*e || l <= 0 || l > 10000) {
+                im_buf_free(&b);
+                return bad_param(s, r, "limit", "limit must be a positive number up to 10000");
             }
+            limit = (size_t)l;
         }
-        (void)im_buf_puts(&b, "\"seriesCountByMetricName\":[");
-        for (size_t i = 0; i < ntop; i++) {
-            if (i) (void)im_buf_putc(&b, ',');
-            (void)im_buf_puts(&b, "{\"name\":");
-            im_json_string(&b, top[i].n, strlen(top[i].n), IM_JSON_GO);
-            (void)im_buf_printf(&b, ",\"value\":%zu}", top[i].c);
+        tsdb_stats_t ts;
+        tsdb_get_stats(s->opts.db, &ts);
+        tsdb_postings_stats_t ps;
+        tsdb_postings_stats(s->opts.db, limit, &ps);
+        (void)im_buf_printf(&b,
+                            "{\"headStats\":{\"numSeries\":%llu,\"numLabelPairs\":%llu,"
+                            "\"chunkCount\":%llu,\"minTime\":%lld,\"maxTime\":%lld}",
+                            (unsigned long long)ts.head_series,
+                            (unsigned long long)ps.num_label_pairs,
+                            (unsigned long long)ts.head_chunks, (long long)ts.head_mint_ms,
+                            (long long)ts.head_maxt_ms);
+        const struct {
+            const char *key;
+            const tsdb_stat_t *v;
+            size_t n;
+        } lists[] = {
+            {"seriesCountByMetricName", ps.series_by_metric, ps.nseries_by_metric},
+            {"labelValueCountByLabelName", ps.values_by_label, ps.nvalues_by_label},
+            {"memoryInBytesByLabelName", ps.bytes_by_label, ps.nbytes_by_label},
+            {"seriesCountByLabelValuePair", ps.series_by_pair, ps.nseries_by_pair},
+        };
+        for (size_t li = 0; li < IM_ARRAY_LEN(lists); li++) {
+            (void)im_buf_printf(&b, ",\"%s\":[", lists[li].key);
+            for (size_t i = 0; i < lists[li].n; i++) {
+                if (i) (void)im_buf_putc(&b, ',');
+                (void)im_buf_puts(&b, "{\"name\":");
+                const char *nm = lists[li].v[i].name;
+                im_json_string(&b, nm, strlen(nm), IM_JSON_GO);
+                (void)im_buf_printf(&b, ",\"value\":%llu}",
+                                    (unsigned long long)lists[li].v[i].count);
+            }
+            (void)im_buf_putc(&b, ']');
         }
-        (void)im_buf_puts(&b, "],\"labelValueCountByLabelName\":[],\"memoryInBytesByLabelName\":[],"
-                              "\"seriesCountByLabelValuePair\":[]}");
-        tsdb_strlist_free(&names);
-        q->vt->close(q);
+        (void)im_buf_putc(&b, '}');
+        tsdb_postings_stats_free(&ps);
     } else {
         im_buf_free(&b);
         return http__send_text(s, r, 404, "404 page not found\n");

@@ -218,4 +218,21 @@ typedef struct tsdb_stats {
 } tsdb_stats_t;
 void tsdb_get_stats(tsdb_t *db, tsdb_stats_t *out);
 
+/* Cardinality of the head's index, as /api/v1/status/tsdb reports it: the
+ * number of name=value pairs and four top-`limit` lists, each sorted by count
+ * descending (ties by name): series per metric name, distinct values per label
+ * name, bytes of values per label name (sum of its distinct values' lengths), and
+ * series per "name=value" pair. Names are owned copies. */
+typedef struct tsdb_stat {
+    char *name;
+    uint64_t count;
+} tsdb_stat_t;
+typedef struct tsdb_postings_stats {
+    uint64_t num_label_pairs;
+    tsdb_stat_t *series_by_metric, *values_by_label, *bytes_by_label, *series_by_pair;
+    size_t nseries_by_metric, nvalues_by_label, nbytes_by_label, nseries_by_pair;
+} tsdb_postings_stats_t;
+void tsdb_postings_stats(tsdb_t *db, size_t limit, tsdb_postings_stats_t *out);
+void tsdb_postings_stats_free(tsdb_postings_stats_t *s);
+
 #endif

@@ -160,6 +160,19 @@ check("label values", get(P, "/api/v1/label/b/values")[1], get(I, "/api/v1/label
 check("job values", get(P, "/api/v1/label/job/values")[1], get(I, "/api/v1/label/job/values")[1])
 pm = get(P, "/api/v1/metadata", metric="static_gauge")[1]; im = get(I, "/api/v1/metadata", metric="static_gauge")[1]
 check("metadata", pm, im)
+# /api/v1/status/tsdb over the same series: head counts equal; each top-10 list
+# has the same counts, and the same names above the list's lowest count (ties at
+# the cut are ordered arbitrarily by Prometheus)
+ps = get(P, "/api/v1/status/tsdb")[1]["data"]; is_ = get(I, "/api/v1/status/tsdb")[1]["data"]
+check("tsdb numSeries", ps["headStats"]["numSeries"], is_["headStats"]["numSeries"])
+check("tsdb numLabelPairs", ps["headStats"]["numLabelPairs"], is_["headStats"]["numLabelPairs"])
+for k in ["seriesCountByMetricName", "labelValueCountByLabelName", "memoryInBytesByLabelName", "seriesCountByLabelValuePair"]:
+    pc = sorted((x["value"] for x in ps[k]), reverse=True); ic = sorted((x["value"] for x in is_[k]), reverse=True)
+    check("tsdb counts " + k, pc, ic)
+    if pc:
+        cut = pc[-1]
+        check("tsdb names " + k, sorted((x["name"], x["value"]) for x in ps[k] if x["value"] > cut),
+              sorted((x["name"], x["value"]) for x in is_[k] if x["value"] > cut))
 print("compared; differences:", bad)
 sys.exit(1 if bad else 0)
 PY

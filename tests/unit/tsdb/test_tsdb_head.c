@@ -430,6 +430,57 @@ static void test_index_ops(void **state)
     tsdb__index_free(&ix);
 }
 
+/* Cardinality statistics: counts, ordering (count desc, ties by name), limit. */
+static void test_postings_stats(void **state)
+{
+    (void)state;
+    tsdb_t *db = open_mem();
+    tsdb_appender_t *a = tsdb_appender(db);
+    static const char *const pods[] = {"p1", "p2", "p3"};
+    for (size_t i = 0; i < 3; i++) {
+        const im_labels_t *ls = im_labels_from_strs("__name__", "aa", "pod", pods[i], NULL);
+        assert_int_equal(tsdb_appender_add(a, 0, ls, 1000, 1, NULL), IM_OK);
+        im_labels_unref(ls);
+        if (i < 2) {
+            ls = im_labels_from_strs("__name__", "b", "pod", pods[i], "zone", "eu", NULL);
+            assert_int_equal(tsdb_appender_add(a, 0, ls, 1000, 1, NULL), IM_OK);
+            im_labels_unref(ls);
+        }
+    }
+    const im_labels_t *ls = im_labels_from_strs("__name__", "c", NULL);
+    assert_int_equal(tsdb_appender_add(a, 0, ls, 1000, 1, NULL), IM_OK);
+    im_labels_unref(ls);
+    assert_int_equal(tsdb_appender_commit(a, NULL), IM_OK);
+    tsdb_postings_stats_t ps;
+    tsdb_postings_stats(db, 10, &ps);
+    /* pairs: __name__={aa,b,c}, pod={p1,p2,p3}, zone={eu} */
+    assert_int_equal(ps.num_label_pairs, 7);
+    assert_int_equal(ps.nseries_by_metric, 3);
+    assert_string_equal(ps.series_by_metric[0].name, "aa");
+    assert_int_equal(ps.series_by_metric[0].count, 3);
+    assert_string_equal(ps.series_by_metric[1].name, "b");
+    assert_string_equal(ps.series_by_metric[2].name, "c");
+    assert_int_equal(ps.nvalues_by_label, 3); /* __name__ 3, pod 3 (tie: by name), zone 1 */
+    assert_string_equal(ps.values_by_label[0].name, "__name__");
+    assert_string_equal(ps.values_by_label[1].name, "pod");
+    assert_string_equal(ps.values_by_label[2].name, "zone");
+    assert_int_equal(ps.values_by_label[2].count, 1);
+    assert_string_equal(ps.bytes_by_label[0].name, "pod"); /* 6 bytes vs "aa"+"b"+"c" = 4 */
+    assert_int_equal(ps.bytes_by_label[0].count, 6);
+    assert_int_equal(ps.bytes_by_label[1].count, 4);
+    assert_string_equal(ps.series_by_pair[0].name, "__name__=aa");
+    assert_int_equal(ps.series_by_pair[0].count, 3);
+    assert_string_equal(ps.series_by_pair[1].name, "__name__=b");
+    assert_string_equal(ps.series_by_pair[2].name, "pod=p1");
+    tsdb_postings_stats_free(&ps);
+    tsdb_postings_stats(db, 2, &ps);
+    assert_int_equal(ps.nseries_by_pair, 2);
+    assert_string_equal(ps.series_by_pair[1].name, "__name__=b");
+    assert_int_equal(ps.nseries_by_metric, 2);
+    tsdb_postings_stats_free(&ps);
+    tsdb_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -440,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_index_ops),
         cmocka_unit_test(test_racing_appenders),
         cmocka_unit_test(test_memory_retention),
+        cmocka_unit_test(test_postings_stats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
