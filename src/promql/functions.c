@@ -134,9 +134,9 @@ static bool extrapolated_rate(const int64_t *t, const double *v, size_t n, int64
         for (size_t j = rs->cur; j < rs->n && rs->pos[j] < base + n; j++)
             result += v[rs->pos[j] - base - 1];
     }
-    double to_start = (double)(t[0] - range_start) / 1000.0;
-    double to_end = (double)(range_end - t[n - 1]) / 1000.0;
-    double sampled = (double)(t[n - 1] - t[0]) / 1000.0;
+    double to_start = (double)ts_sub(t[0], range_start) / 1000.0;
+    double to_end = (double)ts_sub(range_end, t[n - 1]) / 1000.0;
+    double sampled = (double)ts_sub(t[n - 1], t[0]) / 1000.0;
     double avg_between = sampled / (double)(n - 1);
     if (counter && result > 0 && v[0] >= 0) {
         double to_zero = sampled * (v[0] / result);
@@ -160,7 +160,7 @@ static void linear_regression(const int64_t *t, const double *v, size_t n, int64
     bool consty = true;
     for (size_t i = 0; i < n; i++) {
         if (consty && i > 0 && v[i] != init) consty = false;
-        double x = (double)(t[i] - intercept_t) / 1e3;
+        double x = (double)ts_sub(t[i], intercept_t) / 1e3;
         promql__kahan_inc(x, &sx, &cx);
         promql__kahan_inc(v[i], &sy, &cy);
         promql__kahan_inc(x * v[i], &sxy, &cxy);
@@ -234,7 +234,7 @@ static bool range_apply(rctx_t *c, const int64_t *t, const double *v, size_t n, 
         if (n < 2) return false;
         double last = v[n - 1], prev = v[n - 2];
         double r = (c->f == RF_IRATE && last < prev) ? last : last - prev;
-        int64_t dt = t[n - 1] - t[n - 2];
+        int64_t dt = ts_sub(t[n - 1], t[n - 2]);
         if (dt == 0) return false;
         if (c->f == RF_IRATE) r /= (double)dt / 1000.0;
         *out = r;
