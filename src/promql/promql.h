@@ -147,6 +147,20 @@ const char *promql_error_type(im_rc rc);
  * {"resultType":"vector","result":[…]} (values as strings, as Prometheus). */
 im_rc promql_result_to_json(const promql_result_t *r, im_buf_t *out);
 
+/* ---- Series values notation (test scripts, promtool rule tests) ---- */
+
+typedef struct promql_seqval {
+    double v;
+    bool omitted; /* `_`: no sample at this step */
+} promql_seqval_t;
+
+/* Expands s[0, slen) — whitespace-separated `a`, `a+bxN`, `a-bxN`, `axN`, `_`,
+ * `_xN`, `stale` — appending to the growable *vals (*n used, *cap allocated).
+ * false on a malformed item (or one xN above 10,000,000); bad_off/bad_len (may
+ * be NULL) then give its position in s. */
+bool promql_series_values(const char *s, size_t slen, promql_seqval_t **vals, size_t *n,
+                          size_t *cap, size_t *bad_off, size_t *bad_len);
+
 /* ---- In-memory queryable (tests, the test-script runner, promql-eval) ---- */
 
 typedef struct promql_memstore promql_memstore_t;

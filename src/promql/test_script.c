@@ -162,85 +162,6 @@ fail:
     return NULL;
 }
 
-typedef struct seqval {
-    double v;
-    bool omitted;
-} seqval_t;
-
-static bool parse_num(const char *p, size_t n, double *out)
-{
-    if (n == 0) return false;
-    return im_parse_float(p, n, out);
-}
-
-/* Expands the values notation into vals (growable). */
-static bool parse_values(line_t l, seqval_t **vals, size_t *n, size_t *cap)
-{
-    while (l.len) {
-        line_t t = next_token(&l);
-        const char *p = t.p;
-        size_t len = t.len;
-        uint64_t times = 0;
-        bool has_times = false;
-        /* split off x<n> (the last 'x' followed by digits only) */
-        for (size_t i = len; i-- > 0;) {
-            if (p[i] == 'x' && i + 1 < len) {
-                bool digits = true;
-                for (size_t j = i + 1; j < len; j++)
-                    if (p[j] < '0' || p[j] > '9') digits = false;
-                if (digits) {
-                    has_times = true;
-                    for (size_t j = i + 1; j < len; j++)
-                        times = times * 10 + (uint64_t)(p[j] - '0');
-                    len = i;
-                }
-                break;
-            }
-            if (p[i] < '0' || p[i] > '9') break;
-        }
-        size_t add = 0;
-        seqval_t sv[1];
-        double start = 0, step = 0;
-        bool omitted = false;
-        if (len == 1 && p[0] == '_') {
-            omitted = true;
-            add = has_times ? times : 1;
-        } else if (len == 5 && memcmp(p, "stale", 5) == 0) {
-            start = tsdb_stale_nan();
-            add = 1;
-        } else {
-            /* start[(+|-)step] with a sign allowed on start */
-            size_t split = 0;
-            for (size_t i = 1; i < len; i++) {
-                if ((p[i] == '+' || p[i] == '-') && p[i - 1] != 'e' && p[i - 1] != 'E') {
-                    split = i;
-                    break;
-                }
-            }
-            if (split && has_times) {
-                if (!parse_num(p, split, &start)) return false;
-                if (!parse_num(p + split + 1, len - split - 1, &step)) return false;
-                if (p[split] == '-') step = -step;
-            } else {
-                if (!parse_num(p, len, &start)) return false;
-            }
-            add = has_times ? times + 1 : 1;
-        }
-        IM_UNUSED(sv);
-        for (uint64_t i = 0; i < add; i++) {
-            if (*n == *cap) {
-                *cap = *cap ? *cap * 2 : 64;
-                *vals = im_realloc(*vals, *cap * sizeof **vals);
-            }
-            (*vals)[(*n)++] = (seqval_t){omitted  ? 0
-                                         : i == 0 ? start
-                                                  : start + step * (double)i,
-                                         omitted};
-        }
-    }
-    return true;
-}
-
 /* ---- Output helpers ---- */
 
 static void fmt_labels(const im_labels_t *ls, im_buf_t *b)
@@ -402,7 +323,7 @@ static bool uses_native_histograms(runner_t *r, line_t expr, line_t *exp_lines, 
 
 static im_rc do_load(runner_t *r, int64_t interval, line_t *lines, size_t n, int first_line)
 {
-    seqval_t *vals = NULL;
+    promql_seqval_t *vals = NULL;
     size_t nv = 0, cap = 0;
     for (size_t i = 0; i < n; i++) {
         line_t l = lines[i];
@@ -424,7 +345,7 @@ static im_rc do_load(runner_t *r, int64_t interval, line_t *lines, size_t n, int
         }
         const im_labels_t *ls = parse_metric(&l);
         nv = 0;
-        if (!ls || !parse_values(l, &vals, &nv, &cap)) {
+        if (!ls || !promql_series_values(l.p, l.len, &vals, &nv, &cap, NULL, NULL)) {
             fprintf(r->out, "%s:%d: bad series line\n", r->name, first_line + (int)i);
             if (ls) im_labels_unref(ls);
             im_free(vals);
@@ -495,7 +416,7 @@ static void do_eval(runner_t *r, line_t cmd, int lineno, line_t *exp_lines, size
     /* expected */
     exp_series_t *ex = im_calloc(nexp + 1, sizeof *ex);
     size_t nex = 0;
-    seqval_t *vals = NULL;
+    promql_seqval_t *vals = NULL;
     size_t nv = 0, cap = 0;
     for (size_t i = 0; i < nexp; i++) {
         line_t el = exp_lines[i];
@@ -512,7 +433,7 @@ static void do_eval(runner_t *r, line_t cmd, int lineno, line_t *exp_lines, size
         }
         const im_labels_t *ls = parse_metric(&el);
         nv = 0;
-        if (!ls || !parse_values(el, &vals, &nv, &cap)) {
+        if (!ls || !promql_series_values(el.p, el.len, &vals, &nv, &cap, NULL, NULL)) {
             if (ls) im_labels_unref(ls);
             fail_header(r, lineno, cmd);
             fprintf(r->out, "    cannot parse expected line %d\n", lineno + 1 + (int)i);

@@ -490,79 +490,6 @@ static im_rc dec_test_file(const char *data, size_t len, test_file_t *tf, im_buf
 
 /* ---- series loading ---- */
 
-typedef struct seqval {
-    double v;
-    bool omitted;
-} seqval_t;
-
-/* The expanding notation: a, a+bxN, a-bxN, axN, _, _xN, stale. */
-static bool parse_values(const char *s, seqval_t **vals, size_t *n, size_t *cap, size_t *bad_off,
-                         size_t *bad_len)
-{
-    const char *p = s;
-    for (;;) {
-        while (*p == ' ' || *p == '\t' || *p == '\n') p++;
-        if (!*p) break;
-        const char *st = p;
-        while (*p && *p != ' ' && *p != '\t' && *p != '\n') p++;
-        size_t len = (size_t)(p - st);
-        *bad_off = (size_t)(st - s);
-        *bad_len = len;
-        uint64_t times = 0;
-        bool has_times = false;
-        for (size_t i = len; i-- > 0;) {
-            if (st[i] == 'x' && i + 1 < len) {
-                has_times = true;
-                for (size_t j = i + 1; j < len; j++) {
-                    if (st[j] < '0' || st[j] > '9') return false;
-                    times = times * 10 + (uint64_t)(st[j] - '0');
-                    if (times > 10000000) return false;
-                }
-                len = i;
-                break;
-            }
-            if (st[i] < '0' || st[i] > '9') break;
-        }
-        size_t add;
-        double start = 0, step = 0;
-        bool omitted = false;
-        if (len == 1 && st[0] == '_') {
-            omitted = true;
-            add = has_times ? times : 1;
-        } else if (len == 5 && memcmp(st, "stale", 5) == 0) {
-            start = tsdb_stale_nan();
-            add = 1;
-        } else {
-            size_t split = 0;
-            for (size_t i = 1; i < len; i++)
-                if ((st[i] == '+' || st[i] == '-') && st[i - 1] != 'e' && st[i - 1] != 'E') {
-                    split = i;
-                    break;
-                }
-            if (split && has_times) {
-                if (!im_parse_float(st, split, &start)) return false;
-                if (!im_parse_float(st + split + 1, len - split - 1, &step)) return false;
-                if (st[split] == '-') step = -step;
-            } else if (!im_parse_float(st, len, &start)) {
-                return false;
-            }
-            add = has_times ? times + 1 : 1;
-        }
-        for (uint64_t i = 0; i < add; i++) {
-            if (*n == *cap) {
-                *cap = *cap ? *cap * 2 : 64;
-                *vals = im_realloc(*vals, *cap * sizeof **vals);
-            }
-            /* i == 0 keeps start bit-exact (the staleness NaN is signalling) */
-            (*vals)[(*n)++] = (seqval_t){omitted  ? 0
-                                         : i == 0 ? start
-                                                  : start + step * (double)i,
-                                         omitted};
-        }
-    }
-    return true;
-}
-
 /* A series selector with only = matchers into labels (parser.ParseMetric). */
 static const im_labels_t *parse_metric(const char *s, im_err_t *err)
 {
@@ -706,7 +633,7 @@ static void run_group(const test_file_t *tf, test_group_t *tg, char **rule_files
     int64_t interval = tg->interval_ms ? tg->interval_ms : eval_interval;
     promql_memstore_t *ms = promql_memstore_new();
     /* input series */
-    seqval_t *vals = NULL;
+    promql_seqval_t *vals = NULL;
     size_t cap = 0;
     for (size_t i = 0; i < tg->nin; i++) {
         im_err_t err;
@@ -733,7 +660,7 @@ static void run_group(const test_file_t *tf, test_group_t *tg, char **rule_files
         }
         size_t boff = 0, blen = 0;
         const char *vs = tg->in[i].values ? tg->in[i].values : "";
-        if (!parse_values(vs, &vals, &nv, &cap, &boff, &blen)) {
+        if (!promql_series_values(vs, strlen(vs), &vals, &nv, &cap, &boff, &blen)) {
             /* promtool parses "series values" as one line: column of the token */
             size_t col = strlen(sd) + 1 + boff + 1;
             if (blen &&
