@@ -309,13 +309,43 @@ static void test_script_runner(void **state)
     assert_int_equal(st.skipped, 1);
 }
 
+/* The series values notation shared by test scripts and rule tests. */
+static void test_series_values(void **state)
+{
+    (void)state;
+    promql_seqval_t *v = NULL;
+    size_t n = 0, cap = 0, off = 0, len = 0;
+    const char *s = "1+2x2 _x2 stale -1-0.5x1 1e3 3x1";
+    assert_true(promql_series_values(s, strlen(s), &v, &n, &cap, &off, &len));
+    assert_int_equal(n, 11);
+    double want[] = {1, 3, 5, 0, 0, 0, -1, -1.5, 1000, 3, 3};
+    bool omitted[] = {0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0};
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(v[i].omitted, omitted[i]);
+        if (i != 5 && !omitted[i]) assert_true(v[i].v == want[i]);
+    }
+    assert_true(isnan(v[5].v)); /* stale marker */
+    n = 0;
+    s = "1 2 x3";
+    assert_false(promql_series_values(s, strlen(s), &v, &n, &cap, &off, &len));
+    assert_int_equal(off, 4);
+    assert_int_equal(len, 2);
+    n = 0;
+    s = "1x99999999";
+    assert_false(promql_series_values(s, strlen(s), &v, &n, &cap, NULL, NULL));
+    n = 0;
+    s = "1+x3";
+    assert_false(promql_series_values(s, strlen(s), &v, &n, &cap, NULL, NULL));
+    im_free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_instant_vector), cmocka_unit_test(test_range_and_scalar),
         cmocka_unit_test(test_limits),         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_json),           cmocka_unit_test(test_memstore_labels),
-        cmocka_unit_test(test_script_runner),
+        cmocka_unit_test(test_script_runner),  cmocka_unit_test(test_series_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
