@@ -108,6 +108,77 @@ static void test_decode_matches_reference(void **state)
     }
 }
 
+/* Special values and extreme timestamps: NaN payloads, infinities, denormals,
+ * signed zeros and long constant runs; steps from 0 to 2^62 in either direction
+ * and wrapping sums; chunks encoded from them are checked whole, truncated and
+ * with several flipped bits, and raw random bytes are decoded as chunks. */
+static double special(uint64_t r)
+{
+    static const uint64_t pat[] = {
+        0x7ff8000000000000ULL, 0x7ff0000000000001ULL, 0xfff8000000000123ULL, 0x7ff0000000000000ULL,
+        0xfff0000000000000ULL, 0x0000000000000001ULL, 0x000fffffffffffffULL, 0x8000000000000001ULL,
+        0x0000000000000000ULL, 0x8000000000000000ULL, 0x3ff0000000000000ULL, 0x7fefffffffffffffULL};
+    return tt_bitsd(pat[r % (sizeof pat / sizeof pat[0])]);
+}
+
+static void test_decode_special_values(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 600; round++) {
+        size_t n = 1 + tt_xorshift(&rng) % 250;
+        int64_t t[250];
+        double v[250];
+        int64_t cur = (int64_t)tt_xorshift(&rng);
+        int tk = round % 6, vk = (round / 6) % 5;
+        double c = special(tt_xorshift(&rng));
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = tt_xorshift(&rng);
+            switch (tk) {
+            case 0: cur += 15000 + (int64_t)(r % 7) - 3; break;
+            case 1: cur = (int64_t)((uint64_t)cur + (r >> 1)); break; /* huge, wrapping */
+            case 2: cur = (int64_t)((uint64_t)cur - (r >> (r % 64))); break;
+            case 3: cur += (int64_t)(r % 5000) - 2500; break; /* dod in every bucket */
+            case 4: cur = (int64_t)((uint64_t)cur + (r % 3 == 0 ? 1ULL << 62 : 0)); break;
+            default: cur = i % 2 ? INT64_MAX : INT64_MIN; break;
+            }
+            t[i] = cur;
+            uint64_t q = tt_xorshift(&rng);
+            switch (vk) {
+            case 0: v[i] = special(q); break;
+            case 1: v[i] = c; break; /* constant */
+            case 2: v[i] = q % 8 == 0 ? special(q >> 8) : c; break;
+            case 3: v[i] = tt_bitsd(q & (q >> 7)); break; /* sparse bits, denormals */
+            default: v[i] = tt_bitsd(q); break;
+            }
+        }
+        tsdb__bw_t w = {0};
+        tsdb__xor_enc_t e;
+        tsdb__xor_enc_init(&e);
+        for (size_t i = 0; i < n; i++) tsdb__xor_append(&e, &w, t[i], v[i]);
+        check(w.b, w.nbits, (uint16_t)n, INT64_MIN, INT64_MAX);
+        int64_t a = t[tt_xorshift(&rng) % n], z = t[tt_xorshift(&rng) % n];
+        check(w.b, w.nbits, (uint16_t)n, a < z ? a : z, a < z ? z : a);
+        check(w.b, w.nbits, (uint16_t)(n + 5), INT64_MIN, INT64_MAX); /* n beyond data */
+        check(w.b, (uint32_t)(tt_xorshift(&rng) % w.nbits), (uint16_t)n, INT64_MIN, INT64_MAX);
+        size_t nbytes = (w.nbits + 7) / 8;
+        uint8_t *cb = im_malloc(nbytes);
+        memcpy(cb, w.b, nbytes);
+        for (int k = 0; k < 3; k++) {
+            cb[tt_xorshift(&rng) % nbytes] ^= (uint8_t)(1u << (tt_xorshift(&rng) % 8));
+            check(cb, w.nbits, (uint16_t)n, INT64_MIN, INT64_MAX);
+        }
+        im_free(cb);
+        tsdb__bw_free(&w);
+        /* Random bytes as a chunk. */
+        uint8_t raw[400];
+        size_t rl = 1 + tt_xorshift(&rng) % sizeof raw;
+        for (size_t k = 0; k < rl; k++) raw[k] = (uint8_t)tt_xorshift(&rng);
+        if (round % 2) memset(raw, 0, rl < 16 ? rl : 16); /* plausible header */
+        check(raw, (uint32_t)(rl * 8 - tt_xorshift(&rng) % 8),
+              (uint16_t)(1 + tt_xorshift(&rng) % 300), INT64_MIN, INT64_MAX);
+    }
+}
+
 static void test_read_arrays(void **state)
 {
     (void)state;
@@ -150,6 +221,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decode_matches_reference),
+        cmocka_unit_test(test_decode_special_values),
         cmocka_unit_test(test_read_arrays),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
