@@ -61,15 +61,19 @@ const char *promql_error_type(im_rc rc)
 
 /* ---- Limits ---- */
 
+static im_rc too_many_samples(ev_t *ev)
+{
+    return im_err_set(ev->err, IM_ELIMIT,
+                      "query processing would load too many samples into memory in query "
+                      "execution");
+}
+
 im_rc promql__count(ev_t *ev, int64_t n)
 {
     ev->cur_samples += n;
     if (n > 0) ev->total_samples += n;
     if (ev->cur_samples > ev->peak_samples) ev->peak_samples = ev->cur_samples;
-    if (n > 0 && ev->cur_samples > ev->max_samples)
-        return im_err_set(ev->err, IM_ELIMIT,
-                          "query processing would load too many samples into memory in query "
-                          "execution");
+    if (n > 0 && ev->cur_samples > ev->max_samples) return too_many_samples(ev);
     return IM_OK;
 }
 
@@ -473,10 +477,7 @@ static im_rc eval_subquery_inner(ev_t *ev, const promql_subquery_t *sq, rsrc_t *
     /* Far-apart ends (times near the int64 limits) would make a step array
      * no query could fill: refuse as the sample limit does. */
     uint64_t span = ((uint64_t)e0 - (uint64_t)istart) / (uint64_t)step;
-    if (span >= (uint64_t)ev->max_samples)
-        return im_err_set(ev->err, IM_ELIMIT,
-                          "query processing would load too many samples into memory in query "
-                          "execution");
+    if (span >= (uint64_t)ev->max_samples) return too_many_samples(ev);
     child.nsteps = (size_t)span + 1;
     r->insteps = child.nsteps;
     rc = promql__eval(&child, sq->expr, &r->inner);

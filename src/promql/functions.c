@@ -403,6 +403,22 @@ static bool range_series(ev_t *ev, bool ev_mut, rctx_t *c, rsrc_t *r, const int6
 
 #define PAR_CHUNK 8 /* most series a worker takes at once */
 
+/* A worker thread's own read buffers and range-function context. */
+typedef struct wbufs {
+    rctx_t c;
+    int64_t *t;
+    double *v;
+    size_t cap, *rpos, rcap;
+} wbufs_t;
+
+static void wbufs_free(wbufs_t *w)
+{
+    im_free(w->t);
+    im_free(w->v);
+    im_free(w->rpos);
+    im_free(w->c.scratch);
+}
+
 typedef struct par {
     ev_t *ev;
     rsrc_t *r;
@@ -420,10 +436,7 @@ static void *par_worker(void *arg)
     par_t *p = arg;
     ev_t *ev = p->ev;
     size_t nsteps = ev->nsteps;
-    rctx_t c = {.ev = ev, .f = p->f};
-    int64_t *t = NULL;
-    double *v = NULL;
-    size_t cap = 0, *rpos = NULL, rcap = 0;
+    wbufs_t w = {.c = {.ev = ev, .f = p->f}};
     for (;;) {
         if (atomic_load_explicit(&p->stop, memory_order_relaxed)) break;
         size_t i0 = atomic_fetch_add_explicit(&p->next, p->chunk, memory_order_relaxed);
@@ -432,14 +445,14 @@ static void *par_worker(void *arg)
         for (size_t si = i0; si < i1; si++) {
             im_rc rc = promql__check_now(ev);
             if (rc == IM_OK) {
-                size_t n = promql__rsrc_read(p->r, si, &t, &v, &cap);
+                size_t n = promql__rsrc_read(p->r, si, &w.t, &w.v, &w.cap);
                 p->nread[si] = n;
                 if (n == 0) continue;
                 double *blk = im_malloc(nsteps * sizeof(double) + nsteps);
                 uint8_t *has = (uint8_t *)(blk + nsteps);
                 memset(has, 0, nsteps);
-                bool any = range_series(ev, false, &c, p->r, t, v, n, p->p1, p->p2, &rpos, &rcap,
-                                        blk, has, &rc);
+                bool any = range_series(ev, false, &w.c, p->r, w.t, w.v, n, p->p1, p->p2, &w.rpos,
+                                        &w.rcap, blk, has, &rc);
                 if (any && rc == IM_OK)
                     p->rows[si] = blk;
                 else
@@ -451,10 +464,7 @@ static void *par_worker(void *arg)
             }
         }
     }
-    im_free(t);
-    im_free(v);
-    im_free(rpos);
-    im_free(c.scratch);
+    wbufs_free(&w);
     return NULL;
 }
 
@@ -548,10 +558,7 @@ static void *fuse_worker(void *arg)
     fuse_t *p = arg;
     ev_t *ev = p->ev;
     size_t nsteps = ev->nsteps;
-    rctx_t c = {.ev = ev, .f = p->f};
-    int64_t *t = NULL;
-    double *v = NULL;
-    size_t cap = 0, *rpos = NULL, rcap = 0;
+    wbufs_t w = {.c = {.ev = ev, .f = p->f}};
     double *row = im_malloc(nsteps * sizeof(double) + nsteps);
     uint8_t *has = (uint8_t *)(row + nsteps);
     for (;;) {
@@ -566,12 +573,12 @@ static void *fuse_worker(void *arg)
         for (size_t j = 0; j < g->nmem && rc == IM_OK; j++) {
             size_t si = p->mem[g->first + j];
             if ((rc = promql__check_now(ev)) != IM_OK) break;
-            size_t n = promql__rsrc_read(p->r, si, &t, &v, &cap);
+            size_t n = promql__rsrc_read(p->r, si, &w.t, &w.v, &w.cap);
             p->nread[si] = n;
             if (n == 0) continue;
             memset(has, 0, nsteps);
-            if (!range_series(ev, false, &c, p->r, t, v, n, NULL, NULL, &rpos, &rcap, row, has,
-                              &rc) ||
+            if (!range_series(ev, false, &w.c, p->r, w.t, w.v, n, NULL, NULL, &w.rpos, &w.rcap, row,
+                              has, &rc) ||
                 rc != IM_OK)
                 continue;
             size_t pts = 0;
@@ -586,10 +593,7 @@ static void *fuse_worker(void *arg)
         }
     }
     im_free(row);
-    im_free(t);
-    im_free(v);
-    im_free(rpos);
-    im_free(c.scratch);
+    wbufs_free(&w);
     return NULL;
 }
 
