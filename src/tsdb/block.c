@@ -43,6 +43,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "tsdb/io.h"
 #include "tsdb/tsdb_int.h"
 #include "util/hash.h"
 #include "util/log.h"
@@ -86,21 +87,18 @@ struct tsdb__bwriter {
     wseries_t *ser;
     size_t nser, capser;
     uint64_t nsamples;
-    im_rc err; /* sticky */
+    im_rc err;    /* sticky: once set, nothing more is written and finish fails */
+    int err_errno; /* errno of the first failed write (0: not an I/O error) */
 };
 
+/* Writes through io.c; a failure is never retried (the .tmp file is dropped). */
 static im_rc write_all(tsdb__bwriter_t *w, const void *p, size_t n)
 {
-    const uint8_t *b = p;
-    while (n) {
-        ssize_t r = write(w->fd, b, n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return IM_EIO;
-        b += r;
-        n -= (size_t)r;
-        w->off += (uint64_t)r;
-    }
-    return IM_OK;
+    size_t done = 0;
+    im_rc rc = tsdb__io_write_all(w->fd, p, n, &done);
+    w->off += done;
+    if (rc != IM_OK && !w->err_errno) w->err_errno = errno ? errno : EIO;
+    return rc;
 }
 
 static uint32_t seq_counter;
@@ -118,7 +116,7 @@ im_rc tsdb__bwriter_new(const char *dir, int64_t mint, int64_t maxt, uint32_t le
     size_t tl = strlen(name) + 5;
     w->tmp_path = im_malloc(tl);
     snprintf(w->tmp_path, tl, "%s.tmp", name);
-    w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    w->fd = tsdb__io_open_w(w->tmp_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (w->fd < 0) {
         im_rc rc =
             im_err_set(err, IM_EIO, "cannot create block %s: %s", w->tmp_path, strerror(errno));
@@ -208,7 +206,9 @@ im_rc tsdb__bwriter_add(tsdb__bwriter_t *w, const im_labels_t *ls, const int64_t
                         const double *v, size_t n, im_err_t *err)
 {
     if (n == 0) return IM_OK;
-    if (w->err) return im_err_set(err, w->err, "cannot write block %s", w->tmp_path);
+    if (w->err)
+        return im_err_set(err, w->err, "cannot write block %s: %s", w->tmp_path,
+                          w->err_errno ? strerror(w->err_errno) : im_rc_str(w->err));
     if (w->nser == w->capser) {
         w->capser = w->capser ? w->capser * 2 : 1024;
         w->ser = im_realloc(w->ser, w->capser * sizeof *w->ser);
@@ -235,7 +235,9 @@ void tsdb__bwriter_abort(tsdb__bwriter_t *w)
 {
     if (!w) return;
     if (w->fd >= 0) close(w->fd);
-    unlink(w->tmp_path);
+    if (w->tmp_path[0] && tsdb__io_unlink(w->tmp_path) != IM_OK)
+        IM_WARN("cannot delete an unfinished block file; the next open deletes it", "file=%s err=%s",
+                im_logq(w->tmp_path), im_logq(strerror(errno)));
     for (size_t i = 0; i < w->nser; i++) im_labels_unref(w->ser[i].labels);
     im_free(w->ser);
     im_free(w->frames);
@@ -389,25 +391,35 @@ im_rc tsdb__bwriter_finish(tsdb__bwriter_t *w, char **path_out, im_err_t *err)
     tsdb__put_u32(footer + 136, im_crc32c(0, footer, 136));
     memcpy(footer + 140, "IMBF", 4);
     if (rc == IM_OK) rc = write_all(w, footer, sizeof footer);
-    if (rc == IM_OK && fsync(w->fd) != 0) rc = IM_EIO;
-    if (rc == IM_OK && rename(w->tmp_path, w->final_path) != 0) rc = IM_EIO;
+    const char *what = "write";
+    int e = w->err_errno;
+    if (rc == IM_OK) {
+        what = "fsync";
+        rc = tsdb__io_fsync(w->fd);
+        e = errno;
+    }
+    if (rc == IM_OK) {
+        what = "rename";
+        rc = tsdb__io_rename(w->tmp_path, w->final_path);
+        e = errno;
+    }
     if (rc != IM_OK) {
-        rc = im_err_set(err, rc, "cannot write block %s: %s", w->tmp_path, strerror(errno));
+        rc = im_err_set(err, IM_EIO, "cannot %s block %s: %s", what, w->tmp_path,
+                        e ? strerror(e) : im_rc_str(rc));
         tsdb__bwriter_abort(w);
         return rc;
     }
     close(w->fd);
     w->fd = -1;
-    /* fsync the directory so the rename is durable */
-    char *slash = strrchr(w->final_path, '/');
-    if (slash) {
-        *slash = 0;
-        int dfd = open(w->final_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0) {
-            fsync(dfd);
-            close(dfd);
-        }
-        *slash = '/';
+    /* fsync the directory so the rename is durable; if that fails the block is
+     * not used: it is deleted again (its data is still in the head and WAL). */
+    if (tsdb__io_fsync_parent(w->final_path) != IM_OK) {
+        rc = im_err_set(err, IM_EIO, "cannot fsync the directory of block %s: %s", w->final_path,
+                        strerror(errno));
+        (void)tsdb__io_unlink(w->final_path);
+        w->tmp_path[0] = 0;
+        tsdb__bwriter_abort(w);
+        return rc;
     }
     if (path_out) {
         *path_out = w->final_path;
@@ -638,16 +650,22 @@ im_rc tsdb__block_validate(const uint8_t *p, size_t len, im_err_t *err)
 
 im_rc tsdb__block_open(const char *path, tsdb__block_t **out, im_err_t *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = tsdb__io_open_r(path);
     if (fd < 0) return im_err_set(err, IM_EIO, "cannot open block %s: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size <= 0) {
+    if (fstat(fd, &st) != 0) {
+        im_rc rc = im_err_set(err, IM_EIO, "cannot stat block %s: %s", path, strerror(errno));
+        close(fd);
+        return rc;
+    }
+    if (st.st_size <= 0) {
         close(fd);
         return im_err_set(err, IM_ECORRUPT, "block %s is empty", path);
     }
     void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
-    if (m == MAP_FAILED) return im_err_set(err, IM_EIO, "cannot mmap block %s", path);
+    if (m == MAP_FAILED)
+        return im_err_set(err, IM_EIO, "cannot mmap block %s: %s", path, strerror(errno));
     tsdb__block_t *b = im_calloc(1, sizeof *b);
     im_rc rc = parse(m, (size_t)st.st_size, b, err);
     if (rc != IM_OK) {
@@ -675,7 +693,9 @@ void tsdb__block_ref(tsdb__block_t *b)
 void tsdb__block_unref(tsdb__block_t *b)
 {
     if (!b || atomic_fetch_sub(&b->refs, 1) != 1) return;
-    if (atomic_load(&b->deleted)) unlink(b->path);
+    if (atomic_load(&b->deleted) && tsdb__io_unlink(b->path) != IM_OK)
+        IM_WARN("cannot delete a dropped block", "block=%s err=%s", im_logq(b->path),
+                im_logq(strerror(errno)));
     for (uint64_t i = 0; i < b->nseries; i++) im_labels_unref(b->series[i].labels);
     im_free(b->series);
     im_free(b->frames);

@@ -25,7 +25,15 @@
  *     window is snapshotted for persisting, so no commit can add to it later.
  *  3. On open, min_valid_t starts just after the newest block, so a WAL replay
  *     never re-adds persisted samples.
- *  4. A block that fails validation is reported, counted, and left out. */
+ *  4. A block that fails validation is reported, counted, and left out; a block
+ *     that cannot be read (I/O error) fails the open: it is never left out
+ *     silently, and nothing is deleted because of it.
+ *  5. All file I/O goes through io.c. An I/O error while writing (WAL, block,
+ *     checkpoint, fsync, rename, directory fsync) puts the store into the WAL's
+ *     sticky failed state (wal.c invariant 7): commits, syncs and maintenance
+ *     are refused with that error until the store is reopened, and the failed
+ *     write is never retried. Queries go on being served from memory and the
+ *     blocks already open. */
 #include "util/base.h"
 
 #include <dirent.h>
@@ -39,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tsdb/io.h"
 #include "tsdb/tsdb_int.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -121,14 +130,23 @@ static im_rc load_blocks(tsdb_t *db, im_err_t *err)
         size_t nl = strlen(de->d_name);
         snprintf(p, sizeof p, "%s/%s", bd, de->d_name);
         if (nl > 4 && strcmp(de->d_name + nl - 4, ".tmp") == 0) {
-            unlink(p);
+            (void)tsdb__io_unlink(p); /* an unfinished block: harmless if it stays */
             continue;
         }
         if (nl < 5 || strcmp(de->d_name + nl - 4, ".imb") != 0) continue;
         tsdb__block_t *b;
         im_err_t e;
         im_err_clear(&e);
-        if (tsdb__block_open(p, &b, &e) != IM_OK) {
+        im_rc brc = tsdb__block_open(p, &b, &e);
+        if (brc == IM_EIO) {
+            closedir(d);
+            im_free(bd);
+            return im_err_set(err, IM_EIO,
+                              "%s; the store was not opened (check the disk, or move the block "
+                              "away to start without it)",
+                              e.msg);
+        }
+        if (brc != IM_OK) {
             atomic_fetch_add(&db->blocks_corrupt, 1);
             IM_WARN("block is corrupt; skipped, the rest is served", "block=%s err=%s",
                     im_logq(de->d_name), im_logq(e.msg));
@@ -256,20 +274,23 @@ static im_rc sync_unlocked(tsdb_t *db, im_err_t *err)
 {
     if (!db->wal) return IM_OK;
     pthread_mutex_lock(&db->commit_mu);
-    int fd = tsdb__wal_sync_begin(db->wal);
+    im_rc rc = tsdb__wal_failed(db->wal, err);
+    int fd = rc == IM_OK ? tsdb__wal_sync_begin(db->wal) : -1;
     pthread_mutex_unlock(&db->commit_mu);
-    if (fd < 0) return IM_OK;
+    if (fd < 0) return rc;
     int64_t t0 = im_mono_ns();
-    int r = fdatasync(fd);
+    rc = tsdb__io_fdatasync(fd);
     int e = errno;
     close(fd);
     atomic_fetch_add(&db->wal_fsyncs, 1);
     atomic_fetch_add(&db->wal_fsync_ns, (uint64_t)(im_mono_ns() - t0));
-    if (r != 0) {
-        pthread_mutex_lock(&db->commit_mu);
-        tsdb__wal_set_dirty(db->wal);
-        pthread_mutex_unlock(&db->commit_mu);
-        return im_err_set(err, IM_EIO, "WAL fsync failed: %s", strerror(e));
+    if (rc != IM_OK) {
+        /* Never retried: after a failed fsync the page cache may have dropped
+         * the data while marking it clean, so a later fsync would "succeed". */
+        char m[IM_ERR_MSG_MAX];
+        snprintf(m, sizeof m, "WAL fsync failed: %s", strerror(e));
+        tsdb__wal_fail(db->wal, m);
+        return tsdb__wal_failed(db->wal, err);
     }
     return IM_OK;
 }
@@ -308,6 +329,15 @@ static void samples_push(samples_t *s, int64_t t, double v)
     s->t[s->n] = t;
     s->v[s->n] = v;
     s->n++;
+}
+
+/* A block just written and fsynced that cannot be opened: the disk is failing
+ * (IM_EIO, so the store enters the failed state). */
+static im_rc reopen_error(im_rc rc, im_err_t *err)
+{
+    char m[IM_ERR_MSG_MAX];
+    snprintf(m, sizeof m, "%s", err ? err->msg : im_rc_str(rc));
+    return im_err_set(err, IM_EIO, "a block just written cannot be opened: %s", m);
 }
 
 /* Persists the head's samples in [w0, w1] into one level-1 block. The block's
@@ -377,8 +407,9 @@ static im_rc persist_window(tsdb_t *db, int64_t w0, int64_t w1, im_err_t *err)
         tsdb__block_t *b;
         rc = tsdb__block_open(path, &b, err);
         if (rc != IM_OK) {
+            /* Just written and fsynced, yet unreadable: the disk is failing. */
             im_free(path);
-            return rc;
+            return reopen_error(rc, err);
         }
         IM_INFO("head persisted into a block",
                 "block=%s series=%" PRIu64 " samples=%" PRIu64 " bytes=%" PRIu64, im_logq(b->name),
@@ -451,16 +482,28 @@ static im_rc compact(tsdb_t *db, tsdb__block_t **src, size_t n, int64_t w0, int6
             int64_t *t;
             double *v;
             size_t k;
-            if (tsdb__block_read(cur[i].b, (uint32_t)cur[i].i, &fc[i], INT64_MIN, INT64_MAX, &t, &v,
-                                 &k)) {
-                for (size_t j = 0; j < k; j++) {
-                    if (sm.n && t[j] <= sm.t[sm.n - 1]) sorted = false;
-                    samples_push(&sm, t[j], v[j]);
-                }
+            if (!tsdb__block_read(cur[i].b, (uint32_t)cur[i].i, &fc[i], INT64_MIN, INT64_MAX, &t,
+                                  &v, &k)) {
+                /* Never write a compacted block without a series' samples. */
+                rc = im_err_set(err, IM_ECORRUPT,
+                                "cannot read series %zu of block %s; compaction stopped, the "
+                                "source blocks are kept",
+                                cur[i].i, cur[i].b->name);
+                im_free(t);
+                im_free(v);
+                break;
+            }
+            for (size_t j = 0; j < k; j++) {
+                if (sm.n && t[j] <= sm.t[sm.n - 1]) sorted = false;
+                samples_push(&sm, t[j], v[j]);
             }
             im_free(t);
             im_free(v);
             cur[i].i++;
+        }
+        if (rc != IM_OK) {
+            im_labels_unref(min);
+            break;
         }
         if (!sorted) {
             /* Overlapping sources: insertion-merge, first occurrence of a t wins. */
@@ -504,7 +547,7 @@ static im_rc compact(tsdb_t *db, tsdb__block_t **src, size_t n, int64_t w0, int6
     if (path) {
         rc = tsdb__block_open(path, &nb, err);
         im_free(path);
-        if (rc != IM_OK) return rc;
+        if (rc != IM_OK) return reopen_error(rc, err);
     }
     pthread_mutex_lock(&db->blocks_mu);
     if (nb) blocks_add(db, nb);
@@ -588,7 +631,32 @@ static void retention(tsdb_t *db)
     pthread_mutex_unlock(&db->blocks_mu);
 }
 
+/* Maintenance entry: refused once the store has failed; an I/O error during it
+ * puts the store into the failed state (invariant 5). */
+static im_rc maint_begin(tsdb_t *db, im_err_t *err)
+{
+    return db->wal ? tsdb__wal_failed(db->wal, err) : IM_OK;
+}
+
+static im_rc maint_end(tsdb_t *db, im_rc rc, im_err_t *e, im_err_t *err)
+{
+    if (rc == IM_EIO && db->wal) tsdb__wal_fail(db->wal, e->msg);
+    if (rc != IM_OK && err) *err = *e;
+    return rc;
+}
+
+static im_rc maintain(tsdb_t *db, im_err_t *err);
+
 im_rc tsdb_maintain(tsdb_t *db, im_err_t *err)
+{
+    im_rc rc = maint_begin(db, err);
+    if (rc != IM_OK) return rc;
+    im_err_t e;
+    im_err_clear(&e);
+    return maint_end(db, maintain(db, &e), &e, err);
+}
+
+static im_rc maintain(tsdb_t *db, im_err_t *err)
 {
     pthread_mutex_lock(&db->maint_mu);
     im_rc rc = IM_OK;
@@ -626,9 +694,20 @@ im_rc tsdb_maintain(tsdb_t *db, im_err_t *err)
     return rc;
 }
 
+static im_rc flush_head(tsdb_t *db, im_err_t *err);
+
 im_rc tsdb_flush_head(tsdb_t *db, im_err_t *err)
 {
     if (!db->dir) return IM_OK;
+    im_rc rc = maint_begin(db, err);
+    if (rc != IM_OK) return rc;
+    im_err_t e;
+    im_err_clear(&e);
+    return maint_end(db, flush_head(db, &e), &e, err);
+}
+
+static im_rc flush_head(tsdb_t *db, im_err_t *err)
+{
     pthread_mutex_lock(&db->maint_mu);
     im_rc rc = IM_OK;
     tsdb__head_t *h = db->head;
@@ -652,6 +731,7 @@ static void *bg_main(void *arg)
 {
     tsdb_t *db = arg;
     int64_t last_maint = im_mono_ns();
+    bool failed_logged = false; /* the failed state is logged once, by wal.c */
     pthread_mutex_lock(&db->bg_mu);
     while (!db->bg_stop) {
         struct timespec ts;
@@ -662,12 +742,13 @@ static void *bg_main(void *arg)
         pthread_cond_timedwait(&db->bg_cv, &db->bg_mu, &ts);
         if (db->bg_stop) break;
         pthread_mutex_unlock(&db->bg_mu);
-        if (db->wal && db->opts.fsync == TSDB_FSYNC_TIMER) {
+        if (db->wal && !failed_logged && tsdb__wal_failed(db->wal, NULL) != IM_OK)
+            failed_logged = true;
+        if (db->wal && !failed_logged && db->opts.fsync == TSDB_FSYNC_TIMER) {
             im_err_t e;
-            if (sync_unlocked(db, &e) != IM_OK)
-                IM_ERROR("WAL fsync failed", "err=%s", im_logq(e.msg));
+            if (sync_unlocked(db, &e) != IM_OK) failed_logged = true;
         }
-        if (im_mono_ns() - last_maint > (int64_t)MAINT_INTERVAL_MS * 1000000) {
+        if (!failed_logged && im_mono_ns() - last_maint > (int64_t)MAINT_INTERVAL_MS * 1000000) {
             last_maint = im_mono_ns();
             im_err_t e;
             im_err_clear(&e);

@@ -228,6 +228,10 @@ uint64_t tsdb__get_u64(const uint8_t *p);
 #define TSDB__REC_COMMIT     1 /* series definitions + samples of one commit */
 #define TSDB__REC_CKP_SERIES 2 /* checkpoint: one series with its head chunks */
 #define TSDB__REC_CKP_STATE  3 /* checkpoint: head lower bound */
+/* Framing of a logical record longer than one physical record (wal.c only;
+ * never handed to the replay function). */
+#define TSDB__REC_FRAG_MORE 0x7e /* a piece, more follow */
+#define TSDB__REC_FRAG_END  0x7f /* the last piece */
 
 typedef struct tsdb__wal tsdb__wal_t;
 
@@ -245,26 +249,37 @@ typedef im_rc (*tsdb__wal_rec_fn)(void *ctx, const uint8_t *rec, size_t len);
 im_rc tsdb__wal_open(const char *dir, size_t seg_bytes, tsdb__wal_rec_fn fn, void *ctx,
                      tsdb__wal_replay_stats_t *st, tsdb__wal_t **out, im_err_t *err);
 void tsdb__wal_close(tsdb__wal_t *w); /* fsyncs */
-/* Appends one record (payload rec[0] = type) with a single write(2). Errors are
- * sticky until the next segment cut. */
+/* Appends one logical record of any length (payload rec[0] = type), as one
+ * physical record or as fragments, with one writev. Every failure is sticky:
+ * the WAL refuses all writes until reopened (wal.c invariant 7). */
 im_rc tsdb__wal_log(tsdb__wal_t *w, const uint8_t *rec, size_t len, im_err_t *err);
 im_rc tsdb__wal_sync(tsdb__wal_t *w, im_err_t *err);
 bool tsdb__wal_dirty(const tsdb__wal_t *w);
 /* Starts a sync that runs without the caller's lock: returns a dup of the current
  * segment's fd (the caller fdatasyncs and closes it) and marks the WAL clean, or
- * -1 when there is nothing to sync. Caller holds commit_mu for the call only. */
+ * -1 when there is nothing to sync (or the WAL has failed). Caller holds
+ * commit_mu for the call only. If the caller's fdatasync fails it must call
+ * tsdb__wal_fail: the written data's state is unknown, it is never retried. */
 int tsdb__wal_sync_begin(tsdb__wal_t *w);
-void tsdb__wal_set_dirty(tsdb__wal_t *w); /* a sync failed: retry next time */
+/* Enters the sticky failed state (first message kept); thread-safe. */
+void tsdb__wal_fail(tsdb__wal_t *w, const char *msg);
+/* IM_OK, or IM_EIO with the sentence naming the first failure. Thread-safe. */
+im_rc tsdb__wal_failed(tsdb__wal_t *w, im_err_t *err);
+/* Test hook: the largest physical payload of a fragmented record (0 = default
+ * 8 MiB; at least 16, at most 64 MiB). */
+void tsdb__wal_set_frag_bytes(size_t n);
 /* Closes the current segment and starts the next; *last = the closed one. */
 im_rc tsdb__wal_cut(tsdb__wal_t *w, uint32_t *last, im_err_t *err);
 /* Writes checkpoint.<upto> with the given records (each framed like a segment
  * record), fsyncs it, then deletes segments <= upto and older checkpoints. */
 im_rc tsdb__wal_checkpoint(tsdb__wal_t *w, uint32_t upto, const im_buf_t *records, im_err_t *err);
-/* Frames one record into out: u32 len, u32 crc32c, payload. */
+/* Frames one logical record into out as physical records (u32 len, u32 crc32c,
+ * payload), fragmented like tsdb__wal_log does. */
 void tsdb__wal_frame(im_buf_t *out, const uint8_t *rec, size_t len);
 /* Validator shared by the loader and the fuzzer: walks the framed records in
- * p[0..len) (after the segment header), calling fn for each good one; returns the
- * offset of the first bad byte (== len when all good). */
+ * p[0..len) (after the segment header), calling fn for each good logical record
+ * (fragments joined); returns the offset just after the last good logical
+ * record (== len when all good). */
 size_t tsdb__wal_scan(const uint8_t *p, size_t len, tsdb__wal_rec_fn fn, void *ctx);
 uint64_t tsdb__wal_bytes(tsdb__wal_t *w);
 

@@ -7,44 +7,80 @@
  *
  * File layout (segments and checkpoints alike):
  *   offset  size  field
- *   0       8     magic "IMWAL\0\0\1"
- *   8       ...   records, back to back:
+ *   0       8     magic "IMWAL\0\0\2" (version 2; version 1 files, "IMWAL\0\0\1",
+ *                 are read the same way: they just never hold fragments)
+ *   8       ...   physical records, back to back:
  *                   0  4  len    payload length, u32 little endian (1 .. 64 MiB)
  *                   4  4  crc    CRC32C (Castagnoli) of the payload
  *                   8  len payload; payload[0] is the record type (tsdb_int.h)
  *
+ * Logical records. A record the store logs (a COMMIT, a checkpoint record) of at
+ * most wal_frag_bytes is one physical record. A longer one is split into pieces:
+ * physical records of type FRAG_MORE (0x7e) then one FRAG_END (0x7f), each
+ * payload = type byte + the next piece; the logical record is the concatenation
+ * of the pieces. Version 2 added fragments (so a commit of any size is stored);
+ * nothing else changed, so a version 1 WAL replays unchanged, while a version 1
+ * binary would not read a version 2 segment (bad magic).
+ *
  * Invariants:
- *  1. A record is written with one write(2); a record never spans two files.
- *  2. A record is good iff its len is in range, it is complete and its crc
- *     matches. Replay stops a segment at its first bad record: the file is
- *     truncated there, later segments are deleted (their records may depend on
- *     lost ones), the cut is logged and counted — never a reason not to start.
- *  3. A checkpoint is written as checkpoint.N.tmp, fsynced, renamed and the
+ *  1. A logical record never spans two files; its physical records are written
+ *     by one writev (looped over short writes by io.c).
+ *  2. A physical record is good iff its len is in range, it is complete and its
+ *     crc matches; a logical record is good iff all its pieces are good and in
+ *     order (MORE* END). Replay hands only good logical records to the caller,
+ *     so a commit is replayed whole or not at all.
+ *  3. Replay stops a file at its first bad record (a torn tail, a CRC mismatch,
+ *     a fragment sequence cut short): the segment is truncated at the end of the
+ *     last good logical record, later segments are deleted (their records may
+ *     depend on lost ones), the cut is logged and counted. A read error or a
+ *     file shorter than its size (IM_EIO, IM_ESHORT from io.c) is not
+ *     corruption: the open fails with the error and nothing is cut or deleted.
+ *     A repair that cannot be made durable (truncate, unlink, directory fsync)
+ *     fails the open too, since later writes would land after a bad tail.
+ *  4. A checkpoint is written as checkpoint.N.tmp, fsynced, renamed and the
  *     directory fsynced before any segment <= N is deleted; replay reads the
  *     newest checkpoint, then the segments > N.
- *  4. fsync: the owner (db.c) calls tsdb__wal_sync per its policy; close syncs.
- *  5. Segment numbers only grow: after a replay the next write opens segment
- *     (newest + 1), so a cut tail is never appended to. */
+ *  5. fsync: the owner (db.c) calls tsdb__wal_sync per its policy; close syncs.
+ *  6. Segment numbers only grow: after a replay the next write opens segment
+ *     (newest + 1), so a cut tail is never appended to.
+ *  7. Failures are sticky: after any failed create, write, fsync, rename or
+ *     directory fsync the WAL is failed (tsdb__wal_fail may also be called by
+ *     the owner, for a failed block write or an fsync it ran itself) and every
+ *     later log, sync, cut or checkpoint returns IM_EIO naming the first error,
+ *     until the store is reopened. A partial write is never undone or retried:
+ *     after a failed write or fsync the state of the file and of the page cache
+ *     is unknown; the reopen's replay decides what is good (invariant 3).
+ *
+ * State of the writer:
+ *
+ *   open ──first log──▶ writing ──cut (fdatasync, new segment)──▶ writing
+ *     │                   │ any I/O error (or tsdb__wal_fail)
+ *     └───────────────────┴──────────────▶ failed ──close──▶ (reopen replays) */
 #include "util/base.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "tsdb/io.h"
 #include "tsdb/tsdb_int.h"
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 
-#define WAL_MAGIC      "IMWAL\0\0\1"
+#define WAL_MAGIC      "IMWAL\0\0\2"
+#define WAL_MAGIC_V1   "IMWAL\0\0\1"
 #define WAL_HDR        8
-#define WAL_MAX_RECORD (64u << 20)
+#define WAL_MAX_RECORD (64u << 20) /* physical record payload */
+#define WAL_FRAG_BYTES (8u << 20)  /* default physical payload of a fragment */
 
 struct tsdb__wal {
     char *dir; /* owned: DIR/wal */
@@ -54,69 +90,148 @@ struct tsdb__wal {
     uint64_t size;  /* bytes in the current segment */
     bool dirty;     /* written since the last sync */
     uint64_t total; /* bytes in all segments (approximate) */
+    /* Sticky failure (invariant 7): set once, read on every write. */
+    _Atomic bool failed;
+    pthread_mutex_t fail_mu; /* guards failmsg */
+    char failmsg[IM_ERR_MSG_MAX];
 };
+
+static _Atomic size_t frag_bytes = WAL_FRAG_BYTES;
+
+void tsdb__wal_set_frag_bytes(size_t n)
+{
+    if (n != 0 && n < 16) n = 16;
+    if (n > WAL_MAX_RECORD) n = WAL_MAX_RECORD;
+    atomic_store(&frag_bytes, n ? n : WAL_FRAG_BYTES);
+}
 
 static void seg_path(const tsdb__wal_t *w, uint32_t n, bool ckp, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s/%s%08u", w->dir, ckp ? "checkpoint." : "", n);
 }
 
-static im_rc fsync_dir(const char *dir)
+/* ---- Sticky failure ---- */
+
+void tsdb__wal_fail(tsdb__wal_t *w, const char *msg)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return IM_EIO;
-    int r = fsync(fd);
-    close(fd);
-    return r == 0 ? IM_OK : IM_EIO;
+    pthread_mutex_lock(&w->fail_mu);
+    if (!atomic_load(&w->failed)) {
+        snprintf(w->failmsg, sizeof w->failmsg, "%s", msg);
+        atomic_store(&w->failed, true);
+        IM_ERROR("storage entered the failed state; commits are refused until restart",
+                 "err=%s", im_logq(msg));
+    }
+    pthread_mutex_unlock(&w->fail_mu);
+}
+
+im_rc tsdb__wal_failed(tsdb__wal_t *w, im_err_t *err)
+{
+    if (!atomic_load_explicit(&w->failed, memory_order_acquire)) return IM_OK;
+    pthread_mutex_lock(&w->fail_mu);
+    im_rc rc = im_err_set(err, IM_EIO,
+                          "storage is in a failed state after an I/O error (%s); commits are "
+                          "refused until infermon is restarted (check the disk and free space)",
+                          w->failmsg);
+    pthread_mutex_unlock(&w->fail_mu);
+    return rc;
+}
+
+/* Enters the failed state with a message (printf-style) and returns IM_EIO. */
+static im_rc IM_PRINTF(3, 4) fail(tsdb__wal_t *w, im_err_t *err, const char *fmt, ...)
+{
+    char m[IM_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof m, fmt, ap);
+    va_end(ap);
+    tsdb__wal_fail(w, m);
+    return im_err_set(err, IM_EIO, "%s", m);
+}
+
+/* ---- Framing and scanning ---- */
+
+/* Calls out(ctx, hdr, type, piece, n) for each physical record of rec[0..len):
+ * one (type NUL, the record itself) if it fits a fragment, else the pieces. */
+typedef void (*frame_fn)(void *ctx, const uint8_t hdr[8], const uint8_t *type, const uint8_t *p,
+                         size_t n);
+
+static size_t frame_count(size_t len)
+{
+    size_t fb = atomic_load(&frag_bytes);
+    return len <= fb ? 1 : (len + fb - 2) / (fb - 1);
+}
+
+static void frame_each(const uint8_t *rec, size_t len, uint8_t (*hdrs)[8], uint8_t *types,
+                       frame_fn out, void *ctx)
+{
+    size_t fb = atomic_load(&frag_bytes);
+    if (len <= fb) {
+        tsdb__put_u32(hdrs[0], (uint32_t)len);
+        tsdb__put_u32(hdrs[0] + 4, im_crc32c(0, rec, len));
+        out(ctx, hdrs[0], NULL, rec, len);
+        return;
+    }
+    size_t piece = fb - 1, nf = frame_count(len);
+    for (size_t i = 0; i < nf; i++) {
+        size_t off = i * piece, n = len - off < piece ? len - off : piece;
+        types[i] = i + 1 < nf ? TSDB__REC_FRAG_MORE : TSDB__REC_FRAG_END;
+        tsdb__put_u32(hdrs[i], (uint32_t)(n + 1));
+        tsdb__put_u32(hdrs[i] + 4, im_crc32c(im_crc32c(0, &types[i], 1), rec + off, n));
+        out(ctx, hdrs[i], &types[i], rec + off, n);
+    }
+}
+
+static void frame_to_buf(void *ctx, const uint8_t hdr[8], const uint8_t *type, const uint8_t *p,
+                         size_t n)
+{
+    im_buf_t *b = ctx;
+    (void)im_buf_append(b, hdr, 8);
+    if (type) (void)im_buf_append(b, type, 1);
+    (void)im_buf_append(b, p, n);
 }
 
 void tsdb__wal_frame(im_buf_t *out, const uint8_t *rec, size_t len)
 {
-    uint8_t h[8];
-    tsdb__put_u32(h, (uint32_t)len);
-    tsdb__put_u32(h + 4, im_crc32c(0, rec, len));
-    (void)im_buf_append(out, h, 8);
-    (void)im_buf_append(out, rec, len);
+    size_t nf = frame_count(len);
+    uint8_t(*hdrs)[8] = im_malloc(nf * 8);
+    uint8_t *types = im_malloc(nf);
+    frame_each(rec, len, hdrs, types, frame_to_buf, out);
+    im_free(types);
+    im_free(hdrs);
 }
 
 size_t tsdb__wal_scan(const uint8_t *p, size_t len, tsdb__wal_rec_fn fn, void *ctx)
 {
-    size_t off = 0;
+    size_t off = 0, good = 0;
+    bool pending = false; /* pieces of a logical record gathered in asm */
+    im_buf_t asm_;
+    im_buf_init(&asm_, 0);
     while (off < len) {
         if (len - off < 8) break;
         uint32_t rl = tsdb__get_u32(p + off), crc = tsdb__get_u32(p + off + 4);
         if (rl == 0 || rl > WAL_MAX_RECORD || rl > len - off - 8) break;
-        if (im_crc32c(0, p + off + 8, rl) != crc) break;
-        if (fn && fn(ctx, p + off + 8, rl) != IM_OK) break;
-        off += 8 + rl;
-    }
-    return off;
-}
-
-static im_rc read_file(const char *path, uint8_t **data, size_t *len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return IM_EIO;
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        close(fd);
-        return IM_EIO;
-    }
-    size_t n = (size_t)st.st_size;
-    uint8_t *b = im_malloc(n ? n : 1);
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, b + got, n - got);
-        if (r <= 0) {
-            if (r < 0 && errno == EINTR) continue;
-            break;
+        const uint8_t *pl = p + off + 8;
+        if (im_crc32c(0, pl, rl) != crc) break;
+        if (pl[0] == TSDB__REC_FRAG_MORE || pl[0] == TSDB__REC_FRAG_END) {
+            if (pl[0] == TSDB__REC_FRAG_END && !pending) break; /* an end without a start */
+            (void)im_buf_append(&asm_, pl + 1, rl - 1);
+            off += 8 + rl;
+            pending = true;
+            if (pl[0] == TSDB__REC_FRAG_MORE) continue;
+            pending = false;
+            if (asm_.len == 0 || (fn && fn(ctx, (const uint8_t *)asm_.data, asm_.len) != IM_OK))
+                break;
+            im_buf_reset(&asm_);
+            good = off;
+            continue;
         }
-        got += (size_t)r;
+        if (pending) break; /* a whole record inside a fragmented one */
+        if (fn && fn(ctx, pl, rl) != IM_OK) break;
+        off += 8 + rl;
+        good = off;
     }
-    close(fd);
-    *data = b;
-    *len = got;
-    return IM_OK;
+    im_buf_free(&asm_);
+    return good;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -137,20 +252,43 @@ static bool parse_num(const char *s, uint32_t *out)
     return true;
 }
 
+static bool good_magic(const uint8_t *data, size_t len)
+{
+    return len >= WAL_HDR &&
+           (memcmp(data, WAL_MAGIC, WAL_HDR) == 0 || memcmp(data, WAL_MAGIC_V1, WAL_HDR) == 0);
+}
+
+/* The error of a failed tsdb__io_read_file of a WAL file, as the open's error. */
+static im_rc read_error(im_rc rc, const char *what, const char *path, im_err_t *err)
+{
+    if (rc == IM_ESHORT)
+        return im_err_set(err, IM_EIO,
+                          "cannot read WAL %s %s: short read (the file ended before its size); "
+                          "the store was not opened and nothing was cut",
+                          what, path);
+    return im_err_set(err, IM_EIO,
+                      "cannot read WAL %s %s: %s; the store was not opened and nothing was cut "
+                      "(check the disk, or move the file away to start without it)",
+                      what, path, strerror(errno));
+}
+
+/* ---- Writing ---- */
+
 static im_rc open_segment(tsdb__wal_t *w, uint32_t n, im_err_t *err)
 {
     char p[4096];
     seg_path(w, n, false, p, sizeof p);
-    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return im_err_set(err, IM_EIO, "cannot create WAL segment %s: %s", p, strerror(errno));
-    if (write(fd, WAL_MAGIC, WAL_HDR) != WAL_HDR) {
+    int fd = tsdb__io_open_w(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return fail(w, err, "cannot create WAL segment %s: %s", p, strerror(errno));
+    if (tsdb__io_write_all(fd, WAL_MAGIC, WAL_HDR, NULL) != IM_OK) {
+        im_rc rc = fail(w, err, "cannot write WAL segment %s: %s", p, strerror(errno));
         close(fd);
-        return im_err_set(err, IM_EIO, "cannot write WAL segment %s: %s", p, strerror(errno));
+        return rc;
     }
-    if (fsync_dir(w->dir) != IM_OK) {
+    if (tsdb__io_fsync_dir(w->dir) != IM_OK) {
+        im_rc rc = fail(w, err, "cannot fsync WAL directory %s: %s", w->dir, strerror(errno));
         close(fd);
-        return im_err_set(err, IM_EIO, "cannot fsync WAL directory %s", w->dir);
+        return rc;
     }
     w->fd = fd;
     w->seg = n;
@@ -160,11 +298,22 @@ static im_rc open_segment(tsdb__wal_t *w, uint32_t n, im_err_t *err)
     return IM_OK;
 }
 
+/* ---- Open and replay ---- */
+
+static void wal_free(tsdb__wal_t *w)
+{
+    pthread_mutex_destroy(&w->fail_mu);
+    im_free(w->dir);
+    im_free(w);
+}
+
 im_rc tsdb__wal_open(const char *dir, size_t seg_bytes, tsdb__wal_rec_fn fn, void *ctx,
                      tsdb__wal_replay_stats_t *st, tsdb__wal_t **out, im_err_t *err)
 {
     memset(st, 0, sizeof *st);
+    *out = NULL;
     tsdb__wal_t *w = im_calloc(1, sizeof *w);
+    pthread_mutex_init(&w->fail_mu, NULL);
     size_t dl = strlen(dir) + 8;
     w->dir = im_malloc(dl);
     snprintf(w->dir, dl, "%s/wal", dir);
@@ -172,27 +321,26 @@ im_rc tsdb__wal_open(const char *dir, size_t seg_bytes, tsdb__wal_rec_fn fn, voi
     w->fd = -1;
     if (mkdir(w->dir, 0755) != 0 && errno != EEXIST) {
         im_rc rc = im_err_set(err, IM_EIO, "cannot create %s: %s", w->dir, strerror(errno));
-        im_free(w->dir);
-        im_free(w);
+        wal_free(w);
         return rc;
     }
     DIR *d = opendir(w->dir);
     if (!d) {
         im_rc rc = im_err_set(err, IM_EIO, "cannot read %s: %s", w->dir, strerror(errno));
-        im_free(w->dir);
-        im_free(w);
+        wal_free(w);
         return rc;
     }
     uint32_t *segs = NULL, nsegs = 0, capsegs = 0, ckp = 0;
     bool have_ckp = false;
     struct dirent *de;
     char p[4096];
+    im_rc rc = IM_OK;
     while ((de = readdir(d))) {
         uint32_t n;
         size_t nl = strlen(de->d_name);
         if (nl > 4 && strcmp(de->d_name + nl - 4, ".tmp") == 0) {
             snprintf(p, sizeof p, "%s/%s", w->dir, de->d_name);
-            unlink(p);
+            (void)tsdb__io_unlink(p); /* a leftover: harmless if it stays */
         } else if (strncmp(de->d_name, "checkpoint.", 11) == 0 && parse_num(de->d_name + 11, &n)) {
             if (!have_ckp || n > ckp) ckp = n;
             have_ckp = true;
@@ -211,71 +359,96 @@ im_rc tsdb__wal_open(const char *dir, size_t seg_bytes, tsdb__wal_rec_fn fn, voi
         seg_path(w, ckp, true, p, sizeof p);
         uint8_t *data;
         size_t len;
-        if (read_file(p, &data, &len) == IM_OK) {
-            size_t good = WAL_HDR;
-            if (len >= WAL_HDR && memcmp(data, WAL_MAGIC, WAL_HDR) == 0)
-                good += tsdb__wal_scan(data + WAL_HDR, len - WAL_HDR, fn, ctx);
-            if (good != len) {
-                st->corruptions++;
-                IM_WARN("WAL checkpoint is corrupt; using its good part",
-                        "file=%s offset=%zu size=%zu", im_logq(p), good, len);
-            }
-            st->bytes += len;
-            im_free(data);
+        rc = tsdb__io_read_file(p, &data, &len);
+        if (rc != IM_OK) {
+            rc = read_error(rc, "checkpoint", p, err);
+            goto fail;
         }
-        /* Delete older checkpoints. */
+        size_t good = WAL_HDR;
+        if (good_magic(data, len)) good += tsdb__wal_scan(data + WAL_HDR, len - WAL_HDR, fn, ctx);
+        if (good != len) {
+            st->corruptions++;
+            IM_WARN("WAL checkpoint is corrupt; using its good part", "file=%s offset=%zu size=%zu",
+                    im_logq(p), good, len);
+        }
+        st->bytes += len;
+        im_free(data);
+        /* Delete older checkpoints (best effort: the newest one wins anyway). */
         d = opendir(w->dir);
         while (d && (de = readdir(d))) {
             uint32_t n;
             if (strncmp(de->d_name, "checkpoint.", 11) == 0 && parse_num(de->d_name + 11, &n) &&
                 n < ckp) {
                 snprintf(p, sizeof p, "%s/%s", w->dir, de->d_name);
-                unlink(p);
+                (void)tsdb__io_unlink(p);
             }
         }
         if (d) closedir(d);
     }
     uint32_t last = have_ckp ? ckp : 0;
-    bool cut = false;
+    bool cut = false, repaired = false;
     for (uint32_t i = 0; i < nsegs; i++) {
         seg_path(w, segs[i], false, p, sizeof p);
         if (have_ckp && segs[i] <= ckp) {
-            unlink(p);
+            (void)tsdb__io_unlink(p); /* replaced by the checkpoint; replay skips it anyway */
             continue;
         }
         if (segs[i] > last) last = segs[i];
         if (cut) {
-            unlink(p);
+            if (tsdb__io_unlink(p) != IM_OK) {
+                rc = im_err_set(err, IM_EIO,
+                                "cannot delete WAL segment %s after a corrupt one: %s; the "
+                                "store was not opened",
+                                p, strerror(errno));
+                goto fail;
+            }
+            repaired = true;
             IM_WARN("WAL segment deleted after a corrupt one", "file=%s", im_logq(p));
             continue;
         }
         uint8_t *data;
         size_t len;
-        if (read_file(p, &data, &len) != IM_OK) continue;
+        rc = tsdb__io_read_file(p, &data, &len);
+        if (rc != IM_OK) {
+            rc = read_error(rc, "segment", p, err);
+            goto fail;
+        }
         size_t good = 0;
-        if (len >= WAL_HDR && memcmp(data, WAL_MAGIC, WAL_HDR) == 0)
+        if (good_magic(data, len))
             good = WAL_HDR + tsdb__wal_scan(data + WAL_HDR, len - WAL_HDR, fn, ctx);
         st->segments++;
         st->bytes += len;
+        im_free(data);
         if (good != len) {
             st->corruptions++;
             cut = true;
+            repaired = true;
             IM_WARN("WAL segment has a torn or corrupt tail; cut at the last good record",
                     "file=%s offset=%zu size=%zu", im_logq(p), good, len);
-            if (good < WAL_HDR) {
-                unlink(p);
-            } else if (truncate(p, (off_t)good) != 0) {
-                IM_WARN("cannot truncate WAL segment", "file=%s err=%s", im_logq(p),
-                        im_logq(strerror(errno)));
+            im_rc r2 = good < WAL_HDR ? tsdb__io_unlink(p) : tsdb__io_truncate(p, good);
+            if (r2 != IM_OK) {
+                rc = im_err_set(err, IM_EIO,
+                                "cannot cut the corrupt tail of WAL segment %s at offset %zu: "
+                                "%s; the store was not opened",
+                                p, good, strerror(errno));
+                goto fail;
             }
+            if (good < WAL_HDR) continue;
         }
-        im_free(data);
         if (len == WAL_HDR && good == len) {
-            unlink(p); /* empty: nothing to keep (numbering continues after it) */
+            /* empty: nothing to keep (numbering continues after it) */
+            (void)tsdb__io_unlink(p);
             continue;
         }
         w->total += good;
         IM_INFO("WAL segment loaded", "segment=%u maxSegment=%u", segs[i], segs[nsegs - 1]);
+    }
+    if (repaired && tsdb__io_fsync_dir(w->dir) != IM_OK) {
+        rc = im_err_set(err, IM_EIO,
+                        "cannot fsync WAL directory %s after cutting a corrupt tail: %s; the "
+                        "store was not opened",
+                        w->dir, strerror(errno));
+        goto fail;
     }
     im_free(segs);
     if (st->segments || have_ckp)
@@ -286,24 +459,31 @@ im_rc tsdb__wal_open(const char *dir, size_t seg_bytes, tsdb__wal_rec_fn fn, voi
     w->seg = last;
     *out = w;
     return IM_OK;
+fail:
+    im_free(segs);
+    wal_free(w);
+    return rc;
 }
 
 void tsdb__wal_close(tsdb__wal_t *w)
 {
     if (!w) return;
     if (w->fd >= 0) {
-        fdatasync(w->fd);
+        if (!atomic_load(&w->failed) && tsdb__io_fdatasync(w->fd) != IM_OK)
+            IM_ERROR("WAL fsync at close failed; the newest commits may not be durable",
+                     "dir=%s err=%s", im_logq(w->dir), im_logq(strerror(errno)));
         close(w->fd);
     }
-    im_free(w->dir);
-    im_free(w);
+    wal_free(w);
 }
 
 im_rc tsdb__wal_cut(tsdb__wal_t *w, uint32_t *last, im_err_t *err)
 {
+    im_rc rc = tsdb__wal_failed(w, err);
+    if (rc != IM_OK) return rc;
     if (w->fd >= 0) {
-        if (fdatasync(w->fd) != 0)
-            return im_err_set(err, IM_EIO, "WAL fsync failed: %s", strerror(errno));
+        if (tsdb__io_fdatasync(w->fd) != IM_OK)
+            return fail(w, err, "WAL fsync of segment %08u failed: %s", w->seg, strerror(errno));
         close(w->fd);
         w->fd = -1;
     }
@@ -311,29 +491,51 @@ im_rc tsdb__wal_cut(tsdb__wal_t *w, uint32_t *last, im_err_t *err)
     return open_segment(w, w->seg + 1, err);
 }
 
+typedef struct iov_ctx {
+    struct iovec *iov;
+    int n;
+} iov_ctx_t;
+
+static void frame_to_iov(void *ctx, const uint8_t hdr[8], const uint8_t *type, const uint8_t *p,
+                         size_t n)
+{
+    iov_ctx_t *c = ctx;
+    c->iov[c->n++] = (struct iovec){(void *)hdr, 8};
+    if (type) c->iov[c->n++] = (struct iovec){(void *)type, 1};
+    c->iov[c->n++] = (struct iovec){(void *)p, n};
+}
+
 im_rc tsdb__wal_log(tsdb__wal_t *w, const uint8_t *rec, size_t len, im_err_t *err)
 {
-    if (len == 0 || len > WAL_MAX_RECORD)
-        return im_err_set(err, IM_ELIMIT, "WAL record of %zu bytes is larger than %u", len,
-                          WAL_MAX_RECORD);
-    if (w->fd < 0 || (w->size + 8 + len > w->seg_bytes && w->size > WAL_HDR)) {
+    im_rc rc = tsdb__wal_failed(w, err);
+    if (rc != IM_OK) return rc;
+    if (len == 0) return im_err_set(err, IM_EINVAL, "empty WAL record");
+    size_t nf = frame_count(len), want = len + nf * 8 + (nf > 1 ? nf : 0);
+    if (w->fd < 0 || (w->size + want > w->seg_bytes && w->size > WAL_HDR)) {
         uint32_t last;
-        im_rc rc = tsdb__wal_cut(w, &last, err);
+        rc = tsdb__wal_cut(w, &last, err);
         if (rc != IM_OK) return rc;
     }
-    uint8_t h[8];
-    tsdb__put_u32(h, (uint32_t)len);
-    tsdb__put_u32(h + 4, im_crc32c(0, rec, len));
-    struct iovec iov[2] = {{h, 8}, {(void *)rec, len}};
-    size_t want = 8 + len;
-    ssize_t r;
-    do r = writev(w->fd, iov, 2);
-    while (r < 0 && errno == EINTR);
-    if (r != (ssize_t)want) {
-        int e = errno;
-        /* Undo a partial write so the segment stays valid. */
-        if (r > 0 && ftruncate(w->fd, (off_t)w->size) == 0) lseek(w->fd, (off_t)w->size, SEEK_SET);
-        return im_err_set(err, IM_EIO, "WAL write failed: %s", r < 0 ? strerror(e) : "short write");
+    uint8_t one_hdr[1][8], one_type[1];
+    uint8_t(*hdrs)[8] = nf == 1 ? one_hdr : im_malloc(nf * 8);
+    uint8_t *types = nf == 1 ? one_type : im_malloc(nf);
+    struct iovec one_iov[3];
+    iov_ctx_t c = {nf == 1 ? one_iov : im_malloc(nf * 3 * sizeof(struct iovec)), 0};
+    frame_each(rec, len, hdrs, types, frame_to_iov, &c);
+    size_t done = 0;
+    rc = tsdb__io_writev_all(w->fd, c.iov, c.n, &done);
+    int e = errno;
+    if (nf > 1) {
+        im_free(c.iov);
+        im_free(types);
+        im_free(hdrs);
+    }
+    if (rc != IM_OK) {
+        /* Never undone or retried (invariant 7): the reopen cuts the torn tail. */
+        w->size += done;
+        w->total += done;
+        return fail(w, err, "WAL write to segment %08u failed after %zu of %zu bytes: %s", w->seg,
+                    done, want, strerror(e));
     }
     w->size += want;
     w->total += want;
@@ -343,23 +545,20 @@ im_rc tsdb__wal_log(tsdb__wal_t *w, const uint8_t *rec, size_t len, im_err_t *er
 
 im_rc tsdb__wal_sync(tsdb__wal_t *w, im_err_t *err)
 {
-    if (w->fd >= 0 && fdatasync(w->fd) != 0)
-        return im_err_set(err, IM_EIO, "WAL fsync failed: %s", strerror(errno));
+    im_rc rc = tsdb__wal_failed(w, err);
+    if (rc != IM_OK) return rc;
+    if (w->fd >= 0 && tsdb__io_fdatasync(w->fd) != IM_OK)
+        return fail(w, err, "WAL fsync of segment %08u failed: %s", w->seg, strerror(errno));
     w->dirty = false;
     return IM_OK;
 }
 
 int tsdb__wal_sync_begin(tsdb__wal_t *w)
 {
-    if (!w->dirty || w->fd < 0) return -1;
+    if (atomic_load(&w->failed) || !w->dirty || w->fd < 0) return -1;
     int fd = dup(w->fd);
     if (fd >= 0) w->dirty = false;
     return fd;
-}
-
-void tsdb__wal_set_dirty(tsdb__wal_t *w)
-{
-    w->dirty = true;
 }
 
 bool tsdb__wal_dirty(const tsdb__wal_t *w)
@@ -374,28 +573,35 @@ uint64_t tsdb__wal_bytes(tsdb__wal_t *w)
 
 im_rc tsdb__wal_checkpoint(tsdb__wal_t *w, uint32_t upto, const im_buf_t *records, im_err_t *err)
 {
+    im_rc rc = tsdb__wal_failed(w, err);
+    if (rc != IM_OK) return rc;
     char p[4096], tmp[4200];
     seg_path(w, upto, true, p, sizeof p);
     snprintf(tmp, sizeof tmp, "%s.tmp", p);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return im_err_set(err, IM_EIO, "cannot create %s: %s", tmp, strerror(errno));
-    bool ok = write(fd, WAL_MAGIC, WAL_HDR) == WAL_HDR;
-    size_t off = 0;
-    while (ok && off < records->len) {
-        ssize_t r = write(fd, records->data + off, records->len - off);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0)
-            ok = false;
-        else
-            off += (size_t)r;
+    int fd = tsdb__io_open_w(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return fail(w, err, "cannot create WAL checkpoint %s: %s", tmp, strerror(errno));
+    const char *what = "write";
+    rc = tsdb__io_write_all(fd, WAL_MAGIC, WAL_HDR, NULL);
+    if (rc == IM_OK) rc = tsdb__io_write_all(fd, records->data, records->len, NULL);
+    if (rc == IM_OK) {
+        what = "fsync";
+        rc = tsdb__io_fsync(fd);
     }
-    ok = ok && fsync(fd) == 0;
+    if (rc == IM_OK) {
+        what = "rename";
+        rc = tsdb__io_rename(tmp, p);
+    }
+    int e = errno;
     close(fd);
-    if (!ok || rename(tmp, p) != 0 || fsync_dir(w->dir) != IM_OK) {
-        unlink(tmp);
-        return im_err_set(err, IM_EIO, "cannot write WAL checkpoint %s", p);
+    if (rc != IM_OK) {
+        (void)tsdb__io_unlink(tmp);
+        return fail(w, err, "cannot %s WAL checkpoint %s: %s", what, tmp, strerror(e));
     }
-    /* Now the segments it replaces and older checkpoints can go. */
+    if (tsdb__io_fsync_dir(w->dir) != IM_OK)
+        return fail(w, err, "cannot fsync WAL directory %s after writing checkpoint %s: %s",
+                    w->dir, p, strerror(errno));
+    /* Now the segments it replaces and older checkpoints can go (a file left
+     * behind is deleted by the next open: replay skips it). */
     DIR *d = opendir(w->dir);
     struct dirent *de;
     uint64_t total = 0;
@@ -406,7 +612,9 @@ im_rc tsdb__wal_checkpoint(tsdb__wal_t *w, uint32_t upto, const im_buf_t *record
         if ((parse_num(de->d_name, &n) && n <= upto) ||
             (strncmp(de->d_name, "checkpoint.", 11) == 0 && parse_num(de->d_name + 11, &n) &&
              n < upto)) {
-            unlink(fp);
+            if (tsdb__io_unlink(fp) != IM_OK)
+                IM_WARN("cannot delete a WAL file replaced by a checkpoint", "file=%s err=%s",
+                        im_logq(fp), im_logq(strerror(errno)));
         } else {
             struct stat st;
             if (stat(fp, &st) == 0 && S_ISREG(st.st_mode)) total += (uint64_t)st.st_size;
