@@ -4,8 +4,10 @@
  * replay function (tsdb__head_apply_record), then the head is queried. Since
  * random bytes rarely pass a CRC, the input is also read as payloads
  * (u16 length, bytes)* that are framed with good CRCs and replayed, so the
- * record decoders see mutated content. Must never crash, leak or read out of
- * bounds, whatever the bytes. */
+ * record decoders see mutated content; that framing uses 64-byte fragments, so
+ * the joining of fragmented records is exercised too (the seeds "fragments" and
+ * "fragments-torn" hold fragmented COMMIT records). Must never crash, leak or
+ * read out of bounds, whatever the bytes. */
 #include "util/base.h"
 
 #include <stdlib.h>
@@ -33,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (good > size) abort();
     im_buf_t framed;
     im_buf_init(&framed, 0);
+    tsdb__wal_set_frag_bytes(64);
     for (size_t off = 0; off + 2 <= size;) {
         size_t n = (size_t)data[off] | (size_t)data[off + 1] << 8;
         off += 2;
@@ -41,6 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         off += n;
     }
     if (tsdb__wal_scan((const uint8_t *)framed.data, framed.len, apply, db) != framed.len) abort();
+    tsdb__wal_set_frag_bytes(0);
     im_buf_free(&framed);
     im_matcher_t *m;
     if (im_matcher_new(IM_MATCH_RE, "__name__", 8, ".*", 2, &m, NULL) != IM_OK) abort();

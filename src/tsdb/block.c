@@ -87,7 +87,7 @@ struct tsdb__bwriter {
     wseries_t *ser;
     size_t nser, capser;
     uint64_t nsamples;
-    im_rc err;    /* sticky: once set, nothing more is written and finish fails */
+    im_rc err;     /* sticky: once set, nothing more is written and finish fails */
     int err_errno; /* errno of the first failed write (0: not an I/O error) */
 };
 
@@ -236,8 +236,8 @@ void tsdb__bwriter_abort(tsdb__bwriter_t *w)
     if (!w) return;
     if (w->fd >= 0) close(w->fd);
     if (w->tmp_path[0] && tsdb__io_unlink(w->tmp_path) != IM_OK)
-        IM_WARN("cannot delete an unfinished block file; the next open deletes it", "file=%s err=%s",
-                im_logq(w->tmp_path), im_logq(strerror(errno)));
+        IM_WARN("cannot delete an unfinished block file; the next open deletes it",
+                "file=%s err=%s", im_logq(w->tmp_path), im_logq(strerror(errno)));
     for (size_t i = 0; i < w->nser; i++) im_labels_unref(w->ser[i].labels);
     im_free(w->ser);
     im_free(w->frames);

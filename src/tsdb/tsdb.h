@@ -32,11 +32,22 @@
  * one). A series set and its iterators are used by one thread at a time;
  * different sets and queryables may be used concurrently.
  *
- * Durability. WAL segments with a CRC32C per record; fsync policy from
+ * Durability. WAL segments with a CRC32C per record (a commit of any size: long
+ * records are fragmented and replayed whole or not at all); fsync policy from
  * tsdb_opts_t; replay on open (a torn or corrupt tail is cut and reported, never
- * fatal). The head is persisted into 2 h blocks, compacted, and deleted by
- * retention (time and size). A block with a bad checksum is reported, skipped,
- * and the rest is served. Formats: docs/storage.md.
+ * fatal; a read error or short read is not corruption: tsdb_open fails with
+ * IM_EIO and cuts nothing). The head is persisted into 2 h blocks, compacted,
+ * and deleted by retention (time and size). A block with a bad checksum is
+ * reported, skipped, and the rest is served; a block that cannot be read fails
+ * the open.
+ *
+ * I/O failures are sticky. After a failed write, fsync, rename or directory
+ * fsync (WAL, block, checkpoint) the store is failed: every later commit,
+ * tsdb_sync, tsdb_maintain and tsdb_flush_head returns IM_EIO naming the first
+ * error, until the store is closed and reopened (the reopen's replay decides
+ * what of the failed write is good). A commit that returned an error is either
+ * entirely there after the reopen or not at all; queries go on meanwhile.
+ * Formats: docs/storage.md.
  *
  * With opts.dir == NULL the store is memory-only (no WAL, no blocks): used by
  * tests and the PromQL test-script runner. */

@@ -18,9 +18,10 @@
  * most wal_frag_bytes is one physical record. A longer one is split into pieces:
  * physical records of type FRAG_MORE (0x7e) then one FRAG_END (0x7f), each
  * payload = type byte + the next piece; the logical record is the concatenation
- * of the pieces. Version 2 added fragments (so a commit of any size is stored);
- * nothing else changed, so a version 1 WAL replays unchanged, while a version 1
- * binary would not read a version 2 segment (bad magic).
+ * of the pieces (a lone FRAG_END is a one-piece record: how a record that itself
+ * starts with byte 0x7e or 0x7f is framed). Version 2 added fragments (so a commit of any size is
+ * stored); nothing else changed, so a version 1 WAL replays unchanged, while a version 1 binary
+ * would not read a version 2 segment (bad magic).
  *
  * Invariants:
  *  1. A logical record never spans two files; its physical records are written
@@ -118,8 +119,8 @@ void tsdb__wal_fail(tsdb__wal_t *w, const char *msg)
     if (!atomic_load(&w->failed)) {
         snprintf(w->failmsg, sizeof w->failmsg, "%s", msg);
         atomic_store(&w->failed, true);
-        IM_ERROR("storage entered the failed state; commits are refused until restart",
-                 "err=%s", im_logq(msg));
+        IM_ERROR("storage entered the failed state; commits are refused until restart", "err=%s",
+                 im_logq(msg));
     }
     pthread_mutex_unlock(&w->fail_mu);
 }
@@ -155,23 +156,30 @@ static im_rc IM_PRINTF(3, 4) fail(tsdb__wal_t *w, im_err_t *err, const char *fmt
 typedef void (*frame_fn)(void *ctx, const uint8_t hdr[8], const uint8_t *type, const uint8_t *p,
                          size_t n);
 
-static size_t frame_count(size_t len)
+/* A record that itself starts with a fragment type byte is always framed as
+ * fragments (then as one FRAG_END if short), so that it reads back as itself. */
+static bool whole(const uint8_t *rec, size_t len, size_t fb)
+{
+    return len <= fb && rec[0] != TSDB__REC_FRAG_MORE && rec[0] != TSDB__REC_FRAG_END;
+}
+
+static size_t frame_count(const uint8_t *rec, size_t len)
 {
     size_t fb = atomic_load(&frag_bytes);
-    return len <= fb ? 1 : (len + fb - 2) / (fb - 1);
+    return whole(rec, len, fb) ? 1 : (len + fb - 2) / (fb - 1);
 }
 
 static void frame_each(const uint8_t *rec, size_t len, uint8_t (*hdrs)[8], uint8_t *types,
                        frame_fn out, void *ctx)
 {
     size_t fb = atomic_load(&frag_bytes);
-    if (len <= fb) {
+    if (whole(rec, len, fb)) {
         tsdb__put_u32(hdrs[0], (uint32_t)len);
         tsdb__put_u32(hdrs[0] + 4, im_crc32c(0, rec, len));
         out(ctx, hdrs[0], NULL, rec, len);
         return;
     }
-    size_t piece = fb - 1, nf = frame_count(len);
+    size_t piece = fb - 1, nf = frame_count(rec, len);
     for (size_t i = 0; i < nf; i++) {
         size_t off = i * piece, n = len - off < piece ? len - off : piece;
         types[i] = i + 1 < nf ? TSDB__REC_FRAG_MORE : TSDB__REC_FRAG_END;
@@ -192,7 +200,8 @@ static void frame_to_buf(void *ctx, const uint8_t hdr[8], const uint8_t *type, c
 
 void tsdb__wal_frame(im_buf_t *out, const uint8_t *rec, size_t len)
 {
-    size_t nf = frame_count(len);
+    if (len == 0) return;
+    size_t nf = frame_count(rec, len);
     uint8_t(*hdrs)[8] = im_malloc(nf * 8);
     uint8_t *types = im_malloc(nf);
     frame_each(rec, len, hdrs, types, frame_to_buf, out);
@@ -213,7 +222,6 @@ size_t tsdb__wal_scan(const uint8_t *p, size_t len, tsdb__wal_rec_fn fn, void *c
         const uint8_t *pl = p + off + 8;
         if (im_crc32c(0, pl, rl) != crc) break;
         if (pl[0] == TSDB__REC_FRAG_MORE || pl[0] == TSDB__REC_FRAG_END) {
-            if (pl[0] == TSDB__REC_FRAG_END && !pending) break; /* an end without a start */
             (void)im_buf_append(&asm_, pl + 1, rl - 1);
             off += 8 + rl;
             pending = true;
@@ -510,7 +518,8 @@ im_rc tsdb__wal_log(tsdb__wal_t *w, const uint8_t *rec, size_t len, im_err_t *er
     im_rc rc = tsdb__wal_failed(w, err);
     if (rc != IM_OK) return rc;
     if (len == 0) return im_err_set(err, IM_EINVAL, "empty WAL record");
-    size_t nf = frame_count(len), want = len + nf * 8 + (nf > 1 ? nf : 0);
+    size_t nf = frame_count(rec, len);
+    size_t want = len + nf * 8 + (whole(rec, len, atomic_load(&frag_bytes)) ? 0 : nf);
     if (w->fd < 0 || (w->size + want > w->seg_bytes && w->size > WAL_HDR)) {
         uint32_t last;
         rc = tsdb__wal_cut(w, &last, err);
@@ -598,8 +607,8 @@ im_rc tsdb__wal_checkpoint(tsdb__wal_t *w, uint32_t upto, const im_buf_t *record
         return fail(w, err, "cannot %s WAL checkpoint %s: %s", what, tmp, strerror(e));
     }
     if (tsdb__io_fsync_dir(w->dir) != IM_OK)
-        return fail(w, err, "cannot fsync WAL directory %s after writing checkpoint %s: %s",
-                    w->dir, p, strerror(errno));
+        return fail(w, err, "cannot fsync WAL directory %s after writing checkpoint %s: %s", w->dir,
+                    p, strerror(errno));
     /* Now the segments it replaces and older checkpoints can go (a file left
      * behind is deleted by the next open: replay skips it). */
     DIR *d = opendir(w->dir);

@@ -44,8 +44,8 @@
 
 #define FNSER   6
 #define FSTEP   1000
-#define FK      90 /* commits in the workload */
-#define FREOPEN 45 /* the workload closes and reopens the store before this commit */
+#define FK      60 /* commits in the workload */
+#define FREOPEN 30 /* the workload closes and reopens the store before this commit */
 
 enum { ST_NONE, ST_ACKED, ST_MAYBE, ST_REFUSED };
 
@@ -98,7 +98,8 @@ static void check_store(tsdb_t *db, const uint8_t *st)
             if (t <= prev) fail_msg("series %d: samples out of order at %lld", s, (long long)t);
             prev = t;
             int64_t k = t / FSTEP;
-            if (t % FSTEP || k < 0 || k >= FK) fail_msg("series %d: foreign t %lld", s, (long long)t);
+            if (t % FSTEP || k < 0 || k >= FK)
+                fail_msg("series %d: foreign t %lld", s, (long long)t);
             if (tt_dbits(v) != tt_dbits(fvalue(s, k)))
                 fail_msg("series %d: wrong value at commit %lld", s, (long long)k);
             have[k][s] = 1;
@@ -152,7 +153,7 @@ static void workload(tsdb_fsync_policy_t pol, uint8_t *st)
             failed = true;
         }
         if (k % 5 == 4 && tsdb_sync(db, NULL) != IM_OK) failed = true;
-        if (k % 30 == 29 && tsdb_maintain(db, NULL) != IM_OK) failed = true;
+        if (k % 20 == 19 && tsdb_maintain(db, NULL) != IM_OK) failed = true;
     }
     if (db) {
         (void)tsdb_flush_head(db, NULL);
@@ -253,8 +254,7 @@ static void test_fault_loop(void **state)
     im_log_set_fd(2);
     close(devnull);
     if (strcmp(base, tt_dir) != 0) assert_int_equal(rmdir(base), 0);
-    print_message("fault loop: %d runs, %d commits failed by the fault itself\n", runs,
-                  maybe_seen);
+    print_message("fault loop: %d runs, %d commits failed by the fault itself\n", runs, maybe_seen);
     assert_true(runs > 100);
 }
 
@@ -426,7 +426,7 @@ static void test_fragments(void **state)
     tsdb__wal_set_frag_bytes(512);
     tsdb_t *db = open_at(tt_dir, TSDB_FSYNC_NEVER, 16 << 20, &rc, &err);
     assert_non_null(db);
-    commit_many(db, 1, 3, "small"); /* one physical record */
+    commit_many(db, 1, 3, "small");  /* one physical record */
     commit_many(db, 2, 2000, "big"); /* ~40 KiB: about 80 fragments */
     tsdb_close(db);
     char dirw[600], names[64][256], seg[1000];
@@ -465,7 +465,8 @@ static void test_fragments(void **state)
         DIR *d = opendir(dirw);
         struct dirent *de;
         while ((de = readdir(d))) {
-            if (de->d_name[0] == '.' || strcmp(de->d_name, names[0]) == 0 || strstr(de->d_name, ".orig"))
+            if (de->d_name[0] == '.' || strcmp(de->d_name, names[0]) == 0 ||
+                strstr(de->d_name, ".orig"))
                 continue;
             char p[1200];
             snprintf(p, sizeof p, "%s/%s", dirw, de->d_name);
