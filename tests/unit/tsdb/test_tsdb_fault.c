@@ -187,23 +187,27 @@ typedef struct fault_case {
     tsdb__io_op_t op;
     tsdb__io_fault_t kind;
     tsdb_fsync_policy_t pol;
+    bool sticky;    /* a dead disk: that call and every later one of the kind fail */
+    uint64_t every; /* fail calls 1, 1 + every, ... (1: each one) */
 } fault_case_t;
 
 static void test_fault_loop(void **state)
 {
     (void)state;
     static const fault_case_t cases[] = {
-        {TSDB__IO_WRITE, TSDB__FAULT_EIO, TSDB_FSYNC_NEVER},
-        {TSDB__IO_WRITE, TSDB__FAULT_SHORT, TSDB_FSYNC_NEVER},
-        {TSDB__IO_FSYNC, TSDB__FAULT_EIO, TSDB_FSYNC_NEVER},
-        {TSDB__IO_FSYNC, TSDB__FAULT_EIO, TSDB_FSYNC_ALWAYS},
-        {TSDB__IO_RENAME, TSDB__FAULT_EIO, TSDB_FSYNC_NEVER},
-        {TSDB__IO_DIRSYNC, TSDB__FAULT_EIO, TSDB_FSYNC_NEVER},
-        {TSDB__IO_OPEN, TSDB__FAULT_ENOSPC, TSDB_FSYNC_NEVER},
-        {TSDB__IO_READ, TSDB__FAULT_EIO, TSDB_FSYNC_NEVER},
-        {TSDB__IO_READ, TSDB__FAULT_SHORT, TSDB_FSYNC_NEVER},
-        {TSDB__IO_ROPEN, TSDB__FAULT_EIO, TSDB_FSYNC_NEVER},
-        {TSDB__IO_UNLINK, TSDB__FAULT_EIO, TSDB_FSYNC_NEVER},
+        {TSDB__IO_WRITE, TSDB__FAULT_EIO, TSDB_FSYNC_NEVER, false, 1},
+        {TSDB__IO_WRITE, TSDB__FAULT_SHORT, TSDB_FSYNC_NEVER, false, 1},
+        {TSDB__IO_WRITE, TSDB__FAULT_ENOSPC, TSDB_FSYNC_NEVER, true, 7},
+        {TSDB__IO_FSYNC, TSDB__FAULT_EIO, TSDB_FSYNC_NEVER, false, 1},
+        {TSDB__IO_FSYNC, TSDB__FAULT_EIO, TSDB_FSYNC_ALWAYS, false, 1},
+        {TSDB__IO_FSYNC, TSDB__FAULT_EIO, TSDB_FSYNC_ALWAYS, true, 5},
+        {TSDB__IO_RENAME, TSDB__FAULT_EIO, TSDB_FSYNC_NEVER, false, 1},
+        {TSDB__IO_DIRSYNC, TSDB__FAULT_EIO, TSDB_FSYNC_NEVER, false, 1},
+        {TSDB__IO_OPEN, TSDB__FAULT_ENOSPC, TSDB_FSYNC_NEVER, false, 1},
+        {TSDB__IO_READ, TSDB__FAULT_EIO, TSDB_FSYNC_NEVER, false, 1},
+        {TSDB__IO_READ, TSDB__FAULT_SHORT, TSDB_FSYNC_NEVER, false, 1},
+        {TSDB__IO_ROPEN, TSDB__FAULT_EIO, TSDB_FSYNC_NEVER, false, 1},
+        {TSDB__IO_UNLINK, TSDB__FAULT_EIO, TSDB_FSYNC_NEVER, false, 1},
     };
     int devnull = open("/dev/null", O_WRONLY);
     assert_true(devnull >= 0);
@@ -224,14 +228,16 @@ static void test_fault_loop(void **state)
         for (int k = 0; k < FK; k++) assert_int_equal(st[k], ST_ACKED);
         rm_rf(run_dir);
         assert_true(n > 0);
-        print_message("fault loop: %s %s (fsync %d): %llu calls\n", tsdb__io_op_name(fc->op),
-                      fc->kind == TSDB__FAULT_SHORT ? "short" : "error", (int)fc->pol,
-                      (unsigned long long)n);
-        for (uint64_t k = 1; k <= n; k++) {
+        print_message("fault loop: %s %s%s (fsync %d): %llu calls\n", tsdb__io_op_name(fc->op),
+                      fc->kind == TSDB__FAULT_SHORT ? "short"
+                      : fc->kind == TSDB__FAULT_EIO ? "EIO"
+                                                    : "ENOSPC",
+                      fc->sticky ? " from then on" : "", (int)fc->pol, (unsigned long long)n);
+        for (uint64_t k = 1; k <= n; k += fc->every) {
             snprintf(run_dir, sizeof run_dir, "%s/run", base);
-            tsdb__io_fault_arm(fc->op, k, fc->kind, false);
+            tsdb__io_fault_arm(fc->op, k, fc->kind, fc->sticky);
             workload(fc->pol, st);
-            if (tsdb__io_faults() != 1)
+            if (fc->sticky ? tsdb__io_faults() < 1 : tsdb__io_faults() != 1)
                 fail_msg("%s fault %llu of %llu did not fire", tsdb__io_op_name(fc->op),
                          (unsigned long long)k, (unsigned long long)n);
             tsdb__io_fault_reset();
