@@ -44,7 +44,7 @@
 
 #define WAL_MAGIC      "IMWAL\0\0\1"
 #define WAL_HDR        8
-#define WAL_MAX_RECORD (64u << 20)
+#define WAL_MAX_RECORD TSDB_FMT_MAX_WAL_RECORD /* tsdb/limits.h */
 
 struct tsdb__wal {
     char *dir; /* owned: DIR/wal */
