@@ -164,8 +164,9 @@ static im_rc load_blocks(tsdb_t *db, im_err_t *err)
             continue;
         }
         if (b->mint > tsdb__max_valid_t(db)) {
-            IM_WARN("block starts too far in the future; not loaded (left on disk): raise "
-                    "--storage.tsdb.max-future to load it, or delete it",
+            IM_WARN("block starts further ahead of the clock than --storage.tsdb.max-future; "
+                    "not loaded, left on disk (an older version accepted its samples; loaded, "
+                    "they would refuse current writes): move it away or delete it",
                     "block=%s mint=%" PRId64 " now=%" PRId64 " max_future=%" PRId64 "ms",
                     im_logq(de->d_name), b->mint, tsdb__now_ms(db), db->opts.max_future_ms);
             tsdb__block_unref(b);
@@ -237,10 +238,14 @@ im_rc tsdb_open(const tsdb_opts_t *opts, tsdb_t **out, im_err_t *err)
                 if (b->series[k].maxt > bdata) bdata = b->series[k].maxt;
         }
         int64_t now = tsdb__now_ms(db);
-        /* A block's range may end after its newest sample (a window persisted
-         * because an older version let a future sample in): the head's lower
-         * bound then follows the data, not a window end ahead of the clock. */
-        if (bmax > now && bdata < bmax) bmax = bdata;
+        /* The lower bound follows the blocks' newest sample, not their range's
+         * end: a block's range may end after its data (a window persisted early
+         * because an older version let a future sample in, up to a window
+         * ahead of the clock). No sample between the two was ever accepted
+         * (the bound was raised to the window's end before its snapshot), so
+         * nothing persisted is re-added. */
+        (void)bmax;
+        bmax = bdata;
         if (bmax != INT64_MIN) atomic_store(&db->head->min_valid_t, bmax + 1);
         tsdb__wal_replay_stats_t st;
         db->head->replay_max_t = tsdb__max_valid_t(db);
@@ -261,8 +266,9 @@ im_rc tsdb_open(const tsdb_opts_t *opts, tsdb_t **out, im_err_t *err)
             atomic_store(&db->head->min_valid_t, lo);
         }
         if (db->head->replay_future_dropped)
-            IM_WARN("WAL samples too far in the future dropped at replay (an older version "
-                    "accepted them): raise --storage.tsdb.max-future to keep them",
+            IM_WARN("WAL samples further ahead of the clock than --storage.tsdb.max-future "
+                    "dropped at replay (an older version accepted them; kept, they would refuse "
+                    "current writes)",
                     "samples=%" PRIu64 " now=%" PRId64 " max_future=%" PRId64 "ms",
                     db->head->replay_future_dropped, tsdb__now_ms(db), db->opts.max_future_ms);
         atomic_store(&db->wal_corruptions, st.corruptions);

@@ -410,6 +410,9 @@ im_rc tsdb__head_apply_record(tsdb__head_t *h, const uint8_t *rec, size_t len)
     if (rec[0] == TSDB__REC_CKP_STATE) {
         int64_t mv;
         if (!tsdb__get_varint(&p, end, &mv)) return IM_ECORRUPT;
+        /* A bound past what may be appended now was raised by a future sample
+         * an older version accepted; the blocks' bound stands (db.c). */
+        if (h->replay_max_t != INT64_MAX && mv > h->replay_max_t + 1) return IM_OK;
         if (mv > atomic_load(&h->min_valid_t)) atomic_store(&h->min_valid_t, mv);
         return IM_OK;
     }
