@@ -47,7 +47,7 @@ typedef struct app_ent {
 
 struct tsdb_appender {
     tsdb_t *db;
-    im_err_t err; /* the last rejection's sentence (tsdb_appender_error) */
+    im_err_t err;      /* the last rejection's sentence (tsdb_appender_error) */
     app_sample_t *smp; /* owned */
     size_t n, cap;
     app_ent_t *map; /* open addressing on series id */
@@ -127,7 +127,8 @@ im_rc tsdb_appender_add(tsdb_appender_t *a, tsdb_ref_t ref, const im_labels_t *l
         if (s) {
             e = ent_insert(a, s); /* the entry holds the pin taken above */
         } else if (!labels) {
-            return im_err_set(&a->err, IM_ENOTFOUND, "series ref %llu not found", (unsigned long long)ref);
+            return im_err_set(&a->err, IM_ENOTFOUND, "series ref %llu not found",
+                              (unsigned long long)ref);
         }
     }
     if (!e) {

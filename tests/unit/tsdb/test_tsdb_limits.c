@@ -201,7 +201,8 @@ static void test_future_store_recovers(void **state)
     assert_non_null(d);
     int future = 0;
     char want[40];
-    snprintf(want, sizeof want, "b-%016llx", (unsigned long long)((NOW + TEN_Y) / (2 * HOUR) * (2 * HOUR)));
+    snprintf(want, sizeof want, "b-%016llx",
+             (unsigned long long)((NOW + TEN_Y) / (2 * HOUR) * (2 * HOUR)));
     for (struct dirent *de; (de = readdir(d));)
         if (strncmp(de->d_name, want, strlen(want)) == 0) future++;
     closedir(d);
@@ -266,7 +267,9 @@ static void test_limit_settings(void **state)
 {
     (void)state;
     g_now = NOW;
-    tsdb_limits_t lim = {.max_labels = 10, .max_label_name_bytes = 8, .max_label_value_bytes = 100,
+    tsdb_limits_t lim = {.max_labels = 10,
+                         .max_label_name_bytes = 8,
+                         .max_label_value_bytes = 100,
                          .max_series_bytes = 150};
     tsdb_t *db = open_store(0, &lim);
     char msg[IM_ERR_MSG_MAX];
@@ -452,8 +455,8 @@ static void test_split_records(void **state)
     uint64_t rng = 42;
     int64_t t0 = NOW - N;
     for (int k = 0; k < N; k++)
-        assert_int_equal(tsdb_appender_add(a, 0, ls, t0 + k, tt_bitsd(tt_xorshift(&rng) >> 2), NULL),
-                         IM_OK);
+        assert_int_equal(
+            tsdb_appender_add(a, 0, ls, t0 + k, tt_bitsd(tt_xorshift(&rng) >> 2), NULL), IM_OK);
     im_err_t err;
     assert_int_equal(tsdb_appender_commit(a, &err), IM_OK);
     /* the checkpoint of the head: several records, each below the cap, and
@@ -468,11 +471,13 @@ static void test_split_records(void **state)
         off += 8 + rl;
         nrec++;
     }
-    if (nrec < 3) fail_msg("checkpoint of %zu bytes in %zu records", ck.len, nrec); /* state + two parts or more */
+    if (nrec < 3)
+        fail_msg("checkpoint of %zu bytes in %zu records", ck.len,
+                 nrec); /* state + two parts or more */
     tsdb__head_t *h = tsdb__head_new(2 * HOUR);
     h->replay_max_t = INT64_MAX;
-    assert_int_equal(tsdb__wal_scan((const uint8_t *)ck.data, ck.len, (tsdb__wal_rec_fn)
-                                    tsdb__head_apply_record, h),
+    assert_int_equal(tsdb__wal_scan((const uint8_t *)ck.data, ck.len,
+                                    (tsdb__wal_rec_fn)tsdb__head_apply_record, h),
                      ck.len);
     assert_int_equal(h->nsamples, N);
     tsdb__head_free(h);
