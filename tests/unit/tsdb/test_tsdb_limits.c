@@ -101,7 +101,7 @@ static void ingest_history(tsdb_t *db)
 {
     const im_labels_t *ls[3];
     for (int i = 0; i < 3; i++) {
-        char v[8];
+        char v[16];
         snprintf(v, sizeof v, "%d", i);
         ls[i] = im_labels_from_strs("__name__", "hist", "i", v, NULL);
     }
@@ -218,13 +218,15 @@ static const im_labels_t *many_labels(uint32_t n, size_t value_bytes)
     im_labels_builder_t b;
     im_lb_init(&b);
     im_lb_set(&b, "__name__", 8, "wide", 4);
-    char *v = im_malloc(value_bytes + 1);
+    size_t cap = value_bytes + 16;
+    char *v = im_malloc(cap);
     for (uint32_t i = 1; i < n; i++) {
         char nm[16];
         int nl = snprintf(nm, sizeof nm, "l%05u", i);
-        int vl = snprintf(v, value_bytes + 1, "%u", i);
-        for (size_t k = (size_t)vl; k < value_bytes; k++) v[k] = (char)('a' + (k + i) % 26);
-        im_lb_set(&b, nm, (size_t)nl, v, value_bytes > (size_t)vl ? value_bytes : (size_t)vl);
+        int vl = snprintf(v, cap, "%u", i);
+        size_t len = IM_MAX(value_bytes, (size_t)vl);
+        for (size_t k = (size_t)vl; k < len; k++) v[k] = (char)('a' + (k + i) % 26);
+        im_lb_set(&b, nm, (size_t)nl, v, len);
     }
     im_free(v);
     const im_labels_t *ls = im_lb_build(&b);
