@@ -9,7 +9,8 @@
  *   offset  size  field
  *   0       8     magic "IMWAL\0\0\1"
  *   8       ...   records, back to back:
- *                   0  4  len    payload length, u32 little endian (1 .. 64 MiB)
+ *                   0  4  len    payload length, u32 little endian (1 .. 64 MiB,
+ *                                TSDB_FMT_MAX_WAL_RECORD in tsdb/limits.h)
  *                   4  4  crc    CRC32C (Castagnoli) of the payload
  *                   8  len payload; payload[0] is the record type (tsdb_int.h)
  *
