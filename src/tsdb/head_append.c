@@ -48,6 +48,7 @@ typedef struct app_ent {
 struct tsdb_appender {
     tsdb_t *db;
     im_err_t err;      /* the last rejection's sentence (tsdb_appender_error) */
+    int64_t max_t;     /* newest t accepted: now + max_future when the appender was made */
     app_sample_t *smp; /* owned */
     size_t n, cap;
     app_ent_t *map; /* open addressing on series id */
@@ -58,6 +59,7 @@ tsdb_appender_t *tsdb_appender(tsdb_t *db)
 {
     tsdb_appender_t *a = im_calloc(1, sizeof *a);
     a->db = db;
+    a->max_t = tsdb__max_valid_t(db); /* one clock read per batch, not per sample */
     return a;
 }
 
@@ -151,7 +153,7 @@ im_rc tsdb_appender_add(tsdb_appender_t *a, tsdb_ref_t ref, const im_labels_t *l
         atomic_fetch_add(&db->out_of_bounds, 1);
         return im_err_set(&a->err, IM_EOUTOFBOUNDS, "%s", im_rc_str(IM_EOUTOFBOUNDS));
     }
-    if (db->opts.max_future_ms >= 0 && t_ms > tsdb__max_valid_t(db)) {
+    if (t_ms > a->max_t) {
         atomic_fetch_add(&db->out_of_bounds, 1);
         atomic_fetch_add(&db->too_far_future, 1);
         int64_t now = tsdb__now_ms(db);
