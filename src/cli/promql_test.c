@@ -348,7 +348,8 @@ int cli_promql_eval(int argc, char **argv)
     loader_t ld = {0};
     tsdb_queryable_t *qy;
     if (strcmp(store, "tsdb") == 0) {
-        tsdb_opts_t to = {.dir = NULL, .no_background = true};
+        /* synthetic time: no wall-clock bound on the loaded samples */
+        tsdb_opts_t to = {.dir = NULL, .no_background = true, .max_future_ms = -1};
         im_err_t err;
         if (tsdb_open(&to, &ld.db, &err) != IM_OK) {
             fprintf(stderr, "infermon promql-eval: tsdb: %s\n", err.msg);

@@ -160,6 +160,9 @@ int run_daemon(const run_opts_t *o)
                : fs && !strcmp(fs, "never") ? TSDB_FSYNC_NEVER
                                             : TSDB_FSYNC_TIMER;
     to.fsync_interval_ms = d.cfg->storage_fsync_interval_ms;
+    to.max_future_ms = o->tsdb_max_future_ms;
+    to.limits = (tsdb_limits_t){o->tsdb_max_labels, o->tsdb_max_label_name_bytes,
+                                o->tsdb_max_label_value_bytes, o->tsdb_max_series_bytes};
     IM_INFO("Starting TSDB", "path=%s", im_logq(to.dir ? to.dir : "<memory>"));
     if (tsdb_open(&to, &db, &err) != IM_OK) {
         IM_ERROR("Opening storage failed", "err=%s", im_logq(im_err_format(&err, eb, sizeof eb)));
@@ -296,7 +299,16 @@ static void usage(FILE *f)
         "                                     alert whose `for` exceeds it (default 10m)\n"
         "  --rules.alert.resend-delay=DUR     resend firing alerts this often (default 1m)\n"
         "  --alertmanager.notification-queue-capacity=N  alerts queued for Alertmanager\n"
-        "                                     (default 10000)\n");
+        "                                     (default 10000)\n"
+        "  --storage.tsdb.max-future=DUR      refuse samples further ahead of the clock\n"
+        "                                     (default 10m; 0s: no check)\n"
+        "  --storage.tsdb.max-labels-per-series=N  labels a series may have (default and\n"
+        "                                     most 4096)\n"
+        "  --storage.tsdb.max-label-name-bytes=SIZE  longest label name (default: no own\n"
+        "                                     limit, the series limit bounds it)\n"
+        "  --storage.tsdb.max-label-value-bytes=SIZE longest label value (default: as above)\n"
+        "  --storage.tsdb.max-series-bytes=SIZE  bytes of a series' label names and\n"
+        "                                     values (default 1MiB, at most 16MiB)\n");
 }
 
 static const char *const flag_names[] = {
@@ -305,10 +317,12 @@ static const char *const flag_names[] = {
     "web.config.file", "web.remote-write-max-bytes", "query.lookback-delta", "query.max-samples",
     "query.timeout", "log.level", "web.external-url", "rules.alert.for-outage-tolerance",
     "rules.alert.for-grace-period", "rules.alert.resend-delay",
-    "alertmanager.notification-queue-capacity",
+    "alertmanager.notification-queue-capacity", "storage.tsdb.max-future",
+    "storage.tsdb.max-labels-per-series", "storage.tsdb.max-label-name-bytes",
+    "storage.tsdb.max-label-value-bytes", "storage.tsdb.max-series-bytes",
     /* booleans */
     "web.enable-lifecycle", "web.enable-remote-write-receiver", "storage.memory-only", NULL};
-#define NUM_VALUE_FLAGS 17
+#define NUM_VALUE_FLAGS 22
 
 int cli_run(int argc, char **argv)
 {
@@ -420,13 +434,41 @@ int cli_run(int argc, char **argv)
             return 2;
         }
     }
-    o.enable_lifecycle = vals[17] && strcmp(vals[17], "false");
-    o.enable_remote_write = vals[18] && strcmp(vals[18], "false");
-    o.memory_only = vals[19] && strcmp(vals[19], "false");
+    if (vals[17]) {
+        if (im_duration_parse(vals[17], strlen(vals[17]), &o.tsdb_max_future_ms, NULL) != IM_OK ||
+            o.tsdb_max_future_ms < 0) {
+            fprintf(stderr, "infermon run: --storage.tsdb.max-future: bad duration \"%s\"\n",
+                    vals[17]);
+            return 2;
+        }
+        if (o.tsdb_max_future_ms == 0) o.tsdb_max_future_ms = -1; /* 0s: no check */
+    }
+    uint32_t *lims[] = {&o.tsdb_max_labels, &o.tsdb_max_label_name_bytes,
+                        &o.tsdb_max_label_value_bytes, &o.tsdb_max_series_bytes};
+    for (int k = 0; k < 4; k++) {
+        const char *v = vals[18 + k];
+        int64_t n = 0;
+        char *end = NULL;
+        if (!v) continue;
+        if (k == 0)
+            n = strtoll(v, &end, 10);
+        else if (scrape_parse_bytes(v, &n) == IM_OK)
+            end = (char *)"";
+        if (!end || *end || n <= 0 || n > UINT32_MAX) {
+            fprintf(stderr, "infermon run: --%s: bad %s \"%s\"\n", flag_names[18 + k],
+                    k == 0 ? "number" : "size", v);
+            return 2;
+        }
+        *lims[k] = (uint32_t)n;
+    }
+    o.enable_lifecycle = vals[22] && strcmp(vals[22], "false");
+    o.enable_remote_write = vals[23] && strcmp(vals[23], "false");
+    o.memory_only = vals[24] && strcmp(vals[24], "false");
     /* flags for /api/v1/status/flags, with defaults shown */
-    static const char *defaults[] = {"",      "data/", "0s",       "0B",    "timer", ":9470", "",
-                                     "32MiB", "5m",    "50000000", "2m",    "info",  "",      "1h",
-                                     "10m",   "1m",    "10000",    "false", "false", "false"};
+    static const char *defaults[] = {"",      "data/", "0s",       "0B",   "timer", ":9470", "",
+                                     "32MiB", "5m",    "50000000", "2m",   "info",  "",      "1h",
+                                     "10m",   "1m",    "10000",    "10m",  "4096",  "0B",    "0B",
+                                     "1MiB",  "false", "false",    "false"};
     const char *pairs[2 * IM_ARRAY_LEN(flag_names) + 1];
     size_t np = 0;
     for (size_t k = 0; flag_names[k]; k++) {

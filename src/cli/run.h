@@ -32,6 +32,10 @@ typedef struct run_opts {
     const char *external_url;
     int64_t rules_outage_tolerance_ms, rules_grace_period_ms, rules_resend_delay_ms;
     int64_t notify_queue_capacity;
+    /* storage limits (tsdb/limits.h; 0 = defaults); max_future_ms < 0 = no check */
+    int64_t tsdb_max_future_ms;
+    uint32_t tsdb_max_labels, tsdb_max_label_name_bytes, tsdb_max_label_value_bytes,
+        tsdb_max_series_bytes;
     bool handle_signals; /* true for `infermon run` */
     /* Called once the server listens (port = the bound port). */
     void (*on_ready)(void *ud, uint16_t port);

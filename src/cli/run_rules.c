@@ -42,7 +42,10 @@ static im_rc st_append(void *ctx, const im_labels_t *ls, int64_t t, double v)
 {
     run_rules_t *r = ctx;
     if (!r->app) r->app = tsdb_appender(r->db);
-    return tsdb_appender_add(r->app, 0, ls, t, v, NULL);
+    im_rc rc = tsdb_appender_add(r->app, 0, ls, t, v, NULL);
+    if (rc == IM_ELIMIT) /* a storage limit (tsdb/limits.h): say which */
+        IM_WARN("Rule sample appending failed", "err=%s", im_logq(tsdb_appender_error(r->app)));
+    return rc;
 }
 
 static im_rc st_commit(void *ctx)

@@ -451,10 +451,15 @@ static int cmd_import(int argc, char **argv)
             prevkey = key;
             key = t;
         }
-        if (rc == IM_OK)
+        if (rc == IM_OK) {
             samples++;
-        else
+        } else {
+            /* the first few reasons (which limit, what to change), not only a count */
+            if (rejected < 5)
+                fprintf(stderr, "infermon: %s:%d: sample rejected: %s\n", file, e.line,
+                        tsdb_appender_error(a));
             rejected++;
+        }
         if (++inbatch >= 50000) {
             if (tsdb_appender_commit(a, &err) != IM_OK) {
                 fprintf(stderr, "infermon: commit failed: %s\n", err.msg);
@@ -496,8 +501,8 @@ static int cmd_import(int argc, char **argv)
     tsdb_get_stats(db, &s);
     double secs = (double)(im_mono_ns() - t0) / 1e9;
     fprintf(stderr,
-            "imported %" PRIu64 " samples (%" PRIu64 " rejected: out of order, duplicate or out "
-            "of bounds) in %.2fs; %" PRIu64 " blocks, %" PRIu64 " bytes\n",
+            "imported %" PRIu64 " samples (%" PRIu64 " rejected: out of order, duplicate, out "
+            "of bounds or over a storage limit) in %.2fs; %" PRIu64 " blocks, %" PRIu64 " bytes\n",
             samples, rejected, secs, s.blocks, s.block_bytes);
     tsdb_close(db);
     return rcode;

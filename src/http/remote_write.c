@@ -207,12 +207,12 @@ im_rc http_remote_write_decode_append(tsdb_t *db, const char *body, size_t len, 
                 st->duplicates++;
             else if (arc == IM_EOUTOFBOUNDS)
                 st->out_of_bounds++;
-            rc = im_err_set(err, arc, "%s", im_rc_str(arc));
+            rc = im_err_set(err, arc, "%s", tsdb_appender_error(a)); /* names the limit */
             im_buf_t lbuf;
             im_buf_init(&lbuf, 4096);
             (void)im_labels_format(ls, &lbuf);
             IM_ERROR("Out of order sample from remote write", "err=%s series=%s timestamp=%lld",
-                     im_logq(im_rc_str(arc)), im_logq(lbuf.data ? lbuf.data : ""),
+                     im_logq(tsdb_appender_error(a)), im_logq(lbuf.data ? lbuf.data : ""),
                      (long long)samples[i].t);
             im_buf_free(&lbuf);
         }

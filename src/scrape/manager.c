@@ -483,6 +483,12 @@ static bool parse_and_append(scrape_manager_t *m, target_t *t, expo_format_t fmt
         int64_t st = (e.has_ts && j->honor_timestamps) ? e.t_ms : ts;
         if (se->seen == 0 && created) r->added++;
         im_rc arc = app_add(a, &se->ref, se->ls, st, e.value);
+        if (arc == IM_ELIMIT) { /* a storage limit (tsdb/limits.h): fails the scrape */
+            snprintf(r->err, sizeof r->err, "%s", tsdb_appender_error(a));
+            r->limit = true;
+            ok = false;
+            break;
+        }
         if (arc == IM_EOUTOFORDER || arc == IM_EOUTOFBOUNDS)
             r->ooo++;
         else if (arc == IM_EDUPLICATE)

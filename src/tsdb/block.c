@@ -209,6 +209,10 @@ im_rc tsdb__bwriter_add(tsdb__bwriter_t *w, const im_labels_t *ls, const int64_t
     if (w->err)
         return im_err_set(err, w->err, "cannot write block %s: %s", w->tmp_path,
                           w->err_errno ? strerror(w->err_errno) : im_rc_str(w->err));
+    /* What the reader refuses is never written (tsdb/limits.h). */
+    tsdb_limits_t caps = tsdb_limits_format();
+    im_rc lrc = tsdb_limits_check(&caps, ls, err);
+    if (lrc != IM_OK) return lrc;
     if (w->nser == w->capser) {
         w->capser = w->capser ? w->capser * 2 : 1024;
         w->ser = im_realloc(w->ser, w->capser * sizeof *w->ser);
@@ -533,6 +537,7 @@ static im_rc parse(const uint8_t *p, size_t len, tsdb__block_t *b, im_err_t *err
         goto out;
     }
     syms = im_calloc(nsym ? nsym : 1, sizeof *syms);
+    uint64_t *symlen = im_calloc(nsym ? nsym : 1, sizeof *symlen); /* for the limits */
     bool ok = true;
     for (uint64_t i = 0; i < nsym && ok; i++) {
         uint64_t l;
@@ -541,6 +546,7 @@ static im_rc parse(const uint8_t *p, size_t len, tsdb__block_t *b, im_err_t *err
             break;
         }
         if (b) syms[i] = im_intern((const char *)q, l);
+        symlen[i] = l;
         q += l;
     }
     /* Series. */
@@ -558,19 +564,23 @@ static im_rc parse(const uint8_t *p, size_t len, tsdb__block_t *b, im_err_t *err
     for (uint64_t i = 0; i < nser && ok; i++) {
         uint64_t nl, x[8];
         int64_t smin;
-        if (!tsdb__get_uvarint(&q, end, &nl) || nl == 0 || nl > 4096) {
+        if (!tsdb__get_uvarint(&q, end, &nl) || nl == 0 || nl > TSDB_FMT_MAX_LABELS) {
             ok = false;
             break;
         }
         im_lb_reset(&lb);
+        uint64_t lbytes = 0;
         for (uint64_t j = 0; j < nl && ok; j++) {
             uint64_t a, c;
             if (!tsdb__get_uvarint(&q, end, &a) || !tsdb__get_uvarint(&q, end, &c) || a >= nsym ||
-                c >= nsym)
+                c >= nsym) {
                 ok = false;
-            else if (b)
-                im_lb_set_istr(&lb, syms[a], syms[c]);
+                break;
+            }
+            lbytes += symlen[a] + symlen[c];
+            if (b) im_lb_set_istr(&lb, syms[a], syms[c]);
         }
+        if (ok && !tsdb_limits_ok_raw(nl, lbytes)) ok = false; /* tsdb/limits.h */
         if (!ok || !tsdb__get_varint(&q, end, &smin)) {
             ok = false;
             break;
@@ -605,6 +615,7 @@ static im_rc parse(const uint8_t *p, size_t len, tsdb__block_t *b, im_err_t *err
         }
     }
     im_lb_free(&lb);
+    im_free(symlen);
     if (ok && samples != nsamples) ok = false;
     if (syms) {
         for (uint64_t i = 0; i < nsym; i++)

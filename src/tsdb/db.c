@@ -10,13 +10,14 @@
  * Life of a sample:
  *   appender_add -> commit: WAL record -> head chunk
  *     -> persist: head window [w, w+R) older than 1.5 R behind the head's newest
- *        sample -> block (level 1), head truncated, WAL checkpointed; a flush
+ *        sample (capped at now + max_future, invariant 5) -> block (level 1),
+ *        head truncated, WAL checkpointed; a flush
  *        (backfill) persists partial windows too: a block's [mint, maxt] is
  *        the range of its samples, never widened to its window, so the head's
  *        lower bound after a flush is the newest persisted sample + 1 ms
  *     -> compaction: level-n blocks of one window of 3^n R -> one level n+1 block
- *     -> retention: blocks ending before newest - retention_ms, or the oldest
- *        while the total size exceeds retention_bytes, are deleted.
+ *     -> retention: blocks ending before min(now, newest) - retention_ms, or the
+ *        oldest while the total size exceeds retention_bytes, are deleted.
  *
  * Invariants:
  *  1. A block is durable (fsynced, renamed) before the head drops its range and
@@ -33,7 +34,15 @@
  *     sticky failed state (wal.c invariant 7): commits, syncs and maintenance
  *     are refused with that error until the store is reopened, and the failed
  *     write is never retried. Queries go on being served from memory and the
- *     blocks already open. */
+ *     blocks already open.
+ *  6. No client timestamp alone moves a bound: appends more than max_future
+ *     ahead of the wall clock are refused (head_append.c); time retention counts
+ *     back from min(now, newest sample), so a block ending in the future never
+ *     makes it drop others; persisting counts from min(newest, now + max_future).
+ *     What an older version let through is neutralised at open: blocks that
+ *     start beyond now + max_future are not loaded (left on disk, warned), and
+ *     WAL samples beyond it are dropped (warned), so the head's lower bound
+ *     and the series' newest samples come from plausible data only. */
 #include "util/base.h"
 
 #include <dirent.h>
@@ -67,6 +76,26 @@ static int64_t floordiv(int64_t a, int64_t b)
     int64_t q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
     return q;
+}
+
+int64_t tsdb__now_ms(const tsdb_t *db)
+{
+    return db->opts.now_ms ? db->opts.now_ms() : im_now_ms();
+}
+
+int64_t tsdb__max_valid_t(const tsdb_t *db)
+{
+    if (db->opts.max_future_ms < 0) return INT64_MAX;
+    int64_t now = tsdb__now_ms(db);
+    return now > INT64_MAX - db->opts.max_future_ms ? INT64_MAX : now + db->opts.max_future_ms;
+}
+
+/* The reference time persisting counts from: the head's newest sample, but
+ * never beyond what an append may add now (invariant 5). */
+static int64_t persist_ref(const tsdb_t *db, int64_t head_maxt)
+{
+    int64_t lim = tsdb__max_valid_t(db);
+    return head_maxt < lim ? head_maxt : lim;
 }
 
 /* ---- Blocks list ---- */
@@ -152,6 +181,15 @@ static im_rc load_blocks(tsdb_t *db, im_err_t *err)
                     im_logq(de->d_name), im_logq(e.msg));
             continue;
         }
+        if (b->mint > tsdb__max_valid_t(db)) {
+            IM_WARN("block starts further ahead of the clock than --storage.tsdb.max-future; "
+                    "not loaded, left on disk (an older version accepted its samples; loaded, "
+                    "they would refuse current writes): move it away or delete it",
+                    "block=%s mint=%" PRId64 " now=%" PRId64 " max_future=%" PRId64 "ms",
+                    im_logq(de->d_name), b->mint, tsdb__now_ms(db), db->opts.max_future_ms);
+            tsdb__block_unref(b);
+            continue;
+        }
         blocks_add(db, b);
     }
     closedir(d);
@@ -177,6 +215,7 @@ im_rc tsdb_open(const tsdb_opts_t *opts, tsdb_t **out, im_err_t *err)
     if (db->opts.block_range_ms <= 0) db->opts.block_range_ms = DEFAULT_BLOCK_MS;
     if (db->opts.fsync_interval_ms <= 0) db->opts.fsync_interval_ms = 1000;
     if (db->opts.wal_segment_bytes == 0) db->opts.wal_segment_bytes = DEFAULT_SEGMENT;
+    if (db->opts.max_future_ms == 0) db->opts.max_future_ms = TSDB_DEFAULT_MAX_FUTURE_MS;
     db->opts.dir = NULL;
     db->lock_fd = -1;
     pthread_mutex_init(&db->commit_mu, NULL);
@@ -185,7 +224,9 @@ im_rc tsdb_open(const tsdb_opts_t *opts, tsdb_t **out, im_err_t *err)
     pthread_mutex_init(&db->bg_mu, NULL);
     pthread_cond_init(&db->bg_cv, NULL);
     db->head = tsdb__head_new(db->opts.block_range_ms);
-    im_rc rc = IM_OK;
+    db->head->replay_max_t = INT64_MAX;
+    im_rc rc = tsdb_limits_resolve(&db->opts.limits, err);
+    if (rc != IM_OK) goto fail;
     if (opts->dir) {
         db->dir = im_strdup(opts->dir);
         db->opts.dir = db->dir;
@@ -207,15 +248,47 @@ im_rc tsdb_open(const tsdb_opts_t *opts, tsdb_t **out, im_err_t *err)
         db->lock_fd = fd;
         rc = load_blocks(db, err);
         if (rc != IM_OK) goto fail;
-        int64_t bmax = INT64_MIN;
-        for (size_t i = 0; i < db->nblocks; i++)
-            if (db->blocks[i]->maxt > bmax) bmax = db->blocks[i]->maxt;
+        int64_t bmax = INT64_MIN, bdata = INT64_MIN;
+        for (size_t i = 0; i < db->nblocks; i++) {
+            tsdb__block_t *b = db->blocks[i];
+            if (b->maxt > bmax) bmax = b->maxt;
+            for (uint64_t k = 0; k < b->nseries; k++)
+                if (b->series[k].maxt > bdata) bdata = b->series[k].maxt;
+        }
+        int64_t now = tsdb__now_ms(db);
+        /* The lower bound follows the blocks' newest sample, not their range's
+         * end: a block's range may end after its data (a window persisted early
+         * because an older version let a future sample in, up to a window
+         * ahead of the clock). No sample between the two was ever accepted
+         * (the bound was raised to the window's end before its snapshot), so
+         * nothing persisted is re-added. */
+        (void)bmax;
+        bmax = bdata;
         if (bmax != INT64_MIN) atomic_store(&db->head->min_valid_t, bmax + 1);
         tsdb__wal_replay_stats_t st;
+        db->head->replay_max_t = tsdb__max_valid_t(db);
         rc =
             tsdb__wal_open(db->dir, db->opts.wal_segment_bytes, replay_rec, db, &st, &db->wal, err);
         tsdb__head_replay_done(db->head);
+        db->head->replay_max_t = INT64_MAX;
         if (rc != IM_OK) goto fail;
+        /* Same for a lower bound a checkpoint recorded ahead of the clock: no
+         * sample between the blocks' newest and it was ever accepted (the head
+         * held none when it was raised), so lowering it re-adds nothing. */
+        if (atomic_load(&db->head->min_valid_t) > now) {
+            int64_t lo = bmax == INT64_MIN ? INT64_MIN : bmax + 1;
+            IM_WARN("head lower bound was ahead of the clock (an older version accepted a sample "
+                    "too far in the future); reset to just after the newest block",
+                    "was=%" PRId64 " now=%" PRId64 " reset_to=%" PRId64,
+                    atomic_load(&db->head->min_valid_t), now, lo);
+            atomic_store(&db->head->min_valid_t, lo);
+        }
+        if (db->head->replay_future_dropped)
+            IM_WARN("WAL samples further ahead of the clock than --storage.tsdb.max-future "
+                    "dropped at replay (an older version accepted them; kept, they would refuse "
+                    "current writes)",
+                    "samples=%" PRIu64 " now=%" PRId64 " max_future=%" PRId64 "ms",
+                    db->head->replay_future_dropped, tsdb__now_ms(db), db->opts.max_future_ms);
         atomic_store(&db->wal_corruptions, st.corruptions);
         IM_INFO("TSDB started", "dir=%s blocks=%zu head_series=%" PRIu64 " head_samples=%" PRIu64,
                 im_logq(db->dir), db->nblocks, db->head->nseries, db->head->nsamples);
@@ -610,6 +683,11 @@ static void retention(tsdb_t *db)
     pthread_mutex_lock(&db->blocks_mu);
     for (size_t i = 0; i < db->nblocks; i++)
         if (db->blocks[i]->maxt > newest) newest = db->blocks[i]->maxt;
+    /* Counted back from the clock when the data reaches it (invariant 5): a
+     * block ending in the future keeps its own data and costs no other. Older
+     * data alone (a backfill) counts from its newest sample, as Prometheus. */
+    int64_t now = tsdb__now_ms(db);
+    if (newest > now) newest = now;
     for (size_t i = 0; i < db->nblocks;) {
         tsdb__block_t *b = db->blocks[i];
         if (newest != INT64_MIN && b->maxt < newest - db->opts.retention_ms) {
@@ -667,6 +745,8 @@ static im_rc maintain(tsdb_t *db, im_err_t *err)
         pthread_rwlock_rdlock(&h->lock);
         int64_t maxt = h->maxt, mint = h->mint;
         pthread_rwlock_unlock(&h->lock);
+        int64_t now = tsdb__now_ms(db);
+        if (maxt > now) maxt = now; /* invariant 5 */
         if (maxt != INT64_MIN && mint < maxt - db->opts.retention_ms) {
             int64_t cut = maxt - db->opts.retention_ms;
             pthread_mutex_lock(&db->commit_mu);
@@ -683,7 +763,7 @@ static im_rc maintain(tsdb_t *db, im_err_t *err)
         pthread_rwlock_unlock(&h->lock);
         if (maxt == INT64_MIN) break;
         int64_t w0 = floordiv(mint, R) * R;
-        if (maxt < w0 + R + R / 2) break;
+        if (persist_ref(db, maxt) < w0 + R + R / 2) break;
         rc = persist_window(db, w0, w0 + R - 1, err);
         if (rc != IM_OK) break;
     }
@@ -781,6 +861,8 @@ void tsdb_get_stats(tsdb_t *db, tsdb_stats_t *o)
     o->out_of_order = atomic_load(&db->out_of_order);
     o->duplicates = atomic_load(&db->duplicates);
     o->out_of_bounds = atomic_load(&db->out_of_bounds);
+    o->too_far_future = atomic_load(&db->too_far_future);
+    o->over_limits = atomic_load(&db->over_limits);
     o->wal_fsyncs = atomic_load(&db->wal_fsyncs);
     o->wal_fsync_seconds_total = (double)atomic_load(&db->wal_fsync_ns) / 1e9;
     o->wal_corruptions = atomic_load(&db->wal_corruptions);

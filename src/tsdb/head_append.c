@@ -2,14 +2,25 @@
  * committed state, and on commit writes one WAL record then publishes the batch.
  *
  * Invariants:
- *  1. A commit is one WAL record (TSDB__REC_COMMIT) holding the new series and all
- *     accepted samples; it is written (one write(2)) before any of it is applied
- *     to the head, and applied under the head's write lock, so queriers see all of
- *     a batch or none of it.
+ *  1. A commit is written to the WAL (TSDB__REC_COMMIT records holding the new
+ *     series and all accepted samples; one record but for huge batches, see 5)
+ *     before any of it is applied to the head, and applied under the head's
+ *     write lock, so queriers see all of a batch or none of it.
  *  2. Commits are serialised by db->commit_mu, so WAL order == apply order and a
  *     replay reproduces the head exactly.
  *  3. A series named in a batch is pinned (series->pending) from the first add
  *     until commit/rollback, so head truncation never frees it under the appender.
+ *  4. Nothing is accepted that a reader would refuse: a new series is checked
+ *     against the store's limits (tsdb/limits.h, never above the format caps)
+ *     before it is created, and a sample more than max_future ahead of the wall
+ *     clock is refused (it would otherwise decide retention and the head's
+ *     lower bound). The replay applies the same format caps and skips, with a
+ *     warning, what an older version let through, keeping the rest.
+ *  5. A commit is one logical WAL record of any size: wal.c fragments a long
+ *     record into physical pieces and replays it whole or not at all, so a
+ *     torn huge commit never comes back half. A series' checkpoint is split
+ *     into several CKP_SERIES records (each with some of its chunks) when one
+ *     would exceed TSDB_FMT_WAL_RECORD_TARGET.
  *
  * COMMIT record payload:
  *   u8 type = 1
@@ -37,6 +48,8 @@ typedef struct app_ent {
 
 struct tsdb_appender {
     tsdb_t *db;
+    im_err_t err;      /* the last rejection's sentence (tsdb_appender_error) */
+    int64_t max_t;     /* newest t accepted: now + max_future when the appender was made */
     app_sample_t *smp; /* owned */
     size_t n, cap;
     app_ent_t *map; /* open addressing on series id */
@@ -47,7 +60,13 @@ tsdb_appender_t *tsdb_appender(tsdb_t *db)
 {
     tsdb_appender_t *a = im_calloc(1, sizeof *a);
     a->db = db;
+    a->max_t = tsdb__max_valid_t(db); /* one clock read per batch, not per sample */
     return a;
+}
+
+const char *tsdb_appender_error(const tsdb_appender_t *a)
+{
+    return a->err.msg;
 }
 
 static app_ent_t *ent_find(tsdb_appender_t *a, uint32_t id)
@@ -111,12 +130,17 @@ im_rc tsdb_appender_add(tsdb_appender_t *a, tsdb_ref_t ref, const im_labels_t *l
         if (s) {
             e = ent_insert(a, s); /* the entry holds the pin taken above */
         } else if (!labels) {
-            return IM_ENOTFOUND;
+            return im_err_set(&a->err, IM_ENOTFOUND, "series ref %llu not found",
+                              (unsigned long long)ref);
         }
     }
     if (!e) {
-        if (!labels) return IM_EINVAL;
-        if (labels->n == 0) return IM_EINVAL;
+        if (!labels || labels->n == 0)
+            return im_err_set(&a->err, IM_EINVAL, "a series needs at least one label");
+        if (tsdb_limits_check(&db->opts.limits, labels, &a->err) != IM_OK) {
+            atomic_fetch_add(&db->over_limits, 1);
+            return IM_ELIMIT;
+        }
         bool created;
         tsdb__series_t *s = tsdb__head_get_or_create(h, labels, &created);
         e = ent_find(a, s->id);
@@ -128,7 +152,18 @@ im_rc tsdb_appender_add(tsdb_appender_t *a, tsdb_ref_t ref, const im_labels_t *l
     if (out_ref) *out_ref = e->s->id;
     if (t_ms < atomic_load_explicit(&h->min_valid_t, memory_order_relaxed)) {
         atomic_fetch_add(&db->out_of_bounds, 1);
-        return IM_EOUTOFBOUNDS;
+        return im_err_set(&a->err, IM_EOUTOFBOUNDS, "%s", im_rc_str(IM_EOUTOFBOUNDS));
+    }
+    if (t_ms > a->max_t) {
+        atomic_fetch_add(&db->out_of_bounds, 1);
+        atomic_fetch_add(&db->too_far_future, 1);
+        int64_t now = tsdb__now_ms(db);
+        return im_err_set(&a->err, IM_EOUTOFBOUNDS,
+                          "out of bounds: sample timestamp %lld is %lld s ahead of the clock "
+                          "(now %lld), more than the %lld s allowed (--storage.tsdb.max-future); "
+                          "fix the sender's clock",
+                          (long long)t_ms, (long long)((t_ms - now) / 1000), (long long)now,
+                          (long long)(db->opts.max_future_ms / 1000));
     }
     uint64_t vb;
     memcpy(&vb, &v, sizeof vb);
@@ -140,12 +175,12 @@ im_rc tsdb_appender_add(tsdb_appender_t *a, tsdb_ref_t ref, const im_labels_t *l
         }
         if (t_ms < e->maxt) {
             atomic_fetch_add(&db->out_of_order, 1);
-            return IM_EOUTOFORDER;
+            return im_err_set(&a->err, IM_EOUTOFORDER, "%s", im_rc_str(IM_EOUTOFORDER));
         }
         if (t_ms == e->maxt) {
             if (vb == e->vbits) return IM_OK;
             atomic_fetch_add(&db->duplicates, 1);
-            return IM_EDUPLICATE;
+            return im_err_set(&a->err, IM_EDUPLICATE, "%s", im_rc_str(IM_EDUPLICATE));
         }
     }
     e->maxt = t_ms;
@@ -183,6 +218,43 @@ static void put_labels(im_buf_t *b, const im_labels_t *ls)
         tsdb__put_uvarint(b, ls->l[i].value->len);
         (void)im_buf_append(b, ls->l[i].value->s, ls->l[i].value->len);
     }
+}
+
+/* Logs the batch as one COMMIT record: the new series, then the samples. */
+static im_rc log_commit(tsdb_t *db, tsdb_appender_t *a, im_err_t *err)
+{
+    im_buf_t rec;
+    im_buf_init(&rec, 0);
+    (void)im_buf_putc(&rec, TSDB__REC_COMMIT);
+    size_t nnew = 0;
+    for (size_t i = 0; i < a->capmap; i++)
+        if (a->map[i].s && !a->map[i].s->logged) nnew++;
+    tsdb__put_uvarint(&rec, nnew);
+    for (size_t i = 0; i < a->capmap; i++) {
+        tsdb__series_t *s = a->map[i].s;
+        if (!s || s->logged) continue;
+        tsdb__put_uvarint(&rec, s->id);
+        put_labels(&rec, s->labels);
+    }
+    tsdb__put_uvarint(&rec, a->n);
+    int64_t base = a->n ? a->smp[0].t : 0;
+    tsdb__put_varint(&rec, base);
+    /* samples: at most 10 + 10 + 8 bytes each, written in place */
+    if (im_buf_reserve(&rec, a->n * 28 + 1) != IM_OK) im_oom(a->n * 28);
+    uint8_t *p = (uint8_t *)rec.data + rec.len;
+    for (size_t i = 0; i < a->n; i++) {
+        p = put_uv(p, a->smp[i].s->id);
+        int64_t d = (int64_t)((uint64_t)a->smp[i].t - (uint64_t)base);
+        p = put_uv(p, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+        uint64_t vb;
+        memcpy(&vb, &a->smp[i].v, sizeof vb);
+        for (int k = 0; k < 8; k++) *p++ = (uint8_t)(vb >> (8 * k)); /* little endian */
+    }
+    rec.len = (size_t)(p - (uint8_t *)rec.data);
+    rec.data[rec.len] = 0;
+    im_rc rc = tsdb__wal_log(db->wal, (const uint8_t *)rec.data, rec.len, err);
+    im_buf_free(&rec);
+    return rc;
 }
 
 im_rc tsdb_appender_commit(tsdb_appender_t *a, im_err_t *err)
@@ -227,37 +299,7 @@ im_rc tsdb_appender_commit(tsdb_appender_t *a, im_err_t *err)
     a->n = w;
     if (a->n == 0) goto out;
     if (db->wal) {
-        im_buf_t rec;
-        im_buf_init(&rec, 0);
-        (void)im_buf_putc(&rec, TSDB__REC_COMMIT);
-        size_t nnew = 0;
-        for (size_t i = 0; i < a->capmap; i++)
-            if (a->map[i].s && !a->map[i].s->logged) nnew++;
-        tsdb__put_uvarint(&rec, nnew);
-        for (size_t i = 0; i < a->capmap; i++) {
-            tsdb__series_t *s = a->map[i].s;
-            if (!s || s->logged) continue;
-            tsdb__put_uvarint(&rec, s->id);
-            put_labels(&rec, s->labels);
-        }
-        tsdb__put_uvarint(&rec, a->n);
-        int64_t base = a->smp[0].t;
-        tsdb__put_varint(&rec, base);
-        /* samples: at most 10 + 10 + 8 bytes each, written in place */
-        if (im_buf_reserve(&rec, a->n * 28) != IM_OK) im_oom(a->n * 28);
-        uint8_t *p = (uint8_t *)rec.data + rec.len;
-        for (size_t i = 0; i < a->n; i++) {
-            p = put_uv(p, a->smp[i].s->id);
-            int64_t d = (int64_t)((uint64_t)a->smp[i].t - (uint64_t)base);
-            p = put_uv(p, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
-            uint64_t vb;
-            memcpy(&vb, &a->smp[i].v, sizeof vb);
-            for (int k = 0; k < 8; k++) *p++ = (uint8_t)(vb >> (8 * k)); /* little endian */
-        }
-        rec.len = (size_t)(p - (uint8_t *)rec.data);
-        rec.data[rec.len] = 0;
-        rc = tsdb__wal_log(db->wal, (const uint8_t *)rec.data, rec.len, err);
-        im_buf_free(&rec);
+        rc = log_commit(db, a, err);
         if (rc != IM_OK) goto out;
         for (size_t i = 0; i < a->capmap; i++)
             if (a->map[i].s) a->map[i].s->logged = true;
@@ -278,33 +320,60 @@ out:
 
 /* ---- Replay ---- */
 
-static bool get_labels(const uint8_t **p, const uint8_t *end, const im_labels_t **out)
+/* Reads a label set. 1: *out set; 0: malformed (the record is corrupt); -1:
+ * well-formed but over the format caps (tsdb/limits.h) — written by an older
+ * version that did not check; skipped, *out NULL, *p after it. */
+static int get_labels(const uint8_t **p, const uint8_t *end, const im_labels_t **out)
 {
     uint64_t nl;
-    if (!tsdb__get_uvarint(p, end, &nl) || nl > 4096) return false;
+    *out = NULL;
+    if (!tsdb__get_uvarint(p, end, &nl) || nl > (uint64_t)(end - *p)) return 0;
+    /* First the structure and the sizes, so an over-cap set builds nothing. */
+    const uint8_t *q = *p;
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < nl; i++) {
+        uint64_t ln, lv;
+        if (!tsdb__get_uvarint(&q, end, &ln) || ln == 0 || ln > (uint64_t)(end - q)) return 0;
+        q += ln;
+        if (!tsdb__get_uvarint(&q, end, &lv) || lv > (uint64_t)(end - q)) return 0;
+        q += lv;
+        total += ln + lv;
+    }
+    if (!tsdb_limits_ok_raw(nl, total)) {
+        *p = q;
+        return -1;
+    }
     im_labels_builder_t b;
     im_lb_init(&b);
     for (uint64_t i = 0; i < nl; i++) {
         uint64_t ln, lv;
-        if (!tsdb__get_uvarint(p, end, &ln) || ln > (uint64_t)(end - *p)) goto fail;
+        (void)tsdb__get_uvarint(p, end, &ln);
         const char *name = (const char *)*p;
         *p += ln;
-        if (!tsdb__get_uvarint(p, end, &lv) || lv > (uint64_t)(end - *p)) goto fail;
+        (void)tsdb__get_uvarint(p, end, &lv);
         const char *val = (const char *)*p;
         *p += lv;
-        if (ln == 0) goto fail;
         im_lb_set(&b, name, ln, val, lv);
     }
     *out = im_lb_build(&b);
     im_lb_free(&b);
     if ((*out)->n == 0) {
         im_labels_unref(*out);
-        return false;
+        *out = NULL;
+        return 0;
     }
-    return true;
-fail:
-    im_lb_free(&b);
-    return false;
+    return 1;
+}
+
+/* A series of an older version's WAL over the format caps: skipped (its
+ * samples go with it), counted, warned about once per replay. */
+static void skipped_series(tsdb__head_t *h, uint64_t id)
+{
+    if (h->replay_over_limits++ == 0)
+        IM_WARN("WAL series over the storage format's limits skipped with its samples (written "
+                "by an older version); the rest of the WAL is kept",
+                "id=%llu max_labels=%u max_series_bytes=%u", (unsigned long long)id,
+                TSDB_FMT_MAX_LABELS, TSDB_FMT_MAX_SERIES_BYTES);
 }
 
 /* Applies one WAL/checkpoint record to the head (no WAL write). Samples that do
@@ -317,6 +386,9 @@ im_rc tsdb__head_apply_record(tsdb__head_t *h, const uint8_t *rec, size_t len)
     if (rec[0] == TSDB__REC_CKP_STATE) {
         int64_t mv;
         if (!tsdb__get_varint(&p, end, &mv)) return IM_ECORRUPT;
+        /* A bound past what may be appended now was raised by a future sample
+         * an older version accepted; the blocks' bound stands (db.c). */
+        if (h->replay_max_t != INT64_MAX && mv > h->replay_max_t + 1) return IM_OK;
         if (mv > atomic_load(&h->min_valid_t)) atomic_store(&h->min_valid_t, mv);
         return IM_OK;
     }
@@ -324,7 +396,12 @@ im_rc tsdb__head_apply_record(tsdb__head_t *h, const uint8_t *rec, size_t len)
         uint64_t id, nch;
         const im_labels_t *ls;
         if (!tsdb__get_uvarint(&p, end, &id) || id == 0 || id >= UINT32_MAX) return IM_ECORRUPT;
-        if (!get_labels(&p, end, &ls)) return IM_ECORRUPT;
+        int gl = get_labels(&p, end, &ls);
+        if (gl == 0) return IM_ECORRUPT;
+        if (gl < 0) {
+            skipped_series(h, id);
+            return IM_OK;
+        }
         tsdb__series_t *s = tsdb__head_create_with_id(h, (uint32_t)id, ls);
         im_labels_unref(ls);
         if (!s) return IM_ECORRUPT;
@@ -342,8 +419,13 @@ im_rc tsdb__head_apply_record(tsdb__head_t *h, const uint8_t *rec, size_t len)
             tsdb__xor_dec_init(&d, p, (uint32_t)nbits, (uint16_t)n);
             int64_t t;
             double v;
-            while (tsdb__xor_next(&d, &t, &v))
+            while (tsdb__xor_next(&d, &t, &v)) {
+                if (t > h->replay_max_t) {
+                    h->replay_future_dropped++;
+                    continue;
+                }
                 if (t > atomic_load(&s->maxt)) tsdb__head_append(h, s, t, v);
+            }
             p += (nbits + 7) / 8;
         }
         pthread_rwlock_unlock(&h->lock);
@@ -356,7 +438,12 @@ im_rc tsdb__head_apply_record(tsdb__head_t *h, const uint8_t *rec, size_t len)
         uint64_t id;
         const im_labels_t *ls;
         if (!tsdb__get_uvarint(&p, end, &id) || id == 0 || id >= UINT32_MAX) return IM_ECORRUPT;
-        if (!get_labels(&p, end, &ls)) return IM_ECORRUPT;
+        int gl = get_labels(&p, end, &ls);
+        if (gl == 0) return IM_ECORRUPT;
+        if (gl < 0) {
+            skipped_series(h, id);
+            continue;
+        }
         tsdb__series_t *s = tsdb__head_create_with_id(h, (uint32_t)id, ls);
         im_labels_unref(ls);
         if (!s) return IM_ECORRUPT;
@@ -380,6 +467,10 @@ im_rc tsdb__head_apply_record(tsdb__head_t *h, const uint8_t *rec, size_t len)
         if (!s) continue; /* series dropped by a later truncation */
         int64_t t = (int64_t)((uint64_t)base + (uint64_t)dt);
         if (t < minv || t <= atomic_load(&s->maxt)) continue;
+        if (t > h->replay_max_t) {
+            h->replay_future_dropped++;
+            continue;
+        }
         double v;
         memcpy(&v, &vb, sizeof v);
         tsdb__head_append(h, s, t, v);
@@ -393,8 +484,10 @@ im_rc tsdb__head_apply_record(tsdb__head_t *h, const uint8_t *rec, size_t len)
 void tsdb__head_checkpoint(tsdb__head_t *h, im_buf_t *out);
 void tsdb__head_checkpoint(tsdb__head_t *h, im_buf_t *out)
 {
-    im_buf_t rec;
+    im_buf_t rec, hdr, body;
     im_buf_init(&rec, 0);
+    im_buf_init(&hdr, 0);
+    im_buf_init(&body, 0);
     (void)im_buf_putc(&rec, TSDB__REC_CKP_STATE);
     tsdb__put_varint(&rec, atomic_load(&h->min_valid_t));
     tsdb__wal_frame(out, (const uint8_t *)rec.data, rec.len);
@@ -402,20 +495,33 @@ void tsdb__head_checkpoint(tsdb__head_t *h, im_buf_t *out)
     for (uint32_t id = 1; id < h->next_id && id < h->capids; id++) {
         tsdb__series_t *s = h->by_id[id];
         if (!s) continue;
-        im_buf_reset(&rec);
-        (void)im_buf_putc(&rec, TSDB__REC_CKP_SERIES);
-        tsdb__put_uvarint(&rec, s->id);
-        put_labels(&rec, s->labels);
-        tsdb__put_uvarint(&rec, s->nchunks);
-        for (uint32_t c = 0; c < s->nchunks; c++) {
-            const tsdb__hchunk_t *hc = &s->chunks[c];
-            tsdb__put_uvarint(&rec, hc->n);
-            tsdb__put_uvarint(&rec, hc->data.nbits);
-            (void)im_buf_append(&rec, hc->data.b ? (const char *)hc->data.b : "",
-                                (hc->data.nbits + 7) / 8);
-        }
-        tsdb__wal_frame(out, (const uint8_t *)rec.data, rec.len);
+        /* One record per series, or several (each with some of its chunks)
+         * when its chunks would make it larger than the record target. */
+        im_buf_reset(&hdr);
+        (void)im_buf_putc(&hdr, TSDB__REC_CKP_SERIES);
+        tsdb__put_uvarint(&hdr, s->id);
+        put_labels(&hdr, s->labels);
+        uint32_t c = 0;
+        do {
+            im_buf_reset(&body);
+            uint32_t k = 0;
+            for (; c < s->nchunks; c++, k++) {
+                const tsdb__hchunk_t *hc = &s->chunks[c];
+                size_t nb = (hc->data.nbits + 7) / 8;
+                if (k > 0 && hdr.len + body.len + nb + 20 > TSDB_FMT_WAL_RECORD_TARGET) break;
+                tsdb__put_uvarint(&body, hc->n);
+                tsdb__put_uvarint(&body, hc->data.nbits);
+                (void)im_buf_append(&body, hc->data.b ? (const char *)hc->data.b : "", nb);
+            }
+            im_buf_reset(&rec);
+            (void)im_buf_append(&rec, hdr.data, hdr.len);
+            tsdb__put_uvarint(&rec, k);
+            if (body.len) (void)im_buf_append(&rec, body.data, body.len);
+            tsdb__wal_frame(out, (const uint8_t *)rec.data, rec.len);
+        } while (c < s->nchunks);
     }
     pthread_rwlock_unlock(&h->lock);
     im_buf_free(&rec);
+    im_buf_free(&hdr);
+    im_buf_free(&body);
 }

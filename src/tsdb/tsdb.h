@@ -16,7 +16,11 @@
  *  - IM_EOUTOFORDER  t is older than the series' newest committed sample;
  *  - IM_EDUPLICATE   same t as the newest sample but a different value (bit-wise)
  *                    (same t and same value is accepted and ignored, as Prometheus);
- *  - IM_EOUTOFBOUNDS t is older than the head's lower bound (already persisted).
+ *  - IM_EOUTOFBOUNDS t is older than the head's lower bound (already persisted),
+ *                    or more than opts.max_future_ms ahead of the wall clock;
+ *  - IM_ELIMIT       a new series over opts.limits (tsdb/limits.h).
+ * tsdb_appender_error gives the sentence for the last rejection (which limit,
+ * what to change).
  * The caller counts these; tsdb_stats reports the totals.
  *
  * Series references. tsdb_appender_add returns a tsdb_ref_t for the series; a
@@ -31,6 +35,15 @@
  * engine reads either this store or any other backend (tests use an in-memory
  * one). A series set and its iterators are used by one thread at a time;
  * different sets and queryables may be used concurrently.
+ *
+ * Time bounds. Retention, persisting and the head's lower bound follow the
+ * wall clock, never a client's timestamps alone: time retention deletes blocks
+ * ending before min(now, newest sample) - retention_ms, and a window is
+ * persisted once min(newest sample, now + max_future_ms) is 1.5 block ranges
+ * past it. On open, a block that starts more than max_future_ms ahead of the
+ * clock is left on disk unloaded (warned), and WAL samples that far ahead are
+ * dropped (warned), so a store that took such a sample from an older version
+ * recovers on restart.
  *
  * Durability. WAL segments with a CRC32C per record (a commit of any size: long
  * records are fragmented and replayed whole or not at all); fsync policy from
@@ -55,6 +68,7 @@
 #define IM_TSDB_TSDB_H
 
 #include "labels/labels.h"
+#include "tsdb/limits.h"
 #include "util/base.h"
 #include "util/err.h"
 
@@ -177,6 +191,9 @@ typedef struct tsdb_opts {
     int64_t fsync_interval_ms; /* 0 = default 1000 */
     size_t wal_segment_bytes;  /* 0 = default 128 MiB */
     bool no_background;        /* tests: no compaction/fsync thread; call tsdb_maintain */
+    tsdb_limits_t limits;      /* 0 fields = the format caps (tsdb/limits.h) */
+    int64_t max_future_ms;     /* 0 = TSDB_DEFAULT_MAX_FUTURE_MS; < 0 = no check */
+    int64_t (*now_ms)(void);   /* wall clock; NULL = im_now_ms (tests set it) */
 } tsdb_opts_t;
 
 im_rc tsdb_open(const tsdb_opts_t *opts, tsdb_t **out, im_err_t *err);
@@ -205,6 +222,9 @@ im_rc tsdb_appender_add(tsdb_appender_t *a, tsdb_ref_t ref, const im_labels_t *l
                         double v, tsdb_ref_t *out_ref);
 /* Writes the batch to the WAL and publishes it; frees the appender. */
 im_rc tsdb_appender_commit(tsdb_appender_t *a, im_err_t *err);
+/* The sentence for the last rejected tsdb_appender_add (e.g. which limit and
+ * which flag to change); "" when none. Valid until the next add or the end. */
+const char *tsdb_appender_error(const tsdb_appender_t *a);
 /* Discards the batch; frees the appender. */
 void tsdb_appender_rollback(tsdb_appender_t *a);
 
@@ -219,6 +239,8 @@ typedef struct tsdb_stats {
     int64_t head_mint_ms, head_maxt_ms;
     uint64_t samples_appended; /* total committed */
     uint64_t out_of_order, duplicates, out_of_bounds;
+    uint64_t too_far_future; /* of out_of_bounds: ahead of the clock by more than max_future */
+    uint64_t over_limits;    /* new series refused by opts.limits */
     uint64_t wal_fsyncs;
     double wal_fsync_seconds_total;
     uint64_t wal_corruptions; /* torn/corrupt tails cut at replay */

@@ -171,6 +171,10 @@ typedef struct tsdb__head {
      * (the series was dropped and made again, and a crash kept both records). */
     struct tsdb__alias *alias; /* owned, open addressing; NULL outside replay */
     size_t nalias, capalias;
+    /* WAL replay only (set by db.c): samples after replay_max_t are dropped
+     * (more than max_future ahead of the clock); counters for the summary. */
+    int64_t replay_max_t;
+    uint64_t replay_future_dropped, replay_over_limits;
 } tsdb__head_t;
 
 tsdb__head_t *tsdb__head_new(int64_t chunk_range_ms);
@@ -364,6 +368,7 @@ struct tsdb {
     size_t nblocks, capblocks;
     pthread_mutex_t maint_mu; /* one maintenance round at a time */
     _Atomic uint64_t samples_appended, out_of_order, duplicates, out_of_bounds;
+    _Atomic uint64_t too_far_future, over_limits;
     _Atomic uint64_t wal_fsyncs, wal_fsync_ns, wal_corruptions, blocks_corrupt, compactions;
     /* background thread */
     pthread_t bg;
@@ -372,6 +377,11 @@ struct tsdb {
     pthread_cond_t bg_cv;
     bool bg_stop;
 };
+
+/* The wall clock (opts.now_ms or im_now_ms). */
+int64_t tsdb__now_ms(const tsdb_t *db);
+/* The newest t the store accepts now: now + max_future (INT64_MAX: no check). */
+int64_t tsdb__max_valid_t(const tsdb_t *db);
 
 /* Records a WAL fsync in the stats; caller holds commit_mu. */
 im_rc tsdb__sync_locked(tsdb_t *db, im_err_t *err);

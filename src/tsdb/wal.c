@@ -80,7 +80,7 @@
 #define WAL_MAGIC      "IMWAL\0\0\2"
 #define WAL_MAGIC_V1   "IMWAL\0\0\1"
 #define WAL_HDR        8
-#define WAL_MAX_RECORD (64u << 20) /* physical record payload */
+#define WAL_MAX_RECORD TSDB_FMT_MAX_WAL_RECORD /* physical record payload (tsdb/limits.h) */
 #define WAL_FRAG_BYTES (8u << 20)  /* default physical payload of a fragment */
 
 struct tsdb__wal {
