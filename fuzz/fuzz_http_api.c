@@ -249,7 +249,9 @@ static void gen_params(im_buf_t *b, const uint8_t *p, size_t n)
             switch (form % 5) {
             case 0: snprintf(v, sizeof v, "%.17g", d); break;
             case 1: snprintf(v, sizeof v, "%lld", (long long)u); break;
-            case 2: snprintf(v, sizeof v, "%llu%s", (unsigned long long)(u >> 8), units[u % 7]); break;
+            case 2:
+                snprintf(v, sizeof v, "%llu%s", (unsigned long long)(u >> 8), units[u % 7]);
+                break;
             case 3: snprintf(v, sizeof v, "%lld.%03u", (long long)u, (unsigned)(u % 1000)); break;
             default:
                 snprintf(v, sizeof v, "%04u-%02u-%02uT%02u:%02u:%02uZ", (unsigned)(u % 10000),

@@ -165,7 +165,8 @@ void expo_parser_set_limits(expo_parser_t *p, const expo_limits_t *limits)
     if (limits) p->lim = *limits;
     if (p->lim.max_line_bytes == 0) p->lim.max_line_bytes = EXPO_DEFAULT_MAX_LINE_BYTES;
     if (p->lim.max_labels == 0) p->lim.max_labels = EXPO_DEFAULT_MAX_LABELS;
-    if (!p->lim.line_setting) p->lim.line_setting = "expo_limits_t.max_line_bytes; --max-line-bytes";
+    if (!p->lim.line_setting)
+        p->lim.line_setting = "expo_limits_t.max_line_bytes; --max-line-bytes";
     if (!p->lim.labels_setting) p->lim.labels_setting = "expo_limits_t.max_labels; --max-labels";
 }
 

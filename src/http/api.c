@@ -165,8 +165,8 @@ static enum MHD_Result do_query(http_server_t *s, http__req_t *r, bool range)
          * saturated at int64 (end - start of two extreme times does not fit),
          * over the step. */
         uint64_t span_ms = (uint64_t)p.end_ms - (uint64_t)p.start_ms;
-        int64_t span_ns = span_ms > (uint64_t)IM_MAX_DURATION_MS ? INT64_MAX
-                                                                 : (int64_t)span_ms * 1000000;
+        int64_t span_ns =
+            span_ms > (uint64_t)IM_MAX_DURATION_MS ? INT64_MAX : (int64_t)span_ms * 1000000;
         if (span_ns / step_ns > MAX_POINTS)
             return http__send_error(s, r, "bad_data",
                                     "exceeded maximum resolution of 11,000 points per timeseries. "

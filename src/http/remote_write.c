@@ -107,8 +107,8 @@ static im_rc check_unique(rw_names_t *nm, im_err_t *err)
     return IM_OK;
 }
 
-static im_rc decode_series(pb_t *ts, im_labels_builder_t *lb, rw_names_t *nm,
-                           rw_sample_t **samples, size_t *ns, size_t *cap, im_err_t *err)
+static im_rc decode_series(pb_t *ts, im_labels_builder_t *lb, rw_names_t *nm, rw_sample_t **samples,
+                           size_t *ns, size_t *cap, im_err_t *err)
 {
     im_lb_reset(lb);
     nm->n = 0;

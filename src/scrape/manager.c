@@ -413,9 +413,9 @@ static void meta_take_loans(scrape_result_t *r, meta_ent_t *prev)
  * default. */
 static int64_t body_cap(const scrape_manager_t *m, const scrape_job_cfg_t *j)
 {
-    return j->body_size_limit > 0 ? j->body_size_limit
-                                  : (m->opts.default_body_cap > 0 ? m->opts.default_body_cap
-                                                                  : DEFAULT_BODY_CAP);
+    return j->body_size_limit > 0
+               ? j->body_size_limit
+               : (m->opts.default_body_cap > 0 ? m->opts.default_body_cap : DEFAULT_BODY_CAP);
 }
 
 /* The parser's limits for a scrape of job j come from the job's settings, as

@@ -3,7 +3,8 @@
  * Durations follow Prometheus' model.Duration: units y w d h m s ms, each at most
  * once and in that order ("1h30m", "5m", "1d", "500ms"); "0" alone is zero; a
  * bare number ("5"), a repeated or misordered unit ("5mm", "1m1h") and a sign
- * ("-5m") are errors, and so is a total over IM_MAX_DURATION_MS. 1y = 365d, 1w = 7d. Formatting gives the canonical form
+ * ("-5m") are errors, and so is a total over IM_MAX_DURATION_MS. 1y = 365d, 1w = 7d. Formatting
+ * gives the canonical form
  * ("90m" -> "1h30m", "0s" for zero; years and weeks only when exact, as Prometheus:
  * "90d" stays "90d", "14d" is "2w").
  *

@@ -380,7 +380,8 @@ static void test_limits(void **state)
     assert_non_null(strstr(perr_.msg, "limit of 10 bytes (body_size_limit in the scrape config)"));
     assert_int_equal(expo_parser_reset(ps, "a{x=\"1\",y=\"2\"} 1\n", 17, T, &perr_), IM_OK);
     assert_int_equal(expo_parser_next(ps, &ent, &perr_), IM_ELIMIT);
-    assert_non_null(strstr(perr_.msg, "more than 1 labels in one sample (label_limit in the scrape"));
+    assert_non_null(
+        strstr(perr_.msg, "more than 1 labels in one sample (label_limit in the scrape"));
     expo_parser_set_limits(ps, NULL);
     assert_int_equal(expo_parser_reset(ps, in.data, in.len, T, &perr_), IM_OK);
     assert_int_equal(expo_parser_next(ps, &ent, &perr_), IM_ELIMIT); /* the 2 MiB comment */

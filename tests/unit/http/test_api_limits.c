@@ -72,8 +72,8 @@ static void expect(const char *path, long code, const char *part)
     resp_t r;
     req(&r, path, NULL, 0, NULL);
     if (r.code != code || (part && !strstr(r.body.data, part)))
-        fprintf(stderr, "GET %s\n  -> %ld %.300s\n  want %ld ...%s...\n", path, r.code,
-                r.body.data, code, part ? part : "");
+        fprintf(stderr, "GET %s\n  -> %ld %.300s\n  want %ld ...%s...\n", path, r.code, r.body.data,
+                code, part ? part : "");
     assert_int_equal(r.code, code);
     if (part) assert_non_null(strstr(r.body.data, part));
     im_buf_free(&r.body);
@@ -211,7 +211,8 @@ static void test_times(void **state)
     /* series, labels, label values take any ends */
     expect("/api/v1/series?match[]=m&start=-9e15&end=9e15", 200, "\"job\":\"a\"");
     expect("/api/v1/series?match[]=m&start=-9e18&end=9e18", 200, "\"job\":\"a\"");
-    expect("/api/v1/series?match[]=m&start=Inf&end=NaN", 200, "{\"status\":\"success\",\"data\":[]}");
+    expect("/api/v1/series?match[]=m&start=Inf&end=NaN", 200,
+           "{\"status\":\"success\",\"data\":[]}");
     expect("/api/v1/series?match[]=m&start=10&end=1", 200, "{\"status\":\"success\",\"data\":[]}");
     expect("/api/v1/series?match[]=m&start=1e309", 400,
            "invalid parameter \\\"start\\\": Invalid time value for 'start'");
@@ -256,8 +257,8 @@ static void test_engine_range(void **state)
     promql_result_t res;
     im_err_t err;
     im_err_clear(&err);
-    im_rc rc = promql_eval_range(eng, q, e, -9000000000000000000LL, 9000000000000000000LL, 1, &res,
-                                 &err);
+    im_rc rc =
+        promql_eval_range(eng, q, e, -9000000000000000000LL, 9000000000000000000LL, 1, &res, &err);
     assert_int_equal(rc, IM_ELIMIT);
     assert_non_null(strstr(err.msg, "too many samples"));
     im_err_clear(&err);

@@ -358,9 +358,9 @@ static void test_bytes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults), cmocka_unit_test(test_errors), cmocka_unit_test(test_full),
-        cmocka_unit_test(test_relabel),  cmocka_unit_test(test_bytes),
-        cmocka_unit_test(test_dump_secrets),
+        cmocka_unit_test(test_defaults), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_full),     cmocka_unit_test(test_relabel),
+        cmocka_unit_test(test_bytes),    cmocka_unit_test(test_dump_secrets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
