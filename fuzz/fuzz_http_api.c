@@ -9,10 +9,17 @@
  * byte 1 the method (GET with the rest as query string, POST with it as a form
  * body); for /api/v1/write the rest is a WriteRequest that the harness
  * snappy-compresses (so the protobuf decoder sees mutated content) or, with
- * method bit 1 set, sends as it is. The request is sent on a fresh connection
+ * method bit 1 set, sends as it is. With method bit 2 set the rest is not sent
+ * as it is but generates the parameters (gen_params): each triple of bytes
+ * names a time, duration or limit parameter and a form for its value — one of
+ * the extreme values (+-9e15, +-Inf, NaN, 1e309, 292y/293y, years 0000/9999,
+ * the formatted min and max times, ...) or a number built from the next eight
+ * bytes (any double, any int64 in seconds or with a duration unit, any year),
+ * so that every overflow path of the time arithmetic is reached without the
+ * fuzzer having to spell the numbers. The request is sent on a fresh connection
  * and the whole answer read: the server must answer every input with a status
- * line and never crash, leak or read out of bounds. The server is restarted
- * on a fresh store every 500 requests. */
+ * line (generated parameters never a 500) and never crash, leak or read out of
+ * bounds. The server is restarted on a fresh store every 500 requests. */
 #include "util/base.h"
 
 #include <arpa/inet.h>
@@ -139,7 +146,142 @@ static void put_query(im_buf_t *b, const uint8_t *p, size_t n)
     }
 }
 
-static void roundtrip(const im_buf_t *req)
+/* ---- Generated parameters ---- */
+
+static const char *const gen_names[] = {
+    "time", "start", "end", "step", "timeout", "limit", "query", "match[]",
+};
+
+static const char *const gen_extremes[] = {
+    "-9e15",
+    "9e15",
+    "-9e18",
+    "9e18",
+    "9.3e15",
+    "-9.3e15",
+    "1e309",
+    "-1e309",
+    "1e-400",
+    "Inf",
+    "-Inf",
+    "+Inf",
+    "NaN",
+    "nan(1)",
+    "infinity",
+    "0",
+    "-0",
+    "-1",
+    "1e-9",
+    "1e-10",
+    "0.0001",
+    "0x1p-3",
+    "0x10",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "9223372036854775.807",
+    "-9223372036854775.808",
+    "9223372036.854775807",
+    "9223372037",
+    "18446744073709551616",
+    "99999999999999999999",
+    "9999999999999y",
+    "292y",
+    "293y",
+    "106751d",
+    "106752d",
+    "15250w",
+    "9223372036854ms",
+    "9223372036855ms",
+    "1y2w3d4h5m6s7ms",
+    "0000-01-01T00:00:00Z",
+    "9999-12-31T23:59:59.999999999Z",
+    "9999-12-31T23:59:59+23:59",
+    "0000-01-01T00:00:00-23:59",
+    "10000-01-01T00:00:00Z",
+    "-292273086-05-16T16:47:06Z",
+    "292277025-08-18T07:12:54.999999999Z",
+    "1970-01-01T00:00:00.1234567891Z",
+    "",
+    " 1",
+    "1_000",
+};
+
+static const char *const gen_queries[] = {
+    "vector(1)",
+    "time()",
+    "vllm:num_requests_running",
+    "rate(vllm:num_preemptions_total[5m])",
+    "vllm:num_requests_running @ 9e15",
+    "vllm:num_requests_running @ -9e15 offset 292y",
+    "vllm:num_requests_running offset -292y",
+    "max_over_time(vllm:num_requests_running[292y])",
+    "rate(vllm:num_preemptions_total[5m])[292y:1ms]",
+    "sum_over_time(vector(1)[1h:1ms])",
+    "timestamp(vllm:num_requests_running @ end())",
+    "vllm:num_requests_running @ start() offset 1ms",
+};
+
+static uint64_t take_u64(const uint8_t **p, const uint8_t *end)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | (*p < end ? *(*p)++ : 0);
+    return v;
+}
+
+/* Appends name=value pairs made from p (see the file comment). */
+static void gen_params(im_buf_t *b, const uint8_t *p, size_t n)
+{
+    static const char *const units[] = {"ms", "s", "m", "h", "d", "w", "y"};
+    const uint8_t *end = p + n;
+    bool first = true;
+    while (end - p >= 2) {
+        const char *name = gen_names[*p++ % IM_ARRAY_LEN(gen_names)];
+        unsigned form = *p++;
+        char v[128];
+        if (!strcmp(name, "query") || !strcmp(name, "match[]")) {
+            snprintf(v, sizeof v, "%s", gen_queries[form % IM_ARRAY_LEN(gen_queries)]);
+        } else if (form < IM_ARRAY_LEN(gen_extremes)) {
+            snprintf(v, sizeof v, "%s", gen_extremes[form]);
+        } else {
+            uint64_t u = take_u64(&p, end);
+            double d;
+            memcpy(&d, &u, sizeof d);
+            switch (form % 5) {
+            case 0: snprintf(v, sizeof v, "%.17g", d); break;
+            case 1: snprintf(v, sizeof v, "%lld", (long long)u); break;
+            case 2:
+                snprintf(v, sizeof v, "%llu%s", (unsigned long long)(u >> 8), units[u % 7]);
+                break;
+            case 3: snprintf(v, sizeof v, "%lld.%03u", (long long)u, (unsigned)(u % 1000)); break;
+            default:
+                snprintf(v, sizeof v, "%04u-%02u-%02uT%02u:%02u:%02uZ", (unsigned)(u % 10000),
+                         (unsigned)(u >> 14) % 12 + 1, (unsigned)(u >> 18) % 28 + 1,
+                         (unsigned)(u >> 23) % 24, (unsigned)(u >> 28) % 60,
+                         (unsigned)(u >> 34) % 60);
+                break;
+            }
+        }
+        if (!first) (void)im_buf_putc(b, '&');
+        first = false;
+        (void)im_buf_puts(b, name);
+        (void)im_buf_putc(b, '=');
+        /* percent-encode everything but the unreserved characters */
+        static const char hex[] = "0123456789ABCDEF";
+        for (const char *c = v; *c; c++) {
+            unsigned char ch = (unsigned char)*c;
+            if ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                ch == '.' || ch == '-' || ch == '_') {
+                (void)im_buf_putc(b, (char)ch);
+            } else {
+                char e[3] = {'%', hex[ch >> 4], hex[ch & 15]};
+                (void)im_buf_append(b, e, 3);
+            }
+        }
+    }
+}
+
+/* Sends req and reads the whole answer; returns its status code. */
+static int roundtrip(const im_buf_t *req)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) abort();
@@ -168,6 +310,7 @@ static void roundtrip(const im_buf_t *req)
     close(fd);
     /* Every request gets an answer with a status line. */
     if (got < 12 || memcmp(head, "HTTP/1.1 ", 9) != 0) abort();
+    return (head[9] - '0') * 100 + (head[10] - '0') * 10 + (head[11] - '0');
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -176,13 +319,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (g_port && ++g_requests % 500 == 0) stop_server();
     if (!g_port) start_server();
     const char *path = paths[data[0] % IM_ARRAY_LEN(paths)];
-    bool post = data[1] & 1, raw = data[1] & 2;
+    bool post = data[1] & 1, raw = data[1] & 2, gen = data[1] & 4;
     const uint8_t *p = data + 2;
     size_t n = size - 2;
     bool write = !strcmp(path, "/api/v1/write");
-    im_buf_t body, req;
+    im_buf_t body, req, genb;
     im_buf_init(&body, 0);
     im_buf_init(&req, 0);
+    im_buf_init(&genb, 0);
+    if (gen && !write) {
+        gen_params(&genb, p, n);
+        p = (const uint8_t *)(genb.data ? genb.data : "");
+        n = genb.len;
+    }
     if (write) {
         post = true;
         if (raw) {
@@ -208,8 +357,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                             body.len);
     (void)im_buf_puts(&req, "\r\n");
     if (body.len) (void)im_buf_append(&req, body.data, body.len);
-    roundtrip(&req);
+    int status = roundtrip(&req);
+    /* Parameters are checked before use: a bad one is a 4xx (or 503 for an
+     * expired timeout, 422 for a query over a limit), never an internal error. */
+    if (gen && !write && status == 500) abort();
     im_buf_free(&body);
     im_buf_free(&req);
+    im_buf_free(&genb);
     return 0;
 }

@@ -35,8 +35,9 @@
  *     saying what was expected ("expected label name or '}' after ','", ...). After
  *     an error the parser stays in error (sticky) until reset.
  *  6. Limits: max_line_bytes (a line longer than it is IM_ELIMIT naming
- *     expo_limits_t.max_line_bytes / --max-line-bytes), max_body_bytes (checked at
- *     reset: the whole input), max_labels per sample.
+ *     expo_limits_t.max_line_bytes / --max-line-bytes, or the caller's
+ *     line_setting), max_body_bytes (checked at reset: the whole input),
+ *     max_labels per sample (labels_setting).
  *
  * Checking (expo_check): parse plus the semantic checks and the lints promtool
  * check metrics prints; each finding goes to a callback with line, column,
@@ -134,6 +135,12 @@ typedef struct expo_limits {
     size_t max_line_bytes; /* 0 = EXPO_DEFAULT_MAX_LINE_BYTES */
     size_t max_body_bytes; /* 0 = no limit (callers reading from the network set one) */
     uint32_t max_labels;   /* per sample; 0 = EXPO_DEFAULT_MAX_LABELS */
+    /* What the limit errors tell the user to change, in parentheses after the
+     * sentence (static strings, may be NULL): the default names the limit
+     * fields and the `infermon check metrics` flags. The scraper names its
+     * scrape config settings. */
+    const char *line_setting;   /* NULL: "expo_limits_t.max_line_bytes; --max-line-bytes" */
+    const char *labels_setting; /* NULL: "expo_limits_t.max_labels; --max-labels" */
 } expo_limits_t;
 
 #define EXPO_DEFAULT_MAX_LINE_BYTES (1u << 20) /* 1 MiB */
@@ -143,6 +150,9 @@ typedef struct expo_parser expo_parser_t;
 
 /* New parser (limits may be NULL = defaults; copied). Free with expo_parser_free. */
 expo_parser_t *expo_parser_new(const expo_limits_t *limits);
+/* Replaces the limits (NULL = defaults; copied) for the inputs after the next
+ * reset: one parser can serve inputs with different limits (the scraper's jobs). */
+void expo_parser_set_limits(expo_parser_t *p, const expo_limits_t *limits);
 void expo_parser_free(expo_parser_t *p);
 /* Points the parser at a new input (borrowed until the next reset/free). Keeps
  * scratch memory. Returns IM_ELIMIT (and fills err) when len > max_body_bytes; the

@@ -159,12 +159,21 @@ static bool type_from_text(const char *s, size_t n, expo_format_t f, expo_type_t
 
 /* ---- Parser state ---- */
 
-expo_parser_t *expo_parser_new(const expo_limits_t *limits)
+void expo_parser_set_limits(expo_parser_t *p, const expo_limits_t *limits)
 {
-    expo_parser_t *p = im_calloc_tag(IM_MEM_EXPO, 1, sizeof *p);
+    memset(&p->lim, 0, sizeof p->lim);
     if (limits) p->lim = *limits;
     if (p->lim.max_line_bytes == 0) p->lim.max_line_bytes = EXPO_DEFAULT_MAX_LINE_BYTES;
     if (p->lim.max_labels == 0) p->lim.max_labels = EXPO_DEFAULT_MAX_LABELS;
+    if (!p->lim.line_setting)
+        p->lim.line_setting = "expo_limits_t.max_line_bytes; --max-line-bytes";
+    if (!p->lim.labels_setting) p->lim.labels_setting = "expo_limits_t.max_labels; --max-labels";
+}
+
+expo_parser_t *expo_parser_new(const expo_limits_t *limits)
+{
+    expo_parser_t *p = im_calloc_tag(IM_MEM_EXPO, 1, sizeof *p);
+    expo_parser_set_limits(p, limits);
     p->rc = 1;
     return p;
 }
@@ -260,10 +269,8 @@ static int perr(expo_parser_t *p, im_rc code, size_t at, const char *fmt, ...)
 
 static int limit_err(expo_parser_t *p, size_t start)
 {
-    return perr(p, IM_ELIMIT, start,
-                "line is longer than the limit of %zu bytes "
-                "(expo_limits_t.max_line_bytes; --max-line-bytes)",
-                p->lim.max_line_bytes);
+    return perr(p, IM_ELIMIT, start, "line is longer than the limit of %zu bytes (%s)",
+                p->lim.max_line_bytes, p->lim.line_setting);
 }
 
 /* Scratch: makes room for extra bytes; returns the write position. */
@@ -477,10 +484,8 @@ static int parse_labels(expo_parser_t *p, size_t entry_start, bool ex, uint32_t 
         i = scan_name(b, i, p->n, false);
         uint32_t cap = ex ? p->exl_cap : p->lab_cap;
         if (nl >= p->lim.max_labels)
-            return perr(p, IM_ELIMIT, ns,
-                        "more than %u labels in one sample "
-                        "(expo_limits_t.max_labels; --max-labels)",
-                        p->lim.max_labels);
+            return perr(p, IM_ELIMIT, ns, "more than %u labels in one sample (%s)",
+                        p->lim.max_labels, p->lim.labels_setting);
         if (nl >= cap) grow_labels(p, ex);
         expo_label_t *lab = ex ? &p->exl[nl] : &p->lab[nl];
         uint32_t *off = ex ? &p->exl_off[nl] : &p->lab_off[nl];

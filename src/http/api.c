@@ -3,6 +3,7 @@
  * with Prometheus' parameter parsing and error texts. */
 #include "util/base.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,14 +28,16 @@ static enum MHD_Result bad_param(http_server_t *s, http__req_t *r, const char *n
     return http__send_error(s, r, "bad_data", m);
 }
 
-/* Unix float or RFC 3339; special values Prometheus' clients send for the range ends. */
+/* Unix float or RFC 3339, and the two ends Prometheus' clients send as the
+ * formatted min and max time. Out-of-range Unix times saturate (see
+ * im_time_parse), so every parsed time lies in [IM_MIN_TIME_MS, IM_MAX_TIME_MS]. */
 static bool parse_time(const char *v, int64_t *out)
 {
-    if (!strcmp(v, "-292273086-05-16T16:47:06Z") || !strcmp(v, "-9223372036854775.808")) {
+    if (!strcmp(v, "-292273086-05-16T16:47:06Z")) {
         *out = IM_MIN_TIME_MS;
         return true;
     }
-    if (!strcmp(v, "292277025-08-18T07:12:54.999999999Z") || !strcmp(v, "9223372036854775.807")) {
+    if (!strcmp(v, "292277025-08-18T07:12:54.999999999Z")) {
         *out = IM_MAX_TIME_MS;
         return true;
     }
@@ -60,39 +63,68 @@ static bool get_time(http_server_t *s, http__req_t *r, const char *name, int64_t
     return true;
 }
 
-/* Duration as float seconds or a Prometheus duration. */
-static bool parse_dur(const char *v, int64_t *out)
+typedef enum { DUR_OK, DUR_BAD, DUR_OVERFLOW } dur_rc;
+
+/* Duration as float seconds or a Prometheus duration, in nanoseconds as
+ * Prometheus' parseDuration: a float must fit int64 nanoseconds (DUR_OVERFLOW,
+ * "9e15", "Inf"); NaN becomes the smallest int64 (what Go's conversion gives on
+ * amd64), so it is refused as a negative step and times a query out at once. */
+static dur_rc parse_dur_ns(const char *v, int64_t *out_ns)
 {
-    char *end;
-    double d = strtod(v, &end);
-    if (*v && !*end) {
-        double ms = d * 1000.0;
-        if (!isfinite(ms) || ms > 9.2e18 || ms < -9.2e18) return false;
-        *out = (int64_t)ms;
-        return true;
+    double d;
+    if (im_parse_go_float(v, &d)) {
+        double ns = d * 1e9;
+        if (isnan(ns)) {
+            *out_ns = INT64_MIN;
+            return DUR_OK;
+        }
+        if (ns >= 9223372036854775807.0 || ns < -9223372036854775808.0) return DUR_OVERFLOW;
+        *out_ns = (int64_t)ns;
+        return DUR_OK;
     }
-    return im_duration_parse(v, strlen(v), out, NULL) == IM_OK;
+    int64_t ms;
+    if (im_duration_parse(v, strlen(v), &ms, NULL) != IM_OK) return DUR_BAD;
+    *out_ns = ms * 1000000; /* ms <= IM_MAX_DURATION_MS */
+    return DUR_OK;
+}
+
+static enum MHD_Result bad_dur(http_server_t *s, http__req_t *r, const char *name, const char *v,
+                               dur_rc rc)
+{
+    char w[600];
+    snprintf(w, sizeof w, "cannot parse \"%.500s\" to a valid duration%s", v ? v : "",
+             rc == DUR_OVERFLOW ? ". It overflows int64" : "");
+    return bad_param(s, r, name, w);
 }
 
 /* ---- Query ---- */
 
-static promql_engine_t *engine_for(http_server_t *s, http__req_t *r, bool *own,
+/* The engine for the request's timeout= (a copy with the smaller timeout when
+ * it is below the configured one). A timeout of zero or less has expired
+ * before the query starts: *expired is set and the caller answers 503 after the
+ * query parsed, as Prometheus does. */
+static promql_engine_t *engine_for(http_server_t *s, http__req_t *r, bool *own, bool *expired,
                                    enum MHD_Result *ret, bool *ok)
 {
     *own = false;
+    *expired = false;
     *ok = true;
     const char *to = http__param(r, "timeout");
     if (!to || !*to) return s->opts.engine;
-    int64_t ms;
-    if (!parse_dur(to, &ms)) {
-        char w[600];
-        snprintf(w, sizeof w, "cannot parse \"%.500s\" to a valid duration", to);
-        *ret = bad_param(s, r, "timeout", w);
+    int64_t ns;
+    dur_rc dr = parse_dur_ns(to, &ns);
+    if (dr != DUR_OK) {
+        *ret = bad_dur(s, r, "timeout", to, dr);
         *ok = false;
         return NULL;
     }
+    if (ns <= 0) {
+        *expired = true;
+        return s->opts.engine;
+    }
+    int64_t ms = ns / 1000000 + (ns % 1000000 != 0); /* under 1ms: 1ms */
     promql_engine_opts_t o = *promql_engine_opts(s->opts.engine);
-    if (ms > 0 && ms < o.timeout_ms) {
+    if (ms < o.timeout_ms) {
         o.timeout_ms = ms;
         *own = true;
         return promql_engine_new(&o);
@@ -122,26 +154,35 @@ static enum MHD_Result do_query(http_server_t *s, http__req_t *r, bool range)
         }
         if (p.end_ms < p.start_ms)
             return bad_param(s, r, "end", "end timestamp must not be before start time");
-        if (!stv || !parse_dur(stv, &p.step_ms)) {
-            char w[600];
-            snprintf(w, sizeof w, "cannot parse \"%.500s\" to a valid duration", stv ? stv : "");
-            return bad_param(s, r, "step", w);
-        }
-        if (p.step_ms <= 0)
+        int64_t step_ns = 0;
+        dur_rc dr = stv ? parse_dur_ns(stv, &step_ns) : DUR_BAD;
+        if (dr != DUR_OK) return bad_dur(s, r, "step", stv, dr);
+        if (step_ns <= 0)
             return bad_param(s, r, "step",
                              "zero or negative query resolution step widths are not accepted. "
                              "Try a positive integer");
-        if ((p.end_ms - p.start_ms) / p.step_ms > MAX_POINTS)
+        /* Points per series, as Prometheus counts them: the span in nanoseconds,
+         * saturated at int64 (end - start of two extreme times does not fit),
+         * over the step. */
+        uint64_t span_ms = (uint64_t)p.end_ms - (uint64_t)p.start_ms;
+        int64_t span_ns =
+            span_ms > (uint64_t)IM_MAX_DURATION_MS ? INT64_MAX : (int64_t)span_ms * 1000000;
+        if (span_ns / step_ns > MAX_POINTS)
             return http__send_error(s, r, "bad_data",
                                     "exceeded maximum resolution of 11,000 points per timeseries. "
                                     "Try decreasing the query resolution (?step=XX)");
+        p.step_ms = step_ns / 1000000;
+        if (p.step_ms == 0) /* Prometheus divides by this zero and answers 422 */
+            return bad_param(s, r, "step",
+                             "query resolution step widths under 1ms are not accepted. "
+                             "Try a step of at least 0.001 (seconds) or 1ms");
     } else {
         if (!get_time(s, r, "time", im_now_ms(), &p.start_ms, &ret)) return ret;
         p.end_ms = p.start_ms;
         p.instant = true;
     }
-    bool own, ok;
-    promql_engine_t *e = engine_for(s, r, &own, &ret, &ok);
+    bool own, ok, expired;
+    promql_engine_t *e = engine_for(s, r, &own, &expired, &ret, &ok);
     if (!ok) return ret;
     promql_expr_t *expr = NULL;
     im_err_t err;
@@ -149,6 +190,10 @@ static enum MHD_Result do_query(http_server_t *s, http__req_t *r, bool range)
     if (promql_parse(q, strlen(q), &expr, &err) != IM_OK) {
         if (own) promql_engine_free(e);
         return bad_param(s, r, "query", err.msg);
+    }
+    if (expired) {
+        promql_expr_free(expr);
+        return http__send_error(s, r, "timeout", "query timed out in query queue");
     }
     tsdb_queryable_t *qq = tsdb_queryable(s->opts.db);
     promql_result_t res;
@@ -442,7 +487,14 @@ static enum MHD_Result do_metadata(http_server_t *s, http__req_t *r)
 {
     const char *metric = http__param(r, "metric");
     const char *lim = http__param(r, "limit");
-    long limit = lim && *lim ? strtol(lim, NULL, 10) : -1;
+    long long limit = -1; /* negative: no limit, as in Prometheus */
+    if (lim && *lim) {
+        char *e;
+        errno = 0;
+        limit = strtoll(lim, &e, 10);
+        if (*e || errno == ERANGE || *lim == ' ' || (*lim >= '\t' && *lim <= '\r'))
+            return http__send_error(s, r, "bad_data", "limit must be a number");
+    }
     scrape_metadata_t *md = NULL;
     size_t n = 0;
     if (s->opts.scrape) scrape_manager_metadata(s->opts.scrape, &md, &n);
@@ -450,7 +502,7 @@ static enum MHD_Result do_metadata(http_server_t *s, http__req_t *r)
     im_buf_t b;
     im_buf_init(&b, 0);
     (void)im_buf_putc(&b, '{');
-    long nmetrics = 0;
+    long long nmetrics = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j < n && !strcmp(md[j].metric, md[i].metric)) j++;

@@ -3,7 +3,9 @@
  * WriteRequest.timeseries = 1, TimeSeries.labels = 1 and samples = 2,
  * Label.name = 1 and value = 2, Sample.value = 1 (double) and timestamp = 2
  * (int64); metadata, exemplars and histograms are skipped), appended through one
- * appender. As Prometheus' receiver: the first out-of-order, out-of-bounds or
+ * appender. Labels may come in any order (they are sorted); an empty or invalid
+ * label name, a value that is not UTF-8 and a name given twice in one series
+ * refuse the request with 400. As Prometheus' receiver: the first out-of-order, out-of-bounds or
  * duplicate sample rolls back the whole request and answers 400 (so the sender
  * does not retry it); the answer 204 is sent only after the commit, which writes
  * the WAL before it returns. */
@@ -11,6 +13,7 @@
 
 #include <snappy-c.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "http/http_int.h"
 #include "util/log.h"
@@ -73,10 +76,42 @@ typedef struct rw_sample {
     int64_t t;
 } rw_sample_t;
 
-static im_rc decode_series(pb_t *ts, im_labels_builder_t *lb, rw_sample_t **samples, size_t *ns,
-                           size_t *cap, im_err_t *err)
+/* The label names of one series, to find a repeated one whatever its length,
+ * its value (an empty value is a label too) and the order of the labels. */
+typedef struct rw_names {
+    pb_t *v;
+    size_t n, cap;
+} rw_names_t;
+
+static int name_cmp(const void *a, const void *b)
+{
+    const pb_t *x = a, *y = b;
+    size_t xl = (size_t)(x->end - x->p), yl = (size_t)(y->end - y->p);
+    int c = memcmp(x->p, y->p, IM_MIN(xl, yl));
+    return c ? c : (xl < yl ? -1 : xl > yl);
+}
+
+/* Prometheus refuses such a series with "label name ... is not unique" (it
+ * answers 500, so the sender retries it for ever; a 400 drops the batch). */
+static im_rc check_unique(rw_names_t *nm, im_err_t *err)
+{
+    if (nm->n > 1) qsort(nm->v, nm->n, sizeof *nm->v, name_cmp);
+    for (size_t i = 1; i < nm->n; i++)
+        if (!name_cmp(&nm->v[i - 1], &nm->v[i])) {
+            size_t l = (size_t)(nm->v[i].end - nm->v[i].p);
+            return im_err_set(err, IM_EPARSE,
+                              "label name \"%.*s\"%s is not unique: invalid sample (a series "
+                              "of the request has it twice)",
+                              (int)IM_MIN(l, 100), (const char *)nm->v[i].p, l > 100 ? "..." : "");
+        }
+    return IM_OK;
+}
+
+static im_rc decode_series(pb_t *ts, im_labels_builder_t *lb, rw_names_t *nm, rw_sample_t **samples,
+                           size_t *ns, size_t *cap, im_err_t *err)
 {
     im_lb_reset(lb);
+    nm->n = 0;
     *ns = 0;
     while (ts->p < ts->end) {
         uint64_t key;
@@ -103,13 +138,11 @@ static im_rc decode_series(pb_t *ts, im_labels_builder_t *lb, rw_sample_t **samp
                                   (int)IM_MIN(nl, 100), name.p ? (const char *)name.p : "");
             if (!im_utf8_valid((const char *)value.p, vl))
                 return im_err_set(err, IM_EPARSE, "invalid label value (not UTF-8)");
-            char nb[256]; /* duplicate names are an error, as in Prometheus */
-            if (nl < sizeof nb) {
-                memcpy(nb, name.p, nl);
-                nb[nl] = 0;
-                if (im_lb_get(lb, nb))
-                    return im_err_set(err, IM_EPARSE, "duplicate label name \"%s\"", nb);
+            if (nm->n == nm->cap) {
+                nm->cap = nm->cap ? nm->cap * 2 : 16;
+                nm->v = im_realloc(nm->v, nm->cap * sizeof *nm->v);
             }
+            nm->v[nm->n++] = name;
             im_lb_set(lb, (const char *)name.p, nl, vl ? (const char *)value.p : "", vl);
         } else if (f == 2 && wt == 2) {
             pb_t s;
@@ -143,7 +176,7 @@ static im_rc decode_series(pb_t *ts, im_labels_builder_t *lb, rw_sample_t **samp
             return im_err_set(err, IM_EPARSE, "malformed time series field %u", f);
         }
     }
-    return IM_OK;
+    return check_unique(nm, err);
 }
 
 im_rc http_remote_write_decode_append(tsdb_t *db, const char *body, size_t len, http_rw_stats_t *st,
@@ -167,6 +200,7 @@ im_rc http_remote_write_decode_append(tsdb_t *db, const char *body, size_t len, 
     im_lb_init(&lb);
     rw_sample_t *samples = NULL;
     size_t ns = 0, cap = 0;
+    rw_names_t names = {NULL, 0, 0};
     tsdb_appender_t *a = tsdb_appender(db);
     im_rc rc = IM_OK;
     while (b.p < b.end && rc == IM_OK) {
@@ -185,7 +219,7 @@ im_rc http_remote_write_decode_append(tsdb_t *db, const char *body, size_t len, 
             rc = im_err_set(err, IM_EPARSE, "truncated time series");
             break;
         }
-        rc = decode_series(&ts, &lb, &samples, &ns, &cap, err);
+        rc = decode_series(&ts, &lb, &names, &samples, &ns, &cap, err);
         if (rc) break;
         if (lb.n == 0) {
             rc = im_err_set(err, IM_EPARSE, "time series without labels");
@@ -225,6 +259,7 @@ im_rc http_remote_write_decode_append(tsdb_t *db, const char *body, size_t len, 
         st->samples = 0;
     }
     im_free(samples);
+    im_free(names.v);
     im_lb_free(&lb);
     im_free(raw);
     return rc;

@@ -28,6 +28,8 @@ static int hexv(char c)
     return -1;
 }
 
+/* Form bodies. As unescape below, "%00" is kept as it is (a NUL would cut the
+ * C string the handlers see). */
 static char *url_decode(const char *s, size_t n)
 {
     char *o = im_malloc(n + 1);
@@ -35,7 +37,8 @@ static char *url_decode(const char *s, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '+')
             o[k++] = ' ';
-        else if (s[i] == '%' && i + 2 < n && hexv(s[i + 1]) >= 0 && hexv(s[i + 2]) >= 0) {
+        else if (s[i] == '%' && i + 2 < n && hexv(s[i + 1]) >= 0 && hexv(s[i + 2]) >= 0 &&
+                 (hexv(s[i + 1]) | hexv(s[i + 2]))) {
             o[k++] = (char)(hexv(s[i + 1]) * 16 + hexv(s[i + 2]));
             i += 2;
         } else
@@ -43,6 +46,42 @@ static char *url_decode(const char *s, size_t n)
     }
     o[k] = 0;
     return o;
+}
+
+/* MHD's unescaping of the request path and the query arguments, but "%00"
+ * stays as it is: the handlers see C strings, and a decoded NUL would make
+ * "/index.html%00.js" serve /index.html and "/-/healthy%00x" answer as
+ * /-/healthy. Returns the new length. */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    char *w = s;
+    for (const char *p = s; *p; p++) {
+        int h, l;
+        if (p[0] == '%' && (h = hexv(p[1])) >= 0 && (l = hexv(p[2])) >= 0 && (h | l)) {
+            *w++ = (char)(h * 16 + l);
+            p += 2;
+        } else {
+            *w++ = *p;
+        }
+    }
+    *w = 0;
+    return (size_t)(w - s);
+}
+
+/* A path no handler or asset may see: a control byte, a kept "%00" (see
+ * unescape) or a "." / ".." segment. */
+static bool bad_path(const char *u)
+{
+    for (const char *p = u; *p; p++) {
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) return true;
+        if (p[0] == '%' && p[1] == '0' && p[2] == '0') return true;
+        if (p[0] == '/' && p[1] == '.' &&
+            (p[2] == '/' || !p[2] || (p[2] == '.' && (p[3] == '/' || !p[3]))))
+            return true;
+    }
+    return false;
 }
 
 static void add_param(http__req_t *r, char *k, char *v)
@@ -369,6 +408,10 @@ static enum MHD_Result route(http_server_t *s, http__req_t *r)
     const char *u = r->url;
     bool get = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
     bool post = !strcmp(r->method, "POST") || !strcmp(r->method, "PUT");
+    if (bad_path(u)) {
+        r->handler = "other";
+        return http__send_text(s, r, 404, "404 page not found\n");
+    }
     if (!strncmp(u, "/api/v1/", 8)) {
         if (!strcmp(u, "/api/v1/write")) {
             r->handler = "/api/v1/write";
@@ -598,6 +641,7 @@ im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, 1024, NULL};
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL};
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, 256 * 1024, NULL};
+    ops[no++] = (struct MHD_OptionItem){MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL};
     if (!any) ops[no++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
     if (s->web.cert_pem) {
         ops[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, s->web.key_pem};

@@ -809,12 +809,28 @@ im_rc promql_eval(const promql_engine_t *eng, tsdb_queryable_t *q, const promql_
     ev.start = p->start_ms;
     ev.end = p->instant ? p->start_ms : p->end_ms;
     ev.step = p->instant ? 1 : p->step_ms;
-    ev.nsteps = p->instant ? 1 : (size_t)((ev.end - ev.start) / ev.step) + 1;
+    if (!p->instant) {
+        /* end >= start, so the unsigned difference is exact even for ends near
+         * the int64 limits; a step count no sample limit allows is refused before
+         * anything is sized by it. */
+        uint64_t span = ((uint64_t)ev.end - (uint64_t)ev.start) / (uint64_t)ev.step;
+        if (span >= (uint64_t)eng->opts.max_samples) {
+            ev.err = err;
+            im_buf_free(&warnings);
+            return too_many_samples(&ev);
+        }
+        ev.nsteps = (size_t)span + 1;
+    } else {
+        ev.nsteps = 1;
+    }
     ev.qstart = ev.start;
     ev.qend = ev.end;
     ev.lookback = eng->opts.lookback_delta_ms;
     ev.max_samples = eng->opts.max_samples;
-    ev.deadline_ns = im_mono_ns() + eng->opts.timeout_ms * 1000000;
+    int64_t now_ns = im_mono_ns(); /* a timeout of 292 years or more never expires */
+    ev.deadline_ns = eng->opts.timeout_ms > (INT64_MAX - now_ns) / 1000000
+                         ? INT64_MAX
+                         : now_ns + eng->opts.timeout_ms * 1000000;
     ev.cancel = p->cancel;
     ev.err = err;
     ev.warnings = &warnings;

@@ -1,5 +1,6 @@
 /* config_dump.c — writes a loaded configuration back as YAML, defaults filled
- * and secrets replaced by <secret>, the way /api/v1/status/config shows it. */
+ * and secrets replaced by <secret> (URL passwords by xxxxx), the way
+ * /api/v1/status/config shows it. */
 #include "util/base.h"
 
 #include <stdlib.h>
@@ -34,6 +35,31 @@ static void put_str(im_buf_t *o, const char *s)
         (void)im_buf_putc(o, *p);
     }
     (void)im_buf_putc(o, '"');
+}
+
+/* Writes a URL with its userinfo password replaced by "xxxxx", as Go's
+ * URL.Redacted (Prometheus prints config URLs that way):
+ * "http://u:pw@h/p" -> "http://u:xxxxx@h/p". */
+static void put_url(im_buf_t *o, const char *u)
+{
+    const char *sch = strstr(u, "://");
+    const char *auth = sch ? sch + 3 : u;
+    size_t alen = strcspn(auth, "/?#");
+    const char *at = NULL;
+    for (const char *p = auth; p < auth + alen; p++)
+        if (*p == '@') at = p;
+    const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+    if (!colon) {
+        put_str(o, u);
+        return;
+    }
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    (void)im_buf_append(&b, u, (size_t)(colon - u));
+    (void)im_buf_puts(&b, ":xxxxx");
+    (void)im_buf_puts(&b, at);
+    put_str(o, b.data);
+    im_buf_free(&b);
 }
 
 static void kv(im_buf_t *o, int ind, const char *k, const char *v)
@@ -84,11 +110,16 @@ static void relabels(im_buf_t *o, const char *k, const scrape_relabel_t *r, size
 
 /* Emits n at indentation ind; the cursor is already positioned after "key:" or
  * "- " (inline) and the node decides whether to break the line. */
-static void node(im_buf_t *o, const scrape_cfg_node_t *n, int ind, bool secret_ctx, bool after_dash)
+typedef enum { PLAIN, SECRET, URL } ctx_t;
+
+static void node(im_buf_t *o, const scrape_cfg_node_t *n, int ind, ctx_t ctx, bool after_dash)
 {
     if (n->type == SCRAPE_NODE_SCALAR) {
         if (!after_dash) (void)im_buf_putc(o, ' ');
-        put_str(o, secret_ctx ? "<secret>" : n->str);
+        if (ctx == URL)
+            put_url(o, n->str);
+        else
+            put_str(o, ctx == SECRET ? "<secret>" : n->str);
         (void)im_buf_putc(o, '\n');
         return;
     }
@@ -100,7 +131,7 @@ static void node(im_buf_t *o, const scrape_cfg_node_t *n, int ind, bool secret_c
         (void)im_buf_putc(o, '\n');
         for (size_t i = 0; i < n->nkids; i++) {
             (void)im_buf_printf(o, "%*s- ", ind, "");
-            node(o, n->kids[i], ind + 2, false, true);
+            node(o, n->kids[i], ind + 2, PLAIN, true);
         }
         return;
     }
@@ -109,8 +140,9 @@ static void node(im_buf_t *o, const scrape_cfg_node_t *n, int ind, bool secret_c
         const char *k = n->kids[i]->type == SCRAPE_NODE_SCALAR ? n->kids[i]->str : "?";
         bool sec = !strcmp(k, "password") || !strcmp(k, "credentials") ||
                    !strcmp(k, "bearer_token") || !strcmp(k, "client_secret") || !strcmp(k, "key");
+        bool url = !strcmp(k, "url") || !strcmp(k, "proxy_url");
         (void)im_buf_printf(o, "%*s%s:", (after_dash && i == 0) ? 0 : ind, "", k);
-        node(o, n->kids[i + 1], ind + 2, sec, false);
+        node(o, n->kids[i + 1], ind + 2, sec ? SECRET : url ? URL : PLAIN, false);
     }
 }
 
@@ -123,7 +155,7 @@ im_rc scrape_config_dump(const scrape_config_t *c, im_buf_t *o)
     klabels(o, 2, "external_labels", c->external_labels);
     if (c->alerting) {
         (void)im_buf_puts(o, "alerting:");
-        node(o, c->alerting, 2, false, false);
+        node(o, c->alerting, 2, PLAIN, false);
     }
     if (c->nrule_files) {
         (void)im_buf_puts(o, "rule_files:\n");
@@ -193,6 +225,11 @@ im_rc scrape_config_dump(const scrape_config_t *c, im_buf_t *o)
             (void)im_buf_printf(o, "    insecure_skip_verify: %s\n",
                                 j->tls_insecure ? "true" : "false");
         }
+        if (j->proxy_url) {
+            (void)im_buf_puts(o, "  proxy_url: ");
+            put_url(o, j->proxy_url);
+            (void)im_buf_putc(o, '\n');
+        }
         (void)im_buf_printf(o, "  follow_redirects: %s\n", j->follow_redirects ? "true" : "false");
         relabels(o, "relabel_configs", j->relabel, j->nrelabel);
         relabels(o, "metric_relabel_configs", j->metric_relabel, j->nmetric_relabel);
@@ -223,7 +260,7 @@ im_rc scrape_config_dump(const scrape_config_t *c, im_buf_t *o)
     }
     if (c->remote_write) {
         (void)im_buf_puts(o, "remote_write:");
-        node(o, c->remote_write, 0, false, false);
+        node(o, c->remote_write, 0, PLAIN, false);
     }
     if (c->storage_path || c->retention_ms || c->retention_bytes) {
         (void)im_buf_puts(o, "storage:\n");
@@ -231,7 +268,7 @@ im_rc scrape_config_dump(const scrape_config_t *c, im_buf_t *o)
     }
     if (c->llm) {
         (void)im_buf_puts(o, "llm:");
-        node(o, c->llm, 2, false, false);
+        node(o, c->llm, 2, PLAIN, false);
     }
     return IM_OK;
 }

@@ -409,12 +409,41 @@ static void meta_take_loans(scrape_result_t *r, meta_ent_t *prev)
     }
 }
 
+/* The most a scrape of job j reads: body_size_limit, else the manager's
+ * default. */
+static int64_t body_cap(const scrape_manager_t *m, const scrape_job_cfg_t *j)
+{
+    return j->body_size_limit > 0
+               ? j->body_size_limit
+               : (m->opts.default_body_cap > 0 ? m->opts.default_body_cap : DEFAULT_BODY_CAP);
+}
+
+/* The parser's limits for a scrape of job j come from the job's settings, as
+ * Prometheus has them: no line limit of its own (a line is at most the body,
+ * which body_size_limit caps), and labels per sample only under label_limit
+ * (one more than it, so that the check after relabelling reports
+ * "label_limit exceeded" as Prometheus does; 0 = no limit). */
+static void job_parse_limits(const scrape_manager_t *m, const scrape_job_cfg_t *j,
+                             expo_limits_t *lim)
+{
+    memset(lim, 0, sizeof *lim);
+    lim->max_line_bytes = (size_t)body_cap(m, j);
+    lim->max_labels = j->label_limit > 0 && j->label_limit < UINT32_MAX - 1
+                          ? (uint32_t)j->label_limit + 1
+                          : UINT32_MAX;
+    lim->line_setting = "body_size_limit in the scrape config";
+    lim->labels_setting = "label_limit in the scrape config";
+}
+
 static bool parse_and_append(scrape_manager_t *m, target_t *t, expo_format_t fmt,
                              tsdb_appender_t *a, int64_t ts, scrape_result_t *r)
 {
     const scrape_job_cfg_t *j = t->job;
     im_err_t err;
     im_err_clear(&err);
+    expo_limits_t lim;
+    job_parse_limits(m, j, &lim);
+    expo_parser_set_limits(m->parser, &lim);
     if (expo_parser_reset(m->parser, t->body.data ? t->body.data : "", t->body.len, fmt, &err) !=
         IM_OK) {
         snprintf(r->err, sizeof r->err, "%s", err.msg);
@@ -568,7 +597,13 @@ static void finish_scrape(scrape_manager_t *m, target_t *t, CURLcode cc, const c
         r.limit = true;
     } else if (cc != CURLE_OK) {
         if (t->body_over) {
-            snprintf(r.err, sizeof r.err, "body size limit exceeded");
+            if (t->job->body_size_limit > 0) /* Prometheus' text */
+                snprintf(r.err, sizeof r.err, "body size limit exceeded");
+            else
+                snprintf(r.err, sizeof r.err,
+                         "body size limit exceeded (the default of %lld bytes; set "
+                         "body_size_limit in the scrape config)",
+                         (long long)body_cap(m, t->job));
             r.limit = true;
         } else if (cc == CURLE_OPERATION_TIMEDOUT) {
             snprintf(r.err, sizeof r.err, "Get \"%s\": context deadline exceeded", t->url);
@@ -738,10 +773,7 @@ static void target_setup_curl(scrape_manager_t *m, target_t *t)
         curl_easy_setopt(c, CURLOPT_PROXY, j->proxy_url);
     else
         curl_easy_setopt(c, CURLOPT_PROXY, "");
-    int64_t cap = j->body_size_limit > 0 ? j->body_size_limit
-                                         : (m->opts.default_body_cap > 0 ? m->opts.default_body_cap
-                                                                         : DEFAULT_BODY_CAP);
-    t->body.max = (size_t)cap;
+    t->body.max = (size_t)body_cap(m, j);
 }
 
 static void start_scrape(scrape_manager_t *m, target_t *t, int64_t now)

@@ -50,9 +50,10 @@ im_rc im_duration_parse(const char *s, size_t len, int64_t *out_ms, im_err_t *er
                 break;
         if (u == IM_ARRAY_LEN(units)) goto bad;
         next_unit = u + 1;
-        if (n > 0 && units[u].ms > INT64_MAX / n) goto overflow;
+        /* As model.Duration, the total must fit int64 nanoseconds (about 292y). */
+        if (n > 0 && units[u].ms > IM_MAX_DURATION_MS / n) goto overflow;
         int64_t add = n * units[u].ms;
-        if (total > INT64_MAX - add) goto overflow;
+        if (total > IM_MAX_DURATION_MS - add) goto overflow;
         total += add;
     }
     *out_ms = total;
@@ -171,32 +172,53 @@ im_rc im_time_parse_rfc3339(const char *s, size_t len, int64_t *out_ms)
     return IM_OK;
 }
 
+bool im_parse_go_float(const char *s, double *out)
+{
+    /* strtod also takes leading space, "nan(...)" and hexadecimal without a
+     * binary exponent ("0x10"); ParseFloat refuses them. */
+    if (!*s || *s == ' ' || (*s >= '\t' && *s <= '\r') || strchr(s, '(')) return false;
+    const char *x = s + (*s == '+' || *s == '-');
+    if (x[0] == '0' && (x[1] == 'x' || x[1] == 'X') && !strpbrk(x, "pP")) return false;
+    char *end;
+    errno = 0;
+    double f = strtod(s, &end);
+    if (*end) return false;
+    /* ParseFloat fails on overflow ("1e309") but gives 0 on underflow. */
+    if (errno == ERANGE && isinf(f)) return false;
+    *out = f;
+    return true;
+}
+
 im_rc im_time_parse(const char *s, size_t len, int64_t *out_ms, im_err_t *err)
 {
     char tmp[64];
     if (len == 0 || len >= sizeof tmp) goto bad;
     memcpy(tmp, s, len);
     tmp[len] = '\0';
-    /* Unix float seconds, as strconv.ParseFloat accepts them. */
-    char *end;
-    errno = 0;
-    double f = strtod(tmp, &end);
-    if (end == tmp + len && errno == 0 && isfinite(f)) {
-        /* Strings that strtod accepts but Go's ParseFloat does not (hex floats) are
-         * rejected by the check below: Go accepts hex too (0x1p3), so allow them. */
+    if (memchr(tmp, '\0', len)) goto bad;
+    /* Unix float seconds, as strconv.ParseFloat accepts them (hex floats too). */
+    double f;
+    if (im_parse_go_float(tmp, &f)) {
+        /* NaN and times past the int64 millisecond range: Prometheus converts
+         * them with int64(float), which wraps; we saturate instead (NaN becomes
+         * the smallest time, as Go's conversion gives on amd64). */
+        if (isnan(f)) {
+            *out_ms = IM_MIN_TIME_MS;
+            return IM_OK;
+        }
         double ip;
         double fr = modf(f, &ip);
-        if (ip > 9.2e15 || ip < -9.2e15) goto range;
+        if (ip >= (double)(IM_MAX_TIME_MS / 1000) || ip <= (double)(IM_MIN_TIME_MS / 1000)) {
+            *out_ms = ip > 0 ? IM_MAX_TIME_MS : IM_MIN_TIME_MS;
+            return IM_OK;
+        }
         int64_t ms = (int64_t)ip * 1000 + (int64_t)llround(fr * 1000.0);
-        *out_ms = ms;
+        *out_ms = IM_MAX(IM_MIN(ms, IM_MAX_TIME_MS), IM_MIN_TIME_MS);
         return IM_OK;
     }
     if (im_time_parse_rfc3339(s, len, out_ms) == IM_OK) return IM_OK;
 bad:
     return im_err_set(err, IM_EPARSE, "cannot parse \"%.*s\" to a valid timestamp",
-                      (int)IM_MIN(len, 64), s);
-range:
-    return im_err_set(err, IM_EPARSE, "cannot parse \"%.*s\" to a valid timestamp: out of range",
                       (int)IM_MIN(len, 64), s);
 }
 

@@ -3,7 +3,8 @@
  * Durations follow Prometheus' model.Duration: units y w d h m s ms, each at most
  * once and in that order ("1h30m", "5m", "1d", "500ms"); "0" alone is zero; a
  * bare number ("5"), a repeated or misordered unit ("5mm", "1m1h") and a sign
- * ("-5m") are errors. 1y = 365d, 1w = 7d. Formatting gives the canonical form
+ * ("-5m") are errors, and so is a total over IM_MAX_DURATION_MS. 1y = 365d, 1w = 7d. Formatting
+ * gives the canonical form
  * ("90m" -> "1h30m", "0s" for zero; years and weeks only when exact, as Prometheus:
  * "90d" stays "90d", "14d" is "2w").
  *
@@ -21,7 +22,12 @@
 #define IM_MS_PER_HOUR   (60 * IM_MS_PER_MINUTE)
 #define IM_MS_PER_DAY    (24 * IM_MS_PER_HOUR)
 
-/* Smallest and largest timestamps the API accepts (as Prometheus' minTime/maxTime). */
+/* Largest duration: int64 nanoseconds, as Prometheus' model.Duration (292y and a
+ * bit; "293y" is out of range). */
+#define IM_MAX_DURATION_MS (9223372036854775807LL / 1000000)
+
+/* Smallest and largest timestamps the API accepts (as Prometheus' minTime/maxTime).
+ * A Unix time beyond them (or +-Inf) saturates to them; NaN gives the smallest. */
 #define IM_MIN_TIME_MS (-9223372036854775807LL / 1000000 * 1000 + 0)
 #define IM_MAX_TIME_MS (9223372036854775807LL / 1000000 * 1000)
 
@@ -29,6 +35,9 @@ im_rc im_duration_parse(const char *s, size_t len, int64_t *out_ms, im_err_t *er
 /* Writes the canonical form; returns the length (buf gets at most cap-1 chars). */
 size_t im_duration_format(int64_t ms, char *buf, size_t cap);
 
+/* A float as Go's strconv.ParseFloat reads it (decimal, hex with p exponent,
+ * Inf, NaN); false on a syntax error or overflow. s is NUL-terminated. */
+bool im_parse_go_float(const char *s, double *out);
 /* Unix float seconds or RFC 3339 -> ms. */
 im_rc im_time_parse(const char *s, size_t len, int64_t *out_ms, im_err_t *err);
 im_rc im_time_parse_rfc3339(const char *s, size_t len, int64_t *out_ms);

@@ -364,6 +364,29 @@ static void test_limits(void **state)
     assert_string_equal(got, "ERR 1:1: line is longer than the limit of 10 bytes "
                              "(expo_limits_t.max_line_bytes; --max-line-bytes)");
     im_free(got);
+    /* The caller names its own settings (the scraper: its scrape config keys),
+     * and one parser takes new limits between inputs. */
+    expo_limits_t named = {.max_line_bytes = 10,
+                           .max_labels = 1,
+                           .line_setting = "body_size_limit in the scrape config",
+                           .labels_setting = "label_limit in the scrape config"};
+    expo_parser_t *ps = expo_parser_new(NULL);
+    expo_parser_set_limits(ps, &named);
+    expo_entry_t ent;
+    im_err_t perr_;
+    im_err_clear(&perr_);
+    assert_int_equal(expo_parser_reset(ps, "abcdefghij 1\n", 13, T, &perr_), IM_OK);
+    assert_int_equal(expo_parser_next(ps, &ent, &perr_), IM_ELIMIT);
+    assert_non_null(strstr(perr_.msg, "limit of 10 bytes (body_size_limit in the scrape config)"));
+    assert_int_equal(expo_parser_reset(ps, "a{x=\"1\",y=\"2\"} 1\n", 17, T, &perr_), IM_OK);
+    assert_int_equal(expo_parser_next(ps, &ent, &perr_), IM_ELIMIT);
+    assert_non_null(
+        strstr(perr_.msg, "more than 1 labels in one sample (label_limit in the scrape"));
+    expo_parser_set_limits(ps, NULL);
+    assert_int_equal(expo_parser_reset(ps, in.data, in.len, T, &perr_), IM_OK);
+    assert_int_equal(expo_parser_next(ps, &ent, &perr_), IM_ELIMIT); /* the 2 MiB comment */
+    assert_non_null(strstr(perr_.msg, "(expo_limits_t.max_line_bytes; --max-line-bytes)"));
+    expo_parser_free(ps);
     /* Labels and body. */
     expo_limits_t l2 = {.max_labels = 2};
     got = render_lim("a{x=\"1\",y=\"2\",z=\"3\"} 1\n", 23, T, &l2);

@@ -153,6 +153,44 @@ static void test_full(void **state)
     scrape_config_free(c);
 }
 
+/* Every secret of the config is hidden in the dump: <secret> for passwords,
+ * credentials and bearer tokens (scrape jobs, alertmanagers, remote write),
+ * xxxxx for the password in a URL's userinfo (as Prometheus 2.42 prints it). */
+static void test_dump_secrets(void **state)
+{
+    (void)state;
+    scrape_config_t *c = load_ok(
+        "alerting:\n  alertmanagers:\n    - basic_auth: {username: am, password: s3cr1t-am}\n"
+        "      authorization: {credentials: s3cr1t-amtok}\n"
+        "      static_configs: [{targets: ['am:9093']}]\n"
+        "remote_write:\n  - url: http://rwuser:s3cr1t-url@rw.example:9201/api/v1/write?x=1\n"
+        "    basic_auth: {username: x, password: s3cr1t-rw}\n"
+        "    proxy_url: http://pu:s3cr1t-proxy@proxy:3128\n"
+        "  - url: http://onlyuser@rw2.example/w\n"
+        "    authorization: {credentials: s3cr1t-rwtok}\n"
+        "  - url: http://rw3.example/a@b:c\n    bearer_token: s3cr1t-bearer\n"
+        "scrape_configs:\n"
+        "  - job_name: a\n    basic_auth: {username: u, password: s3cr1t-a}\n"
+        "    proxy_url: http://u2:s3cr1t-jproxy@proxy:3128/\n"
+        "  - job_name: b\n    authorization: {credentials: s3cr1t-b}\n"
+        "  - job_name: c\n    bearer_token: s3cr1t-c\n");
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    assert_int_equal(scrape_config_dump(c, &b), IM_OK);
+    if (strstr(b.data, "s3cr1t")) fprintf(stderr, "%s", b.data);
+    assert_null(strstr(b.data, "s3cr1t"));
+    assert_non_null(strstr(b.data, "url: http://rwuser:xxxxx@rw.example:9201/api/v1/write?x=1\n"));
+    assert_non_null(strstr(b.data, "proxy_url: http://pu:xxxxx@proxy:3128\n"));
+    assert_non_null(strstr(b.data, "proxy_url: http://u2:xxxxx@proxy:3128/\n"));
+    assert_non_null(strstr(b.data, "url: http://onlyuser@rw2.example/w\n"));
+    assert_non_null(strstr(b.data, "url: http://rw3.example/a@b:c\n")); /* '@' in the path */
+    assert_non_null(strstr(b.data, "username: u\n"));
+    assert_non_null(strstr(b.data, "password: <secret>"));
+    assert_non_null(strstr(b.data, "credentials: <secret>"));
+    im_buf_free(&b);
+    scrape_config_free(c);
+}
+
 /* ---- Relabelling ---- */
 
 static scrape_config_t *rules_cfg(const char *rules)
@@ -320,8 +358,9 @@ static void test_bytes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults), cmocka_unit_test(test_errors), cmocka_unit_test(test_full),
-        cmocka_unit_test(test_relabel),  cmocka_unit_test(test_bytes),
+        cmocka_unit_test(test_defaults), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_full),     cmocka_unit_test(test_relabel),
+        cmocka_unit_test(test_bytes),    cmocka_unit_test(test_dump_secrets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

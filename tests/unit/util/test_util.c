@@ -144,6 +144,13 @@ static void test_duration(void **state)
     check_dur_bad("1.5h");
     check_dur_bad("5 m");
     check_dur_bad("99999999999999999999s");
+    /* at most int64 nanoseconds, as model.Duration */
+    check_dur("292y", 292 * 365 * IM_MS_PER_DAY);
+    check_dur("9223372036854ms", IM_MAX_DURATION_MS);
+    check_dur_bad("293y");
+    check_dur_bad("9223372036855ms");
+    check_dur_bad("292y1000w");
+    check_dur_bad("9999999999999y");
     check_dur_fmt(0, "0s");
     check_dur_fmt(90 * IM_MS_PER_MINUTE, "1h30m");
     check_dur_fmt(IM_MS_PER_DAY, "1d");
@@ -183,6 +190,24 @@ static void test_time(void **state)
     assert_int_equal(im_time_parse("abc", 3, &got, NULL), IM_EPARSE);
     assert_int_equal(im_time_parse("2023-02-29T00:00:00Z", 20, &got, NULL), IM_EPARSE);
     assert_int_equal(im_time_parse("2023-11-14 22:13:20Z", 20, &got, NULL), IM_EPARSE);
+    /* past the range: saturated, never wrapped; NaN is the smallest time */
+    check_time("9e15", IM_MAX_TIME_MS);
+    check_time("-9e15", IM_MIN_TIME_MS);
+    check_time("9e300", IM_MAX_TIME_MS);
+    check_time("Inf", IM_MAX_TIME_MS);
+    check_time("-infinity", IM_MIN_TIME_MS);
+    check_time("NaN", IM_MIN_TIME_MS);
+    check_time("9223372036853.5", 9223372036853500LL);
+    check_time("1e-400", 0);
+    check_time("0x1p4", 16000);
+    check_time("9999-12-31T23:59:59.999Z", 253402300799999LL);
+    check_time("0000-01-01T00:00:00Z", -62167219200000LL);
+    assert_int_equal(im_time_parse("1e309", 5, &got, NULL), IM_EPARSE);
+    assert_int_equal(im_time_parse("0x10", 4, &got, NULL), IM_EPARSE);
+    assert_int_equal(im_time_parse(" 1", 2, &got, NULL), IM_EPARSE);
+    assert_int_equal(im_time_parse("nan(1)", 6, &got, NULL), IM_EPARSE);
+    assert_int_equal(im_time_parse("1\0", 2, &got, NULL), IM_EPARSE);
+    assert_int_equal(im_time_parse("10000-01-01T00:00:00Z", 21, &got, NULL), IM_EPARSE);
     char buf[64];
     im_time_format_rfc3339(1700000000123LL, buf, sizeof buf);
     assert_string_equal(buf, "2023-11-14T22:13:20.123Z");
