@@ -191,6 +191,9 @@ int run_daemon(const run_opts_t *o)
     ho.enable_lifecycle = o->enable_lifecycle;
     ho.enable_remote_write = o->enable_remote_write;
     ho.remote_write_max_bytes = o->remote_write_max_bytes;
+    ho.max_request_body_bytes = o->max_request_body_bytes;
+    ho.max_connections = (int)o->web_max_connections;
+    ho.query_max_concurrency = (int)o->query_max_concurrency;
     ho.lifecycle.reload = do_reload;
     ho.lifecycle.quit = do_quit;
     ho.lifecycle.ud = &d;
@@ -296,7 +299,13 @@ static void usage(FILE *f)
         "                                     alert whose `for` exceeds it (default 10m)\n"
         "  --rules.alert.resend-delay=DUR     resend firing alerts this often (default 1m)\n"
         "  --alertmanager.notification-queue-capacity=N  alerts queued for Alertmanager\n"
-        "                                     (default 10000)\n");
+        "                                     (default 10000)\n"
+        "  --query.max-concurrency=N          queries evaluated at once; more wait in a queue\n"
+        "                                     until their timeout (default 20)\n"
+        "  --web.max-connections=N            simultaneous HTTP connections, one thread each\n"
+        "                                     (default 512)\n"
+        "  --web.max-request-body-bytes=SIZE  largest request body but remote write (forms;\n"
+        "                                     default 16MiB)\n");
 }
 
 static const char *const flag_names[] = {
@@ -307,8 +316,11 @@ static const char *const flag_names[] = {
     "rules.alert.for-grace-period", "rules.alert.resend-delay",
     "alertmanager.notification-queue-capacity",
     /* booleans */
-    "web.enable-lifecycle", "web.enable-remote-write-receiver", "storage.memory-only", NULL};
+    "web.enable-lifecycle", "web.enable-remote-write-receiver", "storage.memory-only",
+    /* values again (appended after the booleans) */
+    "query.max-concurrency", "web.max-connections", "web.max-request-body-bytes", NULL};
 #define NUM_VALUE_FLAGS 17
+#define NUM_BOOL_FLAGS 3
 
 int cli_run(int argc, char **argv)
 {
@@ -334,7 +346,7 @@ int cli_run(int argc, char **argv)
             fprintf(stderr, "infermon run: unknown flag --%.*s\n", (int)nl, a);
             return 2;
         }
-        if (k >= NUM_VALUE_FLAGS) {
+        if (k >= NUM_VALUE_FLAGS && k < NUM_VALUE_FLAGS + NUM_BOOL_FLAGS) {
             vals[k] = eq ? eq + 1 : "true";
             continue;
         }
@@ -423,10 +435,27 @@ int cli_run(int argc, char **argv)
     o.enable_lifecycle = vals[17] && strcmp(vals[17], "false");
     o.enable_remote_write = vals[18] && strcmp(vals[18], "false");
     o.memory_only = vals[19] && strcmp(vals[19], "false");
+    int64_t *nums[] = {&o.query_max_concurrency, &o.web_max_connections};
+    for (int k = 0; k < 2; k++) {
+        const char *v = vals[20 + k];
+        if (!v) continue;
+        char *end;
+        *nums[k] = strtoll(v, &end, 10);
+        if (*end || *nums[k] <= 0 || *nums[k] > 1000000) {
+            fprintf(stderr, "infermon run: --%s: bad number \"%s\"\n", flag_names[20 + k], v);
+            return 2;
+        }
+    }
+    if (vals[22] && (scrape_parse_bytes(vals[22], &o.max_request_body_bytes) != IM_OK ||
+                     o.max_request_body_bytes <= 0)) {
+        fprintf(stderr, "infermon run: --web.max-request-body-bytes: bad size \"%s\"\n", vals[22]);
+        return 2;
+    }
     /* flags for /api/v1/status/flags, with defaults shown */
     static const char *defaults[] = {"",      "data/", "0s",       "0B",    "timer", ":9470", "",
                                      "32MiB", "5m",    "50000000", "2m",    "info",  "",      "1h",
-                                     "10m",   "1m",    "10000",    "false", "false", "false"};
+                                     "10m",   "1m",    "10000",    "false", "false", "false",
+                                     "20",    "512",   "16MiB"};
     const char *pairs[2 * IM_ARRAY_LEN(flag_names) + 1];
     size_t np = 0;
     for (size_t k = 0; flag_names[k]; k++) {

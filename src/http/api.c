@@ -150,12 +150,24 @@ static enum MHD_Result do_query(http_server_t *s, http__req_t *r, bool range)
         if (own) promql_engine_free(e);
         return bad_param(s, r, "query", err.msg);
     }
+    /* The timeout covers the wait in the query queue and the evaluation. */
+    p.deadline_ns = im_mono_ns() + promql_engine_opts(e)->timeout_ms * 1000000;
+    p.cancel = &r->cancel;
+    im_rc rc = http__query_enter(s, r, p.deadline_ns);
+    if (rc != IM_OK) {
+        promql_expr_free(expr);
+        if (own) promql_engine_free(e);
+        return http__send_error(s, r, promql_error_type(rc),
+                                rc == IM_ETIMEOUT ? "query timed out in query queue"
+                                                  : "query was canceled in query queue");
+    }
     tsdb_queryable_t *qq = tsdb_queryable(s->opts.db);
     promql_result_t res;
     memset(&res, 0, sizeof res);
     int64_t t0 = im_mono_ns();
-    im_rc rc = promql_eval(e, qq, expr, &p, &res, &err);
+    rc = promql_eval(e, qq, expr, &p, &res, &err);
     double secs = (double)(im_mono_ns() - t0) / 1e9;
+    http__query_leave(s, r, rc);
     http__count(s, range ? "engine:query_range" : "engine:query", rc == IM_OK ? 0 : 1, secs);
     qq->vt->close(qq);
     promql_expr_free(expr);
