@@ -343,6 +343,8 @@ static bool range_apply(rctx_t *c, const int64_t *t, const double *v, size_t n, 
  * counter resets. With ev_mut the timeout is checked through promql__check (the
  * evaluating thread), else through promql__check_now (a worker). Returns whether
  * any step has a value; *rc is set on timeout or cancellation. */
+#define RANGE_CHECK_WORK (1u << 16)
+
 static bool range_series(ev_t *ev, bool ev_mut, rctx_t *c, rsrc_t *r, const int64_t *t,
                          const double *v, size_t n, const double *p1, const double *p2,
                          size_t **rpos, size_t *rcap, double *out, uint8_t *has, im_rc *rc)
@@ -363,15 +365,21 @@ static bool range_series(ev_t *ev, bool ev_mut, rctx_t *c, rsrc_t *r, const int6
             if (v[i] < v[i - 1]) rp[nr++] = i;
         c->rs = (resets_t){rp, nr, 0};
     }
+    /* Timeout and cancellation are checked by work done (samples in the windows
+     * walked), not by steps: one step over a window of a day at 1s is 86,400
+     * samples, and a query whose client went away must stop soon. */
+    size_t work = 0;
     for (size_t k = 0; k < eff; k++) {
         int64_t lo, hi;
-        if ((k & 4095) == 4095 &&
+        if ((work >= RANGE_CHECK_WORK || (k & 4095) == 4095) &&
             (*rc = ev_mut ? promql__check(ev) : promql__check_now(ev)) != IM_OK)
             break;
+        if (work >= RANGE_CHECK_WORK) work = 0;
         promql__rsrc_window(ev, r, k, &lo, &hi);
         while (a < n && t[a] < lo) a++;
         if (b < a) b = a;
         while (b < n && t[b] <= hi) b++;
+        work += b - a + 1;
         double res;
         int64_t ts = promql__rsrc_time(ev, r, k);
         c->base = a;
