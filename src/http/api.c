@@ -602,27 +602,26 @@ enum MHD_Result http__api(http_server_t *s, http__req_t *r, const char *path)
 {
     bool get = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
     bool post = !strcmp(r->method, "POST");
-    static const char *const handlers[] = {"/query",
-                                           "/query_range",
-                                           "/series",
-                                           "/labels",
-                                           "/targets",
-                                           "/metadata",
-                                           "/rules",
-                                           "/alerts",
-                                           "/status/buildinfo",
-                                           "/status/config",
-                                           "/status/flags",
-                                           "/status/runtimeinfo",
-                                           "/status/tsdb",
-                                           NULL};
+    /* The handler label for /metrics: constant strings (no buffer written per
+     * request, which raced between connection threads). */
+    static const char *const handlers[][2] = {
+        {"/query", "/api/v1/query"},
+        {"/query_range", "/api/v1/query_range"},
+        {"/series", "/api/v1/series"},
+        {"/labels", "/api/v1/labels"},
+        {"/targets", "/api/v1/targets"},
+        {"/metadata", "/api/v1/metadata"},
+        {"/rules", "/api/v1/rules"},
+        {"/alerts", "/api/v1/alerts"},
+        {"/status/buildinfo", "/api/v1/status/buildinfo"},
+        {"/status/config", "/api/v1/status/config"},
+        {"/status/flags", "/api/v1/status/flags"},
+        {"/status/runtimeinfo", "/api/v1/status/runtimeinfo"},
+        {"/status/tsdb", "/api/v1/status/tsdb"},
+    };
     r->handler = "/api/v1/other";
-    static char hnames[IM_ARRAY_LEN(handlers)][40];
-    for (size_t i = 0; handlers[i]; i++)
-        if (!strcmp(path, handlers[i])) {
-            snprintf(hnames[i], sizeof hnames[i], "/api/v1%s", handlers[i]);
-            r->handler = hnames[i];
-        }
+    for (size_t i = 0; i < IM_ARRAY_LEN(handlers); i++)
+        if (!strcmp(path, handlers[i][0])) r->handler = handlers[i][1];
     if (!strncmp(path, "/label/", 7)) r->handler = "/api/v1/label/:name/values";
     if (!get && !post) return http__send_text(s, r, 405, "Method Not Allowed\n");
     if (!strcmp(path, "/query")) return do_query(s, r, false);
