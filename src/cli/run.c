@@ -320,7 +320,7 @@ static const char *const flag_names[] = {
     /* values again (appended after the booleans) */
     "query.max-concurrency", "web.max-connections", "web.max-request-body-bytes", NULL};
 #define NUM_VALUE_FLAGS 17
-#define NUM_BOOL_FLAGS 3
+#define NUM_BOOL_FLAGS  3
 
 int cli_run(int argc, char **argv)
 {
@@ -452,10 +452,10 @@ int cli_run(int argc, char **argv)
         return 2;
     }
     /* flags for /api/v1/status/flags, with defaults shown */
-    static const char *defaults[] = {"",      "data/", "0s",       "0B",    "timer", ":9470", "",
-                                     "32MiB", "5m",    "50000000", "2m",    "info",  "",      "1h",
-                                     "10m",   "1m",    "10000",    "false", "false", "false",
-                                     "20",    "512",   "16MiB"};
+    static const char *defaults[] = {"",      "data/", "0s",  "0B",       "timer", ":9470",
+                                     "",      "32MiB", "5m",  "50000000", "2m",    "info",
+                                     "",      "1h",    "10m", "1m",       "10000", "false",
+                                     "false", "false", "20",  "512",      "16MiB"};
     const char *pairs[2 * IM_ARRAY_LEN(flag_names) + 1];
     size_t np = 0;
     for (size_t k = 0; flag_names[k]; k++) {

@@ -47,11 +47,11 @@ typedef struct http__req {
     unsigned status;     /* set by the responders */
     int64_t start_ns;
     /* Query admission (server.c, guarded by the server's qmu but `cancel`). */
-    volatile int cancel;    /* the engine's cancel flag: the watcher stores 1 (atomically)
-                               when the client hangs up; read with __atomic_load_n */
-    int qfd;                /* the connection's socket, watched while queued or running */
-    uint64_t qid;           /* registration number (0 = not registered) */
-    bool qrunning;          /* holds an evaluation slot */
+    volatile int cancel;     /* the engine's cancel flag: the watcher stores 1 (atomically)
+                                when the client hangs up; read with __atomic_load_n */
+    int qfd;                 /* the connection's socket, watched while queued or running */
+    uint64_t qid;            /* registration number (0 = not registered) */
+    bool qrunning;           /* holds an evaluation slot */
     struct http__req *qnext; /* in the server's qlist */
 } http__req_t;
 

@@ -460,8 +460,7 @@ im_rc http__query_enter(http_server_t *s, http__req_t *r, int64_t deadline_ns)
     pthread_cond_signal(&s->wcond);
     s->qwaiting++;
     bool timed_out = false;
-    while (s->qrunning >= s->qmax && !s->qstop &&
-           !__atomic_load_n(&r->cancel, __ATOMIC_RELAXED)) {
+    while (s->qrunning >= s->qmax && !s->qstop && !__atomic_load_n(&r->cancel, __ATOMIC_RELAXED)) {
         int64_t now = im_mono_ns();
         if (now >= deadline_ns) {
             timed_out = true;
@@ -837,7 +836,8 @@ void http_server_stop(http_server_t *s)
      * let libmicrohttpd join the connection threads, then the watcher. */
     pthread_mutex_lock(&s->qmu);
     s->qstop = true;
-    for (http__req_t *r = s->qlist; r; r = r->qnext) __atomic_store_n(&r->cancel, 1, __ATOMIC_RELAXED);
+    for (http__req_t *r = s->qlist; r; r = r->qnext)
+        __atomic_store_n(&r->cancel, 1, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&s->qcond);
     pthread_cond_broadcast(&s->wcond);
     pthread_mutex_unlock(&s->qmu);

@@ -82,7 +82,7 @@ typedef struct http_server_opts {
     int64_t remote_write_max_bytes; /* compressed request cap; 0 = 32 MiB */
     int64_t max_request_body_bytes; /* other request bodies (forms); 0 = 16 MiB */
     int max_connections;            /* simultaneous connections (--web.max-connections); 0 = 512 */
-    int query_max_concurrency;      /* queries evaluated at once (--query.max-concurrency); 0 = 20 */
+    int query_max_concurrency; /* queries evaluated at once (--query.max-concurrency); 0 = 20 */
     http_lifecycle_t lifecycle;
     /* name/value pairs for /api/v1/status/flags, NULL-terminated (borrowed). */
     const char *const *flags;

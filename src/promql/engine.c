@@ -82,7 +82,7 @@ im_rc promql__check(ev_t *ev)
     if (ev->over_limit) return IM_ELIMIT;
     if (ev->cancel && __atomic_load_n(ev->cancel, __ATOMIC_RELAXED))
         return promql__fail(ev, IM_ECANCELED);
-    if ((++ev->check_ctr & 63) == 0 && im_mono_ns() > ev->deadline_ns)
+    if ((ev->check_ctr++ & 63) == 0 && im_mono_ns() > ev->deadline_ns) /* first, every 64th */
         return promql__fail(ev, IM_ETIMEOUT);
     return IM_OK;
 }
