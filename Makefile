@@ -4,13 +4,15 @@
 #                a short fuzz run per target and the format check
 #   make bench   build and run the benchmarks (peers in the same run)
 #   make fuzz FUZZ_SECONDS=N   run every fuzz target for N seconds
+#   make test-tsan  ThreadSanitizer build of the concurrency tests (one engine and
+#                one HTTP server used by many threads) and their run
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 30
 SMOKE_FUZZ_SECONDS ?= 20
 BUILD := build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-asan build-fuzz test test-release test-asan fuzz fuzz-smoke \
+.PHONY: all deps build build-asan build-fuzz test test-release test-asan test-tsan fuzz fuzz-smoke \
         bench demo clean format format-check checksrc
 
 all: build
@@ -37,6 +39,15 @@ test-release: build
 
 test-asan: build-asan
 	@cd $(BUILD)/asan && ctest --output-on-failure -j $(JOBS) -LE nosan $(CTEST_ARGS)
+
+# Only the tests that exercise threads: a whole TSan build would double the time
+# of `make test`. Not part of `make test` (about 3 minutes on 2 cores).
+TSAN_TESTS := test_concurrency test_parallel test_http
+TSAN_RE := $(shell echo $(TSAN_TESTS) | tr ' ' '|')
+test-tsan: deps
+	@cmake -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=Debug -DIM_TSAN=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)/tsan -j $(JOBS) --target $(TSAN_TESTS)
+	@cd $(BUILD)/tsan && ctest --output-on-failure -j $(JOBS) -R '/($(TSAN_RE))$$'
 
 test: format-check checksrc test-release test-asan fuzz-smoke
 	@echo "make test: all passed"

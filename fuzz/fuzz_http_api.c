@@ -114,7 +114,7 @@ static void start_server(void)
     o.engine = eng;
     o.enable_remote_write = true;
     o.remote_write_max_bytes = 1 << 16;
-    o.threads = 1;
+    o.max_connections = 16; /* one request at a time */
     o.flags = flags;
     if (http_server_start(&o, &g_server, NULL) != IM_OK) abort();
     g_port = http_server_port(g_server);

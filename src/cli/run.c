@@ -194,6 +194,9 @@ int run_daemon(const run_opts_t *o)
     ho.enable_lifecycle = o->enable_lifecycle;
     ho.enable_remote_write = o->enable_remote_write;
     ho.remote_write_max_bytes = o->remote_write_max_bytes;
+    ho.max_request_body_bytes = o->max_request_body_bytes;
+    ho.max_connections = (int)o->web_max_connections;
+    ho.query_max_concurrency = (int)o->query_max_concurrency;
     ho.lifecycle.reload = do_reload;
     ho.lifecycle.quit = do_quit;
     ho.lifecycle.ud = &d;
@@ -308,7 +311,14 @@ static void usage(FILE *f)
         "                                     limit, the series limit bounds it)\n"
         "  --storage.tsdb.max-label-value-bytes=SIZE longest label value (default: as above)\n"
         "  --storage.tsdb.max-series-bytes=SIZE  bytes of a series' label names and\n"
-        "                                     values (default 1MiB, at most 16MiB)\n");
+        "                                     values (default 1MiB, at most 16MiB)\n"
+
+        "  --query.max-concurrency=N          queries evaluated at once; more wait in a queue\n"
+        "                                     until their timeout (default 20)\n"
+        "  --web.max-connections=N            simultaneous HTTP connections, one thread each\n"
+        "                                     (default 512)\n"
+        "  --web.max-request-body-bytes=SIZE  largest request body but remote write (forms;\n"
+        "                                     default 16MiB)\n");
 }
 
 static const char *const flag_names[] = {
@@ -321,8 +331,11 @@ static const char *const flag_names[] = {
     "storage.tsdb.max-labels-per-series", "storage.tsdb.max-label-name-bytes",
     "storage.tsdb.max-label-value-bytes", "storage.tsdb.max-series-bytes",
     /* booleans */
-    "web.enable-lifecycle", "web.enable-remote-write-receiver", "storage.memory-only", NULL};
+    "web.enable-lifecycle", "web.enable-remote-write-receiver", "storage.memory-only",
+    /* values again (appended after the booleans) */
+    "query.max-concurrency", "web.max-connections", "web.max-request-body-bytes", NULL};
 #define NUM_VALUE_FLAGS 22
+#define NUM_BOOL_FLAGS  3
 
 int cli_run(int argc, char **argv)
 {
@@ -348,7 +361,7 @@ int cli_run(int argc, char **argv)
             fprintf(stderr, "infermon run: unknown flag --%.*s\n", (int)nl, a);
             return 2;
         }
-        if (k >= NUM_VALUE_FLAGS) {
+        if (k >= NUM_VALUE_FLAGS && k < NUM_VALUE_FLAGS + NUM_BOOL_FLAGS) {
             vals[k] = eq ? eq + 1 : "true";
             continue;
         }
@@ -464,11 +477,27 @@ int cli_run(int argc, char **argv)
     o.enable_lifecycle = vals[22] && strcmp(vals[22], "false");
     o.enable_remote_write = vals[23] && strcmp(vals[23], "false");
     o.memory_only = vals[24] && strcmp(vals[24], "false");
+    int64_t *nums[] = {&o.query_max_concurrency, &o.web_max_connections};
+    for (int k = 0; k < 2; k++) {
+        const char *v = vals[25 + k];
+        if (!v) continue;
+        char *end;
+        *nums[k] = strtoll(v, &end, 10);
+        if (*end || *nums[k] <= 0 || *nums[k] > 1000000) {
+            fprintf(stderr, "infermon run: --%s: bad number \"%s\"\n", flag_names[25 + k], v);
+            return 2;
+        }
+    }
+    if (vals[27] && (scrape_parse_bytes(vals[27], &o.max_request_body_bytes) != IM_OK ||
+                     o.max_request_body_bytes <= 0)) {
+        fprintf(stderr, "infermon run: --web.max-request-body-bytes: bad size \"%s\"\n", vals[27]);
+        return 2;
+    }
     /* flags for /api/v1/status/flags, with defaults shown */
     static const char *defaults[] = {"",      "data/", "0s",       "0B",   "timer", ":9470", "",
                                      "32MiB", "5m",    "50000000", "2m",   "info",  "",      "1h",
                                      "10m",   "1m",    "10000",    "10m",  "4096",  "0B",    "0B",
-                                     "1MiB",  "false", "false",    "false"};
+                                     "1MiB",  "false", "false",    "false", "20", "512", "16MiB"};
     const char *pairs[2 * IM_ARRAY_LEN(flag_names) + 1];
     size_t np = 0;
     for (size_t k = 0; flag_names[k]; k++) {

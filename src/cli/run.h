@@ -27,6 +27,9 @@ typedef struct run_opts {
     bool enable_lifecycle;
     bool enable_remote_write;
     int64_t remote_write_max_bytes;
+    int64_t max_request_body_bytes; /* 0 = 16 MiB */
+    int64_t query_max_concurrency;  /* 0 = 20 */
+    int64_t web_max_connections;    /* 0 = 512 */
     int64_t lookback_delta_ms, query_max_samples, query_timeout_ms;
     /* rules and notifications (Prometheus' flags; 0/NULL = its defaults) */
     const char *external_url;

@@ -769,8 +769,9 @@ IM_EXPO_INLINE size_t win_line_end(const expo_parser_t *p, size_t r)
 
 /* With GCC on x86-64, expo_parser_next (with the fast path inlined) is built
  * twice, the second copy for CPUs with BMI2 and AVX2 (x86-64-v3: shifts
- * without %cl, tzcnt, blsr), chosen once at load time. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+ * without %cl, tzcnt, blsr), chosen once at load time. Not under ThreadSanitizer:
+ * the resolver runs before the TSan runtime is initialised and crashes. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define FAST_CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
 #else
 #define FAST_CLONES

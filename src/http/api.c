@@ -195,12 +195,26 @@ static enum MHD_Result do_query(http_server_t *s, http__req_t *r, bool range)
         promql_expr_free(expr);
         return http__send_error(s, r, "timeout", "query timed out in query queue");
     }
+    /* The timeout covers the wait in the query queue and the evaluation (a
+     * timeout of 292 years or more never expires). */
+    int64_t now_ns = im_mono_ns(), to_ms = promql_engine_opts(e)->timeout_ms;
+    p.deadline_ns = to_ms > (INT64_MAX - now_ns) / 1000000 ? INT64_MAX : now_ns + to_ms * 1000000;
+    p.cancel = &r->cancel;
+    im_rc rc = http__query_enter(s, r, p.deadline_ns);
+    if (rc != IM_OK) {
+        promql_expr_free(expr);
+        if (own) promql_engine_free(e);
+        return http__send_error(s, r, promql_error_type(rc),
+                                rc == IM_ETIMEOUT ? "query timed out in query queue"
+                                                  : "query was canceled in query queue");
+    }
     tsdb_queryable_t *qq = tsdb_queryable(s->opts.db);
     promql_result_t res;
     memset(&res, 0, sizeof res);
     int64_t t0 = im_mono_ns();
-    im_rc rc = promql_eval(e, qq, expr, &p, &res, &err);
+    rc = promql_eval(e, qq, expr, &p, &res, &err);
     double secs = (double)(im_mono_ns() - t0) / 1e9;
+    http__query_leave(s, r, rc);
     http__count(s, range ? "engine:query_range" : "engine:query", rc == IM_OK ? 0 : 1, secs);
     qq->vt->close(qq);
     promql_expr_free(expr);
@@ -642,27 +656,26 @@ enum MHD_Result http__api(http_server_t *s, http__req_t *r, const char *path)
 {
     bool get = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
     bool post = !strcmp(r->method, "POST");
-    static const char *const handlers[] = {"/query",
-                                           "/query_range",
-                                           "/series",
-                                           "/labels",
-                                           "/targets",
-                                           "/metadata",
-                                           "/rules",
-                                           "/alerts",
-                                           "/status/buildinfo",
-                                           "/status/config",
-                                           "/status/flags",
-                                           "/status/runtimeinfo",
-                                           "/status/tsdb",
-                                           NULL};
+    /* The handler label for /metrics: constant strings (no buffer written per
+     * request, which raced between connection threads). */
+    static const char *const handlers[][2] = {
+        {"/query", "/api/v1/query"},
+        {"/query_range", "/api/v1/query_range"},
+        {"/series", "/api/v1/series"},
+        {"/labels", "/api/v1/labels"},
+        {"/targets", "/api/v1/targets"},
+        {"/metadata", "/api/v1/metadata"},
+        {"/rules", "/api/v1/rules"},
+        {"/alerts", "/api/v1/alerts"},
+        {"/status/buildinfo", "/api/v1/status/buildinfo"},
+        {"/status/config", "/api/v1/status/config"},
+        {"/status/flags", "/api/v1/status/flags"},
+        {"/status/runtimeinfo", "/api/v1/status/runtimeinfo"},
+        {"/status/tsdb", "/api/v1/status/tsdb"},
+    };
     r->handler = "/api/v1/other";
-    static char hnames[IM_ARRAY_LEN(handlers)][40];
-    for (size_t i = 0; handlers[i]; i++)
-        if (!strcmp(path, handlers[i])) {
-            snprintf(hnames[i], sizeof hnames[i], "/api/v1%s", handlers[i]);
-            r->handler = hnames[i];
-        }
+    for (size_t i = 0; i < IM_ARRAY_LEN(handlers); i++)
+        if (!strcmp(path, handlers[i][0])) r->handler = handlers[i][1];
     if (!strncmp(path, "/label/", 7)) r->handler = "/api/v1/label/:name/values";
     if (!get && !post) return http__send_text(s, r, 405, "Method Not Allowed\n");
     if (!strcmp(path, "/query")) return do_query(s, r, false);

@@ -46,6 +46,13 @@ typedef struct http__req {
     const char *handler; /* metrics label */
     unsigned status;     /* set by the responders */
     int64_t start_ns;
+    /* Query admission (server.c, guarded by the server's qmu but `cancel`). */
+    volatile int cancel;     /* the engine's cancel flag: the watcher stores 1 (atomically)
+                                when the client hangs up; read with __atomic_load_n */
+    int qfd;                 /* the connection's socket, watched while queued or running */
+    uint64_t qid;            /* registration number (0 = not registered) */
+    bool qrunning;           /* holds an evaluation slot */
+    struct http__req *qnext; /* in the server's qlist */
 } http__req_t;
 
 typedef struct http__counter {
@@ -77,6 +84,19 @@ struct http_server {
     size_t ncounters;
     uint64_t rw_requests, rw_samples, rw_failures;
     uint64_t auth_cache[64]; /* hashes of verified user:password */
+    /* Query admission (server.c): guarded by qmu, never held with mu. */
+    pthread_mutex_t qmu;
+    pthread_cond_t qcond;      /* CLOCK_MONOTONIC: a slot freed, a waiter canceled, stop */
+    pthread_cond_t wcond;      /* the watcher: a query registered, or stop */
+    int qmax;                  /* --query.max-concurrency */
+    int qrunning, qwaiting;    /* queries evaluating, queries in the queue */
+    http__req_t *qlist;        /* queued and running queries (watched for hang-ups) */
+    uint64_t qids;             /* last registration number */
+    uint64_t q_client_gone;    /* evaluations canceled because the client went away */
+    uint64_t q_queue_timeouts; /* queries that timed out waiting for a slot */
+    bool qstop;
+    bool watcher_started;
+    pthread_t watcher;
 };
 
 const char *http__param(const http__req_t *r, const char *k);
@@ -91,6 +111,16 @@ enum MHD_Result http__send_error(http_server_t *s, http__req_t *r, const char *e
 enum MHD_Result http__send_data(http_server_t *s, http__req_t *r, im_buf_t *data);
 /* Streams a query result (takes ownership of *res). */
 enum MHD_Result http__send_result(http_server_t *s, http__req_t *r, promql_result_t *res);
+
+/* Query admission. Takes an evaluation slot for r, waiting in the queue while
+ * --query.max-concurrency queries evaluate, until deadline_ns (im_mono_ns). From
+ * this call to http__query_leave the connection is watched: when the client
+ * hangs up, r->cancel becomes 1 (pass &r->cancel to the engine). Returns IM_OK
+ * (a slot is held: call http__query_leave with the evaluation's result code),
+ * IM_ETIMEOUT (the deadline passed in the queue) or IM_ECANCELED (the client went
+ * away, or the server stops); nothing is held then. */
+im_rc http__query_enter(http_server_t *s, http__req_t *r, int64_t deadline_ns);
+void http__query_leave(http_server_t *s, http__req_t *r, im_rc rc);
 
 enum MHD_Result http__api(http_server_t *s, http__req_t *r, const char *path);
 enum MHD_Result http__metrics(http_server_t *s, http__req_t *r);

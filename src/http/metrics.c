@@ -92,6 +92,22 @@ enum MHD_Result http__metrics(http_server_t *s, http__req_t *r)
     double start_s = (double)s->start_ms / 1000.0;
     pthread_mutex_unlock(&s->mu);
 
+    pthread_mutex_lock(&s->qmu);
+    int qrun = s->qrunning, qwait = s->qwaiting, qmax = s->qmax;
+    uint64_t qgone = s->q_client_gone, qto = s->q_queue_timeouts;
+    pthread_mutex_unlock(&s->qmu);
+    one(&b, "infermon_engine_queries", "gauge",
+        "The current number of queries being executed or waiting.", (double)(qrun + qwait));
+    one(&b, "infermon_engine_queries_waiting", "gauge",
+        "Queries waiting in the queue for an evaluation slot (--query.max-concurrency).",
+        (double)qwait);
+    one(&b, "infermon_engine_queries_concurrent_max", "gauge",
+        "The max number of concurrent queries (--query.max-concurrency).", (double)qmax);
+    one(&b, "infermon_engine_queries_client_gone_total", "counter",
+        "Queries canceled because their client closed the connection.", (double)qgone);
+    one(&b, "infermon_engine_queue_timeouts_total", "counter",
+        "Queries that timed out waiting in the queue.", (double)qto);
+
     if (s->opts.scrape) {
         scrape_stats_t st;
         scrape_manager_stats(s->opts.scrape, &st);

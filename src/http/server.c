@@ -6,9 +6,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <zlib.h>
 
 #include "http/http_int.h"
@@ -16,7 +18,7 @@
 #include "util/log.h"
 #include "util/timeutil.h"
 
-#define API_BODY_MAX (16u << 20)
+#define API_BODY_MAX (16LL << 20) /* default of --web.max-request-body-bytes */
 
 /* ---- Parameters ---- */
 
@@ -401,6 +403,145 @@ static bool authorized(http_server_t *s, http__req_t *r)
     return false;
 }
 
+/* ---- Query admission and client-gone cancellation ---- */
+
+/* Why this shape. libmicrohttpd runs in thread-per-connection mode (see
+ * http_server_start): a connection's request runs on that connection's thread,
+ * so an evaluation that takes a minute holds only its own thread, and health
+ * checks, /metrics and remote writes arriving meanwhile are answered on theirs
+ * (a thread pool shared by all would queue them behind the queries). What is
+ * bounded for queries is CPU and memory: at most qmax evaluations at once; the
+ * others sleep on qcond until a slot frees or their timeout passes (Prometheus'
+ * --query.max-concurrency gate, which is not strictly FIFO either).
+ *
+ * While its thread evaluates, libmicrohttpd does not look at the connection, so
+ * it cannot tell that the client left (the completion callback comes only after
+ * the handler returns). One watcher thread polls the sockets of the queued and
+ * running queries for a hang-up (POLLRDHUP, POLLHUP, POLLERR; data such as a
+ * pipelined request is not a hang-up) and stores 1 into the request's cancel
+ * flag, the flag the engine checks while it evaluates (as for the timeout).
+ * The watcher sleeps on wcond while no query is registered, and polls with a
+ * 50 ms timeout otherwise so that new registrations are picked up. Requests are
+ * matched by registration number, never by pointer or fd, which may be reused. */
+
+#define WATCH_POLL_MS 50
+
+static void query_unlink(http_server_t *s, http__req_t *r)
+{
+    for (http__req_t **pp = &s->qlist; *pp; pp = &(*pp)->qnext)
+        if (*pp == r) {
+            *pp = r->qnext;
+            break;
+        }
+    r->qnext = NULL;
+    r->qid = 0;
+}
+
+static void *watch_main(void *arg)
+{
+    http_server_t *s = arg;
+    struct pollfd *pf = NULL;
+    uint64_t *ids = NULL;
+    size_t cap = 0;
+    pthread_mutex_lock(&s->qmu);
+    while (!s->qstop) {
+        size_t n = 0;
+        for (http__req_t *r = s->qlist; r; r = r->qnext)
+            if (r->qfd >= 0 && !__atomic_load_n(&r->cancel, __ATOMIC_RELAXED)) n++;
+        if (!n) {
+            pthread_cond_wait(&s->wcond, &s->qmu);
+            continue;
+        }
+        if (n > cap) {
+            cap = n * 2;
+            pf = im_realloc(pf, cap * sizeof *pf);
+            ids = im_realloc(ids, cap * sizeof *ids);
+        }
+        n = 0;
+        for (http__req_t *r = s->qlist; r; r = r->qnext)
+            if (r->qfd >= 0 && !__atomic_load_n(&r->cancel, __ATOMIC_RELAXED)) {
+                pf[n] = (struct pollfd){.fd = r->qfd, .events = POLLRDHUP};
+                ids[n++] = r->qid;
+            }
+        pthread_mutex_unlock(&s->qmu);
+        int k = poll(pf, (nfds_t)n, WATCH_POLL_MS);
+        pthread_mutex_lock(&s->qmu);
+        if (k <= 0) continue;
+        bool woke = false;
+        for (size_t i = 0; i < n; i++) {
+            if (!(pf[i].revents & (POLLRDHUP | POLLHUP | POLLERR))) continue;
+            for (http__req_t *r = s->qlist; r; r = r->qnext)
+                if (r->qid == ids[i]) {
+                    __atomic_store_n(&r->cancel, 1, __ATOMIC_RELAXED);
+                    IM_INFO("Client went away: canceling its query", "url=%s",
+                            im_logq(r->url ? r->url : ""));
+                    woke = true;
+                    break;
+                }
+        }
+        if (woke) pthread_cond_broadcast(&s->qcond);
+    }
+    pthread_mutex_unlock(&s->qmu);
+    im_free(pf);
+    im_free(ids);
+    return NULL;
+}
+
+im_rc http__query_enter(http_server_t *s, http__req_t *r, int64_t deadline_ns)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    pthread_mutex_lock(&s->qmu);
+    r->qfd = ci ? ci->connect_fd : -1;
+    r->qid = ++s->qids;
+    r->qnext = s->qlist;
+    s->qlist = r;
+    pthread_cond_signal(&s->wcond);
+    s->qwaiting++;
+    bool timed_out = false;
+    while (s->qrunning >= s->qmax && !s->qstop && !__atomic_load_n(&r->cancel, __ATOMIC_RELAXED)) {
+        int64_t now = im_mono_ns();
+        if (now >= deadline_ns) {
+            timed_out = true;
+            break;
+        }
+        struct timespec ts = {.tv_sec = (time_t)(deadline_ns / 1000000000),
+                              .tv_nsec = (long)(deadline_ns % 1000000000)};
+        pthread_cond_timedwait(&s->qcond, &s->qmu, &ts);
+    }
+    s->qwaiting--;
+    im_rc rc = IM_OK;
+    if (s->qstop || __atomic_load_n(&r->cancel, __ATOMIC_RELAXED))
+        rc = IM_ECANCELED;
+    else if (timed_out)
+        rc = IM_ETIMEOUT;
+    if (rc == IM_OK) {
+        s->qrunning++;
+        r->qrunning = true;
+    } else {
+        if (rc == IM_ETIMEOUT) s->q_queue_timeouts++;
+        if (rc == IM_ECANCELED && !s->qstop) s->q_client_gone++;
+        query_unlink(s, r);
+        pthread_cond_signal(&s->qcond); /* pass on a wake-up this waiter may have taken */
+    }
+    pthread_mutex_unlock(&s->qmu);
+    return rc;
+}
+
+void http__query_leave(http_server_t *s, http__req_t *r, im_rc rc)
+{
+    pthread_mutex_lock(&s->qmu);
+    if (rc == IM_ECANCELED && __atomic_load_n(&r->cancel, __ATOMIC_RELAXED) && !s->qstop)
+        s->q_client_gone++;
+    if (r->qrunning) {
+        s->qrunning--;
+        r->qrunning = false;
+        pthread_cond_signal(&s->qcond);
+    }
+    query_unlink(s, r);
+    pthread_mutex_unlock(&s->qmu);
+}
+
 /* ---- Routing ---- */
 
 static enum MHD_Result route(http_server_t *s, http__req_t *r)
@@ -493,6 +634,46 @@ static enum MHD_Result route(http_server_t *s, http__req_t *r)
     return http__send_text(s, r, 404, "404 page not found\n");
 }
 
+/* Sends 401 with the Basic challenge. */
+static enum MHD_Result send_unauthorized(http__req_t *r)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        strlen("Unauthorized\n"), (void *)"Unauthorized\n", MHD_RESPMEM_PERSISTENT);
+    MHD_add_response_header(resp, "WWW-Authenticate", "Basic");
+    r->status = 401;
+    r->handler = "unauthorized";
+    enum MHD_Result ret = MHD_queue_response(r->conn, 401, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+/* The body cap of a request: the remote-write one or the API one. */
+static int64_t body_cap(const http_server_t *s, bool rw)
+{
+    if (rw) return s->opts.remote_write_max_bytes > 0 ? s->opts.remote_write_max_bytes : 32LL << 20;
+    return s->opts.max_request_body_bytes > 0 ? s->opts.max_request_body_bytes : API_BODY_MAX;
+}
+
+static enum MHD_Result send_too_large(http_server_t *s, http__req_t *r, bool rw, int64_t cap,
+                                      const char *got)
+{
+    char m[300];
+    snprintf(m, sizeof m, "request body %s%s exceeds the limit of %lld bytes (%s)\n",
+             got ? "of " : "", got ? got : "", (long long)cap,
+             rw ? "--web.remote-write-max-bytes" : "--web.max-request-body-bytes");
+    r->handler = rw ? "/api/v1/write" : "other";
+    return http__send_text(s, r, 413, m);
+}
+
+/* Request lifecycle. libmicrohttpd calls this once when the headers are in
+ * (*con_cls NULL), then once per piece of body, then once more with
+ * *upload_size 0. Everything that can refuse a request without its body is
+ * decided on that first call, before one byte of body is read: credentials
+ * (401) and a Content-Length over the cap (413). A response queued then makes
+ * libmicrohttpd skip the body (no 100 Continue is sent) and close the
+ * connection, so an unauthenticated or oversized upload costs no memory. A body
+ * without Content-Length (chunked) is appended up to the cap, the rest is
+ * discarded, and the answer is 413. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
@@ -504,17 +685,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r = im_calloc(1, sizeof *r);
         r->conn = conn;
         r->start_ns = im_mono_ns();
-        bool rw = !strcmp(url, "/api/v1/write");
-        int64_t cap = rw ? (s->opts.remote_write_max_bytes > 0 ? s->opts.remote_write_max_bytes
-                                                               : (32LL << 20))
-                         : API_BODY_MAX;
-        im_buf_init(&r->body, (size_t)cap);
+        r->method = method;
+        r->url = url;
         *con_cls = r;
+        bool rw = !strcmp(url, "/api/v1/write");
+        int64_t cap = body_cap(s, rw);
+        if (!authorized(s, r)) return send_unauthorized(r);
+        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+        if (cl) {
+            char *end;
+            errno = 0;
+            unsigned long long n = strtoull(cl, &end, 10);
+            if (end != cl && (errno == ERANGE || n > (unsigned long long)cap))
+                return send_too_large(s, r, rw, cap, cl);
+        }
+        im_buf_init(&r->body, (size_t)cap);
         return MHD_YES;
     }
     if (*upload_size) {
-        if (!r->body_over && im_buf_append(&r->body, upload, *upload_size) != IM_OK)
+        if (!r->body_over && im_buf_append(&r->body, upload, *upload_size) != IM_OK) {
             r->body_over = true;
+            im_buf_free(&r->body); /* what was read is of no use: the answer is 413 */
+        }
         *upload_size = 0;
         return MHD_YES;
     }
@@ -522,19 +714,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     r->url = url;
     const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding");
     r->gzip = ae && strstr(ae, "gzip");
-    if (!authorized(s, r)) {
-        struct MHD_Response *resp = MHD_create_response_from_buffer(
-            strlen("Unauthorized\n"), (void *)"Unauthorized\n", MHD_RESPMEM_PERSISTENT);
-        MHD_add_response_header(resp, "WWW-Authenticate", "Basic");
-        r->status = 401;
-        r->handler = "unauthorized";
-        enum MHD_Result ret = MHD_queue_response(conn, 401, resp);
-        MHD_destroy_response(resp);
-        return ret;
-    }
     if (r->body_over) {
-        r->handler = !strcmp(url, "/api/v1/write") ? "/api/v1/write" : "other";
-        return http__send_text(s, r, 413, "request body too large\n");
+        bool rw = !strcmp(url, "/api/v1/write");
+        return send_too_large(s, r, rw, body_cap(s, rw), NULL);
     }
     MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, on_arg, r);
     const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
@@ -615,6 +797,14 @@ im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_
     s->reload_ok = true;
     s->reload_ms = s->start_ms;
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->qmu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->qcond, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_cond_init(&s->wcond, NULL);
+    s->qmax = opts->query_max_concurrency > 0 ? opts->query_max_concurrency : 20;
     im_rc rc;
     if (opts->web_config_file) {
         rc = http__webcfg_load(opts->web_config_file, &s->web, err);
@@ -629,16 +819,18 @@ im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_
     uint16_t port = 0;
     rc = parse_listen(opts->listen_address ? opts->listen_address : ":9470", &ss, &any, &port, err);
     if (rc) goto fail;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    /* A thread per connection (not a pool): see "Query admission" above. poll,
+     * not select, so that descriptors above FD_SETSIZE work. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                     MHD_USE_POLL | MHD_USE_ERROR_LOG;
     if (s->web.cert_pem) flags |= MHD_USE_TLS;
     if (any) flags |= MHD_USE_DUAL_STACK;
-    int threads = opts->threads > 0 ? opts->threads : 4;
+    int max_conns = opts->max_connections > 0 ? opts->max_connections : 512;
     struct MHD_OptionItem ops[12];
     int no = 0;
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s};
-    ops[no++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, 300, NULL};
-    ops[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, 1024, NULL};
+    ops[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, max_conns, NULL};
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL};
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, 256 * 1024, NULL};
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL};
@@ -663,10 +855,19 @@ im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = di ? di->port : port;
+    if (pthread_create(&s->watcher, NULL, watch_main, s) != 0) {
+        rc = im_err_set(err, IM_EIO, "cannot start the HTTP query watcher thread");
+        MHD_stop_daemon(s->d);
+        goto fail;
+    }
+    s->watcher_started = true;
     *out = s;
     return IM_OK;
 fail:
     http__webcfg_free(&s->web);
+    pthread_cond_destroy(&s->qcond);
+    pthread_cond_destroy(&s->wcond);
+    pthread_mutex_destroy(&s->qmu);
     pthread_mutex_destroy(&s->mu);
     im_free(s);
     return rc;
@@ -675,7 +876,20 @@ fail:
 void http_server_stop(http_server_t *s)
 {
     if (!s) return;
+    /* Cancel queued and running queries so that their threads end soon, then
+     * let libmicrohttpd join the connection threads, then the watcher. */
+    pthread_mutex_lock(&s->qmu);
+    s->qstop = true;
+    for (http__req_t *r = s->qlist; r; r = r->qnext)
+        __atomic_store_n(&r->cancel, 1, __ATOMIC_RELAXED);
+    pthread_cond_broadcast(&s->qcond);
+    pthread_cond_broadcast(&s->wcond);
+    pthread_mutex_unlock(&s->qmu);
     if (s->d) MHD_stop_daemon(s->d);
+    if (s->watcher_started) pthread_join(s->watcher, NULL);
+    pthread_cond_destroy(&s->qcond);
+    pthread_cond_destroy(&s->wcond);
+    pthread_mutex_destroy(&s->qmu);
     scrape_config_free(s->cfg);
     http__webcfg_free(&s->web);
     im_free(s->counters);

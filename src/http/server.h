@@ -19,7 +19,17 @@
  *  - extra /metrics text (rules, notifier, remote write sender);
  *  - static assets (the dashboard): a lookup function by exact path.
  * Remote write (POST /api/v1/write) answers 204 only after the samples are
- * committed to the store, whose commit writes the WAL first. */
+ * committed to the store, whose commit writes the WAL first.
+ *
+ * Capacity. Every connection has its own thread (up to max_connections), so a
+ * slow query never delays /-/ready, /-/healthy, /metrics or a remote write.
+ * Query evaluations (/api/v1/query, /api/v1/query_range) pass a gate of
+ * query_max_concurrency slots; the others wait in a queue until the query
+ * timeout ("query timed out in query queue", 503), as Prometheus'. A query whose
+ * client hangs up (queued or evaluating) is canceled.
+ *
+ * Requests are authenticated on their headers, and a Content-Length over the
+ * cap is refused (413), before any of the body is read. */
 #ifndef IM_HTTP_SERVER_H
 #define IM_HTTP_SERVER_H
 
@@ -70,7 +80,9 @@ typedef struct http_server_opts {
     bool enable_lifecycle;
     bool enable_remote_write;
     int64_t remote_write_max_bytes; /* compressed request cap; 0 = 32 MiB */
-    int threads;                    /* worker threads; 0 = 4 */
+    int64_t max_request_body_bytes; /* other request bodies (forms); 0 = 16 MiB */
+    int max_connections;            /* simultaneous connections (--web.max-connections); 0 = 512 */
+    int query_max_concurrency; /* queries evaluated at once (--query.max-concurrency); 0 = 20 */
     http_lifecycle_t lifecycle;
     /* name/value pairs for /api/v1/status/flags, NULL-terminated (borrowed). */
     const char *const *flags;

@@ -157,11 +157,12 @@ static bool heap_down(topent_t *h, size_t i0, size_t n, bool top)
     return i > i0;
 }
 
-static int top_mode;
-static int cmp_top(const void *pa, const void *pb)
+/* ctx: a bool, true for topk (passed through qsort_r, never a file global:
+ * evaluations run concurrently on one engine). */
+static int cmp_top(const void *pa, const void *pb, void *ctx)
 {
     const topent_t *a = pa, *b = pb;
-    bool top = top_mode == 1;
+    bool top = *(const bool *)ctx;
     if (top_better(top, a->v, b->v)) return -1;
     if (top_better(top, b->v, a->v)) return 1;
     return a->idx < b->idx ? -1 : (a->idx > b->idx);
@@ -335,8 +336,7 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
                         if (kk > 1 && !heap_down(te, 0, nb, top)) heap_up(te, 0, top);
                     }
                 }
-                top_mode = top ? 1 : 0;
-                qsort(te, nb, sizeof *te, cmp_top);
+                qsort_r(te, nb, sizeof *te, cmp_top, &top);
                 for (size_t j = 0; j < nb; j++) {
                     size_t si = te[j].idx;
                     if (outidx[si] == UINT32_MAX) {
@@ -373,6 +373,10 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
                 uint32_t *slot = promql__map_slot(&om, ls->hash);
                 if (!*slot) {
                     size_t idx = promql__val_add(ev, out, ls);
+                    if (ev->over_limit) { /* a new series per value: stop at the limit */
+                        rc = IM_ELIMIT;
+                        goto cv_done;
+                    }
                     for (size_t kk = 0; kk < nsteps; kk++) out->s[idx].v[kk] = 0;
                     *slot = (uint32_t)(idx + 1);
                 } else {
@@ -383,6 +387,7 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
                 o->v[k] += 1;
             }
         }
+    cv_done:
         promql__map_free(&om);
         break;
     }

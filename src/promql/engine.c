@@ -79,15 +79,17 @@ im_rc promql__count(ev_t *ev, int64_t n)
 
 im_rc promql__check(ev_t *ev)
 {
-    if (ev->cancel && *ev->cancel) return promql__fail(ev, IM_ECANCELED);
-    if ((++ev->check_ctr & 63) == 0 && im_mono_ns() > ev->deadline_ns)
+    if (ev->over_limit) return IM_ELIMIT;
+    if (ev->cancel && __atomic_load_n(ev->cancel, __ATOMIC_RELAXED))
+        return promql__fail(ev, IM_ECANCELED);
+    if ((ev->check_ctr++ & 63) == 0 && im_mono_ns() > ev->deadline_ns) /* first, every 64th */
         return promql__fail(ev, IM_ETIMEOUT);
     return IM_OK;
 }
 
 im_rc promql__check_now(const ev_t *ev)
 {
-    if (ev->cancel && *ev->cancel) return IM_ECANCELED;
+    if (ev->cancel && __atomic_load_n(ev->cancel, __ATOMIC_RELAXED)) return IM_ECANCELED;
     if (im_mono_ns() > ev->deadline_ns) return IM_ETIMEOUT;
     return IM_OK;
 }
@@ -134,6 +136,7 @@ void promql__val_free(ev_t *ev, val_t *v)
     }
     im_free(v->s);
     if (v->counted) promql__count(ev, -v->counted);
+    if (v->reserved) promql__count(ev, -v->reserved);
     memset(v, 0, sizeof *v);
 }
 
@@ -146,6 +149,13 @@ size_t promql__val_add(ev_t *ev, val_t *v, const im_labels_t *labels)
     vser_t *s = &v->s[v->n];
     s->labels = labels;
     size_t n = ev->nsteps;
+    v->reserved += (int64_t)n;
+    ev->cur_samples += (int64_t)n;
+    if (ev->cur_samples > ev->peak_samples) ev->peak_samples = ev->cur_samples;
+    if (ev->cur_samples > ev->max_samples && !ev->over_limit) {
+        (void)too_many_samples(ev);
+        ev->over_limit = true;
+    }
     s->v = im_malloc(n * sizeof(double) + n);
     s->has = (uint8_t *)(s->v + n);
     memset(s->has, 0, n);
@@ -172,9 +182,14 @@ im_rc promql__scalar_new(ev_t *ev, val_t *v)
     return IM_OK;
 }
 
-/* Counts the points of a vector value against the limit. */
+/* Counts the points of a finished vector value against the limit, in place of
+ * the slots reserved while it was built. */
 static im_rc count_val(ev_t *ev, val_t *v)
 {
+    if (v->reserved) {
+        promql__count(ev, -v->reserved);
+        v->reserved = 0;
+    }
     int64_t pts = 0;
     for (size_t i = 0; i < v->n; i++)
         for (size_t k = 0; k < ev->nsteps; k++) pts += v->s[i].has[k];
@@ -410,6 +425,9 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
             }
             npts *= nsteps;
         }
+        /* a selector counts its points, series by series, as Prometheus */
+        out->reserved -= (int64_t)nsteps;
+        promql__count(ev, -(int64_t)nsteps);
         ev->total_samples += (int64_t)npts;
         out->counted += (int64_t)npts;
         if ((rc = promql__count(ev, (int64_t)npts)) != IM_OK) break;
@@ -487,6 +505,7 @@ static im_rc eval_subquery_inner(ev_t *ev, const promql_subquery_t *sq, rsrc_t *
     ev->peak_samples = IM_MAX(ev->peak_samples, child.peak_samples);
     ev->total_samples = child.total_samples;
     ev->check_ctr = child.check_ctr;
+    ev->over_limit |= child.over_limit;
     if (rc != IM_OK) return rc;
     if (r->inner.kind == VAL_SCALAR) {
         /* A scalar subquery (e.g. time()[5m:1m]) behaves as one series without
@@ -693,6 +712,7 @@ im_rc promql__eval(ev_t *ev, const promql_expr_t *e, val_t *out)
         return im_err_set(ev->err, IM_EEXEC, "unexpected range vector in an instant context");
     default: return im_err_set(ev->err, IM_EEXEC, "unknown expression node %d", (int)e->kind);
     }
+    if (rc == IM_OK && ev->over_limit) rc = IM_ELIMIT;
     if (rc == IM_OK && out->kind == VAL_VECTOR) rc = count_val(ev, out);
     if (rc != IM_OK) promql__val_free(ev, out);
     return rc;
@@ -831,6 +851,7 @@ im_rc promql_eval(const promql_engine_t *eng, tsdb_queryable_t *q, const promql_
     ev.deadline_ns = eng->opts.timeout_ms > (INT64_MAX - now_ns) / 1000000
                          ? INT64_MAX
                          : now_ns + eng->opts.timeout_ms * 1000000;
+    if (p->deadline_ns > 0 && p->deadline_ns < ev.deadline_ns) ev.deadline_ns = p->deadline_ns;
     ev.cancel = p->cancel;
     ev.err = err;
     ev.warnings = &warnings;

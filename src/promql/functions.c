@@ -343,6 +343,8 @@ static bool range_apply(rctx_t *c, const int64_t *t, const double *v, size_t n, 
  * counter resets. With ev_mut the timeout is checked through promql__check (the
  * evaluating thread), else through promql__check_now (a worker). Returns whether
  * any step has a value; *rc is set on timeout or cancellation. */
+#define RANGE_CHECK_WORK (1u << 16)
+
 static bool range_series(ev_t *ev, bool ev_mut, rctx_t *c, rsrc_t *r, const int64_t *t,
                          const double *v, size_t n, const double *p1, const double *p2,
                          size_t **rpos, size_t *rcap, double *out, uint8_t *has, im_rc *rc)
@@ -363,15 +365,21 @@ static bool range_series(ev_t *ev, bool ev_mut, rctx_t *c, rsrc_t *r, const int6
             if (v[i] < v[i - 1]) rp[nr++] = i;
         c->rs = (resets_t){rp, nr, 0};
     }
+    /* Timeout and cancellation are checked by work done (samples in the windows
+     * walked), not by steps: one step over a window of a day at 1s is 86,400
+     * samples, and a query whose client went away must stop soon. */
+    size_t work = 0;
     for (size_t k = 0; k < eff; k++) {
         int64_t lo, hi;
-        if ((k & 4095) == 4095 &&
+        if ((work >= RANGE_CHECK_WORK || (k & 4095) == 4095) &&
             (*rc = ev_mut ? promql__check(ev) : promql__check_now(ev)) != IM_OK)
             break;
+        if (work >= RANGE_CHECK_WORK) work = 0;
         promql__rsrc_window(ev, r, k, &lo, &hi);
         while (a < n && t[a] < lo) a++;
         if (b < a) b = a;
         while (b < n && t[b] <= hi) b++;
+        work += b - a + 1;
         double res;
         int64_t ts = promql__rsrc_time(ev, r, k);
         c->base = a;
@@ -1162,9 +1170,13 @@ typedef struct sortent {
     size_t idx;
 } sortent_t;
 
-static int sort_mode; /* set around qsort; the engine is single-threaded per query */
-static const im_istr_t *const *sort_labels;
-static size_t sort_nlabels;
+/* What cmp_sort compares by, passed through qsort_r: the engine is shared by
+ * the HTTP and rule threads, so no comparator state lives in file globals. */
+typedef struct sortctx {
+    int mode; /* 0 sort, 1 sort_desc, 2 sort_by_label, 3 sort_by_label_desc */
+    const im_istr_t *const *labels;
+    size_t nlabels;
+} sortctx_t;
 
 /* Natural order: runs of digits compare by number. */
 static int natcmp(const char *a, size_t al, const char *b, size_t bl)
@@ -1195,9 +1207,11 @@ static int natcmp(const char *a, size_t al, const char *b, size_t bl)
     return 0;
 }
 
-static int cmp_sort(const void *pa, const void *pb)
+static int cmp_sort(const void *pa, const void *pb, void *ctx)
 {
     const sortent_t *a = pa, *b = pb;
+    const sortctx_t *c = ctx;
+    const int sort_mode = c->mode;
     int r = 0;
     if (sort_mode == 0 || sort_mode == 1) {
         double x = a->s.v[0], y = b->s.v[0];
@@ -1208,9 +1222,9 @@ static int cmp_sort(const void *pa, const void *pb)
             r = (x < y) ? -1 : 1;
         if (sort_mode == 1 && !(xn != yn)) r = -r;
     } else {
-        for (size_t i = 0; i < sort_nlabels && !r; i++) {
-            const im_istr_t *x = im_labels_get_istr(a->s.labels, sort_labels[i]);
-            const im_istr_t *y = im_labels_get_istr(b->s.labels, sort_labels[i]);
+        for (size_t i = 0; i < c->nlabels && !r; i++) {
+            const im_istr_t *x = im_labels_get_istr(a->s.labels, c->labels[i]);
+            const im_istr_t *y = im_labels_get_istr(b->s.labels, c->labels[i]);
             r = natcmp(x ? x->s : "", x ? x->len : 0, y ? y->s : "", y ? y->len : 0);
         }
         if (!r) r = im_labels_compare(a->s.labels, b->s.labels);
@@ -1234,10 +1248,8 @@ static im_rc eval_sort(ev_t *ev, const promql_call_t *call, int mode, val_t *out
     }
     sortent_t *e = im_malloc(out->n * sizeof *e);
     for (size_t i = 0; i < out->n; i++) e[i] = (sortent_t){out->s[i], i};
-    sort_mode = mode;
-    sort_labels = names;
-    sort_nlabels = mode >= 2 ? call->nargs - 1 : 0;
-    qsort(e, out->n, sizeof *e, cmp_sort);
+    sortctx_t ctx = {mode, names, mode >= 2 ? call->nargs - 1 : 0};
+    qsort_r(e, out->n, sizeof *e, cmp_sort, &ctx);
     for (size_t i = 0; i < out->n; i++) out->s[i] = e[i].s;
     im_free(e);
     if (names) {

@@ -125,7 +125,10 @@ typedef struct promql_query_params {
     int64_t start_ms, end_ms;   /* instant query: start == end */
     int64_t step_ms;            /* range query: > 0; instant: ignored */
     bool instant;               /* true = instant query at start_ms */
-    const volatile int *cancel; /* optional: non-zero cancels the query */
+    const volatile int *cancel; /* optional: non-zero cancels the query; another thread
+                                   sets it with __atomic_store_n (read atomically) */
+    int64_t deadline_ns;        /* optional: an im_mono_ns() time the query must end by
+                                   (timeout error) when sooner than the engine's timeout */
 } promql_query_params_t;
 
 /* Evaluates expr (borrowed, not modified; it may be evaluated concurrently) over

@@ -35,6 +35,13 @@ typedef struct val {
     vser_t *s; /* VAL_VECTOR: owned array */
     size_t n, cap;
     int64_t counted; /* points counted against max_samples, released by val_free */
+    /* Slots (nsteps per series added by promql__val_add) counted against
+     * max_samples while the value is being built: an operator's output is
+     * bounded as it grows, not only once it is complete (count_values over many
+     * steps makes a series per distinct value, each nsteps wide). When the node
+     * is done the reservation is traded for its points (as Prometheus counts);
+     * val_free releases what is left. */
+    int64_t reserved;
 } val_t;
 
 typedef struct ev ev_t;
@@ -50,6 +57,7 @@ struct ev {
     int64_t cur_samples, peak_samples, total_samples;
     int64_t deadline_ns;
     const volatile int *cancel;
+    bool over_limit; /* sticky: a reservation passed max_samples (err is set) */
     int check_ctr;
     im_err_t *err;
     im_buf_t *warnings;         /* NUL-separated warning texts, shared with child evaluators */
@@ -82,13 +90,17 @@ static inline int64_t ev_ts(const ev_t *ev, size_t i)
 im_rc promql__eval(ev_t *ev, const promql_expr_t *e, val_t *out);
 void promql__val_free(ev_t *ev, val_t *v);
 /* Appends a series with labels (reference taken over) and fresh arrays, all
- * absent. Returns its index. */
+ * absent. Returns its index. Reserves nsteps samples against max_samples (see
+ * val_t.reserved); past the limit it sets ev->over_limit and the error, which
+ * promql__check and the end of promql__eval return: loops that may add many
+ * series check ev->over_limit after each. */
 size_t promql__val_add(ev_t *ev, val_t *v, const im_labels_t *labels);
 void promql__val_init(val_t *v, vkind_t kind);
 im_rc promql__scalar_new(ev_t *ev, val_t *v);
 /* Counts points held against max_samples (negative to release). */
 im_rc promql__count(ev_t *ev, int64_t n);
-/* Checks timeout and cancellation now and then. */
+/* Checks the sample limit (ev->over_limit), cancellation, and now and then the
+ * timeout. */
 im_rc promql__check(ev_t *ev);
 /* Timeout or cancellation now (IM_ETIMEOUT, IM_ECANCELED, IM_OK) without
  * touching ev: safe from worker threads. promql__fail sets the matching error. */

@@ -287,10 +287,12 @@ int sim__tpl_series(sim_tpl_t *t, const char *name, const sim_label_t *labels, i
     return s->vidx;
 }
 
-static const char *g_sort_text; /* qsort has no context argument */
-static int series_cmp(const void *a, const void *b)
+/* ctx: the template's text (qsort_r; no file global, templates of several
+ * simulators may be built concurrently). */
+static int series_cmp(const void *a, const void *b, void *ctx)
 {
     const sim_series_t *x = a, *y = b;
+    const char *g_sort_text = ctx;
     /* Compare the label part only ("{...}"), names of one family are equal
      * except for the _bucket/_sum/_count suffix, handled by the caller. */
     const char *px = memchr(g_sort_text + x->text_off, '{', x->text_len);
@@ -305,8 +307,7 @@ static int series_cmp(const void *a, const void *b)
 void sim__tpl_sort_family(sim_tpl_t *t)
 {
     sim_family_t *f = &t->fams[t->nfams - 1];
-    g_sort_text = t->text.data;
-    qsort(t->series + f->first, f->n, sizeof *t->series, series_cmp);
+    qsort_r(t->series + f->first, f->n, sizeof *t->series, series_cmp, t->text.data);
 }
 
 void sim__render_text(const sim_tpl_t *t, const double *v, im_buf_t *out)

@@ -15,6 +15,7 @@
 
 #include "promql/parser.h"
 #include "promql/promql.h"
+#include "util/timeutil.h"
 
 static promql_memstore_t *make_store(void)
 {
@@ -165,6 +166,62 @@ static void test_limits(void **state)
     assert_string_equal(err.msg, "query was canceled in expression evaluation");
     assert_string_equal(promql_error_type(IM_ECANCELED), "canceled");
     assert_string_equal(promql_error_type(IM_ETIMEOUT), "timeout");
+    promql_expr_free(e);
+    promql_engine_free(eng);
+    promql_memstore_free(m);
+}
+
+/* Operators' outputs count against max_samples while they are built: each new
+ * output series holds a slot per step. count_values over a value that differs at
+ * every step makes one series per step, nsteps wide (2001 x 2001 slots here): it
+ * stops at the limit instead of allocating them all. */
+static void test_output_limits(void **state)
+{
+    (void)state;
+    promql_memstore_t *m = promql_memstore_new();
+    promql_expr_t *e = parse("count_values(\"v\", vector(time()))");
+    promql_result_t r;
+    im_err_t err;
+    promql_engine_opts_t o = {.max_samples = 1000000};
+    promql_engine_t *eng = promql_engine_new(&o);
+    assert_int_equal(
+        promql_eval_range(eng, promql_memstore_queryable(m), e, 0, 2000 * 15000, 15000, &r, &err),
+        IM_ELIMIT);
+    assert_string_equal(err.msg, "query processing would load too many samples into memory in "
+                                 "query execution");
+    promql_engine_free(eng);
+    o.max_samples = 5000000;
+    eng = promql_engine_new(&o);
+    assert_int_equal(
+        promql_eval_range(eng, promql_memstore_queryable(m), e, 0, 2000 * 15000, 15000, &r, &err),
+        IM_OK);
+    assert_int_equal(r.nseries, 2001);
+    assert_true(r.samples_peak <= 5000000 && r.samples_peak >= 2001 * 2001);
+    promql_result_free(&r);
+    promql_expr_free(e);
+    /* the same limit for label_replace, topk and binary operation outputs */
+    static const char *const qs[] = {
+        "label_replace(vector(time()), \"a\", \"b\", \"\", \"\")",
+        "topk(1, vector(time()))",
+        "vector(time()) + vector(time())",
+    };
+    for (size_t i = 0; i < IM_ARRAY_LEN(qs); i++) {
+        e = parse(qs[i]);
+        promql_engine_opts_t small = {.max_samples = 3000};
+        promql_engine_t *se = promql_engine_new(&small);
+        assert_int_equal(promql_eval_range(se, promql_memstore_queryable(m), e, 0, 2000 * 15000,
+                                           15000, &r, &err),
+                         IM_ELIMIT);
+        promql_engine_free(se);
+        promql_expr_free(e);
+    }
+    promql_engine_free(eng);
+    /* a deadline given with the query (the HTTP queue's) ends it like the timeout */
+    eng = promql_engine_new(NULL);
+    e = parse("count_over_time(vector(1)[1h:1ms])");
+    promql_query_params_t p = {
+        .start_ms = 0, .end_ms = 0, .instant = true, .deadline_ns = im_mono_ns()};
+    assert_int_equal(promql_eval(eng, promql_memstore_queryable(m), e, &p, &r, &err), IM_ETIMEOUT);
     promql_expr_free(e);
     promql_engine_free(eng);
     promql_memstore_free(m);
@@ -342,10 +399,11 @@ static void test_series_values(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_instant_vector), cmocka_unit_test(test_range_and_scalar),
-        cmocka_unit_test(test_limits),         cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_json),           cmocka_unit_test(test_memstore_labels),
-        cmocka_unit_test(test_script_runner),  cmocka_unit_test(test_series_values),
+        cmocka_unit_test(test_instant_vector),  cmocka_unit_test(test_range_and_scalar),
+        cmocka_unit_test(test_limits),          cmocka_unit_test(test_output_limits),
+        cmocka_unit_test(test_errors),          cmocka_unit_test(test_json),
+        cmocka_unit_test(test_memstore_labels), cmocka_unit_test(test_script_runner),
+        cmocka_unit_test(test_series_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
