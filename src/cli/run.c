@@ -479,10 +479,9 @@ int cli_run(int argc, char **argv)
     o.enable_remote_write = vals[19] && strcmp(vals[19], "false");
     o.memory_only = vals[20] && strcmp(vals[20], "false");
     /* flags for /api/v1/status/flags, with defaults shown */
-    static const char *defaults[] = {"",      "data/", "0s",       "0B",    "timer", ":9470", "",
-                                     "32MiB", "5m",    "50000000", "2m",    "info",  "",      "1h",
-                                     "10m",   "1m",    "10000",    "",      "false", "false",
-                                     "false"};
+    static const char *defaults[] = {"",      "data/", "0s",       "0B", "timer", ":9470", "",
+                                     "32MiB", "5m",    "50000000", "2m", "info",  "",      "1h",
+                                     "10m",   "1m",    "10000",    "",   "false", "false", "false"};
     char workers_def[24];
     snprintf(workers_def, sizeof workers_def, "%zu", scrape_default_workers());
     const char *pairs[2 * IM_ARRAY_LEN(flag_names) + 1];

@@ -3,7 +3,7 @@
  *
  * Threads: one scrape thread schedules every target and drives the HTTP
  * transfers through one curl multi handle; a finished transfer is handed to a
- * pool of scrape workers (scrape_manager_opts_t.workers) that parse the body,
+ * pool of scrape workers (scrape_manager_set_workers) that parse the body,
  * append and commit, then hand the target back. So a huge or slow target's
  * parse and commit occupy one worker and never hold up another target's
  * transfer or processing. A target's life:
@@ -24,12 +24,12 @@
  *     job belongs to, so a reload while it works frees nothing under it; sync
  *     never frees a target in PROCESS (it becomes an orphan, ended and freed
  *     when it comes back).
- *  2. A scrape appends through exactly one appender that is committed or rolled
+ *  3. A scrape appends through exactly one appender that is committed or rolled
  *     back whole; a good scrape's report series (up, ...) and staleness markers
  *     are committed with it. After a failed scrape (or a failed commit), a second
  *     appender writes staleness markers for the previous scrape's series and the
  *     report with up = 0, so up = 0 is always recorded.
- *  3. Series cache entries: `seen` = the last iteration whose scrape committed
+ *  4. Series cache entries: `seen` = the last iteration whose scrape committed
  *     with this series (0 = never), `cur` = the iteration that last parsed it.
  *     After scrape k (success or failure), every entry with seen == prev (the
  *     previous iteration) that was not committed in k gets a staleness marker.
@@ -83,20 +83,20 @@ typedef enum target_state { T_IDLE, T_FETCH, T_PROCESS } target_state_t;
 
 /* What a worker needs of one scrape, taken by the scrape thread at dispatch. */
 typedef struct scrape_work {
-    scrape_config_t *cfg;       /* reference: job points into it */
+    scrape_config_t *cfg; /* reference: job points into it */
     const scrape_job_cfg_t *job;
-    uint32_t gen;               /* target->gen at dispatch */
-    CURLcode cc;                /* transfer result */
-    long code;                  /* HTTP status */
-    char *ct;                   /* owned: Content-Type, NULL when none */
-    double dur_s;               /* the transfer's duration (until it finished) */
-    bool forced;                /* forced_err: fail with it (target_limit) */
+    uint32_t gen; /* target->gen at dispatch */
+    CURLcode cc;  /* transfer result */
+    long code;    /* HTTP status */
+    char *ct;     /* owned: Content-Type, NULL when none */
+    double dur_s; /* the transfer's duration (until it finished) */
+    bool forced;  /* forced_err: fail with it (target_limit) */
     char forced_err[128];
 } scrape_work_t;
 
 typedef struct target {
-    struct target *next;  /* m->targets or m->orphans */
-    struct target *qnext; /* work queue or done list (under qmu) */
+    struct target *next;   /* m->targets or m->orphans */
+    struct target *qnext;  /* work queue or done list (under qmu) */
     size_t job_idx;        /* index in the current config */
     scrape_job_cfg_t *job; /* borrowed from m->cfg */
     const im_labels_t *labels, *discovered;
@@ -167,13 +167,13 @@ struct scrape_manager {
     bool started;
     worker_t *workers; /* owned, nworkers */
     size_t nworkers, nstarted;
-    pthread_mutex_t qmu;      /* the work queue and the done list */
-    pthread_cond_t qcv;       /* work queued, or qstop */
-    target_t *qhead, *qtail;  /* under qmu: targets in PROCESS not yet taken */
-    target_t *done;           /* under qmu: processed, back to the scrape thread */
-    bool qstop;               /* under qmu: workers exit */
-    size_t nprocessing;       /* scrape thread: targets in PROCESS */
-    target_t *orphans;        /* scrape thread: removed while in PROCESS */
+    pthread_mutex_t qmu;     /* the work queue and the done list */
+    pthread_cond_t qcv;      /* work queued, or qstop */
+    target_t *qhead, *qtail; /* under qmu: targets in PROCESS not yet taken */
+    target_t *done;          /* under qmu: processed, back to the scrape thread */
+    bool qstop;              /* under qmu: workers exit */
+    size_t nprocessing;      /* scrape thread: targets in PROCESS */
+    target_t *orphans;       /* scrape thread: removed while in PROCESS */
     bool stop;
     bool stop_mark_stale;
     scrape_config_t *cfg;     /* current (owned reference), scrape thread's */
@@ -1479,9 +1479,11 @@ im_rc scrape_manager_start(scrape_manager_t *m, im_err_t *err)
     for (; m->nstarted < m->nworkers; m->nstarted++)
         if (pthread_create(&m->workers[m->nstarted].thread, NULL, worker_thread,
                            &m->workers[m->nstarted]) != 0) {
+            size_t k = m->nstarted + 1;
             workers_stop(m);
-            return im_err_set(err, IM_ERR, "cannot start scrape worker %zu of %zu",
-                              m->nstarted + 1, m->nworkers);
+            return im_err_set(err, IM_ERR,
+                              "cannot start scrape worker %zu of %zu; lower --scrape.workers", k,
+                              m->nworkers);
         }
     if (pthread_create(&m->thread, NULL, scrape_thread, m) != 0) {
         workers_stop(m);

@@ -7,9 +7,9 @@
  * target), so a fleet's scrapes are spread evenly. A finished transfer goes to a
  * worker, which parses it (expo) and appends it with one tsdb appender per
  * scrape, so a huge or slow target's parse and commit take one worker and never
- * delay another target's scrape: the scrape is committed whole, or — when a limit is breached, the body
- * does not parse, or the transfer fails — rolled back whole, followed by
- * staleness markers for every series of the previous scrape, and up = 0.
+ * delay another target's scrape: the scrape is committed whole, or — when a limit is breached, the
+ * body does not parse, or the transfer fails — rolled back whole, followed by staleness markers for
+ * every series of the previous scrape, and up = 0.
  *
  * Per target and scrape, as Prometheus: up, scrape_duration_seconds,
  * scrape_samples_scraped, scrape_samples_post_metric_relabeling and
