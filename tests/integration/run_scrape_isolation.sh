@@ -3,7 +3,8 @@
 # BIG_SERIES series (no sample_limit; each scrape takes long to parse and
 # commit), a small target scraped every second misses no scrape slot: the gaps
 # between its `up` samples stay within 1.5 intervals, and it is up all along,
-# while the huge target's scrapes are stored too.
+# while the huge target's scrapes are stored too. With --scrape.workers=2 (the
+# least default): one worker may be busy with the huge target all along.
 source "$IM_SOURCE_DIR/tests/lib/common.sh"
 BIG_SERIES=${BIG_SERIES:-300000}
 WINDOW_S=${WINDOW_S:-20}
@@ -41,10 +42,16 @@ scrape_configs:
     static_configs: [{targets: ['127.0.0.1:$eport']}]
 YML
 U="http://127.0.0.1:$iport"
+for bad in 0 257 x; do
+  if timeout 10 "$IM_BINARY" run --scrape.workers=$bad >"$IM_TMP/bad" 2>&1; then fail "--scrape.workers=$bad accepted"; fi
+  grep -q "infermon run: --scrape.workers: bad number \"$bad\" (must be 1 to 256)" "$IM_TMP/bad" ||
+    fail "--scrape.workers=$bad: $(cat "$IM_TMP/bad")"
+done
 bg "$IM_BINARY" run --config.file="$IM_TMP/cfg.yml" --storage.tsdb.path="$IM_TMP/data" \
-  --web.listen-address="127.0.0.1:$iport" ${SCRAPE_WORKERS:+--scrape.workers=$SCRAPE_WORKERS} \
+  --web.listen-address="127.0.0.1:$iport" --scrape.workers="${SCRAPE_WORKERS:-2}" \
   >"$IM_TMP/log" 2>&1
 wait_http "$U/-/ready" 30
+grep -q "msg=\"Scrape workers\" workers=${SCRAPE_WORKERS:-2}" "$IM_TMP/log" || fail "no workers log line"
 
 q() { curl -fsS "$U/api/v1/query" --data-urlencode "query=$1" ${2:+--data-urlencode "time=$2"}; }
 # the first scrape of the huge target (all series created) is stored
