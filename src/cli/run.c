@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -111,6 +112,44 @@ static void die_now(int sig)
     _exit(1);
 }
 
+/* Raises the soft limit on open files to the hard limit: every WAL segment,
+ * block file, scrape connection and HTTP client holds one, and the common
+ * default soft limit of 1024 is soon reached (segments then fail to open and
+ * scraped data is dropped). Logs both limits, as Prometheus does at start. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+        IM_WARN("Cannot read the file descriptor limit", "err=%s", im_logq(strerror(errno)));
+        return;
+    }
+    rlim_t was = rl.rlim_cur;
+    if (rl.rlim_cur != rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+            IM_WARN("Cannot raise the file descriptor soft limit to the hard limit",
+                    "soft=%llu hard=%llu err=%s", (unsigned long long)was,
+                    (unsigned long long)rl.rlim_max, im_logq(strerror(errno)));
+            rl.rlim_cur = was;
+        }
+    }
+    char soft[32], hard[32], prev[32];
+    if (rl.rlim_cur == RLIM_INFINITY)
+        snprintf(soft, sizeof soft, "unlimited");
+    else
+        snprintf(soft, sizeof soft, "%llu", (unsigned long long)rl.rlim_cur);
+    if (rl.rlim_max == RLIM_INFINITY)
+        snprintf(hard, sizeof hard, "unlimited");
+    else
+        snprintf(hard, sizeof hard, "%llu", (unsigned long long)rl.rlim_max);
+    if (was == RLIM_INFINITY)
+        snprintf(prev, sizeof prev, "unlimited");
+    else
+        snprintf(prev, sizeof prev, "%llu", (unsigned long long)was);
+    IM_INFO("File descriptor limits", "fd_limits=\"(soft=%s, hard=%s)\" raised_from=%s", soft, hard,
+            prev);
+}
+
 int run_daemon(const run_opts_t *o)
 {
     daemon_t d;
@@ -133,6 +172,7 @@ int run_daemon(const run_opts_t *o)
     int status = 2;
     tsdb_t *db = NULL;
     promql_engine_t *eng = NULL;
+    raise_fd_limit();
     if (!o->config_file)
         IM_INFO(o->config_text ? "Using the given configuration"
                                : "No --config.file given: using the embedded default (scrape vLLM "
@@ -178,10 +218,12 @@ int run_daemon(const run_opts_t *o)
     scrape_manager_opts_t so;
     memset(&so, 0, sizeof so);
     so.db = db;
-    if (scrape_manager_new(&so, &d.sm, &err) != IM_OK) {
+    if (scrape_manager_new(&so, &d.sm, &err) != IM_OK ||
+        scrape_manager_set_workers(d.sm, o->scrape_workers, &err) != IM_OK) {
         IM_ERROR("Starting the scrape manager failed", "err=%s", im_logq(err.msg));
         goto out;
     }
+    IM_INFO("Scrape workers", "workers=%zu", scrape_manager_workers(d.sm));
     char ret_s[64];
     im_duration_format(to.retention_ms ? to.retention_ms : 15 * IM_MS_PER_DAY, ret_s, sizeof ret_s);
     http_server_opts_t ho;
@@ -318,7 +360,10 @@ static void usage(FILE *f)
         "  --web.max-connections=N            simultaneous HTTP connections, one thread each\n"
         "                                     (default 512)\n"
         "  --web.max-request-body-bytes=SIZE  largest request body but remote write (forms;\n"
-        "                                     default 16MiB)\n");
+        "                                     default 16MiB)\n"
+
+        "  --scrape.workers=N                 threads parsing and storing scrapes, 1-256\n"
+        "                                     (default: CPUs online, at least 2, at most 8)\n");
 }
 
 static const char *const flag_names[] = {
@@ -333,7 +378,8 @@ static const char *const flag_names[] = {
     /* booleans */
     "web.enable-lifecycle", "web.enable-remote-write-receiver", "storage.memory-only",
     /* values again (appended after the booleans) */
-    "query.max-concurrency", "web.max-connections", "web.max-request-body-bytes", NULL};
+    "query.max-concurrency", "web.max-connections", "web.max-request-body-bytes",
+    "scrape.workers", NULL};
 #define NUM_VALUE_FLAGS 22
 #define NUM_BOOL_FLAGS  3
 
@@ -493,16 +539,31 @@ int cli_run(int argc, char **argv)
         fprintf(stderr, "infermon run: --web.max-request-body-bytes: bad size \"%s\"\n", vals[27]);
         return 2;
     }
+    if (vals[28]) {
+        char *end;
+        long long n = strtoll(vals[28], &end, 10);
+        if (*end || end == vals[28] || n < 1 || n > SCRAPE_MAX_WORKERS) {
+            fprintf(stderr,
+                    "infermon run: --scrape.workers: bad number \"%s\" (must be 1 to 256)\n",
+                    vals[28]);
+            return 2;
+        }
+        o.scrape_workers = (size_t)n;
+    }
     /* flags for /api/v1/status/flags, with defaults shown */
     static const char *defaults[] = {"",      "data/", "0s",       "0B",   "timer", ":9470", "",
                                      "32MiB", "5m",    "50000000", "2m",   "info",  "",      "1h",
                                      "10m",   "1m",    "10000",    "10m",  "4096",  "0B",    "0B",
-                                     "1MiB",  "false", "false",    "false", "20", "512", "16MiB"};
+                                     "1MiB",  "false", "false",    "false", "20", "512", "16MiB", ""};
+    _Static_assert(IM_ARRAY_LEN(defaults) == IM_ARRAY_LEN(flag_names) - 1,
+                   "a default for every flag");
+    char workers_def[24];
+    snprintf(workers_def, sizeof workers_def, "%zu", scrape_default_workers());
     const char *pairs[2 * IM_ARRAY_LEN(flag_names) + 1];
     size_t np = 0;
     for (size_t k = 0; flag_names[k]; k++) {
         pairs[np++] = flag_names[k];
-        pairs[np++] = vals[k] ? vals[k] : defaults[k];
+        pairs[np++] = vals[k] ? vals[k] : k == 28 ? workers_def : defaults[k];
     }
     pairs[np] = NULL;
     o.flags = pairs;

@@ -45,6 +45,7 @@ typedef struct run_opts {
     void *on_ready_ud;
     /* For /api/v1/status/flags: name/value pairs, NULL-terminated. */
     const char *const *flags;
+    size_t scrape_workers; /* threads parsing and committing scrapes; 0 = default */
 } run_opts_t;
 
 void run_opts_defaults(run_opts_t *o);

@@ -1,15 +1,35 @@
-/* manager.c — the scrape manager: targets, the scrape thread, scrape loops.
+/* manager.c — the scrape manager: targets, the scrape thread, the scrape
+ * workers, scrape loops.
+ *
+ * Threads: one scrape thread schedules every target and drives the HTTP
+ * transfers through one curl multi handle; a finished transfer is handed to a
+ * pool of scrape workers (scrape_manager_set_workers) that parse the body,
+ * append and commit, then hand the target back. So a huge or slow target's
+ * parse and commit occupy one worker and never hold up another target's
+ * transfer or processing. A target's life:
+ *
+ *     IDLE --start_scrape--> FETCH --transfer done / forced error--> PROCESS
+ *       ^                                          (dispatch: onto the work queue)
+ *       +------drain_done (worker put it on the done list)-----------+
  *
  * Invariants:
- *  1. Only the scrape thread touches a target's curl handle, series cache and
- *     body buffer. The manager mutex protects the target list, each target's
- *     reported state (last error, health, metadata) and the pending config.
- *  2. A scrape appends through exactly one appender that is committed or rolled
+ *  1. In IDLE and FETCH only the scrape thread touches a target's curl handle,
+ *     series cache, body buffer and report state; in PROCESS only the one worker
+ *     that took it from the queue does (the queue mutex orders the hand-overs).
+ *     The manager mutex protects the target list, each target's job pointer,
+ *     labels and reported state (last error, health, metadata), the stats and the
+ *     pending config.
+ *  2. A worker reads only the scrape's snapshot (target->w: job, gen, transfer
+ *     result), taken at dispatch, and holds a reference on the configuration the
+ *     job belongs to, so a reload while it works frees nothing under it; sync
+ *     never frees a target in PROCESS (it becomes an orphan, ended and freed
+ *     when it comes back).
+ *  3. A scrape appends through exactly one appender that is committed or rolled
  *     back whole; a good scrape's report series (up, ...) and staleness markers
  *     are committed with it. After a failed scrape (or a failed commit), a second
  *     appender writes staleness markers for the previous scrape's series and the
  *     report with up = 0, so up = 0 is always recorded.
- *  3. Series cache entries: `seen` = the last iteration whose scrape committed
+ *  4. Series cache entries: `seen` = the last iteration whose scrape committed
  *     with this series (0 = never), `cur` = the iteration that last parsed it.
  *     After scrape k (success or failure), every entry with seen == prev (the
  *     previous iteration) that was not committed in k gets a staleness marker.
@@ -25,6 +45,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "expo/expo.h"
 #include "scrape/scrape.h"
@@ -58,8 +79,24 @@ static const char *const rep_names[REP_N] = {
     "up", "scrape_duration_seconds", "scrape_samples_scraped",
     "scrape_samples_post_metric_relabeling", "scrape_series_added"};
 
+typedef enum target_state { T_IDLE, T_FETCH, T_PROCESS } target_state_t;
+
+/* What a worker needs of one scrape, taken by the scrape thread at dispatch. */
+typedef struct scrape_work {
+    scrape_config_t *cfg; /* reference: job points into it */
+    const scrape_job_cfg_t *job;
+    uint32_t gen; /* target->gen at dispatch */
+    CURLcode cc;  /* transfer result */
+    long code;    /* HTTP status */
+    char *ct;     /* owned: Content-Type, NULL when none */
+    double dur_s; /* the transfer's duration (until it finished) */
+    bool forced;  /* forced_err: fail with it (target_limit) */
+    char forced_err[128];
+} scrape_work_t;
+
 typedef struct target {
-    struct target *next;
+    struct target *next;   /* m->targets or m->orphans */
+    struct target *qnext;  /* work queue or done list (under qmu) */
     size_t job_idx;        /* index in the current config */
     scrape_job_cfg_t *job; /* borrowed from m->cfg */
     const im_labels_t *labels, *discovered;
@@ -69,11 +106,14 @@ typedef struct target {
     int64_t next_ms;
     bool alive;           /* still in the desired set (sync) */
     char forced_err[128]; /* non-empty: every scrape fails with this (target_limit) */
-    /* scrape thread only */
+    /* scrape thread, or the worker while in PROCESS (invariant 1) */
+    target_state_t state; /* written by the scrape thread only */
+    bool removed;         /* an orphan: end and free when processed */
+    bool needs_setup;     /* the job changed while not idle: redo the curl setup */
+    scrape_work_t w;
     CURL *easy;
     struct curl_slist *hdrs;
     char errbuf[CURL_ERROR_SIZE];
-    bool busy;
     im_buf_t body;
     bool body_over;
     int64_t start_ms, start_ns;
@@ -111,12 +151,29 @@ typedef struct fsd_state {
     int64_t next_refresh_ms;
 } fsd_state_t;
 
+/* A scrape worker: its own parser and label builders. */
+typedef struct worker {
+    scrape_manager_t *m;
+    pthread_t thread;
+    expo_parser_t *parser;
+    im_labels_builder_t lb, lb2;
+} worker_t;
+
 struct scrape_manager {
     scrape_manager_opts_t opts;
     char *user_agent;
     pthread_mutex_t mu;
     pthread_t thread;
     bool started;
+    worker_t *workers; /* owned, nworkers */
+    size_t nworkers, nstarted;
+    pthread_mutex_t qmu;     /* the work queue and the done list */
+    pthread_cond_t qcv;      /* work queued, or qstop */
+    target_t *qhead, *qtail; /* under qmu: targets in PROCESS not yet taken */
+    target_t *done;          /* under qmu: processed, back to the scrape thread */
+    bool qstop;              /* under qmu: workers exit */
+    size_t nprocessing;      /* scrape thread: targets in PROCESS */
+    target_t *orphans;       /* scrape thread: removed while in PROCESS */
     bool stop;
     bool stop_mark_stale;
     scrape_config_t *cfg;     /* current (owned reference), scrape thread's */
@@ -128,8 +185,6 @@ struct scrape_manager {
     int64_t next_fsd_check_ms;
     int64_t next_due_ms; /* scrape thread: no idle target is due before (0 = look again) */
     CURLM *multi;
-    expo_parser_t *parser;
-    im_labels_builder_t lb, lb2;
     im_buf_t bodypool[BODY_POOL]; /* scrape thread only: empty buffers with memory */
     size_t nbodypool;
     scrape_stats_t stats; /* under mu */
@@ -188,12 +243,12 @@ static bool has_label(const im_labels_t *ls, const char *n)
 
 /* Target labels onto the sample (honor_labels or exported_ renaming), then
  * metric_relabel_configs. Returns NULL when dropped. */
-static const im_labels_t *mutate(scrape_manager_t *m, const target_t *t, const im_labels_t *ls)
+static const im_labels_t *mutate(im_labels_builder_t *lb, const scrape_job_cfg_t *job,
+                                 const target_t *t, const im_labels_t *ls)
 {
-    im_labels_builder_t *lb = &m->lb;
     im_lb_load(lb, ls);
     const im_labels_t *tl = t->labels;
-    if (t->job->honor_labels) {
+    if (job->honor_labels) {
         for (uint32_t i = 0; i < tl->n; i++)
             if (!im_lb_get(lb, tl->l[i].name->s)) im_lb_set_istr(lb, tl->l[i].name, tl->l[i].value);
     } else {
@@ -227,7 +282,7 @@ static const im_labels_t *mutate(scrape_manager_t *m, const target_t *t, const i
             im_lb_set(lb, nm, strlen(nm), cv[i]->s, cv[i]->len);
         }
     }
-    if (!scrape_relabel_process(t->job->metric_relabel, t->job->nmetric_relabel, lb)) return NULL;
+    if (!scrape_relabel_process(job->metric_relabel, job->nmetric_relabel, lb)) return NULL;
     if (lb->n == 0) return NULL;
     return im_lb_build(lb);
 }
@@ -435,16 +490,17 @@ static void job_parse_limits(const scrape_manager_t *m, const scrape_job_cfg_t *
     lim->labels_setting = "label_limit in the scrape config";
 }
 
-static bool parse_and_append(scrape_manager_t *m, target_t *t, expo_format_t fmt,
-                             tsdb_appender_t *a, int64_t ts, scrape_result_t *r)
+static bool parse_and_append(worker_t *w, target_t *t, expo_format_t fmt, tsdb_appender_t *a,
+                             int64_t ts, scrape_result_t *r)
 {
-    const scrape_job_cfg_t *j = t->job;
+    const scrape_job_cfg_t *j = t->w.job;
+    uint32_t gen = t->w.gen;
     im_err_t err;
     im_err_clear(&err);
     expo_limits_t lim;
-    job_parse_limits(m, j, &lim);
-    expo_parser_set_limits(m->parser, &lim);
-    if (expo_parser_reset(m->parser, t->body.data ? t->body.data : "", t->body.len, fmt, &err) !=
+    job_parse_limits(w->m, j, &lim);
+    expo_parser_set_limits(w->parser, &lim);
+    if (expo_parser_reset(w->parser, t->body.data ? t->body.data : "", t->body.len, fmt, &err) !=
         IM_OK) {
         snprintf(r->err, sizeof r->err, "%s", err.msg);
         return false;
@@ -454,7 +510,7 @@ static bool parse_and_append(scrape_manager_t *m, target_t *t, expo_format_t fmt
     expo_entry_t e;
     int rc;
     bool ok = true;
-    while ((rc = expo_parser_next(m->parser, &e, &err)) == 1) {
+    while ((rc = expo_parser_next(w->parser, &e, &err)) == 1) {
         if (e.kind != EXPO_ENTRY_SAMPLE) {
             if (e.kind != EXPO_ENTRY_EOF) meta_upsert(r, &e);
             continue;
@@ -480,12 +536,12 @@ static bool parse_and_append(scrape_manager_t *m, target_t *t, expo_format_t fmt
         key.len = klen;
         bool created;
         scrape__sent_t *se = scrape__cache_get(&t->cache, key.data, key.len, &created);
-        if (created || se->gen != t->gen) {
-            const im_labels_t *raw = expo_entry_labels(&e, &m->lb2);
+        if (created || se->gen != gen) {
+            const im_labels_t *raw = expo_entry_labels(&e, &w->lb2);
             if (se->ls) im_labels_unref(se->ls);
-            se->ls = mutate(m, t, raw);
+            se->ls = mutate(&w->lb, j, t, raw);
             im_labels_unref(raw);
-            se->gen = t->gen;
+            se->gen = gen;
             se->over_limit = 0;
             if (se->ls &&
                 (j->label_limit || j->label_name_length_limit || j->label_value_length_limit))
@@ -580,30 +636,33 @@ static void body_release(scrape_manager_t *m, target_t *t)
     }
 }
 
-static void finish_scrape(scrape_manager_t *m, target_t *t, CURLcode cc, const char *forced)
+/* Processes t's finished scrape (on a worker, t in PROCESS): the transfer's
+ * result and duration are in t->w. */
+static void finish_scrape(worker_t *w, target_t *t)
 {
+    scrape_manager_t *m = w->m;
     int64_t ts = t->start_ms;
-    double dur = (double)(im_mono_ns() - t->start_ns) / 1e9;
+    double dur = t->w.dur_s;
     scrape_result_t r;
     memset(&r, 0, sizeof r);
-    r.prevmeta = t->meta; /* only this thread changes t->meta */
+    r.prevmeta = t->meta; /* only the target's processing changes t->meta */
     r.nprev = t->nmeta;
-    long code = 0;
-    if (!forced) curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+    CURLcode cc = t->w.cc;
+    long code = t->w.code;
     t->iter++;
     bool ok = false;
-    if (forced) {
-        snprintf(r.err, sizeof r.err, "%s", forced);
+    if (t->w.forced) {
+        snprintf(r.err, sizeof r.err, "%s", t->w.forced_err);
         r.limit = true;
     } else if (cc != CURLE_OK) {
         if (t->body_over) {
-            if (t->job->body_size_limit > 0) /* Prometheus' text */
+            if (t->w.job->body_size_limit > 0) /* Prometheus' text */
                 snprintf(r.err, sizeof r.err, "body size limit exceeded");
             else
                 snprintf(r.err, sizeof r.err,
                          "body size limit exceeded (the default of %lld bytes; set "
                          "body_size_limit in the scrape config)",
-                         (long long)body_cap(m, t->job));
+                         (long long)body_cap(m, t->w.job));
             r.limit = true;
         } else if (cc == CURLE_OPERATION_TIMEDOUT) {
             snprintf(r.err, sizeof r.err, "Get \"%s\": context deadline exceeded", t->url);
@@ -615,11 +674,10 @@ static void finish_scrape(scrape_manager_t *m, target_t *t, CURLcode cc, const c
         snprintf(r.err, sizeof r.err, "server returned HTTP status %ld %s", code,
                  http_reason(code));
     } else {
-        char *ct = NULL;
-        curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &ct);
+        const char *ct = t->w.ct;
         expo_format_t fmt = expo_format_from_content_type(ct ? ct : "", ct ? strlen(ct) : 0);
         tsdb_appender_t *a = tsdb_appender(m->opts.db);
-        ok = parse_and_append(m, t, fmt, a, ts, &r);
+        ok = parse_and_append(w, t, fmt, a, ts, &r);
         if (ok) {
             /* one commit: the samples, the markers of series gone, the report */
             mark_stale_prev(m, t, a, ts, true);
@@ -678,7 +736,6 @@ static void finish_scrape(scrape_manager_t *m, target_t *t, CURLcode cc, const c
     im_free(r.src);
     im_free(r.mtab);
     if (!ok) IM_DEBUG("Scrape failed", "target=%s err=%s", im_logq(t->url), im_logq(r.err));
-    body_release(m, t);
 }
 
 /* ---- Transfers ---- */
@@ -789,8 +846,104 @@ static void start_scrape(scrape_manager_t *m, target_t *t, int64_t now)
     im_buf_reset(&t->body);
     t->start_ms = now;
     t->start_ns = im_mono_ns();
-    t->busy = true;
+    t->state = T_FETCH;
     curl_multi_add_handle(m->multi, t->easy);
+}
+
+/* ---- The work queue ---- */
+
+/* Hands t's finished scrape to the workers (scrape thread). cc: the transfer's
+ * result; forced: fail with t->forced_err instead (no transfer). */
+static void dispatch(scrape_manager_t *m, target_t *t, CURLcode cc, bool forced)
+{
+    scrape_work_t *w = &t->w;
+    w->cfg = scrape_config_ref(m->cfg);
+    w->job = t->job;
+    w->gen = t->gen;
+    w->cc = cc;
+    w->code = 0;
+    w->ct = NULL;
+    w->dur_s = (double)(im_mono_ns() - t->start_ns) / 1e9;
+    w->forced = forced;
+    w->forced_err[0] = 0;
+    if (forced) {
+        snprintf(w->forced_err, sizeof w->forced_err, "%s", t->forced_err);
+    } else {
+        char *ct = NULL;
+        curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &w->code);
+        curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &ct);
+        if (ct) w->ct = im_strdup(ct);
+    }
+    t->state = T_PROCESS;
+    m->nprocessing++;
+    pthread_mutex_lock(&m->qmu);
+    t->qnext = NULL;
+    if (m->qtail)
+        m->qtail->qnext = t;
+    else
+        m->qhead = t;
+    m->qtail = t;
+    pthread_cond_signal(&m->qcv);
+    pthread_mutex_unlock(&m->qmu);
+}
+
+static void *worker_thread(void *arg)
+{
+    worker_t *w = arg;
+    scrape_manager_t *m = w->m;
+    pthread_mutex_lock(&m->qmu);
+    for (;;) {
+        while (!m->qhead && !m->qstop) pthread_cond_wait(&m->qcv, &m->qmu);
+        if (!m->qhead) break; /* qstop, nothing left */
+        target_t *t = m->qhead;
+        m->qhead = t->qnext;
+        if (!m->qhead) m->qtail = NULL;
+        pthread_mutex_unlock(&m->qmu);
+        finish_scrape(w, t);
+        pthread_mutex_lock(&m->qmu);
+        t->qnext = m->done;
+        m->done = t;
+        curl_multi_wakeup(m->multi);
+    }
+    pthread_mutex_unlock(&m->qmu);
+    return NULL;
+}
+
+static void target_free(target_t *t);
+static void target_end_staleness(scrape_manager_t *m, target_t *t);
+
+/* Takes back the targets the workers processed (scrape thread); returns true if any. */
+static bool drain_done(scrape_manager_t *m)
+{
+    pthread_mutex_lock(&m->qmu);
+    target_t *list = m->done;
+    m->done = NULL;
+    pthread_mutex_unlock(&m->qmu);
+    bool any = list != NULL;
+    while (list) {
+        target_t *t = list;
+        list = t->qnext;
+        t->qnext = NULL;
+        t->state = T_IDLE;
+        m->nprocessing--;
+        body_release(m, t);
+        im_free(t->w.ct);
+        t->w.ct = NULL;
+        scrape_config_free(t->w.cfg);
+        t->w.cfg = NULL;
+        t->w.job = NULL;
+        if (t->removed) {
+            target_t **pp = &m->orphans;
+            while (*pp != t) pp = &(*pp)->next;
+            *pp = t->next;
+            target_end_staleness(m, t);
+            target_free(t);
+            continue;
+        }
+        if (t->needs_setup && t->easy) target_setup_curl(m, t);
+        t->needs_setup = false;
+    }
+    return any;
 }
 
 /* ---- Targets ---- */
@@ -914,13 +1067,12 @@ static void add_groups(scrape_manager_t *m, size_t ji, const scrape_target_group
                 im_free(url);
                 im_labels_unref(t->discovered);
                 t->discovered = disc;
-                bool changed = t->job != j || t->interval_ms != j->interval_ms;
                 if (t->job != j) t->gen++;
                 t->job = j;
                 t->job_idx = ji;
-                if (changed && !t->busy)
-                    target_setup_curl(m, t);
-                else if (!t->busy && t->easy)
+                if (t->state != T_IDLE)
+                    t->needs_setup = true; /* not under a transfer or a worker */
+                else if (t->easy)
                     target_setup_curl(m, t);
             } else {
                 t = im_calloc(1, sizeof *t);
@@ -1005,7 +1157,17 @@ static void sync_targets(scrape_manager_t *m)
     pthread_mutex_unlock(&m->mu);
     while (old) {
         target_t *n = old->next;
-        if (old->busy) curl_multi_remove_handle(m->multi, old->easy);
+        if (old->state == T_PROCESS) { /* a worker has it: ended when it comes back */
+            old->removed = true;
+            old->next = m->orphans;
+            m->orphans = old;
+            old = n;
+            continue;
+        }
+        if (old->state == T_FETCH) {
+            curl_multi_remove_handle(m->multi, old->easy);
+            old->state = T_IDLE;
+        }
         target_end_staleness(m, old);
         target_free(old);
         old = n;
@@ -1225,6 +1387,7 @@ static void *scrape_thread(void *arg)
         bool pend = m->pending != NULL;
         pthread_mutex_unlock(&m->mu);
         if (stop) break;
+        if (drain_done(m)) m->next_due_ms = 0; /* targets idle again */
         if (pend) {
             take_pending(m);
             m->next_due_ms = 0;
@@ -1239,11 +1402,11 @@ static void *scrape_thread(void *arg)
         int64_t wait = 1000;
         bool walk = now >= m->next_due_ms;
         for (target_t *t = walk ? m->targets : NULL; t; t = t->next) {
-            if (t->busy) continue;
+            if (t->state != T_IDLE) continue;
             if (t->next_ms <= now && t->forced_err[0]) {
                 t->start_ms = now;
                 t->start_ns = im_mono_ns();
-                finish_scrape(m, t, CURLE_OK, t->forced_err);
+                dispatch(m, t, CURLE_OK, true);
                 while (t->next_ms <= now) t->next_ms += t->interval_ms;
             } else if (t->next_ms <= now) {
                 start_scrape(m, t, now);
@@ -1268,20 +1431,21 @@ static void *scrape_thread(void *arg)
             curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
             CURLcode cc = msg->data.result;
             curl_multi_remove_handle(m->multi, msg->easy_handle);
-            t->busy = false;
-            finish_scrape(m, t, cc, NULL);
+            dispatch(m, t, cc, false);
             any = true;
-            m->next_due_ms = 0; /* t is idle again */
         }
         if (any) continue;
         curl_multi_poll(m->multi, NULL, 0, (int)IM_MIN(wait, 1000), NULL);
     }
-    /* shutdown: cancel transfers, staleness */
+    /* shutdown: cancel transfers, take back what the workers have, staleness */
     for (target_t *t = m->targets; t; t = t->next)
-        if (t->busy) {
+        if (t->state == T_FETCH) {
             curl_multi_remove_handle(m->multi, t->easy);
-            t->busy = false;
+            t->state = T_IDLE;
         }
+    while (m->nprocessing) {
+        if (!drain_done(m)) curl_multi_poll(m->multi, NULL, 0, 100, NULL);
+    }
     if (m->stop_mark_stale)
         for (target_t *t = m->targets; t; t = t->next) target_end_staleness(m, t);
     return NULL;
@@ -1309,19 +1473,76 @@ im_rc scrape_manager_new(const scrape_manager_opts_t *opts, scrape_manager_t **o
         return im_err_set(err, IM_ERR, "curl_multi_init failed");
     }
     curl_multi_setopt(m->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
-    m->parser = expo_parser_new(NULL);
-    im_lb_init(&m->lb);
-    im_lb_init(&m->lb2);
+    pthread_mutex_init(&m->qmu, NULL);
+    pthread_cond_init(&m->qcv, NULL);
+    m->nworkers = scrape_default_workers();
     *out = m;
+    return IM_OK;
+}
+
+static void workers_stop(scrape_manager_t *m)
+{
+    pthread_mutex_lock(&m->qmu);
+    m->qstop = true;
+    pthread_cond_broadcast(&m->qcv);
+    pthread_mutex_unlock(&m->qmu);
+    for (size_t i = 0; i < m->nstarted; i++) pthread_join(m->workers[i].thread, NULL);
+    m->nstarted = 0;
+}
+
+im_rc scrape_manager_set_workers(scrape_manager_t *m, size_t n, im_err_t *err)
+{
+    if (m->started || m->workers)
+        return im_err_set(err, IM_EINVAL, "the scrape workers are already running");
+    if (n > SCRAPE_MAX_WORKERS)
+        return im_err_set(err, IM_EINVAL, "%zu scrape workers: at most %d", n, SCRAPE_MAX_WORKERS);
+    m->nworkers = n ? n : scrape_default_workers();
     return IM_OK;
 }
 
 im_rc scrape_manager_start(scrape_manager_t *m, im_err_t *err)
 {
-    if (pthread_create(&m->thread, NULL, scrape_thread, m) != 0)
+    if (m->started) return IM_OK;
+    if (!m->workers) {
+        m->workers = im_calloc(m->nworkers, sizeof *m->workers);
+        for (size_t i = 0; i < m->nworkers; i++) {
+            worker_t *w = &m->workers[i];
+            w->m = m;
+            w->parser = expo_parser_new(NULL);
+            im_lb_init(&w->lb);
+            im_lb_init(&w->lb2);
+        }
+    }
+    m->qstop = false;
+    for (; m->nstarted < m->nworkers; m->nstarted++)
+        if (pthread_create(&m->workers[m->nstarted].thread, NULL, worker_thread,
+                           &m->workers[m->nstarted]) != 0) {
+            size_t k = m->nstarted + 1;
+            workers_stop(m);
+            return im_err_set(err, IM_ERR,
+                              "cannot start scrape worker %zu of %zu; lower --scrape.workers", k,
+                              m->nworkers);
+        }
+    if (pthread_create(&m->thread, NULL, scrape_thread, m) != 0) {
+        workers_stop(m);
         return im_err_set(err, IM_ERR, "cannot start the scrape thread");
+    }
     m->started = true;
     return IM_OK;
+}
+
+size_t scrape_default_workers(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    /* at least 2: one huge target's parse never holds up the others, even on one CPU */
+    if (n < 2) n = 2;
+    if (n > 8) n = 8;
+    return (size_t)n;
+}
+
+size_t scrape_manager_workers(const scrape_manager_t *m)
+{
+    return m->nworkers;
 }
 
 void scrape_manager_apply(scrape_manager_t *m, scrape_config_t *cfg)
@@ -1344,6 +1565,7 @@ void scrape_manager_stop(scrape_manager_t *m, bool mark_stale)
     pthread_mutex_unlock(&m->mu);
     curl_multi_wakeup(m->multi);
     pthread_join(m->thread, NULL);
+    workers_stop(m); /* the scrape thread took back every target in PROCESS */
     m->started = false;
 }
 
@@ -1353,7 +1575,11 @@ void scrape_manager_free(scrape_manager_t *m)
     scrape_manager_stop(m, false);
     for (target_t *t = m->targets, *n; t; t = n) {
         n = t->next;
-        if (t->busy) curl_multi_remove_handle(m->multi, t->easy);
+        if (t->state == T_FETCH) curl_multi_remove_handle(m->multi, t->easy);
+        target_free(t);
+    }
+    for (target_t *t = m->orphans, *n; t; t = n) { /* none after a stop */
+        n = t->next;
         target_free(t);
     }
     for (size_t i = 0; i < m->ndropped; i++) {
@@ -1366,10 +1592,15 @@ void scrape_manager_free(scrape_manager_t *m)
     scrape_config_free(m->cfg);
     scrape_config_free(m->pending);
     curl_multi_cleanup(m->multi);
-    expo_parser_free(m->parser);
+    for (size_t i = 0; m->workers && i < m->nworkers; i++) {
+        expo_parser_free(m->workers[i].parser);
+        im_lb_free(&m->workers[i].lb);
+        im_lb_free(&m->workers[i].lb2);
+    }
+    im_free(m->workers);
     for (size_t i = 0; i < m->nbodypool; i++) im_buf_free(&m->bodypool[i]);
-    im_lb_free(&m->lb);
-    im_lb_free(&m->lb2);
+    pthread_cond_destroy(&m->qcv);
+    pthread_mutex_destroy(&m->qmu);
     pthread_mutex_destroy(&m->mu);
     im_free(m->user_agent);
     im_free(m);

@@ -1,13 +1,15 @@
 /* scrape.h — the scrape manager: contract.
  *
- * One manager owns every target of the loaded configuration and one thread that
- * drives all HTTP transfers through a single libcurl multi handle. Each target is
- * scraped every scrape_interval at a stable offset inside the interval (a hash of
- * the target), so a fleet's scrapes are spread evenly. A finished transfer is
- * parsed (expo) and appended on the scrape thread with one tsdb appender per
- * scrape: the scrape is committed whole, or — when a limit is breached, the body
- * does not parse, or the transfer fails — rolled back whole, followed by
- * staleness markers for every series of the previous scrape, and up = 0.
+ * One manager owns every target of the loaded configuration, one thread that
+ * schedules them and drives all HTTP transfers through a single libcurl multi
+ * handle, and a pool of scrape workers (opts.workers). Each target is scraped
+ * every scrape_interval at a stable offset inside the interval (a hash of the
+ * target), so a fleet's scrapes are spread evenly. A finished transfer goes to a
+ * worker, which parses it (expo) and appends it with one tsdb appender per
+ * scrape, so a huge or slow target's parse and commit take one worker and never
+ * delay another target's scrape: the scrape is committed whole, or — when a limit is breached, the
+ * body does not parse, or the transfer fails — rolled back whole, followed by staleness markers for
+ * every series of the previous scrape, and up = 0.
  *
  * Per target and scrape, as Prometheus: up, scrape_duration_seconds,
  * scrape_samples_scraped, scrape_samples_post_metric_relabeling and
@@ -39,8 +41,17 @@ typedef struct scrape_manager_opts {
     int64_t default_body_cap;
 } scrape_manager_opts_t;
 
+/* The default number of scrape workers: the CPUs online, at least 2, at most 8. */
+size_t scrape_default_workers(void);
+
 im_rc scrape_manager_new(const scrape_manager_opts_t *opts, scrape_manager_t **out, im_err_t *err);
-/* Starts the scrape thread. */
+/* Sets the number of threads that parse and commit scrapes (--scrape.workers,
+ * 1 to SCRAPE_MAX_WORKERS; 0 = scrape_default_workers(), the default). Only
+ * before scrape_manager_start; returns IM_EINVAL (err filled) otherwise or when
+ * n is out of range. */
+#define SCRAPE_MAX_WORKERS 256
+im_rc scrape_manager_set_workers(scrape_manager_t *m, size_t n, im_err_t *err);
+/* Starts the scrape thread and the workers. */
 im_rc scrape_manager_start(scrape_manager_t *m, im_err_t *err);
 /* Replaces the configuration (takes a reference on cfg). */
 void scrape_manager_apply(scrape_manager_t *m, scrape_config_t *cfg);
@@ -48,6 +59,8 @@ void scrape_manager_apply(scrape_manager_t *m, scrape_config_t *cfg);
  * every target when mark_stale, the thread joined. */
 void scrape_manager_stop(scrape_manager_t *m, bool mark_stale);
 void scrape_manager_free(scrape_manager_t *m);
+/* The number of scrape workers the manager runs. */
+size_t scrape_manager_workers(const scrape_manager_t *m);
 
 /* ---- Snapshots for the HTTP API ---- */
 typedef enum scrape_health {
