@@ -185,6 +185,8 @@ int run_daemon(const run_opts_t *o)
     memset(&ho, 0, sizeof ho);
     ho.listen_address = o->listen_address ? o->listen_address : ":9470";
     ho.web_config_file = o->web_config_file;
+    ho.bcrypt_max = o->bcrypt_max;
+    ho.bcrypt_wait_ms = o->bcrypt_wait_ms;
     ho.db = db;
     ho.engine = eng;
     ho.scrape = d.sm;
@@ -197,7 +199,8 @@ int run_daemon(const run_opts_t *o)
     ho.flags = o->flags;
     ho.storage_retention = ret_s;
     if (http_server_start(&ho, &d.http, &err) != IM_OK) {
-        IM_ERROR("Starting the web server failed", "err=%s", im_logq(err.msg));
+        IM_ERROR("Starting the web server failed", "err=%s",
+                 im_logq(im_err_format(&err, eb, sizeof eb)));
         goto out;
     }
     http_server_set_asset_lookup(d.http, ui_lookup);
@@ -281,6 +284,8 @@ static void usage(FILE *f)
         "  --storage.memory-only              keep everything in memory (no WAL, no blocks)\n"
         "  --web.listen-address=ADDR          listen address (default :9470)\n"
         "  --web.config.file=FILE             TLS and basic auth (Prometheus web-config format)\n"
+        "  --web.basic-auth.bcrypt-concurrency=N  bcrypt password checks at once (default 2)\n"
+        "  --web.basic-auth.bcrypt-wait=DUR   longest wait for one before 503 (default 250ms)\n"
         "  --web.enable-lifecycle             enable POST /-/reload and /-/quit\n"
         "  --web.enable-remote-write-receiver accept remote write on /api/v1/write\n"
         "  --web.remote-write-max-bytes=SIZE  largest remote-write request (default 32MiB)\n"
@@ -305,10 +310,11 @@ static const char *const flag_names[] = {
     "web.config.file", "web.remote-write-max-bytes", "query.lookback-delta", "query.max-samples",
     "query.timeout", "log.level", "web.external-url", "rules.alert.for-outage-tolerance",
     "rules.alert.for-grace-period", "rules.alert.resend-delay",
-    "alertmanager.notification-queue-capacity",
+    "alertmanager.notification-queue-capacity", "web.basic-auth.bcrypt-concurrency",
+    "web.basic-auth.bcrypt-wait",
     /* booleans */
     "web.enable-lifecycle", "web.enable-remote-write-receiver", "storage.memory-only", NULL};
-#define NUM_VALUE_FLAGS 17
+#define NUM_VALUE_FLAGS 19
 
 int cli_run(int argc, char **argv)
 {
@@ -420,13 +426,34 @@ int cli_run(int argc, char **argv)
             return 2;
         }
     }
-    o.enable_lifecycle = vals[17] && strcmp(vals[17], "false");
-    o.enable_remote_write = vals[18] && strcmp(vals[18], "false");
-    o.memory_only = vals[19] && strcmp(vals[19], "false");
+    if (vals[17]) {
+        char *end;
+        long n = strtol(vals[17], &end, 10);
+        if (*end || n <= 0 || n > 1024) {
+            fprintf(stderr,
+                    "infermon run: --web.basic-auth.bcrypt-concurrency: bad number \"%s\" "
+                    "(1..1024)\n",
+                    vals[17]);
+            return 2;
+        }
+        o.bcrypt_max = (int)n;
+    }
+    if (vals[18]) {
+        if (im_duration_parse(vals[18], strlen(vals[18]), &o.bcrypt_wait_ms, NULL) != IM_OK) {
+            fprintf(stderr, "infermon run: --web.basic-auth.bcrypt-wait: bad duration \"%s\"\n",
+                    vals[18]);
+            return 2;
+        }
+        if (o.bcrypt_wait_ms == 0) o.bcrypt_wait_ms = -1; /* 0s = do not wait */
+    }
+    o.enable_lifecycle = vals[19] && strcmp(vals[19], "false");
+    o.enable_remote_write = vals[20] && strcmp(vals[20], "false");
+    o.memory_only = vals[21] && strcmp(vals[21], "false");
     /* flags for /api/v1/status/flags, with defaults shown */
     static const char *defaults[] = {"",      "data/", "0s",       "0B",    "timer", ":9470", "",
                                      "32MiB", "5m",    "50000000", "2m",    "info",  "",      "1h",
-                                     "10m",   "1m",    "10000",    "false", "false", "false"};
+                                     "10m",   "1m",    "10000",    "2",     "250ms", "false",
+                                     "false", "false"};
     const char *pairs[2 * IM_ARRAY_LEN(flag_names) + 1];
     size_t np = 0;
     for (size_t k = 0; flag_names[k]; k++) {

@@ -147,16 +147,17 @@ bool http_gzip(const char *in, size_t n, int level, im_buf_t *out)
     return rc == Z_STREAM_END;
 }
 
-static void common_headers(http__req_t *r, struct MHD_Response *resp, const char *ctype)
+static void common_headers(http_server_t *s, http__req_t *r, struct MHD_Response *resp,
+                           const char *ctype)
 {
     (void)r;
     if (ctype) MHD_add_response_header(resp, "Content-Type", ctype);
+    http__web_headers(s->web, resp);
 }
 
 enum MHD_Result http__send(http_server_t *s, http__req_t *r, unsigned code, const char *ctype,
                            im_buf_t *b)
 {
-    (void)s;
     bool gz = false;
     if (r->gzip && b->len > 1024) {
         im_buf_t z;
@@ -173,7 +174,7 @@ enum MHD_Result http__send(http_server_t *s, http__req_t *r, unsigned code, cons
     char *data = im_buf_steal(b, NULL);
     struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(
         len, data ? data : im_strdup(""), free_cb);
-    common_headers(r, resp, ctype);
+    common_headers(s, r, resp, ctype);
     if (gz) MHD_add_response_header(resp, "Content-Encoding", "gzip");
     r->status = code;
     enum MHD_Result ret = MHD_queue_response(r->conn, code, resp);
@@ -280,7 +281,6 @@ static void stream_free(void *cls)
 
 enum MHD_Result http__send_result(http_server_t *s, http__req_t *r, promql_result_t *res)
 {
-    (void)s;
     stream_t *st = im_calloc(1, sizeof *st);
     st->st.res = *res;
     memset(res, 0, sizeof *res);
@@ -291,7 +291,7 @@ enum MHD_Result http__send_result(http_server_t *s, http__req_t *r, promql_resul
         st->gz = true;
     struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024,
                                                                   stream_read, st, stream_free);
-    common_headers(r, resp, "application/json");
+    common_headers(s, r, resp, "application/json");
     if (st->gz) MHD_add_response_header(resp, "Content-Encoding", "gzip");
     r->status = 200;
     enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
@@ -301,65 +301,37 @@ enum MHD_Result http__send_result(http_server_t *s, http__req_t *r, promql_resul
 
 /* ---- Auth ---- */
 
-static const signed char b64v[256] = {
-    ['A'] = 1,  ['B'] = 2,  ['C'] = 3,  ['D'] = 4,  ['E'] = 5,  ['F'] = 6,  ['G'] = 7,  ['H'] = 8,
-    ['I'] = 9,  ['J'] = 10, ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14, ['O'] = 15, ['P'] = 16,
-    ['Q'] = 17, ['R'] = 18, ['S'] = 19, ['T'] = 20, ['U'] = 21, ['V'] = 22, ['W'] = 23, ['X'] = 24,
-    ['Y'] = 25, ['Z'] = 26, ['a'] = 27, ['b'] = 28, ['c'] = 29, ['d'] = 30, ['e'] = 31, ['f'] = 32,
-    ['g'] = 33, ['h'] = 34, ['i'] = 35, ['j'] = 36, ['k'] = 37, ['l'] = 38, ['m'] = 39, ['n'] = 40,
-    ['o'] = 41, ['p'] = 42, ['q'] = 43, ['r'] = 44, ['s'] = 45, ['t'] = 46, ['u'] = 47, ['v'] = 48,
-    ['w'] = 49, ['x'] = 50, ['y'] = 51, ['z'] = 52, ['0'] = 53, ['1'] = 54, ['2'] = 55, ['3'] = 56,
-    ['4'] = 57, ['5'] = 58, ['6'] = 59, ['7'] = 60, ['8'] = 61, ['9'] = 62, ['+'] = 63, ['/'] = 64};
-
-static size_t b64_decode(const char *s, char *out, size_t cap)
+/* Rate limit and basic auth of a request (webcfg.c does the work): 0 = go on,
+ * else a response was queued (401, 429 or 503) and its result is in *ret. */
+static bool refused(http_server_t *s, http__req_t *r, enum MHD_Result *ret)
 {
-    uint32_t acc = 0;
-    int bits = 0;
-    size_t n = 0;
-    for (; *s && *s != '='; s++) {
-        int v = b64v[(unsigned char)*s] - 1;
-        if (v < 0) return (size_t)-1;
-        acc = acc << 6 | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            if (n + 1 >= cap) return (size_t)-1;
-            out[n++] = (char)(acc >> bits);
-        }
-    }
-    out[n] = 0;
-    return n;
-}
-
-static bool authorized(http_server_t *s, http__req_t *r)
-{
-    if (s->web.nusers == 0) return true;
     const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
-    if (!h || strncasecmp(h, "Basic ", 6) != 0) return false;
-    char dec[1024];
-    size_t n = b64_decode(h + 6, dec, sizeof dec);
-    if (n == (size_t)-1) return false;
-    char *colon = strchr(dec, ':');
-    if (!colon) return false;
-    *colon = 0;
-    const char *user = dec, *pw = colon + 1;
-    uint64_t key = im_hash(dec, n); /* user\0password */
-    pthread_mutex_lock(&s->mu);
-    for (size_t i = 0; i < IM_ARRAY_LEN(s->auth_cache); i++)
-        if (s->auth_cache[i] == key && key) {
-            pthread_mutex_unlock(&s->mu);
-            return true;
-        }
-    pthread_mutex_unlock(&s->mu);
-    for (size_t i = 0; i < s->web.nusers; i++) {
-        if (strcmp(s->web.users[i], user) != 0) continue;
-        if (!http__password_ok(pw, s->web.hashes[i])) return false;
-        pthread_mutex_lock(&s->mu);
-        s->auth_cache[key % IM_ARRAY_LEN(s->auth_cache)] = key;
-        pthread_mutex_unlock(&s->mu);
-        return true;
+    http__auth_t a = http__web_authorize(s->web, h);
+    if (a == HTTP__AUTH_OK) return false;
+    const char *text = "Unauthorized\n";
+    unsigned code = 401;
+    char busy[256];
+    if (a == HTTP__AUTH_RATE_LIMITED) {
+        code = 429;
+        text = "Too Many Requests\n";
+    } else if (a == HTTP__AUTH_BUSY) {
+        code = 503;
+        snprintf(busy, sizeof busy,
+                 "too many concurrent password verifications (--web.basic-auth.bcrypt-"
+                 "concurrency=%d); retry later\n",
+                 http__web_bcrypt_max(s->web));
+        text = busy;
     }
-    return false;
+    struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(text), (void *)text,
+                                                                 MHD_RESPMEM_MUST_COPY);
+    if (code == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Basic");
+    if (code == 503) MHD_add_response_header(resp, "Retry-After", "1");
+    common_headers(s, r, resp, "text/plain; charset=utf-8");
+    r->status = code;
+    r->handler = code == 401 ? "unauthorized" : code == 429 ? "rate_limited" : "auth_busy";
+    *ret = MHD_queue_response(r->conn, code, resp);
+    MHD_destroy_response(resp);
+    return true;
 }
 
 /* ---- Routing ---- */
@@ -438,6 +410,7 @@ static enum MHD_Result route(http_server_t *s, http__req_t *r)
                     MHD_create_response_from_buffer(a.len, (void *)a.data, MHD_RESPMEM_PERSISTENT);
                 MHD_add_response_header(resp, "Content-Type", a.content_type);
             }
+            http__web_headers(s->web, resp);
             if (a.etag) MHD_add_response_header(resp, "ETag", a.etag);
             if (a.cache_control) MHD_add_response_header(resp, "Cache-Control", a.cache_control);
             r->status = code;
@@ -479,16 +452,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     r->url = url;
     const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding");
     r->gzip = ae && strstr(ae, "gzip");
-    if (!authorized(s, r)) {
-        struct MHD_Response *resp = MHD_create_response_from_buffer(
-            strlen("Unauthorized\n"), (void *)"Unauthorized\n", MHD_RESPMEM_PERSISTENT);
-        MHD_add_response_header(resp, "WWW-Authenticate", "Basic");
-        r->status = 401;
-        r->handler = "unauthorized";
-        enum MHD_Result ret = MHD_queue_response(conn, 401, resp);
-        MHD_destroy_response(resp);
-        return ret;
-    }
+    enum MHD_Result aret;
+    if (refused(s, r, &aret)) return aret;
     if (r->body_over) {
         r->handler = !strcmp(url, "/api/v1/write") ? "/api/v1/write" : "other";
         return http__send_text(s, r, 413, "request body too large\n");
@@ -512,6 +477,22 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         http__count(s, r->handler, r->status, (double)(im_mono_ns() - r->start_ns) / 1e9);
     req_free(r);
     *con_cls = NULL;
+}
+
+/* TLS: each connection gets the current web config's credentials, priorities and
+ * client-certificate policy before its handshake (webcfg.c). */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    http_server_t *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+        *socket_context = http__web_conn_start(s->web, ci ? ci->tls_session : NULL);
+    } else if (*socket_context) {
+        http__web_conn_end(*socket_context);
+        *socket_context = NULL;
+    }
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap) IM_PRINTF(2, 0);
@@ -574,8 +555,10 @@ im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_
     pthread_mutex_init(&s->mu, NULL);
     im_rc rc;
     if (opts->web_config_file) {
-        rc = http__webcfg_load(opts->web_config_file, &s->web, err);
+        http__web_limits_t lim = {opts->bcrypt_max, opts->bcrypt_wait_ms};
+        rc = http__web_open(opts->web_config_file, &lim, &s->web, err);
         if (rc) goto fail;
+        http_server_add_metrics_hook(s, http__web_metrics, s->web);
     } else {
         IM_WARN("No web config file given: the API is open to anyone who can reach "
                 "the listen address; use --web.config.file for TLS and basic auth",
@@ -587,10 +570,11 @@ im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_
     rc = parse_listen(opts->listen_address ? opts->listen_address : ":9470", &ss, &any, &port, err);
     if (rc) goto fail;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
-    if (s->web.cert_pem) flags |= MHD_USE_TLS;
+    bool tls = http__web_tls(s->web);
+    if (tls) flags |= MHD_USE_TLS;
     if (any) flags |= MHD_USE_DUAL_STACK;
     int threads = opts->threads > 0 ? opts->threads : 4;
-    struct MHD_OptionItem ops[12];
+    struct MHD_OptionItem ops[16];
     int no = 0;
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s};
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
@@ -599,9 +583,15 @@ im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL};
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, 256 * 1024, NULL};
     if (!any) ops[no++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
-    if (s->web.cert_pem) {
-        ops[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, s->web.key_pem};
-        ops[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, s->web.cert_pem};
+    if (tls) {
+        /* MHD needs a certificate to start; each connection then gets the current
+         * snapshot's credentials in on_connection. */
+        ops[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0,
+                                            (void *)http__web_key_pem(s->web)};
+        ops[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0,
+                                            (void *)http__web_cert_pem(s->web)};
+        ops[no++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection,
+                                            s};
     }
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     s->d = MHD_start_daemon(flags, any ? port : 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, ops,
@@ -622,7 +612,7 @@ im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_
     *out = s;
     return IM_OK;
 fail:
-    http__webcfg_free(&s->web);
+    http__web_close(s->web);
     pthread_mutex_destroy(&s->mu);
     im_free(s);
     return rc;
@@ -633,7 +623,7 @@ void http_server_stop(http_server_t *s)
     if (!s) return;
     if (s->d) MHD_stop_daemon(s->d);
     scrape_config_free(s->cfg);
-    http__webcfg_free(&s->web);
+    http__web_close(s->web);
     im_free(s->counters);
     pthread_mutex_destroy(&s->mu);
     im_free(s);
