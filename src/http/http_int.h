@@ -20,11 +20,11 @@ bool http__result_stream_step(http__result_stream_t *st, im_buf_t *out, size_t c
 #include <microhttpd.h>
 
 typedef enum http__client_auth {
-    HTTP__CLIENT_NONE,           /* NoClientCert */
-    HTTP__CLIENT_REQUEST,        /* RequestClientCert */
-    HTTP__CLIENT_REQUIRE_ANY,    /* RequireAnyClientCert */
+    HTTP__CLIENT_NONE,            /* NoClientCert */
+    HTTP__CLIENT_REQUEST,         /* RequestClientCert */
+    HTTP__CLIENT_REQUIRE_ANY,     /* RequireAnyClientCert */
     HTTP__CLIENT_VERIFY_IF_GIVEN, /* VerifyClientCertIfGiven */
-    HTTP__CLIENT_REQUIRE_VERIFY, /* RequireAndVerifyClientCert */
+    HTTP__CLIENT_REQUIRE_VERIFY,  /* RequireAndVerifyClientCert */
 } http__client_auth_t;
 
 typedef enum http__auth {
@@ -34,7 +34,7 @@ typedef enum http__auth {
     HTTP__AUTH_RATE_LIMITED, /* 429: rate_limit */
 } http__auth_t;
 
-#define HTTP__BCRYPT_MAX_DEFAULT 2
+#define HTTP__BCRYPT_MAX_DEFAULT     2
 #define HTTP__BCRYPT_WAIT_MS_DEFAULT 250
 
 typedef struct http__web_limits {
@@ -107,7 +107,7 @@ struct http_server {
     http_server_opts_t opts;
     struct MHD_Daemon *d;
     uint16_t port;
-    http__web_t *web; /* owned; NULL = no web config */
+    http__web_t *web;   /* owned; NULL = no web config */
     pthread_mutex_t mu; /* guards everything below */
     scrape_config_t *cfg;
     bool ready;

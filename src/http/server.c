@@ -322,8 +322,8 @@ static bool refused(http_server_t *s, http__req_t *r, enum MHD_Result *ret)
                  http__web_bcrypt_max(s->web));
         text = busy;
     }
-    struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(text), (void *)text,
-                                                                 MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
     if (code == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Basic");
     if (code == 503) MHD_add_response_header(resp, "Retry-After", "1");
     common_headers(s, r, resp, "text/plain; charset=utf-8");
@@ -586,12 +586,12 @@ im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_
     if (tls) {
         /* MHD needs a certificate to start; each connection then gets the current
          * snapshot's credentials in on_connection. */
-        ops[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0,
-                                            (void *)http__web_key_pem(s->web)};
+        ops[no++] =
+            (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)http__web_key_pem(s->web)};
         ops[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0,
                                             (void *)http__web_cert_pem(s->web)};
-        ops[no++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection,
-                                            s};
+        ops[no++] =
+            (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s};
     }
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     s->d = MHD_start_daemon(flags, any ? port : 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, ops,

@@ -60,10 +60,10 @@
 #include "util/log.h"
 #include "util/timeutil.h"
 
-#define MAX_FILES 4 /* the web config, cert_file, key_file, client_ca_file */
+#define MAX_FILES   4 /* the web config, cert_file, key_file, client_ca_file */
 #define CACHE_SLOTS 64
-#define MAX_SANS 256
-#define MAX_USERS 4096
+#define MAX_SANS    256
+#define MAX_USERS   4096
 
 typedef struct fsig {
     bool exists;
@@ -74,9 +74,9 @@ typedef struct fsig {
 } fsig_t;
 
 typedef struct suite {
-    const char *go;       /* Go's name (crypto/tls CipherSuites()) */
-    unsigned char id[2];  /* IANA id */
-    bool tls13;           /* TLS 1.3 suite: listed in Go's table, not configurable */
+    const char *go;      /* Go's name (crypto/tls CipherSuites()) */
+    unsigned char id[2]; /* IANA id */
+    bool tls13;          /* TLS 1.3 suite: listed in Go's table, not configurable */
 } suite_t;
 
 enum { HDR_CSP, HDR_XFO, HDR_XCTO, HDR_XXSS, HDR_HSTS, NHDR };
@@ -89,13 +89,13 @@ struct http__webcfg {
     http__web_t *owner; /* borrowed: the holder outlives its snapshots */
     bool tls;
     http__client_auth_t client_auth;
-    char *cert_pem, *key_pem;                /* owned (also handed to MHD at start) */
+    char *cert_pem, *key_pem;               /* owned (also handed to MHD at start) */
     gnutls_certificate_credentials_t xcred; /* owned */
     gnutls_priority_t prio;                 /* owned */
-    char **sans;                             /* owned, client_allowed_sans */
+    char **sans;                            /* owned, client_allowed_sans */
     size_t nsans;
-    uint16_t *suites; /* owned: IANA ids of the allowed TLS <= 1.2 suites */
-    size_t nsuites;   /* 0 = no list (GnuTLS defaults); (size_t)-1 = none allowed */
+    uint16_t *suites;       /* owned: IANA ids of the allowed TLS <= 1.2 suites */
+    size_t nsuites;         /* 0 = no list (GnuTLS defaults); (size_t)-1 = none allowed */
     char **users, **hashes; /* owned */
     unsigned char (*user_sha)[32];
     size_t nusers;
@@ -110,7 +110,7 @@ struct http__webcfg {
 struct http__web {
     char *path; /* owned */
     http__web_limits_t lim;
-    bool tls; /* fixed at start */
+    bool tls;           /* fixed at start */
     pthread_mutex_t mu; /* guards cur, bad, cache, bucket */
     http__webcfg_t *cur;
     fsig_t bad[MAX_FILES]; /* signatures of the last failed attempt */
@@ -124,8 +124,8 @@ struct http__web {
     pthread_mutex_t pmu;       /* bcrypt pool */
     pthread_cond_t pcv;
     int inflight, inflight_peak;
-    atomic_uint_fast64_t n_bcrypt, n_busy, n_cache_hits, n_rate_limited, n_reload_ok,
-        n_reload_fail, n_tls_refused;
+    atomic_uint_fast64_t n_bcrypt, n_busy, n_cache_hits, n_rate_limited, n_reload_ok, n_reload_fail,
+        n_tls_refused;
     atomic_bool last_ok;
 };
 
@@ -274,8 +274,7 @@ static im_rc check_keys(const ld_t *l, const scrape_cfg_node_t *m, const char *s
         for (size_t k = 0; keys[k]; k++)
             if (m->kids[i]->str && !strcmp(keys[k], m->kids[i]->str)) ok = true;
         if (!ok)
-            return bad(l, m->kids[i], "field %s not found in type %s", m->kids[i]->str,
-                       section);
+            return bad(l, m->kids[i], "field %s not found in type %s", m->kids[i]->str, section);
     }
     return IM_OK;
 }
@@ -333,7 +332,7 @@ static char *join_dir(const char *cfgpath, const char *p)
     char *o = im_malloc(dl + 1 + strlen(p) + 1);
     memcpy(o, cfgpath, dl);
     o[dl] = '/';
-    strcpy(o + dl + 1, p); /* checksrc-ok: sized above */
+    memcpy(o + dl + 1, p, strlen(p) + 1);
     return o;
 }
 
@@ -439,8 +438,8 @@ static im_rc pem_value(const ld_t *l, http__webcfg_t *c, const scrape_cfg_node_t
     *from = NULL;
     if ((rc = get_str(l, t, key, &inl)) || (rc = get_str(l, t, file_key, &file))) return rc;
     if (inl && file)
-        return bad(l, mget(t, key), "tls_server_config: %s and %s are both set; use one",
-                   key, file_key);
+        return bad(l, mget(t, key), "tls_server_config: %s and %s are both set; use one", key,
+                   file_key);
     if (inl) {
         *out = im_strdup(inl);
         *from = im_strdup(key);
@@ -467,11 +466,20 @@ static im_rc pem_value(const ld_t *l, http__webcfg_t *c, const scrape_cfg_node_t
 
 static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const scrape_cfg_node_t *t)
 {
-    static const char *const keys[] = {
-        "cert",        "key",           "client_ca",           "cert_file",
-        "key_file",    "client_auth_type", "client_ca_file",   "client_allowed_sans",
-        "min_version", "max_version",   "cipher_suites",       "prefer_server_cipher_suites",
-        "curve_preferences", NULL};
+    static const char *const keys[] = {"cert",
+                                       "key",
+                                       "client_ca",
+                                       "cert_file",
+                                       "key_file",
+                                       "client_auth_type",
+                                       "client_ca_file",
+                                       "client_allowed_sans",
+                                       "min_version",
+                                       "max_version",
+                                       "cipher_suites",
+                                       "prefer_server_cipher_suites",
+                                       "curve_preferences",
+                                       NULL};
     im_rc rc;
     char *cert_from = NULL, *key_from = NULL, *ca_from = NULL, *ca = NULL;
     im_buf_t prio;
@@ -514,8 +522,8 @@ static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const scrape_cfg_node_t 
         goto done;
     }
     if ((g = gnutls_x509_privkey_init(&pk)) < 0 ||
-        (g = gnutls_x509_privkey_import2(pk, &kd, GNUTLS_X509_FMT_PEM, NULL,
-                                         GNUTLS_PKCS_PLAIN)) < 0) {
+        (g = gnutls_x509_privkey_import2(pk, &kd, GNUTLS_X509_FMT_PEM, NULL, GNUTLS_PKCS_PLAIN)) <
+            0) {
         rc = bad(l, NULL, "%s: no valid unencrypted PEM private key: %s", key_from,
                  gnutls_strerror(g));
         goto done;
@@ -598,7 +606,8 @@ static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const scrape_cfg_node_t 
             goto done;
         }
         c->sans = im_calloc(sans->nkids + 1, sizeof *c->sans);
-        for (size_t i = 0; i < sans->nkids; i++) c->sans[c->nsans++] = im_strdup(sans->kids[i]->str);
+        for (size_t i = 0; i < sans->nkids; i++)
+            c->sans[c->nsans++] = im_strdup(sans->kids[i]->str);
     }
     /* Versions, suites, curves -> GnuTLS priorities. */
     const char *vmin, *vmax;
@@ -645,7 +654,8 @@ static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const scrape_cfg_node_t 
                 c->suites[c->nsuites++] = (uint16_t)(suites[k].id[0] << 8 | suites[k].id[1]);
         }
         /* As in Go, TLS 1.3 suites are not governed by the list. */
-        if (hi == 3) (void)im_buf_puts(&prio, ":+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:+AEAD");
+        if (hi == 3)
+            (void)im_buf_puts(&prio, ":+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:+AEAD");
         if (c->nsuites == 0) c->nsuites = (size_t)-1; /* a list without a TLS <= 1.2 suite */
     }
     const scrape_cfg_node_t *cv;
@@ -661,8 +671,10 @@ static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const scrape_cfg_node_t 
             for (k = 0; k < IM_ARRAY_LEN(curves); k++)
                 if (!strcmp(curves[k][0], cv->kids[i]->str)) break;
             if (k == IM_ARRAY_LEN(curves)) {
-                rc = bad(l, cv->kids[i], "unknown curve: %s (CurveP256, CurveP384, CurveP521 or "
-                         "X25519)", cv->kids[i]->str);
+                rc = bad(l, cv->kids[i],
+                         "unknown curve: %s (CurveP256, CurveP384, CurveP521 or "
+                         "X25519)",
+                         cv->kids[i]->str);
                 goto done;
             }
             (void)im_buf_puts(&prio, ":+");
@@ -719,8 +731,8 @@ static void sha256(const void *a, size_t n, unsigned char out[32])
 
 static im_rc load(http__web_t *w, const char *path, http__webcfg_t **out, im_err_t *err)
 {
-    static const char *const top[] = {"tls_server_config", "http_server_config",
-                                      "basic_auth_users", "rate_limit", NULL};
+    static const char *const top[] = {"tls_server_config", "http_server_config", "basic_auth_users",
+                                      "rate_limit", NULL};
     *out = NULL;
     ld_t l = {path, err};
     http__webcfg_t *c = im_calloc(1, sizeof *c);
@@ -778,19 +790,22 @@ static im_rc load(http__web_t *w, const char *path, http__webcfg_t **out, im_err
                 goto done;
             }
             if (x == HDR_XCTO && strcmp(v->str, "nosniff")) {
-                rc = bad(&l, v, "invalid value for %s. Expected one of: [\"nosniff\"], but got: "
-                         "\"%s\"", k->str, v->str);
+                rc = bad(&l, v,
+                         "invalid value for %s. Expected one of: [\"nosniff\"], but got: "
+                         "\"%s\"",
+                         k->str, v->str);
                 goto done;
             }
             if (x == HDR_XFO && strcmp(v->str, "deny") && strcmp(v->str, "sameorigin")) {
-                rc = bad(&l, v, "invalid value for %s. Expected one of: [\"deny\" "
-                         "\"sameorigin\"], but got: \"%s\"", k->str, v->str);
+                rc = bad(&l, v,
+                         "invalid value for %s. Expected one of: [\"deny\" "
+                         "\"sameorigin\"], but got: \"%s\"",
+                         k->str, v->str);
                 goto done;
             }
             for (size_t p = 0; v->str[p]; p++)
                 if ((unsigned char)v->str[p] < 0x20 && v->str[p] != '\t') {
-                    rc = bad(&l, v, "HTTP header %s: control characters are not allowed",
-                             k->str);
+                    rc = bad(&l, v, "HTTP header %s: control characters are not allowed", k->str);
                     goto done;
                 }
             im_free(c->hdr[x]);
@@ -836,7 +851,8 @@ static im_rc load(http__web_t *w, const char *path, http__webcfg_t **out, im_err
         for (size_t i = 0; i + 1 < u->nkids; i += 2) {
             const scrape_cfg_node_t *v = u->kids[i + 1];
             if (v->type != SCRAPE_NODE_SCALAR || !bcrypt_hash_ok(v->str)) {
-                rc = bad(&l, v, "basic_auth_users: the password of \"%s\" is not a bcrypt hash "
+                rc = bad(&l, v,
+                         "basic_auth_users: the password of \"%s\" is not a bcrypt hash "
                          "($2y$10$ followed by 53 characters, e.g. from htpasswd -nBC 10)",
                          u->kids[i]->str);
                 goto done;
@@ -1053,8 +1069,8 @@ static int verify_cb(gnutls_session_t s)
     if (!c) return refuse(NULL, s, "no web config for this session");
     unsigned n = 0;
     const gnutls_datum_t *peers = gnutls_certificate_get_peers(s, &n);
-    bool required = c->client_auth == HTTP__CLIENT_REQUIRE_ANY ||
-                    c->client_auth == HTTP__CLIENT_REQUIRE_VERIFY;
+    bool required =
+        c->client_auth == HTTP__CLIENT_REQUIRE_ANY || c->client_auth == HTTP__CLIENT_REQUIRE_VERIFY;
     if (!peers || n == 0) return required ? refuse(c, s, "no client certificate sent") : 0;
     if (c->client_auth == HTTP__CLIENT_VERIFY_IF_GIVEN ||
         c->client_auth == HTTP__CLIENT_REQUIRE_VERIFY) {
@@ -1079,8 +1095,8 @@ static int verify_cb(gnutls_session_t s)
     if (c->nsans) {
         gnutls_x509_crt_t crt;
         if (gnutls_x509_crt_init(&crt) < 0) return refuse(c, s, "out of memory");
-        bool ok = gnutls_x509_crt_import(crt, &peers[0], GNUTLS_X509_FMT_DER) >= 0 &&
-                  san_allowed(c, crt);
+        bool ok =
+            gnutls_x509_crt_import(crt, &peers[0], GNUTLS_X509_FMT_DER) >= 0 && san_allowed(c, crt);
         gnutls_x509_crt_deinit(crt);
         if (!ok) return refuse(c, s, "no SAN of the client certificate is in client_allowed_sans");
     }
@@ -1125,9 +1141,11 @@ static int always_fail_hook(gnutls_session_t s, unsigned htype, unsigned when, u
 void *http__web_conn_start(http__web_t *w, void *session)
 {
     gnutls_session_t s = session;
+    if (!w || !s) return NULL;
     http__webcfg_t *c = http__web_acquire(w);
     int g = GNUTLS_E_INVALID_REQUEST;
-    if (c->tls && c->xcred && c->prio) g = gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, c->xcred);
+    if (c->tls && c->xcred && c->prio)
+        g = gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, c->xcred);
     if (g >= 0) g = gnutls_priority_set(s, c->prio);
     if (g < 0) {
         IM_ERROR("TLS session set-up failed; refusing the handshake", "err=%s",
