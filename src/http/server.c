@@ -301,8 +301,9 @@ enum MHD_Result http__send_result(http_server_t *s, http__req_t *r, promql_resul
 
 /* ---- Auth ---- */
 
-/* Rate limit and basic auth of a request (webcfg.c does the work): 0 = go on,
- * else a response was queued (401, 429 or 503) and its result is in *ret. */
+/* Rate limit and basic auth of a request (webcfg.c does the work): false = go
+ * on; true = a response was queued (401, 429 or 503) and its result is in *ret.
+ * Runs before any handler and needs only the request headers. */
 static bool refused(http_server_t *s, http__req_t *r, enum MHD_Result *ret)
 {
     const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
@@ -317,8 +318,9 @@ static bool refused(http_server_t *s, http__req_t *r, enum MHD_Result *ret)
     } else if (a == HTTP__AUTH_BUSY) {
         code = 503;
         snprintf(busy, sizeof busy,
-                 "too many concurrent password verifications (--web.basic-auth.bcrypt-"
-                 "concurrency=%d); retry later\n",
+                 "too many concurrent password verifications (at most %d at once, "
+                 "--web.basic-auth.bcrypt-concurrency, each waiting at most "
+                 "--web.basic-auth.bcrypt-wait); retry later\n",
                  http__web_bcrypt_max(s->web));
         text = busy;
     }

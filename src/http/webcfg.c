@@ -952,7 +952,7 @@ static void maybe_reload(http__web_t *w)
     cfg_ref(c);
     pthread_mutex_unlock(&w->mu);
     fsig_t now[MAX_FILES];
-    bool same = true, same_bad = w->have_bad;
+    bool same = true, same_bad;
     for (size_t i = 0; i < c->nfiles; i++) {
         now[i] = sig_of(c->paths[i]);
         if (!sig_eq(&now[i], &c->sigs[i])) same = false;
