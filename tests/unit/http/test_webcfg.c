@@ -2,10 +2,11 @@
  * here: every refused setting says why (and where, for keys), valid files load,
  * basic auth takes one bcrypt for unknown and known users alike and caches
  * successes, the file is re-read when it changes and a broken new file keeps the
- * old one. Certificates: the TLS cases need real ones and live in
- * tests/integration/run_web_tls.sh. */
+ * old one, the bcrypt pool refuses past its bound. Certificates: the TLS cases need real ones and
+ * live in tests/integration/run_web_tls.sh. */
 #include "util/base.h"
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -182,6 +183,50 @@ static void test_auth_and_reload(void **state)
     http__web_close(w);
 }
 
+/* The pool: 4 threads start a cost-10 bcrypt together with room for 1 and no
+ * waiting; the others get BUSY and the peak stays at 1. */
+#define HASH_SLOW "$2b$10$cbcdefghijklmnopqrstuuw.WvefKu17inK/v2A0NY75aYoi8GA1a"
+static pthread_barrier_t bar;
+static http__web_t *pw;
+static http__auth_t results[4];
+
+static void *guesser(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    pthread_barrier_wait(&bar);
+    results[i] = try_auth(pw, "alice:guess");
+    return NULL;
+}
+
+static void test_pool(void **state)
+{
+    (void)state;
+    put("basic_auth_users:\n  alice: '" HASH_SLOW "'\n");
+    http__web_limits_t lim = {1, -1};
+    im_err_t err;
+    im_err_clear(&err);
+    assert_int_equal(http__web_open(path, &lim, &pw, &err), IM_OK);
+    pthread_barrier_init(&bar, NULL, 4);
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, guesser, (void *)(intptr_t)i);
+    for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&bar);
+    int busy = 0, unauth = 0;
+    for (int i = 0; i < 4; i++) {
+        busy += results[i] == HTTP__AUTH_BUSY;
+        unauth += results[i] == HTTP__AUTH_UNAUTHORIZED;
+    }
+    assert_true(unauth >= 1);
+    assert_true(busy >= 1);
+    assert_int_equal(busy + unauth, 4);
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    http__web_metrics(pw, &b);
+    assert_non_null(strstr(b.data, "\ninfermon_web_basic_auth_bcrypt_inflight_max 1\n"));
+    im_buf_free(&b);
+    http__web_close(pw);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/im_webcfg_XXXXXX");
@@ -191,6 +236,7 @@ int main(void)
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_valid),
         cmocka_unit_test(test_auth_and_reload),
+        cmocka_unit_test(test_pool),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     unlink(path);
