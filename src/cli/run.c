@@ -230,6 +230,8 @@ int run_daemon(const run_opts_t *o)
     memset(&ho, 0, sizeof ho);
     ho.listen_address = o->listen_address ? o->listen_address : ":9470";
     ho.web_config_file = o->web_config_file;
+    ho.bcrypt_max = o->bcrypt_max;
+    ho.bcrypt_wait_ms = o->bcrypt_wait_ms;
     ho.db = db;
     ho.engine = eng;
     ho.scrape = d.sm;
@@ -245,7 +247,8 @@ int run_daemon(const run_opts_t *o)
     ho.flags = o->flags;
     ho.storage_retention = ret_s;
     if (http_server_start(&ho, &d.http, &err) != IM_OK) {
-        IM_ERROR("Starting the web server failed", "err=%s", im_logq(err.msg));
+        IM_ERROR("Starting the web server failed", "err=%s",
+                 im_logq(im_err_format(&err, eb, sizeof eb)));
         goto out;
     }
     http_server_set_asset_lookup(d.http, ui_lookup);
@@ -329,6 +332,8 @@ static void usage(FILE *f)
         "  --storage.memory-only              keep everything in memory (no WAL, no blocks)\n"
         "  --web.listen-address=ADDR          listen address (default :9470)\n"
         "  --web.config.file=FILE             TLS and basic auth (Prometheus web-config format)\n"
+        "  --web.basic-auth.bcrypt-concurrency=N  bcrypt password checks at once (default 2)\n"
+        "  --web.basic-auth.bcrypt-wait=DUR   longest wait for one before 503 (default 250ms)\n"
         "  --web.enable-lifecycle             enable POST /-/reload and /-/quit\n"
         "  --web.enable-remote-write-receiver accept remote write on /api/v1/write\n"
         "  --web.remote-write-max-bytes=SIZE  largest remote-write request (default 32MiB)\n"
@@ -379,7 +384,7 @@ static const char *const flag_names[] = {
     "web.enable-lifecycle", "web.enable-remote-write-receiver", "storage.memory-only",
     /* values again (appended after the booleans) */
     "query.max-concurrency", "web.max-connections", "web.max-request-body-bytes",
-    "scrape.workers", NULL};
+    "scrape.workers", "web.basic-auth.bcrypt-concurrency", "web.basic-auth.bcrypt-wait", NULL};
 #define NUM_VALUE_FLAGS 22
 #define NUM_BOOL_FLAGS  3
 
@@ -550,11 +555,31 @@ int cli_run(int argc, char **argv)
         }
         o.scrape_workers = (size_t)n;
     }
+    if (vals[29]) {
+        char *end;
+        long n = strtol(vals[29], &end, 10);
+        if (*end || n <= 0 || n > 1024) {
+            fprintf(stderr,
+                    "infermon run: --web.basic-auth.bcrypt-concurrency: bad number \"%s\" "
+                    "(1..1024)\n",
+                    vals[29]);
+            return 2;
+        }
+        o.bcrypt_max = (int)n;
+    }
+    if (vals[30]) {
+        if (im_duration_parse(vals[30], strlen(vals[30]), &o.bcrypt_wait_ms, NULL) != IM_OK) {
+            fprintf(stderr, "infermon run: --web.basic-auth.bcrypt-wait: bad duration \"%s\"\n",
+                    vals[30]);
+            return 2;
+        }
+        if (o.bcrypt_wait_ms == 0) o.bcrypt_wait_ms = -1; /* 0s = do not wait */
+    }
     /* flags for /api/v1/status/flags, with defaults shown */
     static const char *defaults[] = {"",      "data/", "0s",       "0B",   "timer", ":9470", "",
                                      "32MiB", "5m",    "50000000", "2m",   "info",  "",      "1h",
                                      "10m",   "1m",    "10000",    "10m",  "4096",  "0B",    "0B",
-                                     "1MiB",  "false", "false",    "false", "20", "512", "16MiB", ""};
+                                     "1MiB",  "false", "false",    "false", "20", "512", "16MiB", "", "2", "250ms"};
     _Static_assert(IM_ARRAY_LEN(defaults) == IM_ARRAY_LEN(flag_names) - 1,
                    "a default for every flag");
     char workers_def[24];

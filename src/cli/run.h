@@ -24,6 +24,8 @@ typedef struct run_opts {
     const char *wal_fsync;      /* "timer" | "always" | "never"; NULL = config/timer */
     const char *listen_address; /* NULL = ":9470" */
     const char *web_config_file;
+    int bcrypt_max;         /* --web.basic-auth.bcrypt-concurrency; 0 = 2 */
+    int64_t bcrypt_wait_ms; /* --web.basic-auth.bcrypt-wait; 0 = 250 ms, < 0 = none */
     bool enable_lifecycle;
     bool enable_remote_write;
     int64_t remote_write_max_bytes;

@@ -16,14 +16,62 @@ typedef struct http__result_stream {
  * returns true when the whole answer has been written. */
 bool http__result_stream_step(http__result_stream_t *st, im_buf_t *out, size_t chunk);
 
-/* Web config (TLS + basic auth). */
-typedef struct http__webcfg {
-    char *cert_pem, *key_pem; /* owned file contents, NULL = no TLS */
-    char **users, **hashes;   /* owned */
-    size_t nusers;
-} http__webcfg_t;
-im_rc http__webcfg_load(const char *path, http__webcfg_t *out, im_err_t *err);
-void http__webcfg_free(http__webcfg_t *w);
+/* ---- Web config (webcfg.c): TLS, basic auth, headers, rate limit ---- */
+#include <microhttpd.h>
+
+typedef enum http__client_auth {
+    HTTP__CLIENT_NONE,            /* NoClientCert */
+    HTTP__CLIENT_REQUEST,         /* RequestClientCert */
+    HTTP__CLIENT_REQUIRE_ANY,     /* RequireAnyClientCert */
+    HTTP__CLIENT_VERIFY_IF_GIVEN, /* VerifyClientCertIfGiven */
+    HTTP__CLIENT_REQUIRE_VERIFY,  /* RequireAndVerifyClientCert */
+} http__client_auth_t;
+
+typedef enum http__auth {
+    HTTP__AUTH_OK,
+    HTTP__AUTH_UNAUTHORIZED, /* 401 + WWW-Authenticate: Basic */
+    HTTP__AUTH_BUSY,         /* 503: the bcrypt pool stayed full */
+    HTTP__AUTH_RATE_LIMITED, /* 429: rate_limit */
+} http__auth_t;
+
+#define HTTP__BCRYPT_MAX_DEFAULT     2
+#define HTTP__BCRYPT_WAIT_MS_DEFAULT 250
+
+typedef struct http__web_limits {
+    int bcrypt_max;         /* concurrent bcrypt verifications; <= 0 = default */
+    int64_t bcrypt_wait_ms; /* longest wait for a place; 0 = default, < 0 = no wait */
+} http__web_limits_t;
+
+/* One loaded web config file (immutable, refcounted). */
+typedef struct http__webcfg http__webcfg_t;
+/* The live web config: the current snapshot, reloaded when its files change. */
+typedef struct http__web http__web_t;
+
+/* Loads and validates the file (certificates and keys included). */
+im_rc http__web_open(const char *path, const http__web_limits_t *lim, http__web_t **out,
+                     im_err_t *err);
+/* After every connection that used it has ended. */
+void http__web_close(http__web_t *w);
+/* TLS on (fixed when the server starts); NULL = no web config. */
+bool http__web_tls(const http__web_t *w);
+/* The certificate and key MHD starts with (valid until http__web_close). */
+const char *http__web_cert_pem(const http__web_t *w);
+const char *http__web_key_pem(const http__web_t *w);
+/* The current snapshot, reloaded first if a file changed; release it. */
+http__webcfg_t *http__web_acquire(http__web_t *w);
+void http__webcfg_release(http__webcfg_t *c);
+/* Before a TLS handshake: sets the session's credentials, priorities and client
+ * certificate policy from the current snapshot. Returns a context for
+ * http__web_conn_end (when the connection closes). */
+void *http__web_conn_start(http__web_t *w, void *gnutls_session);
+void http__web_conn_end(void *ctx);
+/* Rate limit, then basic auth of an Authorization header value (may be NULL). */
+http__auth_t http__web_authorize(http__web_t *w, const char *authorization);
+int http__web_bcrypt_max(const http__web_t *w);
+/* http_server_config.headers, added to every response. w may be NULL. */
+void http__web_headers(http__web_t *w, struct MHD_Response *resp);
+/* The web config's metrics (a /metrics hook; ud = the http__web_t). */
+void http__web_metrics(void *ud, im_buf_t *out);
 /* Checks a bcrypt (or any crypt(3)) hash. */
 bool http__password_ok(const char *password, const char *hash);
 
@@ -66,7 +114,7 @@ struct http_server {
     http_server_opts_t opts;
     struct MHD_Daemon *d;
     uint16_t port;
-    http__webcfg_t web;
+    http__web_t *web;   /* owned; NULL = no web config */
     pthread_mutex_t mu; /* guards everything below */
     scrape_config_t *cfg;
     bool ready;
@@ -83,7 +131,6 @@ struct http_server {
     http__counter_t *counters;
     size_t ncounters;
     uint64_t rw_requests, rw_samples, rw_failures;
-    uint64_t auth_cache[64]; /* hashes of verified user:password */
     /* Query admission (server.c): guarded by qmu, never held with mu. */
     pthread_mutex_t qmu;
     pthread_cond_t qcond;      /* CLOCK_MONOTONIC: a slot freed, a waiter canceled, stop */

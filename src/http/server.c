@@ -188,16 +188,17 @@ bool http_gzip(const char *in, size_t n, int level, im_buf_t *out)
     return rc == Z_STREAM_END;
 }
 
-static void common_headers(http__req_t *r, struct MHD_Response *resp, const char *ctype)
+static void common_headers(http_server_t *s, http__req_t *r, struct MHD_Response *resp,
+                           const char *ctype)
 {
     (void)r;
     if (ctype) MHD_add_response_header(resp, "Content-Type", ctype);
+    http__web_headers(s->web, resp);
 }
 
 enum MHD_Result http__send(http_server_t *s, http__req_t *r, unsigned code, const char *ctype,
                            im_buf_t *b)
 {
-    (void)s;
     bool gz = false;
     if (r->gzip && b->len > 1024) {
         im_buf_t z;
@@ -214,7 +215,7 @@ enum MHD_Result http__send(http_server_t *s, http__req_t *r, unsigned code, cons
     char *data = im_buf_steal(b, NULL);
     struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(
         len, data ? data : im_strdup(""), free_cb);
-    common_headers(r, resp, ctype);
+    common_headers(s, r, resp, ctype);
     if (gz) MHD_add_response_header(resp, "Content-Encoding", "gzip");
     r->status = code;
     enum MHD_Result ret = MHD_queue_response(r->conn, code, resp);
@@ -321,7 +322,6 @@ static void stream_free(void *cls)
 
 enum MHD_Result http__send_result(http_server_t *s, http__req_t *r, promql_result_t *res)
 {
-    (void)s;
     stream_t *st = im_calloc(1, sizeof *st);
     st->st.res = *res;
     memset(res, 0, sizeof *res);
@@ -332,7 +332,7 @@ enum MHD_Result http__send_result(http_server_t *s, http__req_t *r, promql_resul
         st->gz = true;
     struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024,
                                                                   stream_read, st, stream_free);
-    common_headers(r, resp, "application/json");
+    common_headers(s, r, resp, "application/json");
     if (st->gz) MHD_add_response_header(resp, "Content-Encoding", "gzip");
     r->status = 200;
     enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
@@ -342,65 +342,39 @@ enum MHD_Result http__send_result(http_server_t *s, http__req_t *r, promql_resul
 
 /* ---- Auth ---- */
 
-static const signed char b64v[256] = {
-    ['A'] = 1,  ['B'] = 2,  ['C'] = 3,  ['D'] = 4,  ['E'] = 5,  ['F'] = 6,  ['G'] = 7,  ['H'] = 8,
-    ['I'] = 9,  ['J'] = 10, ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14, ['O'] = 15, ['P'] = 16,
-    ['Q'] = 17, ['R'] = 18, ['S'] = 19, ['T'] = 20, ['U'] = 21, ['V'] = 22, ['W'] = 23, ['X'] = 24,
-    ['Y'] = 25, ['Z'] = 26, ['a'] = 27, ['b'] = 28, ['c'] = 29, ['d'] = 30, ['e'] = 31, ['f'] = 32,
-    ['g'] = 33, ['h'] = 34, ['i'] = 35, ['j'] = 36, ['k'] = 37, ['l'] = 38, ['m'] = 39, ['n'] = 40,
-    ['o'] = 41, ['p'] = 42, ['q'] = 43, ['r'] = 44, ['s'] = 45, ['t'] = 46, ['u'] = 47, ['v'] = 48,
-    ['w'] = 49, ['x'] = 50, ['y'] = 51, ['z'] = 52, ['0'] = 53, ['1'] = 54, ['2'] = 55, ['3'] = 56,
-    ['4'] = 57, ['5'] = 58, ['6'] = 59, ['7'] = 60, ['8'] = 61, ['9'] = 62, ['+'] = 63, ['/'] = 64};
-
-static size_t b64_decode(const char *s, char *out, size_t cap)
+/* Rate limit and basic auth of a request (webcfg.c does the work): false = go
+ * on; true = a response was queued (401, 429 or 503) and its result is in *ret.
+ * Runs before any handler and needs only the request headers. */
+static bool refused(http_server_t *s, http__req_t *r, enum MHD_Result *ret)
 {
-    uint32_t acc = 0;
-    int bits = 0;
-    size_t n = 0;
-    for (; *s && *s != '='; s++) {
-        int v = b64v[(unsigned char)*s] - 1;
-        if (v < 0) return (size_t)-1;
-        acc = acc << 6 | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            if (n + 1 >= cap) return (size_t)-1;
-            out[n++] = (char)(acc >> bits);
-        }
-    }
-    out[n] = 0;
-    return n;
-}
-
-static bool authorized(http_server_t *s, http__req_t *r)
-{
-    if (s->web.nusers == 0) return true;
     const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
-    if (!h || strncasecmp(h, "Basic ", 6) != 0) return false;
-    char dec[1024];
-    size_t n = b64_decode(h + 6, dec, sizeof dec);
-    if (n == (size_t)-1) return false;
-    char *colon = strchr(dec, ':');
-    if (!colon) return false;
-    *colon = 0;
-    const char *user = dec, *pw = colon + 1;
-    uint64_t key = im_hash(dec, n); /* user\0password */
-    pthread_mutex_lock(&s->mu);
-    for (size_t i = 0; i < IM_ARRAY_LEN(s->auth_cache); i++)
-        if (s->auth_cache[i] == key && key) {
-            pthread_mutex_unlock(&s->mu);
-            return true;
-        }
-    pthread_mutex_unlock(&s->mu);
-    for (size_t i = 0; i < s->web.nusers; i++) {
-        if (strcmp(s->web.users[i], user) != 0) continue;
-        if (!http__password_ok(pw, s->web.hashes[i])) return false;
-        pthread_mutex_lock(&s->mu);
-        s->auth_cache[key % IM_ARRAY_LEN(s->auth_cache)] = key;
-        pthread_mutex_unlock(&s->mu);
-        return true;
+    http__auth_t a = http__web_authorize(s->web, h);
+    if (a == HTTP__AUTH_OK) return false;
+    const char *text = "Unauthorized\n";
+    unsigned code = 401;
+    char busy[256];
+    if (a == HTTP__AUTH_RATE_LIMITED) {
+        code = 429;
+        text = "Too Many Requests\n";
+    } else if (a == HTTP__AUTH_BUSY) {
+        code = 503;
+        snprintf(busy, sizeof busy,
+                 "too many concurrent password verifications (at most %d at once, "
+                 "--web.basic-auth.bcrypt-concurrency, each waiting at most "
+                 "--web.basic-auth.bcrypt-wait); retry later\n",
+                 http__web_bcrypt_max(s->web));
+        text = busy;
     }
-    return false;
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+    if (code == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Basic");
+    if (code == 503) MHD_add_response_header(resp, "Retry-After", "1");
+    common_headers(s, r, resp, "text/plain; charset=utf-8");
+    r->status = code;
+    r->handler = code == 401 ? "unauthorized" : code == 429 ? "rate_limited" : "auth_busy";
+    *ret = MHD_queue_response(r->conn, code, resp);
+    MHD_destroy_response(resp);
+    return true;
 }
 
 /* ---- Query admission and client-gone cancellation ---- */
@@ -622,6 +596,7 @@ static enum MHD_Result route(http_server_t *s, http__req_t *r)
                     MHD_create_response_from_buffer(a.len, (void *)a.data, MHD_RESPMEM_PERSISTENT);
                 MHD_add_response_header(resp, "Content-Type", a.content_type);
             }
+            http__web_headers(s->web, resp);
             if (a.etag) MHD_add_response_header(resp, "ETag", a.etag);
             if (a.cache_control) MHD_add_response_header(resp, "Cache-Control", a.cache_control);
             r->status = code;
@@ -632,19 +607,6 @@ static enum MHD_Result route(http_server_t *s, http__req_t *r)
     }
     r->handler = "other";
     return http__send_text(s, r, 404, "404 page not found\n");
-}
-
-/* Sends 401 with the Basic challenge. */
-static enum MHD_Result send_unauthorized(http__req_t *r)
-{
-    struct MHD_Response *resp = MHD_create_response_from_buffer(
-        strlen("Unauthorized\n"), (void *)"Unauthorized\n", MHD_RESPMEM_PERSISTENT);
-    MHD_add_response_header(resp, "WWW-Authenticate", "Basic");
-    r->status = 401;
-    r->handler = "unauthorized";
-    enum MHD_Result ret = MHD_queue_response(r->conn, 401, resp);
-    MHD_destroy_response(resp);
-    return ret;
 }
 
 /* The body cap of a request: the remote-write one or the API one. */
@@ -690,7 +652,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *con_cls = r;
         bool rw = !strcmp(url, "/api/v1/write");
         int64_t cap = body_cap(s, rw);
-        if (!authorized(s, r)) return send_unauthorized(r);
+        enum MHD_Result aret;
+        if (refused(s, r, &aret)) return aret; /* 401/429/503 on the headers alone */
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
         if (cl) {
             char *end;
@@ -737,6 +700,22 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         http__count(s, r->handler, r->status, (double)(im_mono_ns() - r->start_ns) / 1e9);
     req_free(r);
     *con_cls = NULL;
+}
+
+/* TLS: each connection gets the current web config's credentials, priorities and
+ * client-certificate policy before its handshake (webcfg.c). */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    http_server_t *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+        *socket_context = http__web_conn_start(s->web, ci ? ci->tls_session : NULL);
+    } else if (*socket_context) {
+        http__web_conn_end(*socket_context);
+        *socket_context = NULL;
+    }
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap) IM_PRINTF(2, 0);
@@ -807,8 +786,10 @@ im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_
     s->qmax = opts->query_max_concurrency > 0 ? opts->query_max_concurrency : 20;
     im_rc rc;
     if (opts->web_config_file) {
-        rc = http__webcfg_load(opts->web_config_file, &s->web, err);
+        http__web_limits_t lim = {opts->bcrypt_max, opts->bcrypt_wait_ms};
+        rc = http__web_open(opts->web_config_file, &lim, &s->web, err);
         if (rc) goto fail;
+        http_server_add_metrics_hook(s, http__web_metrics, s->web);
     } else {
         IM_WARN("No web config file given: the API is open to anyone who can reach "
                 "the listen address; use --web.config.file for TLS and basic auth",
@@ -823,10 +804,11 @@ im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_
      * not select, so that descriptors above FD_SETSIZE work. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
                      MHD_USE_POLL | MHD_USE_ERROR_LOG;
-    if (s->web.cert_pem) flags |= MHD_USE_TLS;
+    bool tls = http__web_tls(s->web);
+    if (tls) flags |= MHD_USE_TLS;
     if (any) flags |= MHD_USE_DUAL_STACK;
     int max_conns = opts->max_connections > 0 ? opts->max_connections : 512;
-    struct MHD_OptionItem ops[12];
+    struct MHD_OptionItem ops[16];
     int no = 0;
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s};
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, 300, NULL};
@@ -835,9 +817,15 @@ im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, 256 * 1024, NULL};
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL};
     if (!any) ops[no++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
-    if (s->web.cert_pem) {
-        ops[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, s->web.key_pem};
-        ops[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, s->web.cert_pem};
+    if (tls) {
+        /* MHD needs a certificate to start; each connection then gets the current
+         * snapshot's credentials in on_connection. */
+        ops[no++] =
+            (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)http__web_key_pem(s->web)};
+        ops[no++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0,
+                                            (void *)http__web_cert_pem(s->web)};
+        ops[no++] =
+            (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s};
     }
     ops[no++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     s->d = MHD_start_daemon(flags, any ? port : 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, ops,
@@ -864,7 +852,7 @@ im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_
     *out = s;
     return IM_OK;
 fail:
-    http__webcfg_free(&s->web);
+    http__web_close(s->web);
     pthread_cond_destroy(&s->qcond);
     pthread_cond_destroy(&s->wcond);
     pthread_mutex_destroy(&s->qmu);
@@ -891,7 +879,7 @@ void http_server_stop(http_server_t *s)
     pthread_cond_destroy(&s->wcond);
     pthread_mutex_destroy(&s->qmu);
     scrape_config_free(s->cfg);
-    http__webcfg_free(&s->web);
+    http__web_close(s->web);
     im_free(s->counters);
     pthread_mutex_destroy(&s->mu);
     im_free(s);

@@ -87,6 +87,11 @@ typedef struct http_server_opts {
     /* name/value pairs for /api/v1/status/flags, NULL-terminated (borrowed). */
     const char *const *flags;
     const char *storage_retention; /* for runtimeinfo, e.g. "15d" */
+    /* Basic auth: concurrent bcrypt verifications (0 = 2) and the longest wait for
+     * a place before 503 (0 = 250 ms, < 0 = none) (--web.basic-auth.bcrypt-
+     * concurrency, --web.basic-auth.bcrypt-wait). */
+    int bcrypt_max;
+    int64_t bcrypt_wait_ms;
 } http_server_opts_t;
 
 im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_err_t *err);
