@@ -14,6 +14,7 @@
 #include "cli/run.h"
 #include "cli/run_rules.h"
 #include "http/server.h"
+#include "labels/regex.h"
 #include "promql/promql.h"
 #include "scrape/config.h"
 #include "scrape/scrape.h"
@@ -296,7 +297,10 @@ static void usage(FILE *f)
         "                                     alert whose `for` exceeds it (default 10m)\n"
         "  --rules.alert.resend-delay=DUR     resend firing alerts this often (default 1m)\n"
         "  --alertmanager.notification-queue-capacity=N  alerts queued for Alertmanager\n"
-        "                                     (default 10000)\n");
+        "                                     (default 10000)\n"
+        "  --regex.match-limit=N              backtracking steps per regex match before the\n"
+        "                                     DFA fallback; a match neither decides is an\n"
+        "                                     error (default 1000000)\n");
 }
 
 static const char *const flag_names[] = {
@@ -305,10 +309,10 @@ static const char *const flag_names[] = {
     "web.config.file", "web.remote-write-max-bytes", "query.lookback-delta", "query.max-samples",
     "query.timeout", "log.level", "web.external-url", "rules.alert.for-outage-tolerance",
     "rules.alert.for-grace-period", "rules.alert.resend-delay",
-    "alertmanager.notification-queue-capacity",
+    "alertmanager.notification-queue-capacity", "regex.match-limit",
     /* booleans */
     "web.enable-lifecycle", "web.enable-remote-write-receiver", "storage.memory-only", NULL};
-#define NUM_VALUE_FLAGS 17
+#define NUM_VALUE_FLAGS 18
 
 int cli_run(int argc, char **argv)
 {
@@ -420,13 +424,23 @@ int cli_run(int argc, char **argv)
             return 2;
         }
     }
-    o.enable_lifecycle = vals[17] && strcmp(vals[17], "false");
-    o.enable_remote_write = vals[18] && strcmp(vals[18], "false");
-    o.memory_only = vals[19] && strcmp(vals[19], "false");
+    if (vals[17]) {
+        char *end;
+        long long lim = strtoll(vals[17], &end, 10);
+        if (*end || lim <= 0 || lim > UINT32_MAX) {
+            fprintf(stderr, "infermon run: --regex.match-limit: bad number \"%s\"\n", vals[17]);
+            return 2;
+        }
+        im_regex_set_limits(&(im_regex_limits_t){.match_limit = (uint32_t)lim});
+    }
+    o.enable_lifecycle = vals[18] && strcmp(vals[18], "false");
+    o.enable_remote_write = vals[19] && strcmp(vals[19], "false");
+    o.memory_only = vals[20] && strcmp(vals[20], "false");
     /* flags for /api/v1/status/flags, with defaults shown */
     static const char *defaults[] = {"",      "data/", "0s",       "0B",    "timer", ":9470", "",
                                      "32MiB", "5m",    "50000000", "2m",    "info",  "",      "1h",
-                                     "10m",   "1m",    "10000",    "false", "false", "false"};
+                                     "10m",   "1m",    "10000",    "1000000", "false", "false",
+                                     "false"};
     const char *pairs[2 * IM_ARRAY_LEN(flag_names) + 1];
     size_t np = 0;
     for (size_t k = 0; flag_names[k]; k++) {

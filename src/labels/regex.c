@@ -500,8 +500,8 @@ im_rc im_regex_compile(const char *pat, size_t len, im_regex_mode_t mode, im_reg
     if (full) (void)im_buf_puts(&w, "^(?:");
     (void)im_buf_append(&w, pat, len);
     if (full) (void)im_buf_puts(&w, ")$");
-    bool ok = im_regex_re2_check(w.data ? w.data : "", w.len, full ? len + 4 : 0, why,
-                                 sizeof why, &raw_unexpected);
+    bool ok = im_regex_re2_check(w.data ? w.data : "", w.len, full ? len + 4 : 0, why, sizeof why,
+                                 &raw_unexpected);
     im_buf_free(&w);
     if (!ok) return im_err_set(err, IM_EPARSE, "error parsing regexp: %s", why);
 

@@ -96,9 +96,9 @@ void im_regex_expand(const im_regex_t *re, const char *tpl, size_t tlen, const c
                      const size_t *ov, im_buf_t *out);
 
 /* Go's syntax check alone, on re: wrapped in ^(?:...)$ with the raw text at
- * re[4..raw_end), or unwrapped with raw_end 0. false with Go's message in why. *raw_unexpected is set
- * for `b)x(`, fine inside the wrapper but rejected by Go, which also parses the raw
- * text. Exposed for tests. */
+ * re[4..raw_end), or unwrapped with raw_end 0. false with Go's message in why. *raw_unexpected is
+ * set for `b)x(`, fine inside the wrapper but rejected by Go, which also parses the raw text.
+ * Exposed for tests. */
 bool im_regex_re2_check(const char *re, size_t len, size_t raw_end, char *why, size_t cap,
                         bool *raw_unexpected);
 
