@@ -437,10 +437,10 @@ int cli_run(int argc, char **argv)
     o.enable_remote_write = vals[19] && strcmp(vals[19], "false");
     o.memory_only = vals[20] && strcmp(vals[20], "false");
     /* flags for /api/v1/status/flags, with defaults shown */
-    static const char *defaults[] = {"",      "data/", "0s",       "0B",    "timer", ":9470", "",
-                                     "32MiB", "5m",    "50000000", "2m",    "info",  "",      "1h",
-                                     "10m",   "1m",    "10000",    "1000000", "false", "false",
-                                     "false"};
+    static const char *defaults[] = {"",      "data/", "0s",   "0B",       "timer", ":9470",
+                                     "",      "32MiB", "5m",   "50000000", "2m",    "info",
+                                     "",      "1h",    "10m",  "1m",       "10000", "1000000",
+                                     "false", "false", "false"};
     const char *pairs[2 * IM_ARRAY_LEN(flag_names) + 1];
     size_t np = 0;
     for (size_t k = 0; flag_names[k]; k++) {

@@ -32,7 +32,7 @@ struct im_matcher {
     size_t litlen;
     char **set; /* owned literals for RE_SET */
     size_t nset;
-    im_regex_t *re;          /* owned, IM_REGEX_FULL */
+    im_regex_t *re; /* owned, IM_REGEX_FULL */
     bool matches_empty;
     _Atomic uint64_t errors; /* matches that hit the regex limit */
 };

@@ -331,8 +331,8 @@ static im_rc select_series(ev_t *ev, int64_t mint, int64_t maxt, const promql_ve
                            const tsdb_select_hints_t *hints, tsdb_series_set_t **out)
 {
     uint64_t before = matcher_errors(vs);
-    im_rc rc = ev->q->vt->select(ev->q, mint, maxt, vs->matchers, vs->nmatchers, hints, out,
-                                 ev->err);
+    im_rc rc =
+        ev->q->vt->select(ev->q, mint, maxt, vs->matchers, vs->nmatchers, hints, out, ev->err);
     if (rc != IM_OK || matcher_errors(vs) == before) return rc;
     set_close(*out);
     *out = NULL;

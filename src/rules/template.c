@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-
 #include "labels/regex.h"
 #include "rules/template_int.h"
 #include "util/fmtfloat.h"
@@ -1973,8 +1972,8 @@ static im_regex_t *compile_re(fcall_t *c, const char *fname, im_sv_t pat)
     im_err_t e;
     im_err_clear(&e);
     if (im_regex_compile(pat.p, pat.len, IM_REGEX_SEARCH, &re, &e) != IM_OK) {
-        call_err(c, fname, "regexp: Compile(`%.*s`): %s", (int)IM_MIN(pat.len, (size_t)200),
-                 pat.p, e.msg);
+        call_err(c, fname, "regexp: Compile(`%.*s`): %s", (int)IM_MIN(pat.len, (size_t)200), pat.p,
+                 e.msg);
         return NULL;
     }
     return re;

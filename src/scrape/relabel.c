@@ -290,7 +290,7 @@ bool scrape_relabel_process(const scrape_relabel_t *rules, size_t n, im_labels_b
     static _Atomic uint64_t failures;
     uint64_t k = atomic_fetch_add_explicit(&failures, 1, memory_order_relaxed);
     if (k < 10 || k % 1000 == 0)
-        IM_ERROR("relabelling failed, label set dropped", "err=%s failures=%llu",
-                 im_logq(err.msg), (unsigned long long)(k + 1));
+        IM_ERROR("relabelling failed, label set dropped", "err=%s failures=%llu", im_logq(err.msg),
+                 (unsigned long long)(k + 1));
     return false;
 }
