@@ -15,6 +15,7 @@
 #include "cli/run.h"
 #include "cli/run_rules.h"
 #include "http/server.h"
+#include "labels/regex.h"
 #include "promql/promql.h"
 #include "scrape/config.h"
 #include "scrape/scrape.h"
@@ -368,7 +369,10 @@ static void usage(FILE *f)
         "                                     default 16MiB)\n"
 
         "  --scrape.workers=N                 threads parsing and storing scrapes, 1-256\n"
-        "                                     (default: CPUs online, at least 2, at most 8)\n");
+        "                                     (default: CPUs online, at least 2, at most 8)\n"
+        "  --regex.match-limit=N              backtracking steps per regex match before the\n"
+        "                                     DFA fallback; a match neither decides is an\n"
+        "                                     error (default 1000000)\n");
 }
 
 static const char *const flag_names[] = {
@@ -384,7 +388,8 @@ static const char *const flag_names[] = {
     "web.enable-lifecycle", "web.enable-remote-write-receiver", "storage.memory-only",
     /* values again (appended after the booleans) */
     "query.max-concurrency", "web.max-connections", "web.max-request-body-bytes",
-    "scrape.workers", "web.basic-auth.bcrypt-concurrency", "web.basic-auth.bcrypt-wait", NULL};
+    "scrape.workers", "web.basic-auth.bcrypt-concurrency", "web.basic-auth.bcrypt-wait",
+    "regex.match-limit", NULL};
 #define NUM_VALUE_FLAGS 22
 #define NUM_BOOL_FLAGS  3
 
@@ -575,11 +580,20 @@ int cli_run(int argc, char **argv)
         }
         if (o.bcrypt_wait_ms == 0) o.bcrypt_wait_ms = -1; /* 0s = do not wait */
     }
+    if (vals[31]) {
+        char *end;
+        long long lim = strtoll(vals[31], &end, 10);
+        if (*end || lim <= 0 || lim > UINT32_MAX) {
+            fprintf(stderr, "infermon run: --regex.match-limit: bad number \"%s\"\n", vals[31]);
+            return 2;
+        }
+        im_regex_set_limits(&(im_regex_limits_t){.match_limit = (uint32_t)lim});
+    }
     /* flags for /api/v1/status/flags, with defaults shown */
     static const char *defaults[] = {"",      "data/", "0s",       "0B",   "timer", ":9470", "",
                                      "32MiB", "5m",    "50000000", "2m",   "info",  "",      "1h",
                                      "10m",   "1m",    "10000",    "10m",  "4096",  "0B",    "0B",
-                                     "1MiB",  "false", "false",    "false", "20", "512", "16MiB", "", "2", "250ms"};
+                                     "1MiB",  "false", "false",    "false", "20", "512", "16MiB", "", "2", "250ms", "1000000"};
     _Static_assert(IM_ARRAY_LEN(defaults) == IM_ARRAY_LEN(flag_names) - 1,
                    "a default for every flag");
     char workers_def[24];

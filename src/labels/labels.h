@@ -13,9 +13,9 @@
  * Equality: same hash and same pairs (pointer-equal interned strings).
  *
  * Matchers: =, !=, =~, !~. Regexes are fully anchored as in PromQL
- * (`^(?:re)$`), compiled by PCRE2 with JIT, UTF-8 mode. Differences to Go's RE2
- * syntax are listed in docs/promql.md. A matcher matches a missing label as the
- * empty string (so {foo=""} selects series without foo). */
+ * (`^(?:re)$`), in Go's RE2 syntax and semantics with a bounded cost per match
+ * (labels/regex.h). A matcher matches a missing label as the empty string (so
+ * {foo=""} selects series without foo). */
 #ifndef IM_LABELS_LABELS_H
 #define IM_LABELS_LABELS_H
 
@@ -95,8 +95,9 @@ typedef enum im_match_type {
 
 typedef struct im_matcher im_matcher_t;
 
-/* Compiles a matcher. For regex types a bad pattern is IM_EPARSE with PCRE2's
- * message. The matcher owns copies of name and value. */
+/* Compiles a matcher. For regex types a bad pattern is IM_EPARSE,
+ * "invalid regular expression \"v\": error parsing regexp: <Go's text>". The
+ * matcher owns copies of name and value. */
 im_rc im_matcher_new(im_match_type_t type, const char *name, size_t nlen, const char *value,
                      size_t vlen, im_matcher_t **out, im_err_t *err);
 void im_matcher_free(im_matcher_t *m);
@@ -105,6 +106,11 @@ const im_istr_t *im_matcher_name(const im_matcher_t *m);
 const char *im_matcher_value(const im_matcher_t *m, size_t *len);
 /* Does the value (empty string for a missing label) satisfy the matcher? */
 bool im_matcher_matches(const im_matcher_t *m, const char *v, size_t len);
+/* Regex matches that exceeded the regex limit so far (regex.h: a value the budget and
+ * the DFA fallback could not decide; im_matcher_matches then answered "not selected").
+ * Callers that must not return a partial answer compare it before and after matching
+ * and fail with an error naming --regex.match-limit. Counts across all users of m. */
+uint64_t im_matcher_errors(const im_matcher_t *m);
 /* Does the matcher select series that lack the label (i.e. does "" match)? */
 bool im_matcher_matches_empty(const im_matcher_t *m);
 /* For a regex that is a plain alternation of literals ("a|b|c"), the literals;

@@ -1,15 +1,17 @@
-/* matcher.c — label matchers (=, !=, =~, !~) with fully anchored PCRE2 regexes.
+/* matcher.c — label matchers (=, !=, =~, !~) with fully anchored regexes (labels/regex.h).
  *
  * Fast paths avoid the regex engine for the common shapes: ".*" (anything),
  * ".+" (non-empty), a literal without metacharacters (equality), "lit.*"
- * (prefix) and "a|b|c" of literals (set membership, also exposed to the index). */
+ * (prefix) and "a|b|c" of literals (set membership, also exposed to the index).
+ * A match that exceeds the regex budget (regex.h) counts in the matcher's error
+ * counter, which the caller checks after matching (im_matcher_errors). */
 #include "util/base.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "labels/labels.h"
+#include "labels/regex.h"
 
 typedef enum re_kind {
     RE_GENERAL,
@@ -30,8 +32,9 @@ struct im_matcher {
     size_t litlen;
     char **set; /* owned literals for RE_SET */
     size_t nset;
-    pcre2_code *re;
+    im_regex_t *re; /* owned, IM_REGEX_FULL */
     bool matches_empty;
+    _Atomic uint64_t errors; /* matches that hit the regex limit */
 };
 
 static bool is_meta(char c)
@@ -101,27 +104,14 @@ im_rc im_matcher_new(im_match_type_t type, const char *name, size_t nlen, const 
     m->vlen = vlen;
     if (type == IM_MATCH_RE || type == IM_MATCH_NRE) {
         /* Always compile, so syntax errors are reported even on fast paths. */
-        size_t plen = vlen + 8;
-        char *pat = im_malloc(plen + 1);
-        memcpy(pat, "(?:", 3);
-        memcpy(pat + 3, value, vlen);
-        memcpy(pat + 3 + vlen, ")", 2);
-        int ecode;
-        PCRE2_SIZE eoff;
-        m->re = pcre2_compile((PCRE2_SPTR)pat, vlen + 4,
-                              PCRE2_ANCHORED | PCRE2_ENDANCHORED | PCRE2_UTF |
-                                  PCRE2_MATCH_INVALID_UTF | PCRE2_DOLLAR_ENDONLY,
-                              &ecode, &eoff, NULL);
-        im_free(pat);
-        if (!m->re) {
-            PCRE2_UCHAR msg[256];
-            pcre2_get_error_message(ecode, msg, sizeof msg);
+        im_err_t e;
+        im_err_clear(&e);
+        if (im_regex_compile(value, vlen, IM_REGEX_FULL, &m->re, &e) != IM_OK) {
             im_err_set(err, IM_EPARSE, "invalid regular expression \"%.*s\": %s", (int)vlen, value,
-                       (const char *)msg);
+                       e.msg);
             im_matcher_free(m);
             return IM_EPARSE;
         }
-        pcre2_jit_compile(m->re, PCRE2_JIT_COMPLETE);
         classify(m);
     }
     m->matches_empty = false;
@@ -138,7 +128,7 @@ void im_matcher_free(im_matcher_t *m)
     im_free(m->lit);
     for (size_t i = 0; i < m->nset; i++) im_free(m->set[i]);
     im_free(m->set);
-    if (m->re) pcre2_code_free(m->re);
+    im_regex_free(m->re);
     im_free(m);
 }
 
@@ -189,10 +179,17 @@ static bool re_match(const im_matcher_t *m, const char *v, size_t len)
         return false;
     case RE_GENERAL: break;
     }
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(m->re, NULL);
-    int rc = pcre2_match(m->re, (PCRE2_SPTR)v, len, 0, 0, md, NULL);
-    pcre2_match_data_free(md);
-    return rc >= 0;
+    int rc = im_regex_match(m->re, v, len, NULL);
+    if (rc < 0) {
+        atomic_fetch_add_explicit(&((im_matcher_t *)m)->errors, 1, memory_order_relaxed);
+        return m->type == IM_MATCH_NRE; /* selects nothing; the caller fails on the count */
+    }
+    return rc == 1;
+}
+
+uint64_t im_matcher_errors(const im_matcher_t *m)
+{
+    return atomic_load_explicit(&((im_matcher_t *)m)->errors, memory_order_relaxed);
 }
 
 bool im_matcher_matches(const im_matcher_t *m, const char *v, size_t len)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "labels/regex.h"
 #include "promql/promql_int.h"
 #include "util/fmtfloat.h"
 #include "util/hash.h"
@@ -332,6 +333,38 @@ static void set_close(tsdb_series_set_t *set)
     set->vt->free(set); /* checksrc: allow (the backend's vtable method, not libc free) */
 }
 
+static uint64_t matcher_errors(const promql_vector_selector_t *vs)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < vs->nmatchers; i++) n += im_matcher_errors(vs->matchers[i]);
+    return n;
+}
+
+/* The backend's select, failing when a regex matcher exceeded the regex limit while
+ * selecting (labels/regex.h): its "not selected" answer would make a wrong result. */
+static im_rc select_series(ev_t *ev, int64_t mint, int64_t maxt, const promql_vector_selector_t *vs,
+                           const tsdb_select_hints_t *hints, tsdb_series_set_t **out)
+{
+    uint64_t before = matcher_errors(vs);
+    im_rc rc =
+        ev->q->vt->select(ev->q, mint, maxt, vs->matchers, vs->nmatchers, hints, out, ev->err);
+    if (rc != IM_OK || matcher_errors(vs) == before) return rc;
+    set_close(*out);
+    *out = NULL;
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    for (size_t i = 0; i < vs->nmatchers && b.len == 0; i++)
+        if (im_matcher_errors(vs->matchers[i])) (void)im_matcher_format(vs->matchers[i], &b);
+    im_regex_limits_t l = im_regex_get_limits();
+    rc = im_err_set(ev->err, IM_EEXEC,
+                    "regex match limit exceeded in matcher {%.*s}: a label value needs more than "
+                    "%u backtracking steps and more DFA states than the fallback allows; raise "
+                    "--regex.match-limit",
+                    (int)IM_MIN(b.len, (size_t)200), b.data ? b.data : "", l.match_limit);
+    im_buf_free(&b);
+    return rc;
+}
+
 /* Reads every remaining sample of it into (*pt, *pv) (capacity *pcap, grown as
  * needed) from index 0 and returns how many: one call per batch through the
  * optional bulk read, else next/at per sample. */
@@ -392,8 +425,7 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
     int64_t last = ts_sub(fixed ? fixed_t : ev_ts(ev, ev->nsteps - 1), vs->offset_ms);
     tsdb_series_set_t *set = NULL;
     tsdb_select_hints_t hints = {.step_ms = ev->step};
-    im_rc rc = ev->q->vt->select(ev->q, ts_sub(first, ev->lookback), last, vs->matchers,
-                                 vs->nmatchers, &hints, &set, ev->err);
+    im_rc rc = select_series(ev, ts_sub(first, ev->lookback), last, vs, &hints, &set);
     if (rc != IM_OK) return rc;
     size_t nsteps = ev->nsteps;
     size_t eff_steps = fixed ? 1 : nsteps;
@@ -540,8 +572,7 @@ im_rc promql__rsrc_open(ev_t *ev, const promql_expr_t *e, rsrc_t **out)
         int64_t first = ts_sub(ts_sub(r->fixed ? r->fixed_t : ev->start, r->offset), r->range);
         int64_t last = ts_sub(r->fixed ? r->fixed_t : ev_ts(ev, ev->nsteps - 1), r->offset);
         tsdb_select_hints_t hints = {.step_ms = ev->step};
-        rc = ev->q->vt->select(ev->q, first, last, vs->matchers, vs->nmatchers, &hints, &r->set,
-                               ev->err);
+        rc = select_series(ev, first, last, vs, &hints, &r->set);
     } else if (e->kind == PROMQL_NODE_SUBQUERY) {
         const promql_subquery_t *sq = &e->u.sq;
         r->subquery = true;

@@ -14,9 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
+#include "labels/regex.h"
 #include "promql/promql_int.h"
 #include "util/fmtfloat.h"
 #include "util/timeutil.h"
@@ -993,68 +991,6 @@ static im_rc drop_names_dedup(ev_t *ev, val_t *v)
 
 /* ---- label_replace / label_join ---- */
 
-/* Go regexp.Expand for $1, ${1}, $name, ${name}, $$. */
-static void expand_template(im_buf_t *b, const char *tpl, size_t tl, const char *src,
-                            PCRE2_SIZE *ov, int ngroups, pcre2_code *re)
-{
-    for (size_t i = 0; i < tl;) {
-        if (tpl[i] != '$' || i + 1 >= tl) {
-            (void)im_buf_putc(b, tpl[i++]);
-            continue;
-        }
-        if (tpl[i + 1] == '$') {
-            (void)im_buf_putc(b, '$');
-            i += 2;
-            continue;
-        }
-        size_t ns, ne, next;
-        if (tpl[i + 1] == '{') {
-            ns = i + 2;
-            ne = ns;
-            while (ne < tl &&
-                   (tpl[ne] == '_' || (tpl[ne] >= '0' && tpl[ne] <= '9') ||
-                    (tpl[ne] >= 'a' && tpl[ne] <= 'z') || (tpl[ne] >= 'A' && tpl[ne] <= 'Z')))
-                ne++;
-            if (ne == ns || ne >= tl || tpl[ne] != '}') {
-                (void)im_buf_putc(b, tpl[i++]);
-                continue;
-            }
-            next = ne + 1;
-        } else {
-            ns = i + 1;
-            ne = ns;
-            while (ne < tl &&
-                   (tpl[ne] == '_' || (tpl[ne] >= '0' && tpl[ne] <= '9') ||
-                    (tpl[ne] >= 'a' && tpl[ne] <= 'z') || (tpl[ne] >= 'A' && tpl[ne] <= 'Z')))
-                ne++;
-            if (ne == ns) {
-                (void)im_buf_putc(b, tpl[i++]);
-                continue;
-            }
-            next = ne;
-        }
-        /* group number or name */
-        long g = -1;
-        bool numeric = true;
-        for (size_t j = ns; j < ne; j++)
-            if (tpl[j] < '0' || tpl[j] > '9') numeric = false;
-        if (numeric) {
-            g = 0;
-            for (size_t j = ns; j < ne && g < 100000; j++) g = g * 10 + (tpl[j] - '0');
-        } else {
-            char name[256];
-            size_t nl = IM_MIN(ne - ns, sizeof name - 1);
-            memcpy(name, tpl + ns, nl);
-            name[nl] = 0;
-            int r = pcre2_substring_number_from_name(re, (PCRE2_SPTR)name);
-            g = r >= 0 ? r : -1;
-        }
-        if (g >= 0 && g < ngroups && ov[2 * g] != PCRE2_UNSET)
-            (void)im_buf_append(b, src + ov[2 * g], ov[2 * g + 1] - ov[2 * g]);
-        i = next;
-    }
-}
-
 static im_rc eval_label_replace(ev_t *ev, const promql_call_t *call, val_t *out)
 {
     const promql_expr_t *a[5];
@@ -1064,34 +1000,25 @@ static im_rc eval_label_replace(ev_t *ev, const promql_call_t *call, val_t *out)
             return im_err_set(ev->err, IM_EEXEC, "label_replace: expected string arguments");
     const promql_string_t *dst = &a[1]->u.string, *repl = &a[2]->u.string, *src = &a[3]->u.string,
                           *rx = &a[4]->u.string;
-    im_buf_t pat;
-    im_buf_init(&pat, 0);
-    (void)im_buf_puts(&pat, "^(?:");
-    (void)im_buf_append(&pat, rx->s, rx->len);
-    (void)im_buf_puts(&pat, ")$");
-    int errc;
-    PCRE2_SIZE erro;
-    /* No DOTALL: label_replace compiles `^(?:re)$` as Go does, where `.` stops at a
-     * newline (unlike selector matchers, which Prometheus wraps in (?s:...)). */
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pat.data, pat.len, PCRE2_UTF, &errc, &erro, NULL);
-    im_buf_free(&pat);
-    if (!re) {
-        PCRE2_UCHAR msg[256];
-        pcre2_get_error_message(errc, msg, sizeof msg);
+    /* `^(?:re)$` as Go compiles it, where `.` stops at a newline (unlike selector
+     * matchers in Prometheus 3, which wrap in (?s:...)); bounded cost (labels/regex.h). */
+    im_regex_t *re = NULL;
+    im_err_t rerr;
+    im_err_clear(&rerr);
+    if (im_regex_compile(rx->s, rx->len, IM_REGEX_FULL, &re, &rerr) != IM_OK)
         return im_err_set(ev->err, IM_EEXEC, "invalid regular expression in label_replace(): %s",
-                          (const char *)msg);
-    }
+                          rerr.msg);
     if (!im_label_name_valid(dst->s, dst->len)) {
-        pcre2_code_free(re);
+        im_regex_free(re);
         return im_err_set(ev->err, IM_EEXEC,
                           "invalid destination label name in label_replace(): %s", dst->s);
     }
     im_rc rc = promql__eval(ev, call->args[0], out);
     if (rc != IM_OK) {
-        pcre2_code_free(re);
+        im_regex_free(re);
         return rc;
     }
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+    size_t *ov = im_malloc(2 * (im_regex_groups(re) + 1) * sizeof *ov);
     im_buf_t res;
     im_buf_init(&res, 0);
     for (size_t i = 0; i < out->n; i++) {
@@ -1099,10 +1026,14 @@ static im_rc eval_label_replace(ev_t *ev, const promql_call_t *call, val_t *out)
         const im_istr_t *sv = im_labels_get(s->labels, src->s);
         const char *sval = sv ? sv->s : "";
         size_t slen = sv ? sv->len : 0;
-        int m = pcre2_match(re, (PCRE2_SPTR)sval, slen, 0, 0, md, NULL);
-        if (m < 0) continue;
+        int m = im_regex_exec(re, sval, slen, 0, ov, &rerr);
+        if (m < 0) {
+            rc = im_err_set(ev->err, IM_EEXEC, "label_replace(): %s", rerr.msg);
+            break;
+        }
+        if (m == 0) continue;
         im_buf_reset(&res);
-        expand_template(&res, repl->s, repl->len, sval, pcre2_get_ovector_pointer(md), m, re);
+        im_regex_expand(re, repl->s, repl->len, sval, ov, &res);
         im_labels_builder_t b;
         im_lb_init(&b);
         im_lb_load(&b, s->labels);
@@ -1113,9 +1044,9 @@ static im_rc eval_label_replace(ev_t *ev, const promql_call_t *call, val_t *out)
         s->labels = nl;
     }
     im_buf_free(&res);
-    pcre2_match_data_free(md);
-    pcre2_code_free(re);
-    rc = promql__dedup(ev, out);
+    im_free(ov);
+    im_regex_free(re);
+    if (rc == IM_OK) rc = promql__dedup(ev, out);
     if (rc != IM_OK) promql__val_free(ev, out);
     return rc;
 }

@@ -17,8 +17,8 @@
  *  3. Limits: queries longer than PROMQL_MAX_QUERY_BYTES and nesting deeper than
  *     PROMQL_MAX_DEPTH are refused (IM_ELIMIT; the message says which); the
  *     parser never recurses deeper than that, whatever the input.
- *  4. Regex matchers are compiled with PCRE2 (labels/labels.h); constructs that
- *     Go's RE2 rejects and PCRE2 would accept (lookaround, backreferences,
+ *  4. Regex matchers are compiled by labels/regex.h in Go's RE2 syntax; constructs
+ *     that RE2 rejects and PCRE2 would accept (lookaround, backreferences,
  *     possessive quantifiers, atomic groups, \K, recursion, callouts...) are
  *     rejected with an error in RE2's words (see docs/promql.md, "Parser").
  *  5. Thread-safe: no global state besides the interning table. */

@@ -20,9 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
+#include "labels/regex.h"
 #include "rules/template_int.h"
 #include "util/fmtfloat.h"
 #include "util/timeutil.h"
@@ -1966,16 +1964,17 @@ static tv_t f_args(fcall_t *c, bool *e)
     return (tv_t){.k = TV_ANYMAP, .u.m = m};
 }
 
-static pcre2_code *compile_re(fcall_t *c, const char *fname, im_sv_t pat)
+/* Go's regexp.MustCompile (RE2 syntax, unanchored; labels/regex.h): a bad pattern
+ * is a template error with Go's panic text. */
+static im_regex_t *compile_re(fcall_t *c, const char *fname, im_sv_t pat)
 {
-    int ec;
-    PCRE2_SIZE eo;
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pat.p, pat.len, PCRE2_UTF, &ec, &eo, NULL);
-    if (!re) {
-        PCRE2_UCHAR msg[256];
-        pcre2_get_error_message(ec, msg, sizeof msg);
-        call_err(c, fname, "regexp: Compile(`%.*s`): error parsing regexp: %s", (int)pat.len, pat.p,
-                 (const char *)msg);
+    im_regex_t *re = NULL;
+    im_err_t e;
+    im_err_clear(&e);
+    if (im_regex_compile(pat.p, pat.len, IM_REGEX_SEARCH, &re, &e) != IM_OK) {
+        call_err(c, fname, "regexp: Compile(`%.*s`): %s", (int)IM_MIN(pat.len, (size_t)200), pat.p,
+                 e.msg);
+        return NULL;
     }
     return re;
 }
@@ -1983,108 +1982,64 @@ static pcre2_code *compile_re(fcall_t *c, const char *fname, im_sv_t pat)
 static tv_t f_match(fcall_t *c, bool *e)
 {
     (void)e;
-    pcre2_code *re = compile_re(c, "match", c->args[0].u.s);
+    im_regex_t *re = compile_re(c, "match", c->args[0].u.s);
     if (!re) return NOVAL;
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-    int rc = pcre2_match(re, (PCRE2_SPTR)c->args[1].u.s.p, c->args[1].u.s.len, 0, 0, md, NULL);
-    pcre2_match_data_free(md);
-    pcre2_code_free(re);
-    return mk_bool(rc >= 0);
+    im_err_t err;
+    im_err_clear(&err);
+    int rc = im_regex_match(re, c->args[1].u.s.p, c->args[1].u.s.len, &err);
+    im_regex_free(re);
+    if (rc < 0) {
+        call_err(c, "match", "%s", err.msg);
+        return NOVAL;
+    }
+    return mk_bool(rc == 1);
 }
 
-/* Go's regexp.ReplaceAllString: $1, ${1}, $name, $$ in the replacement. */
+/* Go's regexp.ReplaceAllString: $1, ${1}, $name, $$ in the replacement; an empty
+ * match right after the previous match is not replaced; the search always moves on
+ * by at least one rune. */
 static tv_t f_re_replace_all(fcall_t *c, bool *e)
 {
     (void)e;
-    pcre2_code *re = compile_re(c, "reReplaceAll", c->args[0].u.s);
+    im_regex_t *re = compile_re(c, "reReplaceAll", c->args[0].u.s);
     if (!re) return NOVAL;
     im_sv_t repl = c->args[1].u.s, text = c->args[2].u.s;
     im_buf_t out;
     im_buf_init(&out, TMPL_MAX_OUTPUT);
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-    size_t pos = 0, last_match_end = (size_t)-1;
-    while (pos <= text.len) {
-        int rc = pcre2_match(re, (PCRE2_SPTR)text.p, text.len, pos, 0, md, NULL);
-        if (rc < 0) break;
-        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+    size_t *ov = im_malloc(2 * ((size_t)im_regex_groups(re) + 1) * sizeof *ov);
+    size_t search = 0, last_end = 0;
+    im_err_t err;
+    im_err_clear(&err);
+    int rc = 0;
+    while (search <= text.len) {
+        rc = im_regex_exec(re, text.p, text.len, search, ov, &err);
+        if (rc <= 0) break;
         size_t ms = ov[0], me = ov[1];
-        if (me == ms && ms == last_match_end) {
-            /* empty match right after the previous one: skip a rune */
-            if (pos >= text.len) break;
-            size_t adv = 1;
-            while (pos + adv < text.len && ((unsigned char)text.p[pos + adv] & 0xC0) == 0x80) adv++;
-            (void)im_buf_append(&out, text.p + pos, adv);
-            pos += adv;
-            continue;
+        (void)im_buf_append(&out, text.p + last_end, ms - last_end);
+        if (me > last_end || ms == 0) im_regex_expand(re, repl.p, repl.len, text.p, ov, &out);
+        last_end = me;
+        size_t width = 0;
+        if (search < text.len) {
+            width = 1;
+            while (search + width < text.len &&
+                   ((unsigned char)text.p[search + width] & 0xC0) == 0x80 && width < 4)
+                width++;
         }
-        (void)im_buf_append(&out, text.p + pos, ms - pos);
-        /* expand replacement */
-        for (size_t i = 0; i < repl.len; i++) {
-            if (repl.p[i] != '$' || i + 1 >= repl.len) {
-                (void)im_buf_putc(&out, repl.p[i]);
-                continue;
-            }
-            size_t j = i + 1;
-            if (repl.p[j] == '$') {
-                (void)im_buf_putc(&out, '$');
-                i = j;
-                continue;
-            }
-            bool brace = repl.p[j] == '{';
-            size_t st = brace ? j + 1 : j, en = st;
-            while (en < repl.len && is_alnum((unsigned char)repl.p[en]) &&
-                   (unsigned char)repl.p[en] < 0x80)
-                en++;
-            if (en == st || (brace && (en >= repl.len || repl.p[en] != '}'))) {
-                (void)im_buf_putc(&out, '$');
-                continue;
-            }
-            im_sv_t nm = {repl.p + st, en - st};
-            i = brace ? en : en - 1;
-            /* numeric? */
-            bool num = true;
-            uint64_t gi = 0;
-            for (size_t k = 0; k < nm.len; k++) {
-                if (nm.p[k] < '0' || nm.p[k] > '9') {
-                    num = false;
-                    break;
-                }
-                gi = gi * 10 + (uint64_t)(nm.p[k] - '0');
-                if (gi > 100000) gi = 100000;
-            }
-            int g = -1;
-            if (num) {
-                g = (int)gi;
-            } else {
-                char nb[128];
-                if (nm.len < sizeof nb) {
-                    memcpy(nb, nm.p, nm.len);
-                    nb[nm.len] = 0;
-                    g = pcre2_substring_number_from_name(re, (PCRE2_SPTR)nb);
-                }
-            }
-            if (g >= 0 && g < rc) {
-                size_t gs = ov[2 * g], ge = ov[2 * g + 1];
-                if (gs != PCRE2_UNSET) (void)im_buf_append(&out, text.p + gs, ge - gs);
-            }
-        }
-        last_match_end = me;
-        if (me == ms) {
-            if (ms >= text.len) {
-                pos = text.len + 1;
-                break;
-            }
-            size_t adv = 1;
-            while (ms + adv < text.len && ((unsigned char)text.p[ms + adv] & 0xC0) == 0x80) adv++;
-            (void)im_buf_append(&out, text.p + ms, adv);
-            pos = ms + adv;
-        } else {
-            pos = me;
-        }
+        if (search + width > me)
+            search += width;
+        else if (search + 1 > me)
+            search++;
+        else
+            search = me;
     }
-    if (pos < text.len) (void)im_buf_append(&out, text.p + pos, text.len - pos);
-    pcre2_match_data_free(md);
-    pcre2_code_free(re);
+    im_free(ov);
+    im_regex_free(re);
+    if (rc < 0) {
+        im_buf_free(&out);
+        call_err(c, "reReplaceAll", "%s", err.msg);
+        return NOVAL;
+    }
+    if (last_end < text.len) (void)im_buf_append(&out, text.p + last_end, text.len - last_end);
     return mk_buf_str(c->s, &out);
 }
 

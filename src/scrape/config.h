@@ -70,7 +70,7 @@ typedef struct scrape_relabel {
     char *regex;        /* owned, default "(.*)" (unanchored text as written) */
     char *replacement;  /* owned, default "$1" */
     uint64_t modulus;
-    void *re; /* compiled, anchored pcre2_code (owned) */
+    struct im_regex *re; /* compiled, IM_REGEX_FULL (labels/regex.h; owned) */
 } scrape_relabel_t;
 
 const char *scrape_relabel_action_name(scrape_relabel_action_t a);
@@ -79,9 +79,14 @@ void scrape_relabel_defaults(scrape_relabel_t *r);
 /* Validates as Prometheus does and compiles the regex. */
 im_rc scrape_relabel_compile(scrape_relabel_t *r, im_err_t *err);
 void scrape_relabel_clear(scrape_relabel_t *r);
-/* Applies rules in order to the builder. Returns false when a keep/drop rule
- * drops the label set (the builder is then in an unspecified state).
- * Thread-safe (the compiled rules are only read). */
+/* Applies rules in order to the builder. Returns 1 to keep, 0 when a keep/drop rule
+ * drops the label set, or IM_ELIMIT (err filled) when a regex exceeded the regex
+ * limit (labels/regex.h); after 0 or an error the builder is in an unspecified
+ * state. Thread-safe (the compiled rules are only read). */
+int scrape_relabel_apply(const scrape_relabel_t *rules, size_t n, im_labels_builder_t *lb,
+                         im_err_t *err);
+/* scrape_relabel_apply, with an error logged (rate-limited) and treated as a drop:
+ * returns false when the label set is dropped. */
 bool scrape_relabel_process(const scrape_relabel_t *rules, size_t n, im_labels_builder_t *lb);
 
 /* ---- Scrape configs ---- */

@@ -9,12 +9,13 @@
  * names. Validation mirrors Prometheus' config errors. */
 #include "util/base.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
+#include "labels/regex.h"
 #include "scrape/config.h"
 #include "scrape/scrape_int.h"
+#include "util/log.h"
 
 static const char *const action_names[] = {
     "replace",  "keep",      "drop",      "keepequal", "dropequal", "hashmod",
@@ -42,7 +43,7 @@ void scrape_relabel_clear(scrape_relabel_t *r)
     im_free(r->target_label);
     im_free(r->regex);
     im_free(r->replacement);
-    if (r->re) pcre2_code_free(r->re);
+    im_regex_free(r->re);
     memset(r, 0, sizeof *r);
 }
 
@@ -130,95 +131,15 @@ im_rc scrape_relabel_compile(scrape_relabel_t *r, im_err_t *err)
         if (!im_label_name_valid(r->source_labels[i], strlen(r->source_labels[i])))
             return im_err_set(err, IM_EINVAL, "\"%s\" is not a valid label name",
                               r->source_labels[i]);
-    im_buf_t pat;
-    im_buf_init(&pat, 0);
-    if (im_buf_printf(&pat, "^(?:%s)$", r->regex) != IM_OK) {
-        im_buf_free(&pat);
-        return im_err_set(err, IM_ELIMIT, "regex too long");
-    }
-    int ecode;
-    PCRE2_SIZE eoff;
-    pcre2_code *re =
-        pcre2_compile((PCRE2_SPTR)pat.data, pat.len,
-                      PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NO_UTF_CHECK, &ecode, &eoff, NULL);
-    im_buf_free(&pat);
-    if (!re) {
-        PCRE2_UCHAR msg[256];
-        pcre2_get_error_message(ecode, msg, sizeof msg);
-        return im_err_set(err, IM_EPARSE, "error parsing regexp \"%s\": %s", r->regex,
-                          (const char *)msg);
-    }
-    pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
-    if (r->re) pcre2_code_free(r->re);
+    /* Go's syntax, ^(?:re)$, bounded cost (labels/regex.h). */
+    im_regex_t *re = NULL;
+    im_err_t e;
+    im_err_clear(&e);
+    if (im_regex_compile(r->regex, strlen(r->regex), IM_REGEX_FULL, &re, &e) != IM_OK)
+        return im_err_set(err, IM_EPARSE, "%s", e.msg);
+    im_regex_free(r->re);
     r->re = re;
     return IM_OK;
-}
-
-static bool name_char(char c)
-{
-    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-void scrape__expand(const void *rev, const char *tmpl, const char *subj, const size_t *ov,
-                    int nmatch, im_buf_t *out)
-{
-    const pcre2_code *re = rev;
-    for (const char *p = tmpl; *p;) {
-        if (*p != '$') {
-            const char *q = strchr(p, '$');
-            size_t n = q ? (size_t)(q - p) : strlen(p);
-            (void)im_buf_append(out, p, n);
-            p += n;
-            continue;
-        }
-        p++;
-        if (*p == '$') {
-            (void)im_buf_putc(out, '$');
-            p++;
-            continue;
-        }
-        const char *name;
-        size_t nlen;
-        if (*p == '{') {
-            const char *b = p + 1, *e = b;
-            while (name_char(*e)) e++;
-            if (e == b || *e != '}') {
-                (void)im_buf_putc(out, '$');
-                continue;
-            }
-            name = b;
-            nlen = (size_t)(e - b);
-            p = e + 1;
-        } else {
-            const char *e = p;
-            while (name_char(*e)) e++;
-            if (e == p) {
-                (void)im_buf_putc(out, '$');
-                continue;
-            }
-            name = p;
-            nlen = (size_t)(e - p);
-            p = e;
-        }
-        long num = -1;
-        bool alldig = true;
-        for (size_t i = 0; i < nlen; i++)
-            if (name[i] < '0' || name[i] > '9') alldig = false;
-        if (alldig) {
-            num = 0;
-            for (size_t i = 0; i < nlen && num < 100000; i++) num = num * 10 + (name[i] - '0');
-        } else {
-            char nb[128];
-            if (nlen < sizeof nb) {
-                memcpy(nb, name, nlen);
-                nb[nlen] = 0;
-                int k = pcre2_substring_number_from_name(re, (PCRE2_SPTR)nb);
-                if (k > 0) num = k;
-            }
-        }
-        if (num >= 0 && num < nmatch && ov[2 * num] != PCRE2_UNSET)
-            (void)im_buf_append(out, subj + ov[2 * num], ov[2 * num + 1] - ov[2 * num]);
-    }
 }
 
 static void buf_clear(im_buf_t *b)
@@ -234,19 +155,25 @@ static const char *lb_val(const im_labels_builder_t *lb, const char *name, size_
     return v ? v->s : "";
 }
 
-bool scrape_relabel_process(const scrape_relabel_t *rules, size_t n, im_labels_builder_t *lb)
+int scrape_relabel_apply(const scrape_relabel_t *rules, size_t n, im_labels_builder_t *lb,
+                         im_err_t *err)
 {
-    if (n == 0) return true;
+    if (n == 0) return 1;
     im_buf_t val, tmp, tgt;
     im_buf_init(&val, 0);
     im_buf_init(&tmp, 0);
     im_buf_init(&tgt, 0);
-    pcre2_match_data *md = pcre2_match_data_create(64, NULL);
-    if (!md) im_oom(64);
+    size_t *ov = NULL, ovcap = 0;
     bool keep = true;
-    for (size_t i = 0; i < n && keep; i++) {
+    int rc = 0;
+    for (size_t i = 0; i < n && keep && rc >= 0; i++) {
         const scrape_relabel_t *r = &rules[i];
-        const pcre2_code *re = r->re;
+        const im_regex_t *re = r->re;
+        size_t need = 2 * ((size_t)im_regex_groups(re) + 1);
+        if (need > ovcap) {
+            ov = im_realloc(ov, need * sizeof *ov);
+            ovcap = need;
+        }
         buf_clear(&val);
         for (size_t k = 0; k < r->nsource; k++) {
             if (k) (void)im_buf_puts(&val, r->separator);
@@ -256,10 +183,10 @@ bool scrape_relabel_process(const scrape_relabel_t *rules, size_t n, im_labels_b
         }
         switch (r->action) {
         case SCRAPE_RELABEL_DROP:
-            if (pcre2_match(re, (PCRE2_SPTR)val.data, val.len, 0, 0, md, NULL) >= 0) keep = false;
+            if ((rc = im_regex_match(re, val.data, val.len, err)) == 1) keep = false;
             break;
         case SCRAPE_RELABEL_KEEP:
-            if (pcre2_match(re, (PCRE2_SPTR)val.data, val.len, 0, 0, md, NULL) < 0) keep = false;
+            if ((rc = im_regex_match(re, val.data, val.len, err)) == 0) keep = false;
             break;
         case SCRAPE_RELABEL_DROPEQUAL:
         case SCRAPE_RELABEL_KEEPEQUAL: {
@@ -270,17 +197,15 @@ bool scrape_relabel_process(const scrape_relabel_t *rules, size_t n, im_labels_b
             break;
         }
         case SCRAPE_RELABEL_REPLACE: {
-            int rc = pcre2_match(re, (PCRE2_SPTR)val.data, val.len, 0, 0, md, NULL);
-            if (rc < 0) break;
-            const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+            if ((rc = im_regex_exec(re, val.data, val.len, 0, ov, err)) <= 0) break;
             buf_clear(&tgt);
-            scrape__expand(re, r->target_label, val.data, ov, rc, &tgt);
+            im_regex_expand(re, r->target_label, strlen(r->target_label), val.data, ov, &tgt);
             if (!im_label_name_valid(tgt.data, tgt.len)) {
                 im_lb_del(lb, r->target_label);
                 break;
             }
             buf_clear(&tmp);
-            scrape__expand(re, r->replacement, val.data, ov, rc, &tmp);
+            im_regex_expand(re, r->replacement, strlen(r->replacement), val.data, ov, &tmp);
             if (tmp.len == 0) {
                 im_lb_del(lb, r->target_label);
                 break;
@@ -316,13 +241,12 @@ bool scrape_relabel_process(const scrape_relabel_t *rules, size_t n, im_labels_b
                 snap[k].name = im_istr_ref(lb->l[k].name);
                 snap[k].value = im_istr_ref(lb->l[k].value);
             }
-            for (uint32_t k = 0; k < cnt; k++) {
-                int rc =
-                    pcre2_match(re, (PCRE2_SPTR)snap[k].name->s, snap[k].name->len, 0, 0, md, NULL);
-                if (rc < 0) continue;
+            for (uint32_t k = 0; k < cnt && rc >= 0; k++) {
+                rc = im_regex_exec(re, snap[k].name->s, snap[k].name->len, 0, ov, err);
+                if (rc <= 0) continue;
                 buf_clear(&tmp);
-                scrape__expand(re, r->replacement, snap[k].name->s, pcre2_get_ovector_pointer(md),
-                               rc, &tmp);
+                im_regex_expand(re, r->replacement, strlen(r->replacement), snap[k].name->s, ov,
+                                &tmp);
                 im_lb_set(lb, tmp.data, tmp.len, snap[k].value->s, snap[k].value->len);
             }
             for (uint32_t k = 0; k < cnt; k++) {
@@ -336,7 +260,8 @@ bool scrape_relabel_process(const scrape_relabel_t *rules, size_t n, im_labels_b
         case SCRAPE_RELABEL_LABELKEEP:
             for (uint32_t k = 0; k < lb->n;) {
                 const im_istr_t *nm = lb->l[k].name;
-                bool m = pcre2_match(re, (PCRE2_SPTR)nm->s, nm->len, 0, 0, md, NULL) >= 0;
+                if ((rc = im_regex_match(re, nm->s, nm->len, err)) < 0) break;
+                bool m = rc == 1;
                 if (m == (r->action == SCRAPE_RELABEL_LABELDROP)) {
                     im_lb_set(lb, nm->s, nm->len, "", 0);
                     continue;
@@ -346,9 +271,26 @@ bool scrape_relabel_process(const scrape_relabel_t *rules, size_t n, im_labels_b
             break;
         }
     }
-    pcre2_match_data_free(md);
+    im_free(ov);
     im_buf_free(&val);
     im_buf_free(&tmp);
     im_buf_free(&tgt);
-    return keep;
+    if (rc < 0) return rc;
+    return keep ? 1 : 0;
+}
+
+bool scrape_relabel_process(const scrape_relabel_t *rules, size_t n, im_labels_builder_t *lb)
+{
+    im_err_t err;
+    im_err_clear(&err);
+    int rc = scrape_relabel_apply(rules, n, lb, &err);
+    if (rc >= 0) return rc == 1;
+    /* Never silent: the label set is dropped and said so (every 1000th after the first
+     * ten, so that a pathological regex over many samples does not flood the log). */
+    static _Atomic uint64_t failures;
+    uint64_t k = atomic_fetch_add_explicit(&failures, 1, memory_order_relaxed);
+    if (k < 10 || k % 1000 == 0)
+        IM_ERROR("relabelling failed, label set dropped", "err=%s failures=%llu", im_logq(err.msg),
+                 (unsigned long long)(k + 1));
+    return false;
 }

@@ -8,9 +8,6 @@
 #include "util/buf.h"
 
 void scrape__md5(const void *data, size_t len, unsigned char out[16]);
-/* Go regexp.Expand of tmpl against subject with PCRE2 ovector (pairs) of re. */
-void scrape__expand(const void *re, const char *tmpl, const char *subj, const size_t *ov,
-                    int nmatch, im_buf_t *out);
 
 /* ---- A target's series cache (cache.c) ----
  * raw series key (name \xff label \xfe value ..., as written) -> final labels
