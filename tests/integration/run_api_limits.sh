@@ -39,7 +39,10 @@ YML
 }
 cfg "$IM_TMP/im.yml"
 cfg "$IM_TMP/prom.yml"
+# The 2 MiB label value below is over the store's default series size
+# (--storage.tsdb.max-series-bytes, 1 MiB; tested in run_storage_limits): raise it.
 "$IM_BINARY" run --config.file="$IM_TMP/im.yml" --storage.memory-only \
+  --storage.tsdb.max-series-bytes=4MiB \
   --web.listen-address="127.0.0.1:$iport" --web.enable-remote-write-receiver >"$IM_TMP/im.log" 2>&1 &
 IPID=$!
 IM_PIDS+=($IPID)
