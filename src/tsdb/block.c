@@ -309,6 +309,7 @@ static int cmp_istrp(const void *a, const void *b)
 
 static im_rc write_section(tsdb__bwriter_t *w, const im_buf_t *raw, uint8_t *toc)
 {
+    if (raw->len > MAX_SECTION) return IM_ELIMIT; /* the reader would refuse it */
     if (compress(w, raw->data ? raw->data : "", raw->len) != IM_OK) return IM_ERR;
     tsdb__put_u64(toc, w->off);
     tsdb__put_u32(toc + 8, (uint32_t)w->zbuf.len);
@@ -408,8 +409,14 @@ im_rc tsdb__bwriter_finish(tsdb__bwriter_t *w, char **path_out, im_err_t *err)
         e = errno;
     }
     if (rc != IM_OK) {
-        rc = im_err_set(err, IM_EIO, "cannot %s block %s: %s", what, w->tmp_path,
-                        e ? strerror(e) : im_rc_str(rc));
+        if (rc == IM_ELIMIT)
+            rc = im_err_set(err, rc,
+                            "cannot write block %s: a section would exceed %u bytes (too many "
+                            "distinct label values in one block range)",
+                            w->tmp_path, MAX_SECTION);
+        else
+            rc = im_err_set(err, IM_EIO, "cannot %s block %s: %s", what, w->tmp_path,
+                            e ? strerror(e) : im_rc_str(rc));
         tsdb__bwriter_abort(w);
         return rc;
     }

@@ -24,8 +24,8 @@
  *     before the WAL segments holding it are deleted.
  *  2. head->min_valid_t only grows; it is raised (under commit_mu) before a
  *     window is snapshotted for persisting, so no commit can add to it later.
- *  3. On open, min_valid_t starts just after the newest block, so a WAL replay
- *     never re-adds persisted samples.
+ *  3. On open, min_valid_t starts just after the newest sample in a block, so
+ *     a WAL replay never re-adds persisted samples.
  *  4. A block that fails validation is reported, counted, and left out; a block
  *     that cannot be read (I/O error) fails the open: it is never left out
  *     silently, and nothing is deleted because of it.
@@ -248,22 +248,17 @@ im_rc tsdb_open(const tsdb_opts_t *opts, tsdb_t **out, im_err_t *err)
         db->lock_fd = fd;
         rc = load_blocks(db, err);
         if (rc != IM_OK) goto fail;
-        int64_t bmax = INT64_MIN, bdata = INT64_MIN;
-        for (size_t i = 0; i < db->nblocks; i++) {
-            tsdb__block_t *b = db->blocks[i];
-            if (b->maxt > bmax) bmax = b->maxt;
-            for (uint64_t k = 0; k < b->nseries; k++)
-                if (b->series[k].maxt > bdata) bdata = b->series[k].maxt;
-        }
-        int64_t now = tsdb__now_ms(db);
         /* The lower bound follows the blocks' newest sample, not their range's
          * end: a block's range may end after its data (a window persisted early
          * because an older version let a future sample in, up to a window
          * ahead of the clock). No sample between the two was ever accepted
          * (the bound was raised to the window's end before its snapshot), so
          * nothing persisted is re-added. */
-        (void)bmax;
-        bmax = bdata;
+        int64_t bmax = INT64_MIN;
+        for (size_t i = 0; i < db->nblocks; i++)
+            for (uint64_t k = 0; k < db->blocks[i]->nseries; k++)
+                if (db->blocks[i]->series[k].maxt > bmax) bmax = db->blocks[i]->series[k].maxt;
+        int64_t now = tsdb__now_ms(db);
         if (bmax != INT64_MIN) atomic_store(&db->head->min_valid_t, bmax + 1);
         tsdb__wal_replay_stats_t st;
         db->head->replay_max_t = tsdb__max_valid_t(db);

@@ -450,15 +450,19 @@ static void test_split_records(void **state)
 {
     (void)state;
     g_now = NOW;
-    enum { N = 3000000 };
+    /* random values and irregular steps (~18 bytes a sample in a chunk), so
+     * 1.2 million samples make a checkpoint of over 16 MiB */
+    enum { N = 1200000 };
     tsdb_t *db = open_store(0, NULL);
     const im_labels_t *ls = im_labels_from_strs("__name__", "dense", NULL);
     tsdb_appender_t *a = tsdb_appender(db);
     uint64_t rng = 42;
-    int64_t t0 = NOW - N;
-    for (int k = 0; k < N; k++)
-        assert_int_equal(
-            tsdb_appender_add(a, 0, ls, t0 + k, tt_bitsd(tt_xorshift(&rng) >> 2), NULL), IM_OK);
+    int64_t t = NOW - (int64_t)N * 10000;
+    for (int k = 0; k < N; k++) {
+        t += 1 + (int64_t)(tt_xorshift(&rng) % 10000);
+        assert_int_equal(tsdb_appender_add(a, 0, ls, t, tt_bitsd(tt_xorshift(&rng) >> 2), NULL),
+                         IM_OK);
+    }
     im_err_t err;
     assert_int_equal(tsdb_appender_commit(a, &err), IM_OK);
     /* the checkpoint of the head: several records, each below the cap, and
