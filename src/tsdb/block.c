@@ -30,7 +30,12 @@
  *
  * Invariants: a block file is written as NAME.tmp, fsynced, then renamed, so a
  * crash never leaves a half block under a final name. Files are never modified
- * after the rename; compaction writes new ones and deletes the old. */
+ * after the rename; compaction writes new ones and deletes the old. All file I/O
+ * goes through io.c: a failed write, fsync, rename or directory fsync abandons
+ * the block (its .tmp, or the renamed file when the directory fsync failed, is
+ * deleted; nothing is retried) and returns IM_EIO, which puts the store into
+ * its failed state (db.c invariant 5). A block that cannot be opened or mapped
+ * is IM_EIO, one that does not validate IM_ECORRUPT. */
 #include "util/base.h"
 
 #include <errno.h>
@@ -415,7 +420,7 @@ im_rc tsdb__bwriter_finish(tsdb__bwriter_t *w, char **path_out, im_err_t *err)
                             "distinct label values in one block range)",
                             w->tmp_path, MAX_SECTION);
         else
-            rc = im_err_set(err, IM_EIO, "cannot %s block %s: %s", what, w->tmp_path,
+            rc = im_err_set(err, rc, "cannot %s block %s: %s", what, w->tmp_path,
                             e ? strerror(e) : im_rc_str(rc));
         tsdb__bwriter_abort(w);
         return rc;

@@ -9,11 +9,13 @@
  *   block.c       immutable on-disk blocks: writer, validator, mmap reader
  *   querier.c     the queryable: head + blocks merged, sorted, iterators
  *   db.c          open/close, background work, persisting, compaction, retention
+ *   io.c          the file-I/O wrappers every file above uses, with fault points (io.h)
  *
  * Locking order (never take an earlier lock while holding a later one):
  *   db->commit_mu  ->  head->lock (rwlock)  ->  db->blocks_mu
  * commit_mu serialises commits, WAL writes and head truncation; head->lock guards
- * the head's series table, index and chunks; blocks_mu guards the block list. */
+ * the head's series table, index and chunks; blocks_mu guards the block list.
+ * The WAL's fail_mu (its sticky error message) is a leaf: taken last, alone. */
 #ifndef IM_TSDB_TSDB_INT_H
 #define IM_TSDB_TSDB_INT_H
 
