@@ -41,7 +41,7 @@ test-asan: build-asan
 	@cd $(BUILD)/asan && ctest --output-on-failure -j $(JOBS) -LE nosan $(CTEST_ARGS)
 
 # Only the tests that exercise threads: a whole TSan build would double the time
-# of `make test`. Not part of `make test` (about 3 minutes on 2 cores).
+# of `make test`. Not part of `make test` (3-4 minutes on 2 busy cores).
 TSAN_TESTS := test_concurrency test_parallel test_http
 TSAN_RE := $(shell echo $(TSAN_TESTS) | tr ' ' '|')
 test-tsan: deps
