@@ -387,9 +387,8 @@ static const char *const flag_names[] = {
     /* booleans */
     "web.enable-lifecycle", "web.enable-remote-write-receiver", "storage.memory-only",
     /* values again (appended after the booleans) */
-    "query.max-concurrency", "web.max-connections", "web.max-request-body-bytes",
-    "scrape.workers", "web.basic-auth.bcrypt-concurrency", "web.basic-auth.bcrypt-wait",
-    "regex.match-limit", NULL};
+    "query.max-concurrency", "web.max-connections", "web.max-request-body-bytes", "scrape.workers",
+    "web.basic-auth.bcrypt-concurrency", "web.basic-auth.bcrypt-wait", "regex.match-limit", NULL};
 #define NUM_VALUE_FLAGS 22
 #define NUM_BOOL_FLAGS  3
 
@@ -590,10 +589,11 @@ int cli_run(int argc, char **argv)
         im_regex_set_limits(&(im_regex_limits_t){.match_limit = (uint32_t)lim});
     }
     /* flags for /api/v1/status/flags, with defaults shown */
-    static const char *defaults[] = {"",      "data/", "0s",       "0B",   "timer", ":9470", "",
-                                     "32MiB", "5m",    "50000000", "2m",   "info",  "",      "1h",
-                                     "10m",   "1m",    "10000",    "10m",  "4096",  "0B",    "0B",
-                                     "1MiB",  "false", "false",    "false", "20", "512", "16MiB", "", "2", "250ms", "1000000"};
+    static const char *defaults[] = {
+        "",      "data/",    "0s",   "0B",    "timer", ":9470", "",      "32MiB",
+        "5m",    "50000000", "2m",   "info",  "",      "1h",    "10m",   "1m",
+        "10000", "10m",      "4096", "0B",    "0B",    "1MiB",  "false", "false",
+        "false", "20",       "512",  "16MiB", "",      "2",     "250ms", "1000000"};
     _Static_assert(IM_ARRAY_LEN(defaults) == IM_ARRAY_LEN(flag_names) - 1,
                    "a default for every flag");
     char workers_def[24];

@@ -81,7 +81,7 @@
 #define WAL_MAGIC_V1   "IMWAL\0\0\1"
 #define WAL_HDR        8
 #define WAL_MAX_RECORD TSDB_FMT_MAX_WAL_RECORD /* physical record payload (tsdb/limits.h) */
-#define WAL_FRAG_BYTES (8u << 20)  /* default physical payload of a fragment */
+#define WAL_FRAG_BYTES (8u << 20)              /* default physical payload of a fragment */
 
 struct tsdb__wal {
     char *dir; /* owned: DIR/wal */

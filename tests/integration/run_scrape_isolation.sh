@@ -5,6 +5,7 @@
 # between its `up` samples stay within 1.5 intervals, and it is up all along,
 # while the huge target's scrapes are stored too. With --scrape.workers=2 (the
 # least default): one worker may be busy with the huge target all along.
+# ctest-labels: nosan
 source "$IM_SOURCE_DIR/tests/lib/common.sh"
 BIG_SERIES=${BIG_SERIES:-300000}
 WINDOW_S=${WINDOW_S:-20}
