@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "http/http_int.h"
+#include "labels/regex.h"
 #include "promql/parser.h"
 #include "util/fmtfloat.h"
 #include "util/log.h"
@@ -238,6 +239,25 @@ static void msets_free(msets_t *m)
     im_free(m->n);
 }
 
+static uint64_t mset_errors(im_matcher_t *const *ms, size_t n)
+{
+    uint64_t e = 0;
+    for (size_t i = 0; i < n; i++) e += im_matcher_errors(ms[i]);
+    return e;
+}
+
+/* A match[] whose regex hit the regex limit while selecting (labels/regex.h)
+ * fails the request: its "not selected" would make a wrong answer. */
+static im_rc mset_check(im_matcher_t *const *ms, size_t n, uint64_t before, im_err_t *err)
+{
+    if (mset_errors(ms, n) == before) return IM_OK;
+    return im_err_set(err, IM_EEXEC,
+                      "regex match limit exceeded in a match[] matcher: a label value needs "
+                      "more than %u backtracking steps and more DFA states than the fallback "
+                      "allows; raise --regex.match-limit",
+                      im_regex_get_limits().match_limit);
+}
+
 static bool get_match(http_server_t *s, http__req_t *r, msets_t *m, enum MHD_Result *ret)
 {
     memset(m, 0, sizeof *m);
@@ -287,7 +307,10 @@ static enum MHD_Result do_series(http_server_t *s, http__req_t *r)
     im_rc rc = IM_OK;
     for (size_t i = 0; i < m.count && rc == IM_OK; i++) {
         tsdb_series_set_t *set = NULL;
+        uint64_t before = mset_errors(m.ms[i], m.n[i]);
         rc = q->vt->select(q, start, end, m.ms[i], m.n[i], NULL, &set, &err);
+        if (rc == IM_OK && (rc = mset_check(m.ms[i], m.n[i], before, &err)) != IM_OK)
+            set->vt->free(set); /* checksrc: allow (vtable) */
         if (rc != IM_OK) break;
         for (size_t k = 0; k < set->n; k++) {
             if (nall == cap) {
@@ -354,8 +377,10 @@ static enum MHD_Result do_labels(http_server_t *s, http__req_t *r, const char *v
         memset(&l, 0, sizeof l);
         im_matcher_t *const *ms = m.count ? m.ms[i] : NULL;
         size_t nms = m.count ? m.n[i] : 0;
+        uint64_t before = mset_errors(ms, nms);
         rc = value_of ? q->vt->label_values(q, value_of, start, end, ms, nms, &l, &err)
                       : q->vt->label_names(q, start, end, ms, nms, &l, &err);
+        if (rc == IM_OK && (rc = mset_check(ms, nms, before, &err)) != IM_OK) tsdb_strlist_free(&l);
         if (rc != IM_OK) break;
         for (size_t k = 0; k < l.n; k++) {
             if (nall == cap) {

@@ -119,6 +119,27 @@ for (q, want), (code, body, dt) in zip(cases, results):
                                  else body.get("error")))
     if not ok or dt > 10:
         bad += 1
+# /api/v1/series, /labels and /label/k/values with the same matchers: an answer
+# the query had (or the same 422 where the query hit the limit), never a silent
+# non-match
+def api(path, params):
+    u = I + path + "?" + urllib.parse.urlencode(params)
+    try:
+        with urllib.request.urlopen(u, timeout=60) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+for (q, want), (qcode, qbody, _) in zip(cases[:4], results[:4]):
+    qlimit = qcode == 422
+    for path, extract in (("/api/v1/series", lambda d: sorted(x["k"] + "=" for x in d)),
+                          ("/api/v1/label/k/values", lambda d: sorted(x + "=" for x in d))):
+        code, body = api(path, {"match[]": q, "start": "%.3f" % (now / 1000 - 60),
+                                "end": "%.3f" % (now / 1000 + 60)})
+        limit = code == 422 and "regex match limit exceeded" in body.get("error", "")
+        got = "limit" if limit else extract(body["data"]) if code == 200 else body.get("error")
+        print("%-22s %-40s %s %s" % (path, q[:40], code, got))
+        if (qlimit and not limit) or (not qlimit and got != want):
+            bad += 1
 med = lambda v: sorted(v)[len(v) // 2]
 print("over %d probes: /-/ready median %.1f ms worst %.1f ms; remote write median %.1f ms worst "
       "%.1f ms; new-series write median %.1f ms worst %.1f ms" %
