@@ -1,7 +1,8 @@
 # infermon — top-level wrapper around CMake/ctest.
 #   make demo    build and run the live demo (simulator + daemon)
 #   make test    install deps, build Release and ASan+UBSan, run every test,
-#                a short fuzz run per target and the format check
+#                the TSan run of the concurrency tests, a short fuzz run per
+#                target and the format check
 #   make bench   build and run the benchmarks (peers in the same run)
 #   make fuzz FUZZ_SECONDS=N   run every fuzz target for N seconds
 #   make test-tsan  ThreadSanitizer build of the concurrency tests (one engine and
@@ -41,7 +42,7 @@ test-asan: build-asan
 	@cd $(BUILD)/asan && ctest --output-on-failure -j $(JOBS) -LE nosan $(CTEST_ARGS)
 
 # Only the tests that exercise threads: a whole TSan build would double the time
-# of `make test`. Not part of `make test` (3-4 minutes on 2 busy cores).
+# of `make test`; this part takes 3-4 minutes on 2 busy cores.
 TSAN_TESTS := test_concurrency test_parallel test_http test_scrape_workers
 TSAN_RE := $(shell echo $(TSAN_TESTS) | tr ' ' '|')
 test-tsan: deps
@@ -49,7 +50,7 @@ test-tsan: deps
 	@cmake --build $(BUILD)/tsan -j $(JOBS) --target $(TSAN_TESTS)
 	@cd $(BUILD)/tsan && ctest --output-on-failure -j $(JOBS) -R '/($(TSAN_RE))$$'
 
-test: format-check checksrc test-release test-asan fuzz-smoke
+test: format-check checksrc test-release test-asan test-tsan fuzz-smoke
 	@echo "make test: all passed"
 
 fuzz: build-fuzz
