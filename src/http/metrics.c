@@ -163,6 +163,15 @@ enum MHD_Result http__metrics(http_server_t *s, http__req_t *r)
         (double)ts.samples_appended);
     one(&b, "infermon_tsdb_out_of_order_samples_total", "counter",
         "Samples rejected as out of order.", (double)ts.out_of_order);
+    one(&b, "infermon_tsdb_out_of_bounds_samples_total", "counter",
+        "Samples rejected as out of bounds (older than the head, or too far ahead of the clock).",
+        (double)ts.out_of_bounds);
+    one(&b, "infermon_tsdb_too_far_future_samples_total", "counter",
+        "Samples rejected as further ahead of the clock than --storage.tsdb.max-future.",
+        (double)ts.too_far_future);
+    one(&b, "infermon_tsdb_series_over_limits_total", "counter",
+        "New series refused by the storage limits (--storage.tsdb.max-labels-per-series, ...).",
+        (double)ts.over_limits);
     fam(&b, "infermon_tsdb_wal_fsync_duration_seconds", "summary", "WAL fsync durations.");
     val(&b, "infermon_tsdb_wal_fsync_duration_seconds_sum", NULL, ts.wal_fsync_seconds_total);
     val(&b, "infermon_tsdb_wal_fsync_duration_seconds_count", NULL, (double)ts.wal_fsyncs);

@@ -83,6 +83,13 @@ elif step == "check":
     print("after restart: history, current and later writes all there")
 PY
 $PY "$IM_TMP/rw.py" "$I" write || fail "remote writes"
+# the refusals are counted on /metrics
+curl -fsS "$I/metrics" >"$IM_TMP/metrics.txt" || fail "/metrics"
+for m in infermon_tsdb_too_far_future_samples_total infermon_tsdb_series_over_limits_total \
+  infermon_tsdb_out_of_bounds_samples_total; do
+  awk -v m="$m" '$1 == m && $2 >= 1 { ok = 1 } END { exit !ok }' "$IM_TMP/metrics.txt" ||
+    fail "$m not counted: $(grep "^$m" "$IM_TMP/metrics.txt")"
+done
 kill -9 "$IPID"; wait "$IPID" 2>/dev/null || true # no clean close: the WAL replay must hold it all
 start_im
 $PY "$IM_TMP/rw.py" "$I" check || fail "after SIGKILL"
