@@ -17,7 +17,7 @@
 #include "http/server.h"
 #include "labels/regex.h"
 #include "promql/promql.h"
-#include "scrape/config.h"
+#include "config/config.h"
 #include "scrape/scrape.h"
 #include "tsdb/tsdb.h"
 #include "ui/ui.h"

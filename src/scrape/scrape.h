@@ -27,7 +27,7 @@
 #ifndef IM_SCRAPE_SCRAPE_H
 #define IM_SCRAPE_SCRAPE_H
 
-#include "scrape/config.h"
+#include "config/config.h"
 #include "tsdb/tsdb.h"
 #include "util/base.h"
 #include "util/err.h"

@@ -60,7 +60,7 @@ static void test_config(void **state)
     assert_string_equal(c.ams[0].path_prefix, "/am");
     assert_int_equal(c.ams[0].timeout_ms, 3000);
     assert_int_equal(c.ams[0].ntargets, 2);
-    assert_string_equal(c.ams[0].basic_user, "u");
+    assert_string_equal(c.ams[0].http.basic_user, "u");
     assert_int_equal(c.nrelabel, 1);
     notify_config_free(&c);
     cfg_node_free(n);

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "labels/regex.h"
-#include "scrape/config.h"
+#include "config/config.h"
 
 static const char *const head = "scrape_configs:\n  - job_name: a\n    relabel_configs:\n"
                                 "      - source_labels: [v]\n";

@@ -1,4 +1,4 @@
-/* config_dump.c — writes a loaded configuration back as YAML, defaults filled
+/* dump.c — writes a loaded configuration back as YAML, defaults filled
  * and secrets replaced by <secret> (URL passwords by xxxxx), the way
  * /api/v1/status/config shows it. */
 #include "util/base.h"
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "config/relabel_cfg.h"
-#include "scrape/config.h"
+#include "config/config.h"
 #include "util/timeutil.h"
 
 static void klabels(im_buf_t *o, int ind, const char *k, const im_labels_t *ls)
@@ -146,9 +146,6 @@ im_rc scrape_config_dump(const scrape_config_t *c, im_buf_t *o)
         (void)im_buf_puts(o, "storage:\n");
         if (c->storage_path) cfg_emit_kv(o, 2, "path", c->storage_path);
     }
-    if (c->llm) {
-        (void)im_buf_puts(o, "llm:");
-        node(o, c->llm, 2, PLAIN, false);
-    }
+    cfg_llm_dump(&c->llm, o);
     return IM_OK;
 }

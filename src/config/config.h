@@ -11,12 +11,14 @@
  *
  * The YAML tree and the strict getters are config/yaml.h; the HTTP client keys
  * of a scrape config are config/http_client.h; remote_write is typed
- * (config/remote_write.h); relabelling is labels/relabel.h. alerting and llm
- * are still kept as checked YAML trees (cfg_node_t) for notify and cli. */
-#ifndef IM_SCRAPE_CONFIG_H
-#define IM_SCRAPE_CONFIG_H
+ * (config/remote_write.h), llm too (config/llm.h); relabelling is
+ * labels/relabel.h. alerting is checked at load with config/alerting.h and kept
+ * as a YAML tree that notify decodes with the same function. */
+#ifndef IM_CONFIG_CONFIG_H
+#define IM_CONFIG_CONFIG_H
 
 #include "config/http_client.h"
+#include "config/llm.h"
 #include "config/remote_write.h"
 #include "config/yaml.h"
 #include "labels/labels.h"
@@ -86,8 +88,9 @@ typedef struct scrape_config {
     int64_t storage_fsync_interval_ms;
     cfg_remote_write_t *remote_write; /* owned, typed (config/remote_write.h) */
     size_t nremote_write;
-    /* Kept for other subsystems (NULL when absent). */
-    cfg_node_t *alerting, *llm;
+    cfg_llm_t llm;        /* the llm: section, typed (config/llm.h) */
+    cfg_node_t *alerting; /* checked by config/alerting.h at load; decoded by notify (NULL
+                             when absent) */
 } scrape_config_t;
 
 /* Parses YAML text. name is used in error positions (may be NULL). */

@@ -10,8 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "config/alerting.h"
 #include "config/relabel_cfg.h"
-#include "scrape/config.h"
+#include "config/config.h"
 #include "util/timeutil.h"
 
 #define IM_CFG_MAX_BYTES (16u << 20)
@@ -262,19 +263,16 @@ static im_rc decode(cfg_dec_t *d, const cfg_node_t *root, scrape_config_t *c)
     if (st && (rc = dec_storage(d, st, c))) return rc;
     const cfg_node_t *x;
     if ((x = cfg_get(root, "alerting"))) {
-        if ((rc = cfg_check_map(
-                 d, x, "alerting",
-                 (const char *const[]){"alertmanagers", "alert_relabel_configs", NULL})))
-            return rc;
+        cfg_alerting_t a;
+        rc = cfg_alerting_decode(d, x, &a); /* validated here, decoded again by notify */
+        cfg_alerting_free(&a);
+        if (rc) return rc;
         c->alerting = cfg_node_clone(x);
     }
     if ((rc = cfg_remote_write_decode(d, cfg_get(root, "remote_write"), &c->remote_write,
                                       &c->nremote_write)))
         return rc;
-    if ((x = cfg_get(root, "llm"))) {
-        if ((rc = cfg_check_map(d, x, "llm", NULL))) return rc;
-        c->llm = cfg_node_clone(x);
-    }
+    if ((rc = cfg_llm_decode(d, cfg_get_raw(root, "llm"), &c->llm))) return rc;
     return IM_OK;
 }
 
@@ -329,7 +327,6 @@ void scrape_config_free(scrape_config_t *c)
     im_free(c->storage_path);
     cfg_node_free(c->alerting);
     cfg_remote_write_free_all(c->remote_write, c->nremote_write);
-    cfg_node_free(c->llm);
     im_free(c->filename);
     im_free(c->text);
     im_free(c);
