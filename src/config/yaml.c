@@ -51,6 +51,8 @@ static cfg_node_t *convert(conv_t *c, yaml_node_t *yn)
     cfg_node_t *n = im_calloc(1, sizeof *n);
     n->line = (int)yn->start_mark.line + 1;
     n->col = (int)yn->start_mark.column + 1;
+    n->end_line = (int)yn->end_mark.line + 1;
+    n->end_col = (int)yn->end_mark.column + 1;
     c->depth++;
     bool ok = true;
     switch (yn->type) {
@@ -107,7 +109,14 @@ static cfg_node_t *convert(conv_t *c, yaml_node_t *yn)
 im_rc cfg_parse_yaml(const char *text, size_t len, const char *name, cfg_node_t **root,
                      im_err_t *err)
 {
+    return cfg_parse_yaml_ex(text, len, name, root, err, NULL);
+}
+
+im_rc cfg_parse_yaml_ex(const char *text, size_t len, const char *name, cfg_node_t **root,
+                        im_err_t *err, cfg_yaml_problem_t *prob)
+{
     *root = NULL;
+    if (prob) memset(prob, 0, sizeof *prob);
     yaml_parser_t p;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&p)) im_oom(sizeof p);
@@ -118,6 +127,16 @@ im_rc cfg_parse_yaml(const char *text, size_t len, const char *name, cfg_node_t 
                                  p.problem ? p.problem : "syntax error", p.context ? " " : "",
                                  p.context ? p.context : "");
         if (err) err->file = name;
+        if (prob) {
+            prob->syntax = true;
+            prob->scanner = p.error == YAML_SCANNER_ERROR;
+            snprintf(prob->problem, sizeof prob->problem, "%s", p.problem ? p.problem : "");
+            snprintf(prob->context, sizeof prob->context, "%s", p.context ? p.context : "");
+            prob->line = (int)p.problem_mark.line + 1;
+            prob->col = (int)p.problem_mark.column + 1;
+            prob->ctx_line = (int)p.context_mark.line + 1;
+            prob->ctx_col = (int)p.context_mark.column + 1;
+        }
         yaml_parser_delete(&p);
         return rc;
     }

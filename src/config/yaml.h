@@ -37,9 +37,10 @@ typedef enum cfg_node_type {
 
 typedef struct cfg_node {
     cfg_node_type_t type;
-    char *str;  /* owned; scalars only (never NULL for a scalar) */
-    bool plain; /* scalar was unquoted (null/bool detection) */
-    int line, col;
+    char *str;              /* owned; scalars only (never NULL for a scalar) */
+    bool plain;             /* scalar was unquoted (null/bool detection) */
+    int line, col;          /* 1-based start */
+    int end_line, end_col;  /* 1-based, just past the node (libyaml's end mark) */
     struct cfg_node **kids; /* owned */
     size_t nkids;
 } cfg_node_t;
@@ -52,6 +53,21 @@ cfg_node_t *cfg_node_clone(const cfg_node_t *n);
  * stored as err->file. */
 im_rc cfg_parse_yaml(const char *text, size_t len, const char *name, cfg_node_t **root,
                      im_err_t *err);
+
+/* libyaml's own description of a syntax error, for callers that word it their
+ * own way (rule files print it as promtool does). */
+typedef struct cfg_yaml_problem {
+    bool syntax;           /* the text is not YAML (else: the tree cap was hit, or OK) */
+    bool scanner;          /* libyaml's scanner (not parser) found it */
+    char problem[160];     /* e.g. "did not find expected key" */
+    char context[160];     /* e.g. "while parsing a block mapping", may be "" */
+    int line, col;         /* 1-based position of the problem */
+    int ctx_line, ctx_col; /* 1-based position of the context */
+} cfg_yaml_problem_t;
+
+/* As cfg_parse_yaml; *prob (may be NULL) is filled on a syntax error. */
+im_rc cfg_parse_yaml_ex(const char *text, size_t len, const char *name, cfg_node_t **root,
+                        im_err_t *err, cfg_yaml_problem_t *prob);
 
 /* ---- Strict decoding ---- */
 

@@ -3,8 +3,6 @@
 #ifndef IM_LLM_LINT_INT_H
 #define IM_LLM_LINT_INT_H
 
-#include <yaml.h>
-
 #include "llm/catalog.h"
 #include "llm/lint.h"
 #include "util/base.h"
@@ -63,6 +61,5 @@ llm_suffix_t lint__suffix_from(const char *name, size_t len, size_t family_len);
 
 /* The value of key in a YAML mapping node, or NULL (map NULL or not a mapping,
  * or no such scalar key). (rulefile.c) */
-yaml_node_t *lint__yaml_get(yaml_document_t *d, yaml_node_t *map, const char *key);
 
 #endif

@@ -10,9 +10,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <yaml.h>
-
 #include "config/http_client.h"
+#include "config/yaml.h"
 
 #include "expo/expo.h"
 #include "llm/lint_int.h"
@@ -380,75 +379,54 @@ typedef struct job_interval {
     int64_t ms;
 } job_interval_t;
 
-static int64_t yaml_duration(yaml_document_t *d, yaml_node_t *map, const char *key)
+static int64_t node_duration(const cfg_node_t *map, const char *key)
 {
-    if (!map || map->type != YAML_MAPPING_NODE) return 0;
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-         p++) {
-        yaml_node_t *k = yaml_document_get_node(d, p->key);
-        yaml_node_t *v = yaml_document_get_node(d, p->value);
-        if (!k || !v || k->type != YAML_SCALAR_NODE || v->type != YAML_SCALAR_NODE) continue;
-        if (strcmp((char *)k->data.scalar.value, key) != 0) continue;
-        int64_t ms = 0;
-        if (im_duration_parse((char *)v->data.scalar.value, v->data.scalar.length, &ms, NULL) ==
-            IM_OK)
-            return ms;
-    }
+    const cfg_node_t *v = cfg_get(map, key);
+    int64_t ms = 0;
+    if (v && v->type == CFG_NODE_SCALAR &&
+        im_duration_parse(v->str, strlen(v->str), &ms, NULL) == IM_OK)
+        return ms;
     return 0;
 }
 
-/* Scrape intervals per job from a prometheus.yml text. */
-static size_t config_intervals(const char *yml, size_t len, job_interval_t **out,
-                               int64_t *global_ms)
+/* Scrape intervals per job from a prometheus.yml tree. */
+static size_t config_intervals(const cfg_node_t *root, job_interval_t **out, int64_t *global_ms)
 {
     *out = NULL;
     *global_ms = 60000; /* Prometheus' default */
-    yaml_parser_t p;
-    yaml_document_t d;
-    if (!yaml_parser_initialize(&p)) return 0;
-    yaml_parser_set_input_string(&p, (const unsigned char *)yml, len);
     size_t n = 0;
-    if (yaml_parser_load(&p, &d)) {
-        yaml_node_t *root = yaml_document_get_root_node(&d);
-        int64_t g = yaml_duration(&d, lint__yaml_get(&d, root, "global"), "scrape_interval");
-        if (g > 0) *global_ms = g;
-        yaml_node_t *sc = lint__yaml_get(&d, root, "scrape_configs");
-        if (sc && sc->type == YAML_SEQUENCE_NODE) {
-            for (yaml_node_item_t *it = sc->data.sequence.items.start;
-                 it < sc->data.sequence.items.top; it++) {
-                yaml_node_t *job = yaml_document_get_node(&d, *it);
-                yaml_node_t *name = lint__yaml_get(&d, job, "job_name");
-                if (!name || name->type != YAML_SCALAR_NODE) continue;
-                int64_t ms = yaml_duration(&d, job, "scrape_interval");
-                *out = im_realloc(*out, (n + 1) * sizeof(**out));
-                (*out)[n].job = im_strdup((char *)name->data.scalar.value);
-                (*out)[n].ms = ms > 0 ? ms : *global_ms;
-                n++;
-            }
-        }
-        yaml_document_delete(&d);
+    int64_t g = node_duration(cfg_get(root, "global"), "scrape_interval");
+    if (g > 0) *global_ms = g;
+    const cfg_node_t *sc = cfg_get(root, "scrape_configs");
+    for (size_t i = 0; sc && sc->type == CFG_NODE_SEQ && i < sc->nkids; i++) {
+        const cfg_node_t *job = sc->kids[i];
+        const cfg_node_t *name = cfg_get_raw(job, "job_name");
+        if (!name || name->type != CFG_NODE_SCALAR) continue;
+        int64_t ms = node_duration(job, "scrape_interval");
+        *out = im_realloc(*out, (n + 1) * sizeof(**out));
+        (*out)[n].job = im_strdup(name->str);
+        (*out)[n].ms = ms > 0 ? ms : *global_ms;
+        n++;
     }
-    yaml_parser_delete(&p);
     return n;
 }
 
 im_rc lint_names_load_config(lint_names_t *n, const char *yml, size_t len, im_err_t *err)
 {
-    yaml_parser_t p;
-    yaml_document_t d;
-    if (!yaml_parser_initialize(&p)) return im_err_set(err, IM_ERR, "cannot initialise libyaml");
-    yaml_parser_set_input_string(&p, (const unsigned char *)yml, len);
-    bool ok = yaml_parser_load(&p, &d) != 0;
-    if (ok) yaml_document_delete(&d);
-    im_rc rc = ok ? IM_OK
-                  : im_err_setpos(err, IM_EPARSE, (int)p.problem_mark.line + 1,
-                                  (int)p.problem_mark.column + 1, "not YAML: %s",
-                                  p.problem ? p.problem : "parse error");
-    yaml_parser_delete(&p);
-    if (rc != IM_OK) return rc;
+    cfg_node_t *root = NULL;
+    im_err_t perr;
+    cfg_yaml_problem_t prob;
+    im_err_clear(&perr);
+    if (cfg_parse_yaml_ex(yml, len, NULL, &root, &perr, &prob) != IM_OK) {
+        if (prob.syntax)
+            return im_err_setpos(err, IM_EPARSE, prob.line, prob.col, "not YAML: %s",
+                                 prob.problem[0] ? prob.problem : "parse error");
+        return im_err_set(err, perr.code, "%s", perr.msg);
+    }
     job_interval_t *jobs = NULL;
     int64_t global_ms = 0;
-    size_t nj = config_intervals(yml, len, &jobs, &global_ms);
+    size_t nj = config_intervals(root, &jobs, &global_ms);
+    cfg_node_free(root);
     int64_t best = nj ? 0 : global_ms;
     for (size_t j = 0; j < nj; j++) {
         if (best == 0 || jobs[j].ms < best) best = jobs[j].ms;
@@ -509,7 +487,11 @@ im_rc lint_names_add_prometheus(lint_names_t *n, const char *base, im_err_t *err
     int64_t global_ms = 0;
     if (api_get(base, "/api/v1/status/config", &cfg, NULL) == IM_OK) {
         const char *y = json_string_value(json_object_get(cfg, "yaml"));
-        if (y) njobs = config_intervals(y, strlen(y), &jobs, &global_ms);
+        cfg_node_t *root = NULL;
+        if (y && cfg_parse_yaml(y, strlen(y), NULL, &root, NULL) == IM_OK) {
+            njobs = config_intervals(root, &jobs, &global_ms);
+            cfg_node_free(root);
+        }
     }
     json_decref(cfg);
     if (global_ms > 0 && n->default_interval_ms == 0) n->default_interval_ms = global_ms;

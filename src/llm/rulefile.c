@@ -1,13 +1,13 @@
 /* rulefile.c — the Prometheus rule-file walker of `infermon lint`: reads the
- * YAML with libyaml (keeping line and column marks), hands every alerting and
+ * YAML with config/yaml.h (keeping line and column marks), hands every alerting and
  * recording rule's expr to lint_query with its file position, its byte span in
  * the file (for --fix) and the alert's `for`, and collects recording-rule names
  * as known names. Text files of queries (one per line) are walked here too. */
 #include "util/base.h"
 
 #include <stdio.h>
-#include <yaml.h>
 
+#include "config/yaml.h"
 #include "llm/lint_int.h"
 #include "util/timeutil.h"
 
@@ -25,14 +25,14 @@ lint_input_kind_t lint_input_detect(const char *file, const char *buf, size_t le
     return LINT_INPUT_TEXT;
 }
 
-/* Byte offset of a libyaml mark (0-based line, column in characters), with the
- * file's line starts computed once (lines[i] = offset of line i). */
-static size_t mark_offset(const char *buf, size_t len, const size_t *lines, size_t nlines,
-                          const yaml_mark_t *m)
+/* Byte offset of a node position (1-based line, column in characters), with
+ * the file's line starts computed once (lines[i] = offset of line i). */
+static size_t mark_offset(const char *buf, size_t len, const size_t *lines, size_t nlines, int line,
+                          int col)
 {
-    if (m->line >= nlines) return len;
-    size_t off = lines[m->line];
-    for (size_t c = 0; c < m->column && off < len && buf[off] != '\n'; c++) {
+    if (line < 1 || (size_t)(line - 1) >= nlines) return len;
+    size_t off = lines[line - 1];
+    for (int c = 1; c < col && off < len && buf[off] != '\n'; c++) {
         unsigned char ch = (unsigned char)buf[off];
         size_t w = ch < 0x80 ? 1 : ch >= 0xF0 ? 4 : ch >= 0xE0 ? 3 : ch >= 0xC0 ? 2 : 1;
         off += w;
@@ -40,77 +40,61 @@ static size_t mark_offset(const char *buf, size_t len, const size_t *lines, size
     return off > len ? len : off;
 }
 
-yaml_node_t *lint__yaml_get(yaml_document_t *d, yaml_node_t *map, const char *key)
+static const char *scalar(const cfg_node_t *n)
 {
-    if (!map || map->type != YAML_MAPPING_NODE) return NULL;
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-         p++) {
-        yaml_node_t *k = yaml_document_get_node(d, p->key);
-        if (k && k->type == YAML_SCALAR_NODE && strcmp((char *)k->data.scalar.value, key) == 0)
-            return yaml_document_get_node(d, p->value);
-    }
-    return NULL;
+    return n && n->type == CFG_NODE_SCALAR ? n->str : NULL;
 }
 
-static const char *scalar(yaml_node_t *n)
-{
-    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
-}
-
-typedef void (*rule_fn)(void *user, yaml_document_t *d, yaml_node_t *group, size_t gi,
-                        yaml_node_t *rule, size_t ri);
+typedef void (*rule_fn)(void *user, const cfg_node_t *group, size_t gi, const cfg_node_t *rule,
+                        size_t ri);
 
 static bool walk_rules(const char *buf, size_t len, rule_fn fn, void *user, char *errbuf,
                        size_t errcap, int *eline, int *ecol)
 {
-    yaml_parser_t p;
-    yaml_document_t d;
-    if (!yaml_parser_initialize(&p)) return false;
-    yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
-    bool ok = yaml_parser_load(&p, &d) != 0;
-    if (!ok) {
-        snprintf(errbuf, errcap, "YAML: %s%s%s", p.problem ? p.problem : "parse error",
-                 p.context ? " " : "", p.context ? p.context : "");
-        *eline = (int)p.problem_mark.line + 1;
-        *ecol = (int)p.problem_mark.column + 1;
-        yaml_parser_delete(&p);
-        return false;
-    }
-    yaml_node_t *root = yaml_document_get_root_node(&d);
-    yaml_node_t *groups = lint__yaml_get(&d, root, "groups");
-    if (root && (!groups || groups->type != YAML_SEQUENCE_NODE)) {
-        snprintf(errbuf, errcap, "not a rule file: no groups: list at the top");
-        *eline = root ? (int)root->start_mark.line + 1 : 1;
-        *ecol = 1;
-        yaml_document_delete(&d);
-        yaml_parser_delete(&p);
-        return false;
-    }
-    if (groups) {
-        size_t gi = 0;
-        for (yaml_node_item_t *it = groups->data.sequence.items.start;
-             it < groups->data.sequence.items.top; it++, gi++) {
-            yaml_node_t *g = yaml_document_get_node(&d, *it);
-            yaml_node_t *rules = lint__yaml_get(&d, g, "rules");
-            if (!rules || rules->type != YAML_SEQUENCE_NODE) continue;
-            size_t ri = 0;
-            for (yaml_node_item_t *rt = rules->data.sequence.items.start;
-                 rt < rules->data.sequence.items.top; rt++, ri++)
-                fn(user, &d, g, gi, yaml_document_get_node(&d, *rt), ri);
+    cfg_node_t *root = NULL;
+    im_err_t err;
+    cfg_yaml_problem_t prob;
+    im_err_clear(&err);
+    if (cfg_parse_yaml_ex(buf, len, NULL, &root, &err, &prob) != IM_OK) {
+        im_buf_t b;
+        im_buf_init(&b, 0);
+        if (prob.syntax) {
+            (void)im_buf_printf(&b, "YAML: %s%s%s", prob.problem[0] ? prob.problem : "parse error",
+                                prob.context[0] ? " " : "", prob.context);
+            *eline = prob.line;
+            *ecol = prob.col;
+        } else {
+            (void)im_buf_puts(&b, err.msg);
+            *eline = *ecol = 1;
         }
+        snprintf(errbuf, errcap, "%.*s", (int)(errcap - 1), b.data ? b.data : "");
+        im_buf_free(&b);
+        return false;
     }
-    yaml_document_delete(&d);
-    yaml_parser_delete(&p);
+    const cfg_node_t *groups = cfg_get_raw(root, "groups");
+    if (root && (!groups || groups->type != CFG_NODE_SEQ)) {
+        snprintf(errbuf, errcap, "not a rule file: no groups: list at the top");
+        *eline = root->line;
+        *ecol = 1;
+        cfg_node_free(root);
+        return false;
+    }
+    for (size_t gi = 0; groups && gi < groups->nkids; gi++) {
+        const cfg_node_t *g = groups->kids[gi];
+        const cfg_node_t *rules = cfg_get_raw(g, "rules");
+        if (!rules || rules->type != CFG_NODE_SEQ) continue;
+        for (size_t ri = 0; ri < rules->nkids; ri++) fn(user, g, gi, rules->kids[ri], ri);
+    }
+    cfg_node_free(root);
     return true;
 }
 
-static void record_fn(void *user, yaml_document_t *d, yaml_node_t *g, size_t gi, yaml_node_t *rule,
-                      size_t ri)
+static void record_fn(void *user, const cfg_node_t *g, size_t gi, const cfg_node_t *rule, size_t ri)
 {
     (void)g;
     (void)gi;
     (void)ri;
-    const char *rec = scalar(lint__yaml_get(d, rule, "record"));
+    const char *rec = scalar(cfg_get_raw(rule, "record"));
     if (rec) lint_names_add_record(user, rec, strlen(rec));
 }
 
@@ -130,15 +114,14 @@ typedef struct rule_ctx {
     size_t nlines;
 } rule_ctx_t;
 
-static void lint_fn(void *user, yaml_document_t *d, yaml_node_t *g, size_t gi, yaml_node_t *rule,
-                    size_t ri)
+static void lint_fn(void *user, const cfg_node_t *g, size_t gi, const cfg_node_t *rule, size_t ri)
 {
     rule_ctx_t *x = user;
-    yaml_node_t *exprn = lint__yaml_get(d, rule, "expr");
+    const cfg_node_t *exprn = cfg_get_raw(rule, "expr");
     const char *expr = scalar(exprn);
-    const char *alert = scalar(lint__yaml_get(d, rule, "alert"));
-    const char *record = scalar(lint__yaml_get(d, rule, "record"));
-    const char *gname = scalar(lint__yaml_get(d, g, "name"));
+    const char *alert = scalar(cfg_get_raw(rule, "alert"));
+    const char *record = scalar(cfg_get_raw(rule, "record"));
+    const char *gname = scalar(cfg_get_raw(g, "name"));
     char path[512];
     snprintf(path, sizeof path, "groups[%zu] \"%s\" rules[%zu] %s %s", gi, gname ? gname : "", ri,
              alert ? "alert" : "record",
@@ -146,27 +129,27 @@ static void lint_fn(void *user, yaml_document_t *d, yaml_node_t *g, size_t gi, y
              : record ? record
                       : "?");
     if (!expr) {
-        lint_note(x->r, "input", LINT_SEV_ERROR, x->file, rule ? (int)rule->start_mark.line + 1 : 0,
-                  rule ? (int)rule->start_mark.column + 1 : 0, path, "rule without an expr");
+        lint_note(x->r, "input", LINT_SEV_ERROR, x->file, rule ? rule->line : 0,
+                  rule ? rule->col : 0, path, "rule without an expr");
         return;
     }
     lint_where_t w;
     memset(&w, 0, sizeof(w));
     w.file = x->file;
-    w.line = (int)exprn->start_mark.line + 1;
-    w.col = (int)exprn->start_mark.column + 1;
+    w.line = exprn->line;
+    w.col = exprn->col;
     w.path = path;
     w.is_alert = alert != NULL;
     w.is_record = record != NULL;
     w.has_raw = true;
-    w.raw_start = mark_offset(x->buf, x->len, x->lines, x->nlines, &exprn->start_mark);
-    w.raw_end = mark_offset(x->buf, x->len, x->lines, x->nlines, &exprn->end_mark);
-    const char *fr = scalar(lint__yaml_get(d, rule, "for"));
+    w.raw_start = mark_offset(x->buf, x->len, x->lines, x->nlines, exprn->line, exprn->col);
+    w.raw_end = mark_offset(x->buf, x->len, x->lines, x->nlines, exprn->end_line, exprn->end_col);
+    const char *fr = scalar(cfg_get_raw(rule, "for"));
     if (fr) {
         int64_t ms = 0;
         if (im_duration_parse(fr, strlen(fr), &ms, NULL) == IM_OK) w.for_ms = ms;
     }
-    lint_query(x->r, &w, expr, exprn->data.scalar.length);
+    lint_query(x->r, &w, expr, strlen(expr));
 }
 
 im_rc lint_rulefile(lint_run_t *r, lint_names_t *names, const char *file, const char *buf,
