@@ -10,9 +10,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <yaml.h>
 
 #include "util/timeutil.h"
+#include "config/yaml.h"
 #include "sim/sim_int.h"
 
 #define SPIKE_AT_MS (120 * 1000)
@@ -209,26 +209,25 @@ im_rc sim__scenario_load(const char *name, sim_scenario_t *sc, im_err_t *err)
     return rc;
 }
 
-/* ---- YAML ---- */
+/* ---- YAML (config/yaml.h) ---- */
 
-static const char *scalar(yaml_document_t *d, yaml_node_t *n)
+static const char *scalar(const cfg_node_t *n)
 {
-    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+    return n && n->type == CFG_NODE_SCALAR ? n->str : NULL;
 }
 
-static im_rc node_err(im_err_t *err, yaml_node_t *n, const char *fmt, ...) IM_PRINTF(3, 4);
-static im_rc node_err(im_err_t *err, yaml_node_t *n, const char *fmt, ...)
+static im_rc node_err(im_err_t *err, const cfg_node_t *n, const char *fmt, ...) IM_PRINTF(3, 4);
+static im_rc node_err(im_err_t *err, const cfg_node_t *n, const char *fmt, ...)
 {
     char msg[256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return im_err_setpos(err, IM_EPARSE, n ? (int)n->start_mark.line + 1 : 0,
-                         n ? (int)n->start_mark.column + 1 : 0, "%s", msg);
+    return im_err_setpos(err, IM_EPARSE, n ? n->line : 0, n ? n->col : 0, "%s", msg);
 }
 
-static im_rc parse_number(yaml_node_t *n, const char *s, double *out, im_err_t *err)
+static im_rc parse_number(const cfg_node_t *n, const char *s, double *out, im_err_t *err)
 {
     char *end;
     errno = 0;
@@ -238,14 +237,12 @@ static im_rc parse_number(yaml_node_t *n, const char *s, double *out, im_err_t *
     return IM_OK;
 }
 
-static im_rc parse_set(yaml_document_t *d, yaml_node_t *m, sim_knobs_t *k, sim_event_t *e,
-                       im_err_t *err)
+static im_rc parse_set(const cfg_node_t *m, sim_knobs_t *k, sim_event_t *e, im_err_t *err)
 {
-    if (!m || m->type != YAML_MAPPING_NODE) return node_err(err, m, "%s must be a mapping", "set");
-    for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
-        yaml_node_t *kn = yaml_document_get_node(d, p->key);
-        yaml_node_t *vn = yaml_document_get_node(d, p->value);
-        const char *key = scalar(d, kn), *val = scalar(d, vn);
+    if (!m || m->type != CFG_NODE_MAP) return node_err(err, m, "%s must be a mapping", "set");
+    for (size_t i = 0; i + 1 < m->nkids; i += 2) {
+        const cfg_node_t *kn = m->kids[i], *vn = m->kids[i + 1];
+        const char *key = scalar(kn), *val = scalar(vn);
         if (!key || !val) return node_err(err, kn, "%s: expected knob: number", "set");
         double v = 0;
         im_rc rc = parse_number(vn, val, &v, err);
@@ -269,123 +266,101 @@ static int yaml_cmp_event(const void *a, const void *b)
     return (x->at_ms > y->at_ms) - (x->at_ms < y->at_ms);
 }
 
+static im_rc parse_event(const cfg_node_t *en, sim_scenario_t *sc, im_err_t *err)
+{
+    if (en->type != CFG_NODE_MAP)
+        return node_err(err, en, "%s", "an event is a mapping (at, scenario, set, pods)");
+    sim_event_t *e = add_event(sc);
+    bool have_at = false;
+    for (size_t q = 0; q + 1 < en->nkids; q += 2) {
+        const cfg_node_t *ek = en->kids[q], *ev = en->kids[q + 1];
+        const char *k2 = scalar(ek), *v2 = scalar(ev);
+        im_rc rc;
+        if (!k2) return node_err(err, ek, "%s", "keys must be strings");
+        if (strcmp(k2, "at") == 0) {
+            if (!v2 || im_duration_parse(v2, strlen(v2), &e->at_ms, NULL) != IM_OK)
+                return node_err(err, ev, "at: not a duration: \"%s\"", v2 ? v2 : "");
+            have_at = true;
+        } else if (strcmp(k2, "scenario") == 0) {
+            sim_knobs_t probe;
+            if (!v2 || !sim__scenario_preset(v2, &probe))
+                return node_err(err, ev, "unknown scenario \"%s\"", v2 ? v2 : "");
+            snprintf(e->preset, sizeof e->preset, "%s", v2);
+        } else if (strcmp(k2, "set") == 0) {
+            if ((rc = parse_set(ev, NULL, e, err)) != IM_OK) return rc;
+        } else if (strcmp(k2, "pods") == 0) {
+            char *end;
+            long lo = v2 ? strtol(v2, &end, 10) : -1;
+            long hi = lo;
+            if (v2 && *end == '-') hi = strtol(end + 1, &end, 10);
+            if (!v2 || *end != '\0' || lo < 0 || hi < lo)
+                return node_err(err, ev, "pods: expected N or N-M, got \"%s\"", v2 ? v2 : "");
+            e->pod_lo = (int)lo;
+            e->pod_hi = (int)hi;
+        } else {
+            return node_err(err, ek, "unknown event key \"%s\"", k2);
+        }
+    }
+    if (!have_at) return node_err(err, en, "%s", "an event needs \"at\"");
+    return IM_OK;
+}
+
 im_rc sim__scenario_parse_yaml(const char *text, size_t len, sim_scenario_t *sc, im_err_t *err)
 {
     memset(sc, 0, sizeof *sc);
     healthy(&sc->base);
     snprintf(sc->name, sizeof sc->name, "custom");
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    if (!yaml_parser_initialize(&parser))
-        return im_err_set(err, IM_ERR, "cannot start the YAML parser");
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    if (!yaml_parser_load(&parser, &doc)) {
-        im_rc rc = im_err_setpos(err, IM_EPARSE, (int)parser.problem_mark.line + 1,
-                                 (int)parser.problem_mark.column + 1, "YAML: %s",
-                                 parser.problem ? parser.problem : "syntax error");
-        yaml_parser_delete(&parser);
+    cfg_node_t *root = NULL;
+    cfg_yaml_problem_t prob;
+    im_rc rc = cfg_parse_yaml_ex(text, len, NULL, &root, err, &prob);
+    if (rc != IM_OK) {
+        if (prob.syntax)
+            im_err_setpos(err, IM_EPARSE, prob.line, prob.col, "YAML: %s",
+                          prob.problem[0] ? prob.problem : "syntax error");
         return rc;
     }
-    im_rc rc = IM_OK;
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
-    if (!root || root->type != YAML_MAPPING_NODE) {
+    if (!root || root->type != CFG_NODE_MAP) {
         rc = node_err(err, root, "%s", "a scenario file is a mapping (name, base, set, events)");
         goto out;
     }
     /* First pass: base, so that set applies on top of it regardless of order. */
-    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
-         p++) {
-        const char *key = scalar(&doc, yaml_document_get_node(&doc, p->key));
-        yaml_node_t *vn = yaml_document_get_node(&doc, p->value);
+    for (size_t i = 0; i + 1 < root->nkids; i += 2) {
+        const char *key = scalar(root->kids[i]);
+        const cfg_node_t *vn = root->kids[i + 1];
         if (key && strcmp(key, "base") == 0) {
-            const char *v = scalar(&doc, vn);
+            const char *v = scalar(vn);
             if (!v || !sim__scenario_preset(v, &sc->base)) {
                 rc = node_err(err, vn, "unknown base scenario \"%s\"", v ? v : "");
                 goto out;
             }
         }
     }
-    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
-         p++) {
-        yaml_node_t *kn = yaml_document_get_node(&doc, p->key);
-        yaml_node_t *vn = yaml_document_get_node(&doc, p->value);
-        const char *key = scalar(&doc, kn);
+    for (size_t i = 0; i + 1 < root->nkids; i += 2) {
+        const cfg_node_t *kn = root->kids[i], *vn = root->kids[i + 1];
+        const char *key = scalar(kn);
         if (!key) {
             rc = node_err(err, kn, "%s", "keys must be strings");
             goto out;
         }
         if (strcmp(key, "base") == 0) continue;
         if (strcmp(key, "name") == 0) {
-            const char *v = scalar(&doc, vn);
+            const char *v = scalar(vn);
             snprintf(sc->name, sizeof sc->name, "%s", v ? v : "custom");
         } else if (strcmp(key, "set") == 0) {
-            if ((rc = parse_set(&doc, vn, &sc->base, NULL, err)) != IM_OK) goto out;
+            if ((rc = parse_set(vn, &sc->base, NULL, err)) != IM_OK) goto out;
         } else if (strcmp(key, "loop") == 0) {
-            const char *v = scalar(&doc, vn);
+            const char *v = scalar(vn);
             if (!v || im_duration_parse(v, strlen(v), &sc->loop_ms, NULL) != IM_OK) {
                 rc = node_err(err, vn, "loop: not a duration: \"%s\"", v ? v : "");
                 goto out;
             }
         } else if (strcmp(key, "events") == 0) {
-            if (vn->type != YAML_SEQUENCE_NODE) {
+            if (vn->type != CFG_NODE_SEQ) {
                 rc = node_err(err, vn, "%s", "events must be a list");
                 goto out;
             }
-            for (yaml_node_item_t *it = vn->data.sequence.items.start;
-                 it < vn->data.sequence.items.top; it++) {
-                yaml_node_t *en = yaml_document_get_node(&doc, *it);
-                if (en->type != YAML_MAPPING_NODE) {
-                    rc = node_err(err, en, "%s", "an event is a mapping (at, scenario, set, pods)");
-                    goto out;
-                }
-                sim_event_t *e = add_event(sc);
-                bool have_at = false;
-                for (yaml_node_pair_t *q = en->data.mapping.pairs.start;
-                     q < en->data.mapping.pairs.top; q++) {
-                    yaml_node_t *ek = yaml_document_get_node(&doc, q->key);
-                    yaml_node_t *ev = yaml_document_get_node(&doc, q->value);
-                    const char *k2 = scalar(&doc, ek), *v2 = scalar(&doc, ev);
-                    if (!k2) {
-                        rc = node_err(err, ek, "%s", "keys must be strings");
-                        goto out;
-                    }
-                    if (strcmp(k2, "at") == 0) {
-                        if (!v2 || im_duration_parse(v2, strlen(v2), &e->at_ms, NULL) != IM_OK) {
-                            rc = node_err(err, ev, "at: not a duration: \"%s\"", v2 ? v2 : "");
-                            goto out;
-                        }
-                        have_at = true;
-                    } else if (strcmp(k2, "scenario") == 0) {
-                        sim_knobs_t probe;
-                        if (!v2 || !sim__scenario_preset(v2, &probe)) {
-                            rc = node_err(err, ev, "unknown scenario \"%s\"", v2 ? v2 : "");
-                            goto out;
-                        }
-                        snprintf(e->preset, sizeof e->preset, "%s", v2);
-                    } else if (strcmp(k2, "set") == 0) {
-                        if ((rc = parse_set(&doc, ev, NULL, e, err)) != IM_OK) goto out;
-                    } else if (strcmp(k2, "pods") == 0) {
-                        char *end;
-                        long lo = v2 ? strtol(v2, &end, 10) : -1;
-                        long hi = lo;
-                        if (v2 && *end == '-') hi = strtol(end + 1, &end, 10);
-                        if (!v2 || *end != '\0' || lo < 0 || hi < lo) {
-                            rc = node_err(err, ev, "pods: expected N or N-M, got \"%s\"",
-                                          v2 ? v2 : "");
-                            goto out;
-                        }
-                        e->pod_lo = (int)lo;
-                        e->pod_hi = (int)hi;
-                    } else {
-                        rc = node_err(err, ek, "unknown event key \"%s\"", k2);
-                        goto out;
-                    }
-                }
-                if (!have_at) {
-                    rc = node_err(err, en, "%s", "an event needs \"at\"");
-                    goto out;
-                }
-            }
+            for (size_t k = 0; k < vn->nkids; k++)
+                if ((rc = parse_event(vn->kids[k], sc, err)) != IM_OK) goto out;
         } else {
             rc = node_err(err, kn, "unknown key \"%s\" (name, base, set, loop, events)", key);
             goto out;
@@ -393,8 +368,7 @@ im_rc sim__scenario_parse_yaml(const char *text, size_t len, sim_scenario_t *sc,
     }
     if (sc->nevents > 1) qsort(sc->events, (size_t)sc->nevents, sizeof *sc->events, yaml_cmp_event);
 out:
-    yaml_document_delete(&doc);
-    yaml_parser_delete(&parser);
+    cfg_node_free(root);
     if (rc != IM_OK) sim__scenario_free(sc);
     return rc;
 }
