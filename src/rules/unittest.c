@@ -15,8 +15,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <yaml.h>
 
+#include "config/yaml.h"
 #include "promql/parser.h"
 #include "promql/promql.h"
 #include "rules/rules.h"
@@ -170,47 +170,42 @@ static void free_test_file(test_file_t *tf)
 /* ---- YAML decoding (strict, yaml.v3-like messages) ---- */
 
 typedef struct ydec {
-    yaml_document_t *doc;
     im_buf_t errs; /* "\n  line N: ..." */
     char *fatal;
 } ydec_t;
 
-static bool ynull(const yaml_node_t *n)
+static bool ynull(const cfg_node_t *n)
 {
-    if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-        return false;
-    const char *v = (const char *)n->data.scalar.value;
-    return n->data.scalar.length == 0 || strcmp(v, "~") == 0 || strcmp(v, "null") == 0;
+    if (n->type != CFG_NODE_SCALAR || !n->plain) return false;
+    return n->str[0] == 0 || strcmp(n->str, "~") == 0 || strcmp(n->str, "null") == 0;
 }
 
-static void ytype_err(ydec_t *d, const yaml_node_t *n, const char *into)
+static void ytype_err(ydec_t *d, const cfg_node_t *n, const char *into)
 {
-    const char *tag = n->type == YAML_MAPPING_NODE    ? "!!map"
-                      : n->type == YAML_SEQUENCE_NODE ? "!!seq"
-                                                      : "!!str";
-    (void)im_buf_printf(&d->errs, "\n  line %d: cannot unmarshal %s", (int)n->start_mark.line + 1,
-                        tag);
-    if (n->type == YAML_SCALAR_NODE) {
-        const char *v = (const char *)n->data.scalar.value;
-        if (n->data.scalar.length > 10)
-            (void)im_buf_printf(&d->errs, " `%.7s...`", v);
+    const char *tag = n->type == CFG_NODE_MAP   ? "!!map"
+                      : n->type == CFG_NODE_SEQ ? "!!seq"
+                                                : "!!str";
+    (void)im_buf_printf(&d->errs, "\n  line %d: cannot unmarshal %s", n->line, tag);
+    if (n->type == CFG_NODE_SCALAR) {
+        if (strlen(n->str) > 10)
+            (void)im_buf_printf(&d->errs, " `%.7s...`", n->str);
         else
-            (void)im_buf_printf(&d->errs, " `%s`", v);
+            (void)im_buf_printf(&d->errs, " `%s`", n->str);
     }
     (void)im_buf_printf(&d->errs, " into %s", into);
 }
 
-static char *ystr(ydec_t *d, const yaml_node_t *n)
+static char *ystr(ydec_t *d, const cfg_node_t *n)
 {
-    if (n->type != YAML_SCALAR_NODE) {
+    if (n->type != CFG_NODE_SCALAR) {
         ytype_err(d, n, "string");
         return NULL;
     }
     if (ynull(n)) return im_strdup("");
-    return im_strndup((const char *)n->data.scalar.value, n->data.scalar.length);
+    return im_strdup(n->str);
 }
 
-static void ydur(ydec_t *d, const yaml_node_t *n, int64_t *out)
+static void ydur(ydec_t *d, const cfg_node_t *n, int64_t *out)
 {
     char *s = ystr(d, n);
     if (!s) return;
@@ -223,44 +218,39 @@ static void ydur(ydec_t *d, const yaml_node_t *n, int64_t *out)
     im_free(s);
 }
 
-static void yunknown(ydec_t *d, const yaml_node_t *k, const char *type)
+static void yunknown(ydec_t *d, const cfg_node_t *k, const char *type)
 {
-    (void)im_buf_printf(
-        &d->errs, "\n  line %d: field %s not found in type %s", (int)k->start_mark.line + 1,
-        k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : "?", type);
+    (void)im_buf_printf(&d->errs, "\n  line %d: field %s not found in type %s", k->line,
+                        k->type == CFG_NODE_SCALAR ? k->str : "?", type);
 }
 
 #define YFOR_MAP(d, n, kn, vn, kname)                                                              \
-    for (yaml_node_pair_t *p_##kn = (n)->data.mapping.pairs.start;                                 \
-         p_##kn < (n)->data.mapping.pairs.top; p_##kn++)                                           \
-        for (yaml_node_t *kn = yaml_document_get_node((d)->doc, p_##kn->key),                      \
-                         *vn = yaml_document_get_node((d)->doc, p_##kn->value);                    \
-             kn; kn = NULL)                                                                        \
-            for (const char *kname =                                                               \
-                     kn->type == YAML_SCALAR_NODE ? (const char *)kn->data.scalar.value : "";      \
-                 kname; kname = NULL)
+    for (size_t i_##kn = 0; i_##kn + 1 < (n)->nkids; i_##kn += 2)                                  \
+        for (const cfg_node_t *kn = (n)->kids[i_##kn], *vn = (n)->kids[i_##kn + 1]; kn; kn = NULL) \
+            for (const char *kname = kn->type == CFG_NODE_SCALAR ? kn->str : ""; kname;            \
+                 kname = NULL)
 
-static bool ymap(ydec_t *d, const yaml_node_t *n, const char *type)
+static bool ymap(ydec_t *d, const cfg_node_t *n, const char *type)
 {
-    if (n->type == YAML_MAPPING_NODE) return true;
+    if (n->type == CFG_NODE_MAP) return true;
     if (!ynull(n)) ytype_err(d, n, type);
     return false;
 }
 
-static size_t yseq(ydec_t *d, const yaml_node_t *n, const char *type)
+static size_t yseq(ydec_t *d, const cfg_node_t *n, const char *type)
 {
-    if (n->type == YAML_SEQUENCE_NODE)
-        return (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+    if (n->type == CFG_NODE_SEQ) return n->nkids;
     if (!ynull(n)) ytype_err(d, n, type);
     return 0;
 }
 
-static yaml_node_t *yitem(ydec_t *d, const yaml_node_t *n, size_t i)
+static const cfg_node_t *yitem(ydec_t *d, const cfg_node_t *n, size_t i)
 {
-    return yaml_document_get_node(d->doc, n->data.sequence.items.start[i]);
+    (void)d;
+    return n->kids[i];
 }
 
-static const im_labels_t *ylabels(ydec_t *d, const yaml_node_t *n)
+static const im_labels_t *ylabels(ydec_t *d, const cfg_node_t *n)
 {
     im_labels_builder_t b;
     im_lb_init(&b);
@@ -277,7 +267,7 @@ static const im_labels_t *ylabels(ydec_t *d, const yaml_node_t *n)
     return ls;
 }
 
-static char **ystrlist(ydec_t *d, const yaml_node_t *n, size_t *out_n)
+static char **ystrlist(ydec_t *d, const cfg_node_t *n, size_t *out_n)
 {
     size_t cnt = yseq(d, n, "[]string");
     char **v = im_calloc(cnt ? cnt : 1, sizeof *v);
@@ -291,7 +281,7 @@ static char **ystrlist(ydec_t *d, const yaml_node_t *n, size_t *out_n)
 }
 
 /* yaml.v3 float64: decimal/exponent numbers, .inf/-.inf/.nan (not "NaN"/"Inf"). */
-static bool yfloat(ydec_t *d, const yaml_node_t *n, double *out)
+static bool yfloat(ydec_t *d, const cfg_node_t *n, double *out)
 {
     char *s = ystr(d, n);
     if (!s) return false;
@@ -316,7 +306,7 @@ static bool yfloat(ydec_t *d, const yaml_node_t *n, double *out)
     return ok;
 }
 
-static void dec_test_group(ydec_t *d, const yaml_node_t *n, test_group_t *g)
+static void dec_test_group(ydec_t *d, const cfg_node_t *n, test_group_t *g)
 {
     if (!ymap(d, n, "main.testGroup")) return;
     YFOR_MAP(d, n, kn, vn, k)
@@ -336,7 +326,7 @@ static void dec_test_group(ydec_t *d, const yaml_node_t *n, test_group_t *g)
             size_t cnt = yseq(d, vn, "[]main.series");
             g->in = im_calloc(cnt ? cnt : 1, sizeof *g->in);
             for (size_t i = 0; i < cnt; i++) {
-                yaml_node_t *it = yitem(d, vn, i);
+                const cfg_node_t *it = yitem(d, vn, i);
                 input_series_t *s = &g->in[g->nin++];
                 if (!ymap(d, it, "main.series")) continue;
                 YFOR_MAP(d, it, k2, v2, kk)
@@ -356,7 +346,7 @@ static void dec_test_group(ydec_t *d, const yaml_node_t *n, test_group_t *g)
             size_t cnt = yseq(d, vn, "[]main.alertTestCase");
             g->at = im_calloc(cnt ? cnt : 1, sizeof *g->at);
             for (size_t i = 0; i < cnt; i++) {
-                yaml_node_t *it = yitem(d, vn, i);
+                const cfg_node_t *it = yitem(d, vn, i);
                 alert_test_t *a = &g->at[g->nat++];
                 if (!ymap(d, it, "main.alertTestCase")) continue;
                 YFOR_MAP(d, it, k2, v2, kk)
@@ -370,7 +360,7 @@ static void dec_test_group(ydec_t *d, const yaml_node_t *n, test_group_t *g)
                         size_t ce = yseq(d, v2, "[]main.alert");
                         a->exp = im_calloc(ce ? ce : 1, sizeof *a->exp);
                         for (size_t e = 0; e < ce; e++) {
-                            yaml_node_t *ei = yitem(d, v2, e);
+                            const cfg_node_t *ei = yitem(d, v2, e);
                             exp_alert_t *x = &a->exp[a->nexp++];
                             if (!ymap(d, ei, "main.alert")) continue;
                             YFOR_MAP(d, ei, k3, v3, k3n)
@@ -395,7 +385,7 @@ static void dec_test_group(ydec_t *d, const yaml_node_t *n, test_group_t *g)
             size_t cnt = yseq(d, vn, "[]main.promqlTestCase");
             g->et = im_calloc(cnt ? cnt : 1, sizeof *g->et);
             for (size_t i = 0; i < cnt; i++) {
-                yaml_node_t *it = yitem(d, vn, i);
+                const cfg_node_t *it = yitem(d, vn, i);
                 expr_test_t *t = &g->et[g->net++];
                 if (!ymap(d, it, "main.promqlTestCase")) continue;
                 YFOR_MAP(d, it, k2, v2, kk)
@@ -409,7 +399,7 @@ static void dec_test_group(ydec_t *d, const yaml_node_t *n, test_group_t *g)
                         size_t ce = yseq(d, v2, "[]main.sample");
                         t->exp = im_calloc(ce ? ce : 1, sizeof *t->exp);
                         for (size_t e = 0; e < ce; e++) {
-                            yaml_node_t *ei = yitem(d, v2, e);
+                            const cfg_node_t *ei = yitem(d, v2, e);
                             exp_sample_t *x = &t->exp[t->nexp++];
                             if (!ymap(d, ei, "main.sample")) continue;
                             YFOR_MAP(d, ei, k3, v3, k3n)
@@ -437,24 +427,25 @@ static void dec_test_group(ydec_t *d, const yaml_node_t *n, test_group_t *g)
 
 static im_rc dec_test_file(const char *data, size_t len, test_file_t *tf, im_buf_t *msg)
 {
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    if (!yaml_parser_initialize(&parser)) im_oom(sizeof parser);
-    yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
-    if (!yaml_parser_load(&parser, &doc)) {
-        int line =
-            (int)(parser.context_mark.line ? parser.context_mark.line : parser.problem_mark.line);
-        if (line && parser.error == YAML_SCANNER_ERROR) line++;
+    cfg_node_t *root = NULL;
+    im_err_t perr;
+    cfg_yaml_problem_t prob;
+    im_err_clear(&perr);
+    if (cfg_parse_yaml_ex(data, len, NULL, &root, &perr, &prob) != IM_OK) {
+        if (!prob.syntax) {
+            (void)im_buf_puts(msg, perr.msg);
+            return IM_EPARSE;
+        }
+        /* go-yaml's wording: 0-based marks, the scanner's one line further */
+        int line = prob.ctx_line - 1 ? prob.ctx_line - 1 : prob.line - 1;
+        if (line && prob.scanner) line++;
         (void)im_buf_puts(msg, "yaml: ");
         if (line) (void)im_buf_printf(msg, "line %d: ", line);
-        (void)im_buf_puts(msg, parser.problem ? parser.problem : "unknown problem");
-        yaml_parser_delete(&parser);
+        (void)im_buf_puts(msg, prob.problem[0] ? prob.problem : "unknown problem");
         return IM_EPARSE;
     }
-    yaml_parser_delete(&parser);
-    ydec_t d = {.doc = &doc};
+    ydec_t d = {0};
     im_buf_init(&d.errs, 0);
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (root && ymap(&d, root, "main.unitTestFile")) {
         YFOR_MAP(&d, root, kn, vn, k)
         {
@@ -474,7 +465,7 @@ static im_rc dec_test_file(const char *data, size_t len, test_file_t *tf, im_buf
             }
         }
     }
-    yaml_document_delete(&doc);
+    cfg_node_free(root);
     im_rc rc = IM_OK;
     if (d.fatal) {
         (void)im_buf_puts(msg, d.fatal);
