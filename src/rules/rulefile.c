@@ -13,8 +13,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <yaml.h>
 
+#include "config/yaml.h"
 #include "promql/parser.h"
 #include "rules/rules.h"
 #include "rules/template.h"
@@ -85,7 +85,6 @@ size_t rules_file_count(const rules_file_t *f)
 /* ---- YAML decoding ---- */
 
 typedef struct dec {
-    yaml_document_t *doc;
     im_buf_t unmarshal;  /* "\n  line N: ..." accumulated type errors */
     im_buf_t unmarshal2; /* the same from Prometheus' second (yaml.Node) decoding */
     char *fatal;         /* a decoding error that stops everything (bad duration) */
@@ -116,16 +115,16 @@ typedef struct group_raw {
     size_t nrules;
 } group_raw_t;
 
-static const char *short_tag(const yaml_node_t *n)
+static const char *short_tag(const cfg_node_t *n)
 {
     switch (n->type) {
-    case YAML_MAPPING_NODE: return "!!map";
-    case YAML_SEQUENCE_NODE: return "!!seq";
+    case CFG_NODE_MAP: return "!!map";
+    case CFG_NODE_SEQ: return "!!seq";
     default: break;
     }
-    const char *v = (const char *)n->data.scalar.value;
-    size_t l = n->data.scalar.length;
-    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return "!!str";
+    const char *v = n->str;
+    size_t l = strlen(v);
+    if (!n->plain) return "!!str";
     if (l == 0 || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 || strcmp(v, "Null") == 0 ||
         strcmp(v, "NULL") == 0)
         return "!!null";
@@ -141,13 +140,12 @@ static const char *short_tag(const yaml_node_t *n)
     return "!!str";
 }
 
-static void type_err_to(im_buf_t *b, const yaml_node_t *n, const char *into)
+static void type_err_to(im_buf_t *b, const cfg_node_t *n, const char *into)
 {
-    (void)im_buf_printf(b, "\n  line %d: cannot unmarshal %s", (int)n->start_mark.line + 1,
-                        short_tag(n));
-    if (n->type == YAML_SCALAR_NODE) {
-        const char *v = (const char *)n->data.scalar.value;
-        size_t l = n->data.scalar.length;
+    (void)im_buf_printf(b, "\n  line %d: cannot unmarshal %s", n->line, short_tag(n));
+    if (n->type == CFG_NODE_SCALAR) {
+        const char *v = n->str;
+        size_t l = strlen(v);
         if (l > 10)
             (void)im_buf_printf(b, " `%.7s...`", v);
         else
@@ -156,28 +154,28 @@ static void type_err_to(im_buf_t *b, const yaml_node_t *n, const char *into)
     (void)im_buf_printf(b, " into %s", into);
 }
 
-static void type_err(dec_t *d, const yaml_node_t *n, const char *into)
+static void type_err(dec_t *d, const cfg_node_t *n, const char *into)
 {
     type_err_to(&d->unmarshal, n, into);
 }
 
-static bool is_null(const yaml_node_t *n)
+static bool is_null(const cfg_node_t *n)
 {
-    return n->type == YAML_SCALAR_NODE && strcmp(short_tag(n), "!!null") == 0;
+    return n->type == CFG_NODE_SCALAR && strcmp(short_tag(n), "!!null") == 0;
 }
 
 /* Decodes a string scalar; NULL on type error (reported). */
-static char *dec_string(dec_t *d, const yaml_node_t *n)
+static char *dec_string(dec_t *d, const cfg_node_t *n)
 {
-    if (n->type != YAML_SCALAR_NODE) {
+    if (n->type != CFG_NODE_SCALAR) {
         type_err(d, n, "string");
         return NULL;
     }
     if (is_null(n)) return im_strdup("");
-    return im_strndup((const char *)n->data.scalar.value, n->data.scalar.length);
+    return im_strdup(n->str);
 }
 
-static void dec_duration(dec_t *d, const yaml_node_t *n, int64_t *out)
+static void dec_duration(dec_t *d, const cfg_node_t *n, int64_t *out)
 {
     char *s = dec_string(d, n);
     if (!s) return;
@@ -200,19 +198,18 @@ static int kv_cmp(const void *a, const void *b)
     return strcmp(((const rules_kv_t *)a)->name, ((const rules_kv_t *)b)->name);
 }
 
-static void dec_strmap(dec_t *d, const yaml_node_t *n, rules_kv_t **out, size_t *nout)
+static void dec_strmap(dec_t *d, const cfg_node_t *n, rules_kv_t **out, size_t *nout)
 {
     if (is_null(n)) return;
-    if (n->type != YAML_MAPPING_NODE) {
+    if (n->type != CFG_NODE_MAP) {
         type_err(d, n, "map[string]string");
         return;
     }
-    size_t cnt = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+    size_t cnt = n->nkids / 2;
     rules_kv_t *kv = im_calloc(cnt ? cnt : 1, sizeof *kv);
     size_t k = 0;
-    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-        yaml_node_t *kn = yaml_document_get_node(d->doc, p->key);
-        yaml_node_t *vn = yaml_document_get_node(d->doc, p->value);
+    for (size_t i = 0; i + 1 < n->nkids; i += 2) {
+        const cfg_node_t *kn = n->kids[i], *vn = n->kids[i + 1];
         char *key = dec_string(d, kn);
         char *val = dec_string(d, vn);
         if (!key || !val) {
@@ -226,7 +223,7 @@ static void dec_strmap(dec_t *d, const yaml_node_t *n, rules_kv_t **out, size_t 
             if (strcmp(kv[j].name, key) == 0) {
                 (void)im_buf_printf(&d->unmarshal,
                                     "\n  line %d: mapping key \"%s\" already defined at line %d",
-                                    (int)kn->start_mark.line + 1, key, 0);
+                                    kn->line, key, 0);
                 im_free(kv[j].value);
                 kv[j].value = val;
                 im_free(key);
@@ -244,51 +241,49 @@ static void dec_strmap(dec_t *d, const yaml_node_t *n, rules_kv_t **out, size_t 
     *nout = k;
 }
 
-static void set_ynode(dec_t *d, const yaml_node_t *n, ynode_t *y)
+static void set_ynode(dec_t *d, const cfg_node_t *n, ynode_t *y)
 {
     (void)d;
     y->set = true;
-    y->line = (int)n->start_mark.line + 1;
-    y->col = (int)n->start_mark.column + 1;
-    if (n->type == YAML_SCALAR_NODE && !is_null(n))
-        y->value = im_strndup((const char *)n->data.scalar.value, n->data.scalar.length);
+    y->line = n->line;
+    y->col = n->col;
+    if (n->type == CFG_NODE_SCALAR && !is_null(n))
+        y->value = im_strdup(n->str);
     else
         y->value = im_strdup("");
 }
 
-/* Checks for repeated keys in a mapping (yaml.v3: "mapping key already defined"). */
-static bool dup_key(dec_t *d, const yaml_node_t *m, const yaml_node_pair_t *p)
+/* Checks for repeated keys in a mapping (yaml.v3: "mapping key already defined"):
+ * is the key at kids[i] one of an earlier pair? */
+static bool dup_key(dec_t *d, const cfg_node_t *m, size_t i)
 {
-    yaml_node_t *kn = yaml_document_get_node(d->doc, p->key);
-    if (kn->type != YAML_SCALAR_NODE) return false;
-    for (const yaml_node_pair_t *q = m->data.mapping.pairs.start; q < p; q++) {
-        yaml_node_t *qk = yaml_document_get_node(d->doc, q->key);
-        if (qk->type == YAML_SCALAR_NODE && qk->data.scalar.length == kn->data.scalar.length &&
-            memcmp(qk->data.scalar.value, kn->data.scalar.value, kn->data.scalar.length) == 0) {
+    const cfg_node_t *kn = m->kids[i];
+    if (kn->type != CFG_NODE_SCALAR) return false;
+    for (size_t q = 0; q < i; q += 2) {
+        const cfg_node_t *qk = m->kids[q];
+        if (qk->type == CFG_NODE_SCALAR && strcmp(qk->str, kn->str) == 0) {
             (void)im_buf_printf(&d->unmarshal,
                                 "\n  line %d: mapping key \"%s\" already defined at line %d",
-                                (int)kn->start_mark.line + 1, (const char *)kn->data.scalar.value,
-                                (int)qk->start_mark.line + 1);
+                                kn->line, kn->str, qk->line);
             return true;
         }
     }
     return false;
 }
 
-static void dec_rule(dec_t *d, const yaml_node_t *n, rule_raw_t *r)
+static void dec_rule(dec_t *d, const cfg_node_t *n, rule_raw_t *r)
 {
-    r->line = (int)n->start_mark.line + 1;
-    r->col = (int)n->start_mark.column + 1;
+    r->line = n->line;
+    r->col = n->col;
     if (is_null(n)) return;
-    if (n->type != YAML_MAPPING_NODE) {
+    if (n->type != CFG_NODE_MAP) {
         type_err(d, n, "rulefmt.RuleNode");
         return;
     }
-    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-        yaml_node_t *kn = yaml_document_get_node(d->doc, p->key);
-        yaml_node_t *vn = yaml_document_get_node(d->doc, p->value);
-        if (dup_key(d, n, p)) continue;
-        const char *k = kn->type == YAML_SCALAR_NODE ? (const char *)kn->data.scalar.value : "";
+    for (size_t i = 0; i + 1 < n->nkids; i += 2) {
+        const cfg_node_t *kn = n->kids[i], *vn = n->kids[i + 1];
+        if (dup_key(d, n, i)) continue;
+        const char *k = kn->type == CFG_NODE_SCALAR ? kn->str : "";
         if (strcmp(k, "record") == 0)
             set_ynode(d, vn, &r->record);
         else if (strcmp(k, "alert") == 0)
@@ -305,25 +300,24 @@ static void dec_rule(dec_t *d, const yaml_node_t *n, rule_raw_t *r)
             dec_strmap(d, vn, &r->ann, &r->nann);
         else
             (void)im_buf_printf(&d->unmarshal, "\n  line %d: field %s not found in type %s",
-                                (int)kn->start_mark.line + 1, k, "rulefmt.RuleNode");
+                                kn->line, k, "rulefmt.RuleNode");
     }
 }
 
-static void dec_group(dec_t *d, const yaml_node_t *n, group_raw_t *g)
+static void dec_group(dec_t *d, const cfg_node_t *n, group_raw_t *g)
 {
-    g->line = (int)n->start_mark.line + 1;
-    g->col = (int)n->start_mark.column + 1;
+    g->line = n->line;
+    g->col = n->col;
     g->query_offset_ms = -1;
     if (is_null(n)) return;
-    if (n->type != YAML_MAPPING_NODE) {
+    if (n->type != CFG_NODE_MAP) {
         type_err(d, n, "rulefmt.RuleGroup");
         return;
     }
-    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-        yaml_node_t *kn = yaml_document_get_node(d->doc, p->key);
-        yaml_node_t *vn = yaml_document_get_node(d->doc, p->value);
-        if (dup_key(d, n, p)) continue;
-        const char *k = kn->type == YAML_SCALAR_NODE ? (const char *)kn->data.scalar.value : "";
+    for (size_t i = 0; i + 1 < n->nkids; i += 2) {
+        const cfg_node_t *kn = n->kids[i], *vn = n->kids[i + 1];
+        if (dup_key(d, n, i)) continue;
+        const char *k = kn->type == CFG_NODE_SCALAR ? kn->str : "";
         if (strcmp(k, "name") == 0) {
             im_free(g->name);
             g->name = dec_string(d, vn);
@@ -334,26 +328,24 @@ static void dec_group(dec_t *d, const yaml_node_t *n, group_raw_t *g)
             dec_duration(d, vn, &v);
             g->query_offset_ms = v;
         } else if (strcmp(k, "limit") == 0) {
-            if (vn->type != YAML_SCALAR_NODE ||
+            if (vn->type != CFG_NODE_SCALAR ||
                 (strcmp(short_tag(vn), "!!int") != 0 && !is_null(vn))) {
                 type_err(d, vn, "int");
                 continue;
             }
-            g->limit = is_null(vn) ? 0 : strtoll((const char *)vn->data.scalar.value, NULL, 0);
+            g->limit = is_null(vn) ? 0 : strtoll(vn->str, NULL, 0);
         } else if (strcmp(k, "rules") == 0) {
             if (is_null(vn)) continue;
-            if (vn->type != YAML_SEQUENCE_NODE) {
+            if (vn->type != CFG_NODE_SEQ) {
                 type_err(d, vn, "[]rulefmt.RuleNode");
                 continue;
             }
-            size_t cnt = (size_t)(vn->data.sequence.items.top - vn->data.sequence.items.start);
-            g->rules = im_calloc(cnt ? cnt : 1, sizeof *g->rules);
-            for (yaml_node_item_t *it = vn->data.sequence.items.start;
-                 it < vn->data.sequence.items.top; it++)
-                dec_rule(d, yaml_document_get_node(d->doc, *it), &g->rules[g->nrules++]);
+            g->rules = im_calloc(vn->nkids ? vn->nkids : 1, sizeof *g->rules);
+            for (size_t it = 0; it < vn->nkids; it++)
+                dec_rule(d, vn->kids[it], &g->rules[g->nrules++]);
         } else {
             (void)im_buf_printf(&d->unmarshal, "\n  line %d: field %s not found in type %s",
-                                (int)kn->start_mark.line + 1, k, "rulefmt.RuleGroup");
+                                kn->line, k, "rulefmt.RuleGroup");
         }
     }
 }
@@ -375,19 +367,19 @@ static void free_raw(group_raw_t *gs, size_t n)
     im_free(gs);
 }
 
-/* yaml.v3's message for a libyaml parser error. */
-static void yaml_syntax_error(const yaml_parser_t *p, im_buf_t *out)
+/* yaml.v3's message for a libyaml parser error (0-based marks; the scanner's
+ * are one line further). */
+static void yaml_syntax_error(const cfg_yaml_problem_t *p, im_buf_t *out)
 {
     int line = 0;
-    bool scanner = p->error == YAML_SCANNER_ERROR;
-    if (p->context_mark.line != 0) {
-        line = (int)p->context_mark.line + (scanner ? 1 : 0);
-    } else if (p->problem_mark.line != 0) {
-        line = (int)p->problem_mark.line + (scanner ? 1 : 0);
+    if (p->ctx_line - 1 != 0) {
+        line = p->ctx_line - 1 + (p->scanner ? 1 : 0);
+    } else if (p->line - 1 != 0) {
+        line = p->line - 1 + (p->scanner ? 1 : 0);
     }
     (void)im_buf_puts(out, "yaml: ");
     if (line) (void)im_buf_printf(out, "line %d: ", line);
-    (void)im_buf_puts(out, p->problem ? p->problem : "unknown problem parsing YAML content");
+    (void)im_buf_puts(out, p->problem[0] ? p->problem : "unknown problem parsing YAML content");
 }
 
 static bool label_value_valid(const char *s)
@@ -498,62 +490,56 @@ im_rc rules_file_parse(const char *path, const char *data, size_t len, rules_fil
                        rules_errs_t *errs)
 {
     *out = NULL;
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    if (!yaml_parser_initialize(&parser)) im_oom(sizeof parser);
-    yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
-    if (!yaml_parser_load(&parser, &doc)) {
+    cfg_node_t *root = NULL;
+    im_err_t perr;
+    cfg_yaml_problem_t prob;
+    im_err_clear(&perr);
+    if (cfg_parse_yaml_ex(data, len, path, &root, &perr, &prob) != IM_OK) {
         im_buf_t b;
         im_buf_init(&b, 0);
-        yaml_syntax_error(&parser, &b);
+        if (prob.syntax)
+            yaml_syntax_error(&prob, &b);
+        else
+            (void)im_buf_puts(&b, perr.msg);
         /* Prometheus decodes twice and reports a syntax error from both. */
         rules_errs_add(errs, "%s: %s", path, b.data);
         rules_errs_add(errs, "%s: %s", path, b.data);
         im_buf_free(&b);
-        yaml_parser_delete(&parser);
         return IM_EPARSE;
     }
-    yaml_parser_delete(&parser);
-    dec_t d = {.doc = &doc};
+    dec_t d = {0};
     im_buf_init(&d.unmarshal, 0);
     im_buf_init(&d.unmarshal2, 0);
     group_raw_t *gs = NULL;
     size_t ng = 0;
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (root && !is_null(root)) {
-        if (root->type != YAML_MAPPING_NODE) {
+        if (root->type != CFG_NODE_MAP) {
             type_err(&d, root, "rulefmt.RuleGroups");
             type_err_to(&d.unmarshal2, root, "rulefmt.ruleGroups");
         } else {
-            for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
-                 p < root->data.mapping.pairs.top; p++) {
-                yaml_node_t *kn = yaml_document_get_node(&doc, p->key);
-                yaml_node_t *vn = yaml_document_get_node(&doc, p->value);
-                if (dup_key(&d, root, p)) continue;
-                const char *k =
-                    kn->type == YAML_SCALAR_NODE ? (const char *)kn->data.scalar.value : "";
+            for (size_t i = 0; i + 1 < root->nkids; i += 2) {
+                const cfg_node_t *kn = root->kids[i], *vn = root->kids[i + 1];
+                if (dup_key(&d, root, i)) continue;
+                const char *k = kn->type == CFG_NODE_SCALAR ? kn->str : "";
                 if (strcmp(k, "groups") != 0) {
                     (void)im_buf_printf(&d.unmarshal, "\n  line %d: field %s not found in type %s",
-                                        (int)kn->start_mark.line + 1, k, "rulefmt.RuleGroups");
+                                        kn->line, k, "rulefmt.RuleGroups");
                     continue;
                 }
                 if (is_null(vn)) continue;
-                if (vn->type != YAML_SEQUENCE_NODE) {
+                if (vn->type != CFG_NODE_SEQ) {
                     type_err(&d, vn, "[]rulefmt.RuleGroup");
                     type_err_to(&d.unmarshal2, vn, "[]yaml.Node");
                     continue;
                 }
-                size_t cnt = (size_t)(vn->data.sequence.items.top - vn->data.sequence.items.start);
                 free_raw(gs, ng);
-                gs = im_calloc(cnt ? cnt : 1, sizeof *gs);
+                gs = im_calloc(vn->nkids ? vn->nkids : 1, sizeof *gs);
                 ng = 0;
-                for (yaml_node_item_t *it = vn->data.sequence.items.start;
-                     it < vn->data.sequence.items.top; it++)
-                    dec_group(&d, yaml_document_get_node(&doc, *it), &gs[ng++]);
+                for (size_t it = 0; it < vn->nkids; it++) dec_group(&d, vn->kids[it], &gs[ng++]);
             }
         }
     }
-    yaml_document_delete(&doc);
+    cfg_node_free(root);
     if (d.fatal) {
         rules_errs_add(errs, "%s: %s", path, d.fatal);
         im_free(d.fatal);
