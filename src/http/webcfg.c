@@ -232,82 +232,46 @@ static bool sig_eq(const fsig_t *a, const fsig_t *b)
            a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
 }
 
-static const cfg_node_t *mget(const cfg_node_t *m, const char *k)
-{
-    if (!m || m->type != CFG_NODE_MAP) return NULL;
-    for (size_t i = 0; i + 1 < m->nkids; i += 2)
-        if (m->kids[i]->str && !strcmp(m->kids[i]->str, k)) return m->kids[i + 1];
-    return NULL;
-}
+/* The loader's decoding context: the web config's path (errors and relative
+ * paths) and the caller's error; decoding helpers are config/yaml.h's. */
+typedef cfg_dec_t ld_t;
 
-static bool is_null(const cfg_node_t *n)
+/* exporter-toolkit's strict YAML wording: "field K not found in type web.X". */
+static im_rc check_keys(ld_t *l, const cfg_node_t *m, const char *section, const char *const *keys)
 {
-    return !n || (n->type == CFG_NODE_SCALAR && n->plain &&
-                  (!n->str[0] || !strcmp(n->str, "null") || !strcmp(n->str, "~")));
-}
-
-typedef struct ld {
-    const char *path;
-    im_err_t *err;
-} ld_t;
-
-static im_rc bad(const ld_t *l, const cfg_node_t *n, const char *fmt, ...) IM_PRINTF(3, 4);
-static im_rc bad(const ld_t *l, const cfg_node_t *n, const char *fmt, ...)
-{
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    im_rc rc = n ? im_err_setpos(l->err, IM_EPARSE, n->line, n->col, "%s", msg)
-                 : im_err_set(l->err, IM_EPARSE, "%s", msg);
-    if (l->err) l->err->file = l->path;
-    return rc;
-}
-
-static im_rc check_keys(const ld_t *l, const cfg_node_t *m, const char *section,
-                        const char *const *keys)
-{
-    if (is_null(m)) return IM_OK;
-    if (m->type != CFG_NODE_MAP) return bad(l, m, "%s must be a mapping", section);
-    for (size_t i = 0; i + 1 < m->nkids; i += 2) {
-        bool ok = false;
-        for (size_t k = 0; keys[k]; k++)
-            if (m->kids[i]->str && !strcmp(keys[k], m->kids[i]->str)) ok = true;
-        if (!ok)
-            return bad(l, m->kids[i], "field %s not found in type %s", m->kids[i]->str, section);
-    }
-    return IM_OK;
+    char what[64];
+    snprintf(what, sizeof what, "type %s", section);
+    return cfg_check_map(l, m, what, keys);
 }
 
 /* A string value (NULL when unset); a non-scalar is an error. */
-static im_rc get_str(const ld_t *l, const cfg_node_t *m, const char *k, const char **out)
+static im_rc get_str(ld_t *l, const cfg_node_t *m, const char *k, const char **out)
 {
-    const cfg_node_t *n = mget(m, k);
+    const cfg_node_t *n = cfg_get_raw(m, k);
     *out = NULL;
-    if (is_null(n)) return IM_OK;
-    if (n->type != CFG_NODE_SCALAR) return bad(l, n, "%s must be a string", k);
+    if (cfg_is_null(n)) return IM_OK;
+    if (n->type != CFG_NODE_SCALAR) return cfg_fail(l, n, "%s must be a string", k);
     *out = n->str;
     return IM_OK;
 }
 
-static im_rc get_list(const ld_t *l, const cfg_node_t *m, const char *k, const cfg_node_t **out)
+static im_rc get_list(ld_t *l, const cfg_node_t *m, const char *k, const cfg_node_t **out)
 {
-    const cfg_node_t *n = mget(m, k);
+    const cfg_node_t *n = cfg_get_raw(m, k);
     *out = NULL;
-    if (is_null(n)) return IM_OK;
-    if (n->type != CFG_NODE_SEQ) return bad(l, n, "%s must be a list of strings", k);
+    if (cfg_is_null(n)) return IM_OK;
+    if (n->type != CFG_NODE_SEQ) return cfg_fail(l, n, "%s must be a list of strings", k);
     for (size_t i = 0; i < n->nkids; i++)
         if (n->kids[i]->type != CFG_NODE_SCALAR)
-            return bad(l, n->kids[i], "%s must be a list of strings", k);
+            return cfg_fail(l, n->kids[i], "%s must be a list of strings", k);
     *out = n;
     return IM_OK;
 }
 
-static im_rc get_bool(const ld_t *l, const cfg_node_t *m, const char *k, bool *out)
+static im_rc get_bool(ld_t *l, const cfg_node_t *m, const char *k, bool *out)
 {
-    const cfg_node_t *n = mget(m, k);
-    if (is_null(n)) return IM_OK;
+    const cfg_node_t *n = cfg_get_raw(m, k);
+    if (cfg_is_null(n)) return IM_OK;
     if (n->type == CFG_NODE_SCALAR && n->plain) {
         if (!strcmp(n->str, "true") || !strcmp(n->str, "True") || !strcmp(n->str, "TRUE")) {
             *out = true;
@@ -318,7 +282,7 @@ static im_rc get_bool(const ld_t *l, const cfg_node_t *m, const char *k, bool *o
             return IM_OK;
         }
     }
-    return bad(l, n, "%s must be true or false", k);
+    return cfg_fail(l, n, "%s must be true or false", k);
 }
 
 /* Relative paths are relative to the web config file's directory (as
@@ -429,7 +393,7 @@ static int hello_hook(gnutls_session_t s, unsigned htype, unsigned when, unsigne
                       const gnutls_datum_t *msg);
 
 /* Loads a PEM value (inline or from a file) for `key`/`file_key`. */
-static im_rc pem_value(const ld_t *l, http__webcfg_t *c, const cfg_node_t *t, const char *key,
+static im_rc pem_value(ld_t *l, http__webcfg_t *c, const cfg_node_t *t, const char *key,
                        const char *file_key, char **out, char **from)
 {
     const char *inl, *file;
@@ -438,15 +402,15 @@ static im_rc pem_value(const ld_t *l, http__webcfg_t *c, const cfg_node_t *t, co
     *from = NULL;
     if ((rc = get_str(l, t, key, &inl)) || (rc = get_str(l, t, file_key, &file))) return rc;
     if (inl && file)
-        return bad(l, mget(t, key), "tls_server_config: %s and %s are both set; use one", key,
-                   file_key);
+        return cfg_fail(l, cfg_get_raw(t, key),
+                        "tls_server_config: %s and %s are both set; use one", key, file_key);
     if (inl) {
         *out = im_strdup(inl);
         *from = im_strdup(key);
         return IM_OK;
     }
     if (!file) return IM_OK;
-    char *p = join_dir(l->path, file);
+    char *p = join_dir(l->file, file);
     char what[64];
     snprintf(what, sizeof what, "tls_server_config.%s", file_key);
     add_file(c, p);
@@ -458,13 +422,13 @@ static im_rc pem_value(const ld_t *l, http__webcfg_t *c, const cfg_node_t *t, co
     if (!*out) {
         im_free(*from);
         *from = NULL;
-        if (l->err) l->err->file = l->path;
+        if (l->err) l->err->file = l->file;
         return IM_EIO;
     }
     return IM_OK;
 }
 
-static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const cfg_node_t *t)
+static im_rc load_tls(ld_t *l, http__webcfg_t *c, const cfg_node_t *t)
 {
     static const char *const keys[] = {"cert",
                                        "key",
@@ -496,50 +460,50 @@ static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const cfg_node_t *t)
     if (!c->cert_pem && !c->key_pem && !ca && !auth) goto done; /* no TLS */
     c->tls = true;
     if (!c->cert_pem) {
-        rc = bad(l, t, "tls_server_config: missing one of cert or cert_file");
+        rc = cfg_fail(l, t, "tls_server_config: missing one of cert or cert_file");
         goto done;
     }
     if (!c->key_pem) {
-        rc = bad(l, t, "tls_server_config: missing one of key or key_file");
+        rc = cfg_fail(l, t, "tls_server_config: missing one of key or key_file");
         goto done;
     }
     /* Certificate and key: parse each, then check they belong together. */
     gnutls_datum_t d = {(unsigned char *)c->cert_pem, (unsigned)strlen(c->cert_pem)};
     int g;
     if (!strstr(c->cert_pem, "-----BEGIN")) {
-        rc = bad(l, NULL, "%s: not PEM (no -----BEGIN line)", cert_from);
+        rc = cfg_fail(l, NULL, "%s: not PEM (no -----BEGIN line)", cert_from);
         goto done;
     }
     if ((g = gnutls_x509_crt_list_import2(&crts, &ncrts, &d, GNUTLS_X509_FMT_PEM, 0)) < 0 ||
         ncrts == 0) {
-        rc = bad(l, NULL, "%s: no valid PEM certificate: %s", cert_from,
-                 g < 0 ? gnutls_strerror(g) : "none found");
+        rc = cfg_fail(l, NULL, "%s: no valid PEM certificate: %s", cert_from,
+                      g < 0 ? gnutls_strerror(g) : "none found");
         goto done;
     }
     gnutls_datum_t kd = {(unsigned char *)c->key_pem, (unsigned)strlen(c->key_pem)};
     if (!strstr(c->key_pem, "-----BEGIN")) {
-        rc = bad(l, NULL, "%s: not PEM (no -----BEGIN line)", key_from);
+        rc = cfg_fail(l, NULL, "%s: not PEM (no -----BEGIN line)", key_from);
         goto done;
     }
     if ((g = gnutls_x509_privkey_init(&pk)) < 0 ||
         (g = gnutls_x509_privkey_import2(pk, &kd, GNUTLS_X509_FMT_PEM, NULL, GNUTLS_PKCS_PLAIN)) <
             0) {
-        rc = bad(l, NULL, "%s: no valid unencrypted PEM private key: %s", key_from,
-                 gnutls_strerror(g));
+        rc = cfg_fail(l, NULL, "%s: no valid unencrypted PEM private key: %s", key_from,
+                      gnutls_strerror(g));
         goto done;
     }
     if ((g = gnutls_certificate_allocate_credentials(&c->xcred)) < 0) {
-        rc = bad(l, NULL, "cannot allocate TLS credentials: %s", gnutls_strerror(g));
+        rc = cfg_fail(l, NULL, "cannot allocate TLS credentials: %s", gnutls_strerror(g));
         goto done;
     }
     reg_add(c);
     g = gnutls_certificate_set_x509_key_mem2(c->xcred, &d, &kd, GNUTLS_X509_FMT_PEM, NULL, 0);
     if (g < 0) {
         if (g == GNUTLS_E_CERTIFICATE_KEY_MISMATCH)
-            rc = bad(l, NULL, "%s does not match %s (the key is not the certificate's)", key_from,
-                     cert_from);
+            rc = cfg_fail(l, NULL, "%s does not match %s (the key is not the certificate's)",
+                          key_from, cert_from);
         else
-            rc = bad(l, NULL, "%s with %s: %s", cert_from, key_from, gnutls_strerror(g));
+            rc = cfg_fail(l, NULL, "%s with %s: %s", cert_from, key_from, gnutls_strerror(g));
         goto done;
     }
     /* Client authentication. */
@@ -558,35 +522,35 @@ static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const cfg_node_t *t)
         for (i = 0; i < IM_ARRAY_LEN(auths); i++)
             if (!strcmp(auth, auths[i].name)) break;
         if (i == IM_ARRAY_LEN(auths)) {
-            rc = bad(l, mget(t, "client_auth_type"),
-                     "invalid client_auth_type \"%s\" (NoClientCert, RequestClientCert, "
-                     "RequireAnyClientCert, VerifyClientCertIfGiven or "
-                     "RequireAndVerifyClientCert)",
-                     auth);
+            rc = cfg_fail(l, cfg_get_raw(t, "client_auth_type"),
+                          "invalid client_auth_type \"%s\" (NoClientCert, RequestClientCert, "
+                          "RequireAnyClientCert, VerifyClientCertIfGiven or "
+                          "RequireAndVerifyClientCert)",
+                          auth);
             goto done;
         }
         c->client_auth = auths[i].v;
     }
     if (ca && c->client_auth == HTTP__CLIENT_NONE) {
-        rc = bad(l, mget(t, "client_auth_type"),
-                 "client CA's have been configured without a client_auth_type");
+        rc = cfg_fail(l, cfg_get_raw(t, "client_auth_type"),
+                      "client CA's have been configured without a client_auth_type");
         goto done;
     }
     bool verifies = c->client_auth == HTTP__CLIENT_VERIFY_IF_GIVEN ||
                     c->client_auth == HTTP__CLIENT_REQUIRE_VERIFY;
     if (verifies && !ca) {
-        rc = bad(l, mget(t, "client_auth_type"),
-                 "client_auth_type %s needs client_ca_file (or client_ca): infermon does not "
-                 "fall back to the system's CA roots as Go does",
-                 auth);
+        rc = cfg_fail(l, cfg_get_raw(t, "client_auth_type"),
+                      "client_auth_type %s needs client_ca_file (or client_ca): infermon does not "
+                      "fall back to the system's CA roots as Go does",
+                      auth);
         goto done;
     }
     if (ca) {
         gnutls_datum_t cd = {(unsigned char *)ca, (unsigned)strlen(ca)};
         g = gnutls_certificate_set_x509_trust_mem(c->xcred, &cd, GNUTLS_X509_FMT_PEM);
         if (g <= 0) {
-            rc = bad(l, NULL, "%s: no valid PEM CA certificate: %s", ca_from,
-                     g < 0 ? gnutls_strerror(g) : "none found");
+            rc = cfg_fail(l, NULL, "%s: no valid PEM CA certificate: %s", ca_from,
+                          g < 0 ? gnutls_strerror(g) : "none found");
             goto done;
         }
     }
@@ -596,13 +560,13 @@ static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const cfg_node_t *t)
     if (sans) {
         if (c->client_auth != HTTP__CLIENT_REQUIRE_ANY &&
             c->client_auth != HTTP__CLIENT_REQUIRE_VERIFY) {
-            rc = bad(l, mget(t, "client_allowed_sans"),
-                     "client_allowed_sans requires client_auth_type to be one of "
-                     "RequireAnyClientCert or RequireAndVerifyClientCert");
+            rc = cfg_fail(l, cfg_get_raw(t, "client_allowed_sans"),
+                          "client_allowed_sans requires client_auth_type to be one of "
+                          "RequireAnyClientCert or RequireAndVerifyClientCert");
             goto done;
         }
         if (sans->nkids > MAX_SANS) {
-            rc = bad(l, sans, "client_allowed_sans: more than %d entries", MAX_SANS);
+            rc = cfg_fail(l, sans, "client_allowed_sans: more than %d entries", MAX_SANS);
             goto done;
         }
         c->sans = im_calloc(sans->nkids + 1, sizeof *c->sans);
@@ -616,13 +580,14 @@ static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const cfg_node_t *t)
     int lo = vmin ? tls_version(vmin) : 2, hi = vmax ? tls_version(vmax) : 3;
     if (lo < 0 || hi < 0) {
         const char *which = lo < 0 ? "min_version" : "max_version";
-        rc = bad(l, mget(t, which), "unknown TLS version: %s (TLS10, TLS11, TLS12 or TLS13)",
-                 lo < 0 ? vmin : vmax);
+        rc = cfg_fail(l, cfg_get_raw(t, which),
+                      "unknown TLS version: %s (TLS10, TLS11, TLS12 or TLS13)",
+                      lo < 0 ? vmin : vmax);
         goto done;
     }
     if (lo > hi) {
-        rc = bad(l, mget(t, "min_version"), "min_version %s is above max_version %s", vmin,
-                 vmax ? vmax : "TLS13");
+        rc = cfg_fail(l, cfg_get_raw(t, "min_version"), "min_version %s is above max_version %s",
+                      vmin, vmax ? vmax : "TLS13");
         goto done;
     }
     (void)im_buf_puts(&prio, "NORMAL:-VERS-ALL");
@@ -642,12 +607,12 @@ static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const cfg_node_t *t)
             for (k = 0; k < IM_ARRAY_LEN(suites); k++)
                 if (!strcmp(suites[k].go, cs->kids[i]->str)) break;
             if (k == IM_ARRAY_LEN(suites)) {
-                rc = bad(l, cs->kids[i], "unknown cipher: %s", cs->kids[i]->str);
+                rc = cfg_fail(l, cs->kids[i], "unknown cipher: %s", cs->kids[i]->str);
                 goto done;
             }
             if (!suite_prio(&suites[k], &prio)) {
-                rc = bad(l, cs->kids[i], "cipher %s is not available in this GnuTLS",
-                         cs->kids[i]->str);
+                rc = cfg_fail(l, cs->kids[i], "cipher %s is not available in this GnuTLS",
+                              cs->kids[i]->str);
                 goto done;
             }
             if (!suites[k].tls13)
@@ -671,10 +636,10 @@ static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const cfg_node_t *t)
             for (k = 0; k < IM_ARRAY_LEN(curves); k++)
                 if (!strcmp(curves[k][0], cv->kids[i]->str)) break;
             if (k == IM_ARRAY_LEN(curves)) {
-                rc = bad(l, cv->kids[i],
-                         "unknown curve: %s (CurveP256, CurveP384, CurveP521 or "
-                         "X25519)",
-                         cv->kids[i]->str);
+                rc = cfg_fail(l, cv->kids[i],
+                              "unknown curve: %s (CurveP256, CurveP384, CurveP521 or "
+                              "X25519)",
+                              cv->kids[i]->str);
                 goto done;
             }
             (void)im_buf_puts(&prio, ":+");
@@ -687,11 +652,12 @@ static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const cfg_node_t *t)
     const char *epos = NULL;
     if ((g = gnutls_priority_init(&c->prio, prio.data, &epos)) < 0) {
         c->prio = NULL;
-        rc = bad(l, t, "tls_server_config: GnuTLS refuses the priorities \"%s\" (at \"%s\"): %s",
-                 prio.data, epos ? epos : "", gnutls_strerror(g));
+        rc = cfg_fail(l, t,
+                      "tls_server_config: GnuTLS refuses the priorities \"%s\" (at \"%s\"): %s",
+                      prio.data, epos ? epos : "", gnutls_strerror(g));
         goto done;
     }
-    IM_DEBUG("web config TLS priorities", "file=%s prio=%s", im_logq(l->path), im_logq(prio.data));
+    IM_DEBUG("web config TLS priorities", "file=%s prio=%s", im_logq(l->file), im_logq(prio.data));
 done:
     if (crts) {
         for (unsigned i = 0; i < ncrts; i++) gnutls_x509_crt_deinit(crts[i]);
@@ -752,28 +718,28 @@ static im_rc load(http__web_t *w, const char *path, http__webcfg_t **out, im_err
         return rc;
     }
     if (root && root->type != CFG_NODE_MAP) {
-        rc = bad(&l, root, "web config must be a mapping");
+        rc = cfg_fail(&l, root, "web config must be a mapping");
         goto done;
     }
     if ((rc = check_keys(&l, root, "web.Config", top))) goto done;
-    const cfg_node_t *t = mget(root, "tls_server_config");
-    if (!is_null(t) && (rc = load_tls(&l, c, t))) goto done;
+    const cfg_node_t *t = cfg_get_raw(root, "tls_server_config");
+    if (!cfg_is_null(t) && (rc = load_tls(&l, c, t))) goto done;
 
-    const cfg_node_t *h = mget(root, "http_server_config");
+    const cfg_node_t *h = cfg_get_raw(root, "http_server_config");
     static const char *const hkeys[] = {"http2", "headers", NULL};
     if ((rc = check_keys(&l, h, "web.HTTPConfig", hkeys))) goto done;
     bool http2 = false;
     if ((rc = get_bool(&l, h, "http2", &http2))) goto done;
     if (http2) {
-        rc = bad(&l, mget(h, "http2"),
-                 "http_server_config.http2: true is not supported: infermon serves HTTP/1.1 "
-                 "only; remove the key or set it to false");
+        rc = cfg_fail(&l, cfg_get_raw(h, "http2"),
+                      "http_server_config.http2: true is not supported: infermon serves HTTP/1.1 "
+                      "only; remove the key or set it to false");
         goto done;
     }
-    const cfg_node_t *hd = mget(h, "headers");
-    if (!is_null(hd)) {
+    const cfg_node_t *hd = cfg_get_raw(h, "headers");
+    if (!cfg_is_null(hd)) {
         if (hd->type != CFG_NODE_MAP) {
-            rc = bad(&l, hd, "http_server_config.headers must be a mapping");
+            rc = cfg_fail(&l, hd, "http_server_config.headers must be a mapping");
             goto done;
         }
         for (size_t i = 0; i + 1 < hd->nkids; i += 2) {
@@ -782,30 +748,31 @@ static im_rc load(http__web_t *w, const char *path, http__webcfg_t **out, im_err
             for (x = 0; x < NHDR; x++)
                 if (k->str && !strcmp(k->str, hdr_names[x])) break;
             if (x == NHDR) {
-                rc = bad(&l, k, "HTTP header \"%s\" can not be configured", k->str);
+                rc = cfg_fail(&l, k, "HTTP header \"%s\" can not be configured", k->str);
                 goto done;
             }
             if (v->type != CFG_NODE_SCALAR) {
-                rc = bad(&l, v, "HTTP header %s must be a string", k->str);
+                rc = cfg_fail(&l, v, "HTTP header %s must be a string", k->str);
                 goto done;
             }
             if (x == HDR_XCTO && strcmp(v->str, "nosniff")) {
-                rc = bad(&l, v,
-                         "invalid value for %s. Expected one of: [\"nosniff\"], but got: "
-                         "\"%s\"",
-                         k->str, v->str);
+                rc = cfg_fail(&l, v,
+                              "invalid value for %s. Expected one of: [\"nosniff\"], but got: "
+                              "\"%s\"",
+                              k->str, v->str);
                 goto done;
             }
             if (x == HDR_XFO && strcmp(v->str, "deny") && strcmp(v->str, "sameorigin")) {
-                rc = bad(&l, v,
-                         "invalid value for %s. Expected one of: [\"deny\" "
-                         "\"sameorigin\"], but got: \"%s\"",
-                         k->str, v->str);
+                rc = cfg_fail(&l, v,
+                              "invalid value for %s. Expected one of: [\"deny\" "
+                              "\"sameorigin\"], but got: \"%s\"",
+                              k->str, v->str);
                 goto done;
             }
             for (size_t p = 0; v->str[p]; p++)
                 if ((unsigned char)v->str[p] < 0x20 && v->str[p] != '\t') {
-                    rc = bad(&l, v, "HTTP header %s: control characters are not allowed", k->str);
+                    rc = cfg_fail(&l, v, "HTTP header %s: control characters are not allowed",
+                                  k->str);
                     goto done;
                 }
             im_free(c->hdr[x]);
@@ -813,7 +780,7 @@ static im_rc load(http__web_t *w, const char *path, http__webcfg_t **out, im_err
         }
     }
 
-    const cfg_node_t *rl = mget(root, "rate_limit");
+    const cfg_node_t *rl = cfg_get_raw(root, "rate_limit");
     static const char *const rkeys[] = {"interval", "burst", NULL};
     if ((rc = check_keys(&l, rl, "web.RateLimiterConfig", rkeys))) goto done;
     const char *iv, *bu;
@@ -821,7 +788,8 @@ static im_rc load(http__web_t *w, const char *path, http__webcfg_t **out, im_err
     if (iv && strcmp(iv, "0") &&
         (im_duration_parse(iv, strlen(iv), &c->rl_interval_ms, NULL) != IM_OK ||
          c->rl_interval_ms < 0)) {
-        rc = bad(&l, mget(rl, "interval"), "rate_limit.interval: bad duration \"%s\"", iv);
+        rc = cfg_fail(&l, cfg_get_raw(rl, "interval"), "rate_limit.interval: bad duration \"%s\"",
+                      iv);
         goto done;
     }
     if (bu) {
@@ -829,20 +797,21 @@ static im_rc load(http__web_t *w, const char *path, http__webcfg_t **out, im_err
         errno = 0;
         c->rl_burst = strtoll(bu, &end, 10);
         if (*end || errno || c->rl_burst < 0) {
-            rc = bad(&l, mget(rl, "burst"), "rate_limit.burst: bad number \"%s\"", bu);
+            rc = cfg_fail(&l, cfg_get_raw(rl, "burst"), "rate_limit.burst: bad number \"%s\"", bu);
             goto done;
         }
     }
 
-    const cfg_node_t *u = mget(root, "basic_auth_users");
-    if (!is_null(u)) {
+    const cfg_node_t *u = cfg_get_raw(root, "basic_auth_users");
+    if (!cfg_is_null(u)) {
         if (u->type != CFG_NODE_MAP) {
-            rc = bad(&l, u, "basic_auth_users must be a mapping of user names to bcrypt hashes");
+            rc = cfg_fail(&l, u,
+                          "basic_auth_users must be a mapping of user names to bcrypt hashes");
             goto done;
         }
         size_t n = u->nkids / 2;
         if (n > MAX_USERS) {
-            rc = bad(&l, u, "basic_auth_users: more than %d users", MAX_USERS);
+            rc = cfg_fail(&l, u, "basic_auth_users: more than %d users", MAX_USERS);
             goto done;
         }
         c->users = im_calloc(n + 1, sizeof(char *));
@@ -851,10 +820,10 @@ static im_rc load(http__web_t *w, const char *path, http__webcfg_t **out, im_err
         for (size_t i = 0; i + 1 < u->nkids; i += 2) {
             const cfg_node_t *v = u->kids[i + 1];
             if (v->type != CFG_NODE_SCALAR || !bcrypt_hash_ok(v->str)) {
-                rc = bad(&l, v,
-                         "basic_auth_users: the password of \"%s\" is not a bcrypt hash "
-                         "($2y$10$ followed by 53 characters, e.g. from htpasswd -nBC 10)",
-                         u->kids[i]->str);
+                rc = cfg_fail(&l, v,
+                              "basic_auth_users: the password of \"%s\" is not a bcrypt hash "
+                              "($2y$10$ followed by 53 characters, e.g. from htpasswd -nBC 10)",
+                              u->kids[i]->str);
                 goto done;
             }
             c->users[c->nusers] = im_strdup(u->kids[i]->str);
