@@ -135,26 +135,8 @@ static im_rc dec_job(cfg_dec_t *d, const cfg_node_t *n, const scrape_config_t *c
     if (strcmp(j->scheme, "http") && strcmp(j->scheme, "https"))
         return cfg_fail(d, cfg_get(n, "scheme"),
                         "unknown scrape config scheme \"%s\" (http or https)", j->scheme);
-    const cfg_node_t *p = cfg_get(n, "params");
-    if (p) {
-        if ((rc = cfg_check_map(d, p, "params", NULL))) return rc;
-        size_t total = 0;
-        for (size_t i = 1; i < p->nkids; i += 2) {
-            if (p->kids[i]->type != CFG_NODE_SEQ)
-                return cfg_fail(d, p->kids[i], "params values must be lists of strings");
-            total += p->kids[i]->nkids;
-        }
-        j->param_names = im_calloc(total + 1, sizeof(char *));
-        j->param_values = im_calloc(total + 1, sizeof(char *));
-        for (size_t i = 0; i < p->nkids; i += 2)
-            for (size_t k = 0; k < p->kids[i + 1]->nkids; k++) {
-                const cfg_node_t *v = p->kids[i + 1]->kids[k];
-                if (v->type != CFG_NODE_SCALAR)
-                    return cfg_fail(d, v, "params values must be lists of strings");
-                j->param_names[j->nparams] = im_strdup(p->kids[i]->str);
-                j->param_values[j->nparams++] = im_strdup(v->str);
-            }
-    }
+    if ((rc = cfg_get_listmap(d, n, "params", &j->param_names, &j->param_values, &j->nparams)))
+        return rc;
     if ((rc = cfg_get_u64(d, n, "sample_limit", &j->sample_limit))) return rc;
     if ((rc = cfg_get_u64(d, n, "target_limit", &j->target_limit))) return rc;
     if ((rc = cfg_get_u64(d, n, "label_limit", &j->label_limit))) return rc;

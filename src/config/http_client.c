@@ -142,40 +142,23 @@ im_rc cfg_http_client_decode(cfg_dec_t *d, const cfg_node_t *m, cfg_http_client_
     if ((rc = cfg_get_str(d, m, "proxy_url", &o->proxy_url))) return rc;
     const cfg_node_t *ph = cfg_get(m, "proxy_connect_header");
     if (ph) {
-        if ((rc = cfg_check_map(d, ph, "proxy_connect_header", NULL))) return rc;
-        size_t total = 0;
-        for (size_t i = 1; i < ph->nkids; i += 2) {
-            if (ph->kids[i]->type != CFG_NODE_SEQ)
-                return cfg_fail(d, ph->kids[i],
-                                "proxy_connect_header values must be lists of "
-                                "strings");
-            total += ph->kids[i]->nkids;
-        }
-        cfg_strv_free(o->proxy_hdr_names, o->nproxy_hdr);
-        cfg_strv_free(o->proxy_hdr_values, o->nproxy_hdr);
+        if ((rc = cfg_get_listmap(d, m, "proxy_connect_header", &o->proxy_hdr_names,
+                                  &o->proxy_hdr_values, &o->nproxy_hdr)))
+            return rc;
         curl_slist_free_all(o->proxy_slist);
         o->proxy_slist = NULL;
-        o->nproxy_hdr = 0;
-        o->proxy_hdr_names = im_calloc(total + 1, sizeof(char *));
-        o->proxy_hdr_values = im_calloc(total + 1, sizeof(char *));
-        for (size_t i = 0; i < ph->nkids; i += 2)
-            for (size_t k = 0; k < ph->kids[i + 1]->nkids; k++) {
-                const cfg_node_t *v = ph->kids[i + 1]->kids[k];
-                if (v->type != CFG_NODE_SCALAR)
-                    return cfg_fail(d, v, "proxy_connect_header values must be lists of strings");
-                const char *name = ph->kids[i]->str;
-                if (!*name || strpbrk(name, ": \r\n") || strpbrk(v->str, "\r\n"))
-                    return cfg_fail(d, v, "invalid proxy_connect_header \"%s\"", name);
-                o->proxy_hdr_names[o->nproxy_hdr] = im_strdup(name);
-                o->proxy_hdr_values[o->nproxy_hdr++] = im_strdup(v->str);
-                im_buf_t line;
-                im_buf_init(&line, 0);
-                (void)im_buf_printf(&line, "%s: %s", name, v->str);
-                struct curl_slist *nl = curl_slist_append(o->proxy_slist, line.data);
-                im_buf_free(&line);
-                if (!nl) im_oom(0);
-                o->proxy_slist = nl;
-            }
+        for (size_t i = 0; i < o->nproxy_hdr; i++) {
+            const char *name = o->proxy_hdr_names[i], *val = o->proxy_hdr_values[i];
+            if (!*name || strpbrk(name, ": \r\n") || strpbrk(val, "\r\n"))
+                return cfg_fail(d, ph, "invalid proxy_connect_header \"%s\"", name);
+            im_buf_t line;
+            im_buf_init(&line, 0);
+            (void)im_buf_printf(&line, "%s: %s", name, val);
+            struct curl_slist *nl = curl_slist_append(o->proxy_slist, line.data);
+            im_buf_free(&line);
+            if (!nl) im_oom(0);
+            o->proxy_slist = nl;
+        }
         if (o->nproxy_hdr && !o->proxy_url)
             return cfg_fail(d, ph,
                             "if proxy_connect_header is configured proxy_url must also be "

@@ -414,6 +414,35 @@ im_rc cfg_get_strmap(cfg_dec_t *d, const cfg_node_t *m, const char *key, char **
     return IM_OK;
 }
 
+im_rc cfg_get_listmap(cfg_dec_t *d, const cfg_node_t *m, const char *key, char ***names,
+                      char ***values, size_t *n)
+{
+    const cfg_node_t *p = cfg_get(m, key);
+    if (!p) return IM_OK;
+    im_rc rc = cfg_check_map(d, p, key, NULL);
+    if (rc) return rc;
+    size_t total = 0;
+    for (size_t i = 1; i < p->nkids; i += 2) {
+        if (p->kids[i]->type != CFG_NODE_SEQ)
+            return cfg_fail(d, p->kids[i], "%s values must be lists of strings", key);
+        for (size_t k = 0; k < p->kids[i]->nkids; k++)
+            if (p->kids[i]->kids[k]->type != CFG_NODE_SCALAR)
+                return cfg_fail(d, p->kids[i]->kids[k], "%s values must be lists of strings", key);
+        total += p->kids[i]->nkids;
+    }
+    cfg_strv_free(*names, *n);
+    cfg_strv_free(*values, *n);
+    *n = 0;
+    *names = im_calloc(total + 1, sizeof(char *));
+    *values = im_calloc(total + 1, sizeof(char *));
+    for (size_t i = 0; i < p->nkids; i += 2)
+        for (size_t k = 0; k < p->kids[i + 1]->nkids; k++) {
+            (*names)[*n] = im_strdup(p->kids[i]->str);
+            (*values)[(*n)++] = im_strdup(p->kids[i + 1]->kids[k]->str);
+        }
+    return IM_OK;
+}
+
 im_rc cfg_get_labels(cfg_dec_t *d, const cfg_node_t *m, const char *key, const im_labels_t **out)
 {
     const cfg_node_t *n = cfg_get(m, key);

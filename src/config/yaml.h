@@ -115,6 +115,11 @@ im_rc cfg_get_strlist(cfg_dec_t *d, const cfg_node_t *m, const char *key, char *
  * file order (replaced, not appended). */
 im_rc cfg_get_strmap(cfg_dec_t *d, const cfg_node_t *m, const char *key, char ***names,
                      char ***values, size_t *n);
+/* A mapping of name to a list of strings (URL params, proxy_connect_header):
+ * flattened into parallel owned arrays, a name repeated once per value, in file
+ * order (replaced, not appended). Errors say "KEY values must be lists of strings". */
+im_rc cfg_get_listmap(cfg_dec_t *d, const cfg_node_t *m, const char *key, char ***names,
+                      char ***values, size_t *n);
 /* A mapping of label name to label value, validated as label names and UTF-8
  * values; *out (an owned reference, unref'ed first) is replaced. */
 im_rc cfg_get_labels(cfg_dec_t *d, const cfg_node_t *m, const char *key, const im_labels_t **out);
