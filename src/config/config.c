@@ -340,20 +340,18 @@ im_rc scrape_config_parse(const char *text, size_t len, const char *name, scrape
 im_rc scrape_config_load_file(const char *path, scrape_config_t **out, im_err_t *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return im_err_set(err, IM_EIO, "cannot open %s: %s", path, strerror(errno));
     im_buf_t b;
     im_buf_init(&b, IM_CFG_MAX_BYTES);
-    char tmp[65536];
-    size_t r;
-    im_rc rc = IM_OK;
-    while ((r = fread(tmp, 1, sizeof tmp, f)) > 0)
-        if (im_buf_append(&b, tmp, r) != IM_OK) {
-            rc = im_err_set(err, IM_ELIMIT, "%s is larger than %u bytes", path, IM_CFG_MAX_BYTES);
-            break;
-        }
-    if (!rc && ferror(f)) rc = im_err_set(err, IM_EIO, "error reading %s", path);
-    fclose(f);
+    int se = 0;
+    im_rc rc = cfg_read_file(path, &b, &se);
+    if (rc == IM_EIO && se) {
+        im_buf_free(&b);
+        return im_err_set(err, IM_EIO, "cannot open %s: %s", path, strerror(se));
+    }
+    if (rc == IM_ELIMIT)
+        rc = im_err_set(err, IM_ELIMIT, "%s is larger than %u bytes", path, IM_CFG_MAX_BYTES);
+    else if (rc)
+        rc = im_err_set(err, IM_EIO, "error reading %s", path);
     if (!rc) rc = scrape_config_parse(b.data ? b.data : "", b.len, path, out, err);
     if (rc && err && !err->file) err->file = path;
     im_buf_free(&b);

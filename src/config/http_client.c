@@ -173,24 +173,17 @@ im_rc cfg_http_client_decode(cfg_dec_t *d, const cfg_node_t *m, cfg_http_client_
 static im_rc read_secret(const char *path, const char *what, char **out, im_err_t *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return im_err_set(err, IM_EIO, "unable to read %s %s: %s", what, path, strerror(errno));
     im_buf_t b;
     im_buf_init(&b, CFG_SECRET_MAX);
-    char tmp[4096];
-    size_t r;
-    im_rc rc = IM_OK;
-    while ((r = fread(tmp, 1, sizeof tmp, f)) > 0)
-        if (im_buf_append(&b, tmp, r) != IM_OK) {
-            rc = im_err_set(err, IM_ELIMIT, "unable to read %s %s: larger than %u bytes", what,
-                            path, CFG_SECRET_MAX);
-            break;
-        }
-    if (!rc && ferror(f)) rc = im_err_set(err, IM_EIO, "unable to read %s %s", what, path);
-    fclose(f);
+    int se = 0;
+    im_rc rc = cfg_read_file(path, &b, &se);
     if (rc) {
         im_buf_free(&b);
-        return rc;
+        if (rc == IM_ELIMIT)
+            return im_err_set(err, IM_ELIMIT, "unable to read %s %s: larger than %u bytes", what,
+                              path, CFG_SECRET_MAX);
+        return im_err_set(err, IM_EIO, "unable to read %s %s: %s", what, path,
+                          se ? strerror(se) : "read error");
     }
     const char *s = b.data ? b.data : "";
     size_t n = b.len;

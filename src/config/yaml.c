@@ -384,6 +384,24 @@ im_rc cfg_get_strlist(cfg_dec_t *d, const cfg_node_t *m, const char *key, char *
     return IM_OK;
 }
 
+im_rc cfg_read_file(const char *path, im_buf_t *out, int *sys_errno)
+{
+    *sys_errno = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        *sys_errno = errno;
+        return IM_EIO;
+    }
+    char tmp[16384];
+    size_t r;
+    im_rc rc = IM_OK;
+    while (!rc && (r = fread(tmp, 1, sizeof tmp, f)) > 0)
+        if (im_buf_append(out, tmp, r) != IM_OK) rc = IM_ELIMIT;
+    if (!rc && ferror(f)) rc = IM_EIO; /* *sys_errno stays 0: opened, then failed */
+    fclose(f);
+    return rc;
+}
+
 void cfg_strv_free(char **v, size_t n)
 {
     for (size_t i = 0; v && i < n; i++) im_free(v[i]);

@@ -126,6 +126,11 @@ im_rc cfg_get_labels(cfg_dec_t *d, const cfg_node_t *m, const char *key, const i
 
 /* Parses a size with Go units' base-2 suffixes ("512KB", "10MiB", "1GB", "0"). */
 im_rc cfg_parse_bytes(const char *s, int64_t *out);
+/* Reads a whole file into out (initialised by the caller with its cap as
+ * im_buf_init's max). Returns IM_EIO with *sys_errno set when it cannot be
+ * opened (0 when it opened but reading failed), IM_ELIMIT when it is larger than the cap; callers
+ * word the error (it names their setting). */
+im_rc cfg_read_file(const char *path, im_buf_t *out, int *sys_errno);
 /* Frees an array of n owned strings and the array. */
 void cfg_strv_free(char **v, size_t n);
 
