@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "llm/catalog.h"
-#include "llm/catalog_data.h"
+#include "catalog/catalog_data.h"
 #include "util/fmtfloat.h"
 #include "util/hash.h"
 
@@ -827,11 +827,4 @@ size_t llm_family_sample_name(const llm_family_t *f, llm_suffix_t s, char *buf, 
 {
     int n = snprintf(buf, cap, "%s%s", f->base, llm_suffix_str(s));
     return n < 0 ? 0 : (size_t)n;
-}
-
-const llm_cat_family_t *llm_cat_find(const llm_cat_family_t *tab, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(tab[i].name, name) == 0) return &tab[i];
-    return NULL;
 }

@@ -4,7 +4,7 @@
  * Contract.
  *  1. The data is the vendored catalog/<name>.tsv (see catalog/README.md),
  *     embedded in the binary at build time (scripts/gen-catalog.py;
- *     llm/catalog_data.h, the one embedded copy, which the simulator reads too)
+ *     catalog/catalog_data.h, the one embedded copy, which the simulator reads too)
  *     and parsed once, on the first call to llm_catalog_get(), into a read-only
  *     table that lives until the process ends (thread-safe after that first
  *     call; call it once from the main thread before starting others). Families

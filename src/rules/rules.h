@@ -105,12 +105,13 @@ size_t rules_file_count(const rules_file_t *f);
 /* ---- Evaluation ---- */
 
 #include "promql/promql.h"
+#include "storage/storage.h"
 
 /* Where rules read and write. queryable: borrowed for the manager's life.
  * append: adds one sample to the current batch; commit: makes the batch
  * visible (called after each rule, so the next rule sees its output). */
 typedef struct rules_storage {
-    tsdb_queryable_t *queryable;
+    storage_queryable_t *queryable;
     im_rc (*append)(void *ctx, const im_labels_t *ls, int64_t t_ms, double v);
     im_rc (*commit)(void *ctx);
     void *ctx;
@@ -191,5 +192,49 @@ typedef struct rules_stats {
     uint64_t template_failures;
 } rules_stats_t;
 void rules_manager_stats(rules_manager_t *m, rules_stats_t *out);
+/* The rule manager's /metrics families (prometheus_rule_evaluations_total,
+ * ..._failures_total, prometheus_rule_group_iterations_missed_total,
+ * prometheus_template_text_expansion_failures_total), appended to out. */
+void rules_manager_metrics_text(rules_manager_t *m, im_buf_t *out);
+
+/* ---- Running (run.c): the daemon's evaluation thread ---- */
+
+/* Rule files made by code rather than read from disk (the built-in LLM rules,
+ * llm/builtin.h). load appends the files it makes to (*files, *n) (grown with
+ * im_realloc; the runner takes ownership) and returns false if it failed (it
+ * logs why); changed says whether load would now make something else (checked
+ * every recheck_ms; the runner then reloads everything, alert state kept as by
+ * rules_manager_set_files). q is the runner's queryable. free releases ctx. */
+typedef struct rules_generator {
+    bool (*load)(void *ctx, storage_queryable_t *q, rules_file_t ***files, size_t *n);
+    bool (*changed)(void *ctx, storage_queryable_t *q); /* may be NULL: never */
+    void (*free)(void *ctx);                            /* may be NULL */
+    void *ctx;
+    int64_t recheck_ms; /* 0 = 15 s */
+} rules_generator_t;
+
+/* What to load: rule_files are glob patterns (Prometheus' rule_files), relative
+ * ones resolved against base_dir (the config file's directory; NULL = "."),
+ * loaded in pattern order, then the generator's files. */
+typedef struct rules_run_config {
+    const char *base_dir;    /* borrowed for the call */
+    char *const *rule_files; /* borrowed for the call */
+    size_t nrule_files;
+    rules_generator_t gen; /* gen.load NULL = none; owned by the runner after the call */
+} rules_run_config_t;
+
+/* Loads cfg into a new manager and evaluates it on its own thread (a tick at
+ * every due group evaluation, at least every 200 ms) against store: queries
+ * through one queryable, each rule's output appended with one appender and
+ * committed before the next rule runs. opts->storage is ignored (filled from
+ * store). Rule files that fail to load are logged and the rest runs. Stop with
+ * rules_manager_stop, which also frees the manager. */
+rules_manager_t *rules_manager_start(const rules_opts_t *opts, storage_t *store,
+                                     const rules_run_config_t *cfg);
+/* Applies a new cfg: false (and the previous rules kept, the new generator
+ * freed) if a rule file did not load. Safe while the thread runs. */
+bool rules_manager_reload(rules_manager_t *m, const rules_run_config_t *cfg);
+/* Stops the thread, rolls back an unfinished batch, frees the manager. */
+void rules_manager_stop(rules_manager_t *m);
 
 #endif

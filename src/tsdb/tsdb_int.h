@@ -359,6 +359,7 @@ bool tsdb__block_read(const tsdb__block_t *b, uint32_t i, tsdb__fcache_t *c, int
 /* ---- The store (db.c) ---- */
 
 struct tsdb {
+    storage_t storage; /* must be first: tsdb_storage(); vt = tsdb__storage_vt */
     tsdb_opts_t opts;
     char *dir;   /* owned; NULL = memory only */
     int lock_fd; /* flock'ed DIR/lock, -1 if none */
@@ -379,6 +380,9 @@ struct tsdb {
     pthread_cond_t bg_cv;
     bool bg_stop;
 };
+
+/* The storage interface of a store (head_append.c). */
+extern const storage_vt_t tsdb__storage_vt;
 
 /* The wall clock (opts.now_ms or im_now_ms). */
 int64_t tsdb__now_ms(const tsdb_t *db);
