@@ -132,8 +132,6 @@ run_rules_t *run_rules_start(const scrape_config_t *cfg, storage_t *store, promq
     rules_run_config_t rc = run_config(cfg, &dircopy);
     r->m = rules_manager_start(&ro, store, &rc);
     im_free(dircopy);
-    IM_INFO("Rule manager started", "groups=%zu external_url=%s", rules_manager_ngroups(r->m),
-            im_logq(r->external_url));
     if (http) {
         http_rules_hook_t h = {hook_rules, hook_alerts, r};
         http_server_set_rules_hook(http, &h);

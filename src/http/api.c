@@ -310,7 +310,7 @@ static enum MHD_Result do_series(http_server_t *s, http__req_t *r)
         uint64_t before = mset_errors(m.ms[i], m.n[i]);
         rc = q->vt->select(q, start, end, m.ms[i], m.n[i], NULL, &set, &err);
         if (rc == IM_OK && (rc = mset_check(m.ms[i], m.n[i], before, &err)) != IM_OK)
-            set->vt->free(set); /* checksrc: allow (vtable) */
+            set->vt->free(set);
         if (rc != IM_OK) break;
         for (size_t k = 0; k < set->n; k++) {
             if (nall == cap) {
@@ -319,7 +319,7 @@ static enum MHD_Result do_series(http_server_t *s, http__req_t *r)
             }
             all[nall++] = im_labels_ref(set->series[k].labels);
         }
-        set->vt->free(set); /* checksrc: allow (vtable) */
+        set->vt->free(set);
     }
     q->vt->close(q);
     msets_free(&m);

@@ -793,16 +793,6 @@ llm_status_t llm_family_status(const llm_family_t *f, const llm_version_t *v)
     return LLM_STATUS_CURRENT;
 }
 
-const llm_version_t *llm_family_status_version(const llm_family_t *f, llm_status_t st)
-{
-    switch (st) {
-    case LLM_STATUS_REMOVED: return &f->removed;
-    case LLM_STATUS_HIDDEN: return &f->hidden;
-    case LLM_STATUS_DEPRECATED: return &f->deprecated;
-    case LLM_STATUS_NOT_YET: return &f->first;
-    default: return NULL;
-    }
-}
 
 bool llm_family_has_sample(const llm_family_t *f, const char *name, size_t len)
 {

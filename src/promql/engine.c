@@ -7,6 +7,7 @@
  * those of Prometheus 2.53's step-by-step evaluation. */
 #include "util/base.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -325,12 +326,12 @@ im_rc promql__dedup(ev_t *ev, val_t *v)
 
 static void iter_close(storage_iter_t *it)
 {
-    it->vt->free(it); /* checksrc: allow (the backend's vtable method, not libc free) */
+    it->vt->free(it);
 }
 
 static void set_close(storage_series_set_t *set)
 {
-    set->vt->free(set); /* checksrc: allow (the backend's vtable method, not libc free) */
+    set->vt->free(set);
 }
 
 static uint64_t matcher_errors(const promql_vector_selector_t *vs)
@@ -380,6 +381,7 @@ static size_t iter_read_all(storage_iter_t *it, int64_t **pt, double **pv, size_
         }
         if (it->vt->read) {
             size_t got = it->vt->read(it, *pt + n, *pv + n, *pcap - n);
+            assert(got <= *pcap - n); /* storage.h: up to max */
             if (got == 0) break;
             n += got;
         } else {

@@ -699,7 +699,7 @@ static void restore_for_state(rules_manager_t *m, group_rt_t *g, int64_t ts)
                         t = tt;
                         v = vv;
                     }
-                    it->vt->free(it); /* checksrc: allow (vtable method) */
+                    it->vt->free(it);
                     if (t == UNSET || v <= 0) continue;
                     int64_t down_at = t / 1000 * 1000;
                     int64_t restored_active = (int64_t)v * 1000;
@@ -714,7 +714,7 @@ static void restore_for_state(rules_manager_t *m, group_rt_t *g, int64_t ts)
                     }
                     a->active_at = restored_active;
                 }
-                set->vt->free(set); /* checksrc: allow (vtable method) */
+                set->vt->free(set);
             }
             for (size_t k = 0; k < nms; k++) im_matcher_free(ms[k]);
             im_free(ms);

@@ -17,7 +17,12 @@
  * is appended through the sink before the next rule runs, so later rules of the
  * same evaluation see it (the sink's queryable must make it visible).
  *
- * Alert state (alerting.c) — invariants:
+ * Running (run.c). The daemon does not drive ticks itself: rules_manager_start
+ * loads rule files (globs relative to the config's directory) and generated
+ * files (the built-in LLM rules, src/llm/builtin.h), writes through a storage_t
+ * (storage/storage.h) and ticks on its own thread until rules_manager_stop.
+ *
+ * Alert state (manager.c) — invariants:
  *  1. one alert instance per distinct label set (after templating labels);
  *  2. inactive --(expr returns the series)--> pending --(active for >= for)-->
  *     firing; pending --(series gone)--> deleted; firing --(series gone for >=
@@ -28,8 +33,10 @@
  *     is found within for_outage_tolerance keeps its active-since time (shifted
  *     by the downtime), never firing sooner than for_grace_period after start.
  *
- * Thread-safety: a manager is used by one thread at a time except for
- * rules_manager_rules_json/alerts_json, which take the manager's lock. */
+ * Thread-safety: set_files, tick, next_ms, eval_group, stats and the JSON calls
+ * take the manager's lock and may come from any thread; the other calls (ngroups,
+ * group, visit_alerts, rule_error) are for the thread that sets the files and
+ * ticks (not for a manager from rules_manager_start, whose thread does both). */
 #ifndef IM_RULES_RULES_H
 #define IM_RULES_RULES_H
 

@@ -191,6 +191,8 @@ rules_manager_t *rules_manager_start(const rules_opts_t *opts, storage_t *store,
     r->next_check_ms = im_now_ms() + r->gen.recheck_ms;
     rules_manager_set_files(m, files, n);
     im_free(files);
+    IM_INFO("Rule manager started", "groups=%zu external_url=%s", rules_manager_ngroups(m),
+            im_logq(o.external_url ? o.external_url : ""));
     if (pthread_create(&r->thread, NULL, loop, m) != 0) {
         IM_ERROR("Cannot start the rule evaluation thread", NULL);
         abort();

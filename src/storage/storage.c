@@ -3,6 +3,8 @@
  * the fanout store that tees every appended sample to secondaries. */
 #include "util/base.h"
 
+#include <assert.h>
+
 #include "storage/storage.h"
 #include "util/mem.h"
 
@@ -178,6 +180,7 @@ static const storage_vt_t fanout_vt = {f_appender, f_queryable, f_series_labels,
 
 storage_t *storage_fanout_new(storage_t *primary, storage_t *const *secondaries, size_t n)
 {
+    assert(primary && (n == 0 || secondaries));
     fanout_t *f = im_calloc(1, sizeof *f);
     f->pub.vt = &fanout_vt;
     f->primary = primary;

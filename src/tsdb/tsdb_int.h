@@ -260,7 +260,6 @@ void tsdb__wal_close(tsdb__wal_t *w); /* fsyncs */
  * the WAL refuses all writes until reopened (wal.c invariant 7). */
 im_rc tsdb__wal_log(tsdb__wal_t *w, const uint8_t *rec, size_t len, im_err_t *err);
 im_rc tsdb__wal_sync(tsdb__wal_t *w, im_err_t *err);
-bool tsdb__wal_dirty(const tsdb__wal_t *w);
 /* Starts a sync that runs without the caller's lock: returns a dup of the current
  * segment's fd (the caller fdatasyncs and closes it) and marks the WAL clean, or
  * -1 when there is nothing to sync (or the WAL has failed). Caller holds
