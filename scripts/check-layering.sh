@@ -7,10 +7,16 @@
 # else is an upward (or sideways) dependency and fails, naming the symbol, the
 # object that uses it and the subsystem that defines it.
 #
-# usage: check-layering.sh SUB=LIB.a=DEP1,DEP2 ...   (CMake passes one per library)
+# With --src DIR first, it also checks the includes: a file in DIR/src/<sub>/ may
+# include headers of <sub> and of its allowed subsystems only (so a type or an
+# inline function from above is caught too, not only a call).
+#
+# usage: check-layering.sh [--src DIR] SUB=LIB.a=DEP1,DEP2 ...   (CMake passes one per library)
 set -euo pipefail
 declare -A lib deps
 order=()
+src=""
+if [ "${1:-}" = --src ]; then src=$2; shift 2; fi
 for a in "$@"; do
   sub=${a%%=*}; rest=${a#*=}
   lib[$sub]=${rest%%=*}; deps[$sub]=${rest#*=}
@@ -36,6 +42,17 @@ for sub in "${order[@]}"; do
     bad=1
   done < <(join "$work/$sub.undef" "$work/owners")
 done
+if [ -n "$src" ]; then
+  for sub in "${order[@]}"; do
+    ok=" $sub ${deps[$sub]//,/ } "
+    while IFS=: read -r file inc; do
+      case "$ok" in *" $inc "*) continue ;; esac
+      echo "layering: ${file#"$src"/} includes a header of $inc; $sub may use only:${deps[$sub]:- nothing} (IM_DEPS_$sub in CMakeLists.txt)"
+      bad=1
+    done < <(grep -HoE '^#include "[a-z_]+/' "$src/src/$sub"/*.[ch] 2>/dev/null |
+      sed -E 's/#include "([a-z_]+)\//\1/' | sort -u)
+  done
+fi
 if [ $bad = 1 ]; then
   echo "layering: upward dependencies found (see ARCHITECTURE.md, 'Layering')" >&2
   exit 1
