@@ -793,7 +793,6 @@ llm_status_t llm_family_status(const llm_family_t *f, const llm_version_t *v)
     return LLM_STATUS_CURRENT;
 }
 
-
 bool llm_family_has_sample(const llm_family_t *f, const char *name, size_t len)
 {
     for (int i = 0; i < f->nsamples; i++)

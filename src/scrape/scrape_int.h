@@ -16,7 +16,7 @@ void scrape__md5(const void *data, size_t len, unsigned char out[16]);
 typedef struct scrape__sent {
     uint64_t hash, check;  /* the key's hash: low half (places it), high half */
     const im_labels_t *ls; /* owned; NULL = dropped by metric relabelling */
-    storage_ref_t ref;        /* free entries: the next free index */
+    storage_ref_t ref;     /* free entries: the next free index */
     uint64_t seen, cur;    /* iterations: last committed with it (0 = never), last parsed */
     uint32_t gen;          /* target->gen when ls was computed */
     uint8_t over_limit;    /* ls breaks a label limit: every scrape with it fails */

@@ -387,4 +387,3 @@ void tsdb__strlist_finish(tsdb_strlist_t *l)
     }
     l->n = w;
 }
-

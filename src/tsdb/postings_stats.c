@@ -115,4 +115,3 @@ void tsdb_postings_stats(tsdb_t *db, size_t limit, tsdb_postings_stats_t *out)
     pthread_rwlock_unlock(&h->lock);
     for (size_t i = 0; i < IM_ARRAY_LEN(all); i++) im_free(all[i]->v);
 }
-

@@ -37,10 +37,10 @@ static void test_variants(void **state)
     (void)state;
     for (int names = LLM_NAMES_AUTO; names <= LLM_NAMES_NEW; names++) {
         llm_builtin_opts_t o = {.ttft_p95_target_seconds = 1.5,
-                                  .failure_ratio = 0.01,
-                                  .queue_waiting_threshold = 20,
-                                  .kv_cache_threshold = 0.85,
-                                  .names = (llm_names_t)names};
+                                .failure_ratio = 0.01,
+                                .queue_waiting_threshold = 20,
+                                .kv_cache_threshold = 0.85,
+                                .names = (llm_names_t)names};
         im_buf_t b;
         im_buf_init(&b, 0);
         llm_builtin_yaml(&o, &b);
@@ -55,7 +55,7 @@ static void test_variants(void **state)
         bool has_new = strstr(b.data, "vllm:kv_cache_usage_perc") != NULL;
         assert_true(names == LLM_NAMES_OLD   ? has_old && !has_new
                     : names == LLM_NAMES_NEW ? has_new && !has_old
-                                               : has_old && has_new);
+                                             : has_old && has_new);
         rules_file_free(rf);
         rules_errs_free(&errs);
         im_buf_free(&b);
