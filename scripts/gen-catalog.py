@@ -4,7 +4,7 @@
 Usage: scripts/gen-catalog.py OUT.c   (CMake runs it; the file is compiled into libim_llm)
 
 The one embedded copy of the vendored catalog, read by llm and sim alike (see
-src/llm/catalog_data.h):
+src/catalog/catalog_data.h):
  - each catalog/<name>.tsv as NUL-terminated bytes, which llm's catalog parser
    reads (src/llm/catalog.c);
  - the exposition tables the simulator renders from (llm_cat_*): names, types,
@@ -155,8 +155,8 @@ def main():
     outpath = sys.argv[1]
     out = ["/* Generated at build time by scripts/gen-catalog.py from catalog/: do not edit.\n"
            " * The embedded metric catalog: the TSVs as bytes (llm's parser) and the\n"
-           " * exposition tables (the simulator); see src/llm/catalog_data.h. */\n"
-           "#include \"util/base.h\"\n\n#include \"llm/catalog_data.h\"\n\n"]
+           " * exposition tables (the simulator); see src/catalog/catalog_data.h. */\n"
+           "#include \"util/base.h\"\n\n#include \"catalog/catalog_data.h\"\n\n"]
     for name in TSV_FILES:
         out.append(embed_bytes(name))
 

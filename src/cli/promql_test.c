@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "promql/parser.h"
 #include "promql/promql.h"
+#include "tsdb/tsdb.h"
 #include "util/fmtfloat.h"
 #include "util/timeutil.h"
 

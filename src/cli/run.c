@@ -218,7 +218,7 @@ int run_daemon(const run_opts_t *o)
     eng = promql_engine_new(&eo);
     scrape_manager_opts_t so;
     memset(&so, 0, sizeof so);
-    so.db = db;
+    so.storage = tsdb_storage(db);
     if (scrape_manager_new(&so, &d.sm, &err) != IM_OK ||
         scrape_manager_set_workers(d.sm, o->scrape_workers, &err) != IM_OK) {
         IM_ERROR("Starting the scrape manager failed", "err=%s", im_logq(err.msg));
@@ -233,7 +233,7 @@ int run_daemon(const run_opts_t *o)
     ho.web_config_file = o->web_config_file;
     ho.bcrypt_max = o->bcrypt_max;
     ho.bcrypt_wait_ms = o->bcrypt_wait_ms;
-    ho.db = db;
+    ho.storage = tsdb_storage(db);
     ho.engine = eng;
     ho.scrape = d.sm;
     ho.enable_lifecycle = o->enable_lifecycle;
@@ -259,7 +259,7 @@ int run_daemon(const run_opts_t *o)
                             .grace_period_ms = o->rules_grace_period_ms,
                             .resend_delay_ms = o->rules_resend_delay_ms,
                             .notify_queue_capacity = (size_t)o->notify_queue_capacity};
-    d.rules = run_rules_start(d.cfg, db, eng, d.http, &rro);
+    d.rules = run_rules_start(d.cfg, tsdb_storage(db), eng, d.http, &rro);
     scrape_manager_apply(d.sm, d.cfg);
     if (scrape_manager_start(d.sm, &err) != IM_OK) {
         IM_ERROR("Starting the scrape manager failed", "err=%s", im_logq(err.msg));

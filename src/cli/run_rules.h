@@ -1,8 +1,9 @@
-/* run_rules.h — rules and alerting inside the daemon (`infermon run`): loads
- * the config's rule_files (or the built-in LLM rules, llm.builtin_rules), runs
- * the rule manager on its own thread against the store, sends alerts to the
- * configured Alertmanagers, answers /api/v1/rules and /api/v1/alerts through
- * the HTTP server's hook and adds rule and notifier metrics to /metrics.
+/* run_rules.h — wiring of rules and alerting inside the daemon (`infermon
+ * run`): starts the rule runner (rules/rules.h, rules_manager_start) on the
+ * config's rule_files and the built-in LLM rules (llm/builtin.h,
+ * llm.builtin_rules) against the store, sends alerts to the configured
+ * Alertmanagers, answers /api/v1/rules and /api/v1/alerts through the HTTP
+ * server's hook and adds rule and notifier metrics to /metrics.
  * Called by run.c: start after the HTTP server, reload with the config, stop
  * before the store closes. */
 #ifndef IM_CLI_RUN_RULES_H
@@ -11,7 +12,7 @@
 #include "http/server.h"
 #include "promql/promql.h"
 #include "config/config.h"
-#include "tsdb/tsdb.h"
+#include "storage/storage.h"
 
 typedef struct run_rules run_rules_t;
 
@@ -25,7 +26,7 @@ typedef struct run_rules_opts {
 } run_rules_opts_t;
 
 /* Never fails: problems with rule files are logged and the rest runs. o may be NULL. */
-run_rules_t *run_rules_start(const scrape_config_t *cfg, tsdb_t *db, promql_engine_t *eng,
+run_rules_t *run_rules_start(const scrape_config_t *cfg, storage_t *store, promql_engine_t *eng,
                              http_server_t *http, const run_rules_opts_t *o);
 /* Applies a new configuration (rule files, alerting, llm thresholds); keeps the
  * previous rules if a rule file does not load. */

@@ -209,7 +209,7 @@ static enum MHD_Result do_query(http_server_t *s, http__req_t *r, bool range)
                                 rc == IM_ETIMEOUT ? "query timed out in query queue"
                                                   : "query was canceled in query queue");
     }
-    tsdb_queryable_t *qq = tsdb_queryable(s->opts.db);
+    storage_queryable_t *qq = storage_queryable(s->opts.storage);
     promql_result_t res;
     memset(&res, 0, sizeof res);
     int64_t t0 = im_mono_ns();
@@ -299,18 +299,18 @@ static enum MHD_Result do_series(http_server_t *s, http__req_t *r)
         msets_free(&m);
         return http__send_error(s, r, "bad_data", "no match[] parameter provided");
     }
-    tsdb_queryable_t *q = tsdb_queryable(s->opts.db);
+    storage_queryable_t *q = storage_queryable(s->opts.storage);
     const im_labels_t **all = NULL;
     size_t nall = 0, cap = 0;
     im_err_t err;
     im_err_clear(&err);
     im_rc rc = IM_OK;
     for (size_t i = 0; i < m.count && rc == IM_OK; i++) {
-        tsdb_series_set_t *set = NULL;
+        storage_series_set_t *set = NULL;
         uint64_t before = mset_errors(m.ms[i], m.n[i]);
         rc = q->vt->select(q, start, end, m.ms[i], m.n[i], NULL, &set, &err);
         if (rc == IM_OK && (rc = mset_check(m.ms[i], m.n[i], before, &err)) != IM_OK)
-            set->vt->free(set); /* checksrc: allow (vtable) */
+            set->vt->free(set);
         if (rc != IM_OK) break;
         for (size_t k = 0; k < set->n; k++) {
             if (nall == cap) {
@@ -319,7 +319,7 @@ static enum MHD_Result do_series(http_server_t *s, http__req_t *r)
             }
             all[nall++] = im_labels_ref(set->series[k].labels);
         }
-        set->vt->free(set); /* checksrc: allow (vtable) */
+        set->vt->free(set);
     }
     q->vt->close(q);
     msets_free(&m);
@@ -365,7 +365,7 @@ static enum MHD_Result do_labels(http_server_t *s, http__req_t *r, const char *v
     if (!get_time(s, r, "start", IM_MIN_TIME_MS, &start, &ret)) return ret;
     if (!get_time(s, r, "end", IM_MAX_TIME_MS, &end, &ret)) return ret;
     if (!get_match(s, r, &m, &ret)) return ret;
-    tsdb_queryable_t *q = tsdb_queryable(s->opts.db);
+    storage_queryable_t *q = storage_queryable(s->opts.storage);
     const im_istr_t **all = NULL;
     size_t nall = 0, cap = 0;
     im_err_t err;
@@ -373,14 +373,15 @@ static enum MHD_Result do_labels(http_server_t *s, http__req_t *r, const char *v
     im_rc rc = IM_OK;
     size_t rounds = m.count ? m.count : 1;
     for (size_t i = 0; i < rounds && rc == IM_OK; i++) {
-        tsdb_strlist_t l;
+        storage_strlist_t l;
         memset(&l, 0, sizeof l);
         im_matcher_t *const *ms = m.count ? m.ms[i] : NULL;
         size_t nms = m.count ? m.n[i] : 0;
         uint64_t before = mset_errors(ms, nms);
         rc = value_of ? q->vt->label_values(q, value_of, start, end, ms, nms, &l, &err)
                       : q->vt->label_names(q, start, end, ms, nms, &l, &err);
-        if (rc == IM_OK && (rc = mset_check(ms, nms, before, &err)) != IM_OK) tsdb_strlist_free(&l);
+        if (rc == IM_OK && (rc = mset_check(ms, nms, before, &err)) != IM_OK)
+            storage_strlist_free(&l);
         if (rc != IM_OK) break;
         for (size_t k = 0; k < l.n; k++) {
             if (nall == cap) {
@@ -389,7 +390,7 @@ static enum MHD_Result do_labels(http_server_t *s, http__req_t *r, const char *v
             }
             all[nall++] = im_istr_ref(l.v[k]);
         }
-        tsdb_strlist_free(&l);
+        storage_strlist_free(&l);
     }
     q->vt->close(q);
     msets_free(&m);
@@ -607,9 +608,9 @@ static enum MHD_Result do_status(http_server_t *s, http__req_t *r, const char *w
         bool ok = s->reload_ok;
         pthread_mutex_unlock(&s->mu);
         if (!getcwd(cwd, sizeof cwd)) snprintf(cwd, sizeof cwd, "?");
-        tsdb_stats_t ts;
+        storage_stats_t ts;
         memset(&ts, 0, sizeof ts);
-        tsdb_get_stats(s->opts.db, &ts);
+        storage_get_stats(s->opts.storage, &ts);
         (void)im_buf_printf(&b, "{\"startTime\":\"%s\",\"CWD\":", st);
         im_json_string(&b, cwd, strlen(cwd), IM_JSON_GO);
         (void)im_buf_printf(&b,
@@ -635,10 +636,10 @@ static enum MHD_Result do_status(http_server_t *s, http__req_t *r, const char *w
             }
             limit = (size_t)l;
         }
-        tsdb_stats_t ts;
-        tsdb_get_stats(s->opts.db, &ts);
-        tsdb_postings_stats_t ps;
-        tsdb_postings_stats(s->opts.db, limit, &ps);
+        storage_stats_t ts;
+        storage_get_stats(s->opts.storage, &ts);
+        storage_postings_stats_t ps;
+        storage_get_postings_stats(s->opts.storage, limit, &ps);
         (void)im_buf_printf(&b,
                             "{\"headStats\":{\"numSeries\":%llu,\"numLabelPairs\":%llu,"
                             "\"chunkCount\":%llu,\"minTime\":%lld,\"maxTime\":%lld}",
@@ -648,7 +649,7 @@ static enum MHD_Result do_status(http_server_t *s, http__req_t *r, const char *w
                             (long long)ts.head_maxt_ms);
         const struct {
             const char *key;
-            const tsdb_stat_t *v;
+            const storage_stat_t *v;
             size_t n;
         } lists[] = {
             {"seriesCountByMetricName", ps.series_by_metric, ps.nseries_by_metric},
@@ -669,7 +670,7 @@ static enum MHD_Result do_status(http_server_t *s, http__req_t *r, const char *w
             (void)im_buf_putc(&b, ']');
         }
         (void)im_buf_putc(&b, '}');
-        tsdb_postings_stats_free(&ps);
+        storage_postings_stats_free(&ps);
     } else {
         im_buf_free(&b);
         return http__send_text(s, r, 404, "404 page not found\n");

@@ -148,9 +148,9 @@ enum MHD_Result http__metrics(http_server_t *s, http__req_t *r)
             "file_sd files that failed to read.", (double)st.sd_file_errors);
     }
 
-    tsdb_stats_t ts;
+    storage_stats_t ts;
     memset(&ts, 0, sizeof ts);
-    tsdb_get_stats(s->opts.db, &ts);
+    storage_get_stats(s->opts.storage, &ts);
     one(&b, "infermon_tsdb_head_series", "gauge", "Series in the head block.",
         (double)ts.head_series);
     one(&b, "infermon_tsdb_head_chunks", "gauge", "Chunks in the head block.",

@@ -179,8 +179,8 @@ static im_rc decode_series(pb_t *ts, im_labels_builder_t *lb, rw_names_t *nm, rw
     return check_unique(nm, err);
 }
 
-im_rc http_remote_write_decode_append(tsdb_t *db, const char *body, size_t len, http_rw_stats_t *st,
-                                      im_err_t *err)
+im_rc http_remote_write_decode_append(storage_t *storage, const char *body, size_t len,
+                                      http_rw_stats_t *st, im_err_t *err)
 {
     memset(st, 0, sizeof *st);
     size_t ulen;
@@ -201,7 +201,7 @@ im_rc http_remote_write_decode_append(tsdb_t *db, const char *body, size_t len, 
     rw_sample_t *samples = NULL;
     size_t ns = 0, cap = 0;
     rw_names_t names = {NULL, 0, 0};
-    tsdb_appender_t *a = tsdb_appender(db);
+    storage_appender_t *a = storage_appender(storage);
     im_rc rc = IM_OK;
     while (b.p < b.end && rc == IM_OK) {
         uint64_t key;
@@ -227,10 +227,10 @@ im_rc http_remote_write_decode_append(tsdb_t *db, const char *body, size_t len, 
         }
         const im_labels_t *ls = im_lb_build(&lb);
         st->series++;
-        tsdb_ref_t ref = 0;
+        storage_ref_t ref = 0;
         for (size_t i = 0; i < ns && rc == IM_OK; i++) {
             im_rc arc =
-                tsdb_appender_add(a, ref, ref ? NULL : ls, samples[i].t, samples[i].v, &ref);
+                storage_appender_add(a, ref, ref ? NULL : ls, samples[i].t, samples[i].v, &ref);
             if (arc == IM_OK) {
                 st->samples++;
                 continue;
@@ -241,21 +241,21 @@ im_rc http_remote_write_decode_append(tsdb_t *db, const char *body, size_t len, 
                 st->duplicates++;
             else if (arc == IM_EOUTOFBOUNDS)
                 st->out_of_bounds++;
-            rc = im_err_set(err, arc, "%s", tsdb_appender_error(a)); /* names the limit */
+            rc = im_err_set(err, arc, "%s", storage_appender_error(a)); /* names the limit */
             im_buf_t lbuf;
             im_buf_init(&lbuf, 4096);
             (void)im_labels_format(ls, &lbuf);
             IM_ERROR("Out of order sample from remote write", "err=%s series=%s timestamp=%lld",
-                     im_logq(tsdb_appender_error(a)), im_logq(lbuf.data ? lbuf.data : ""),
+                     im_logq(storage_appender_error(a)), im_logq(lbuf.data ? lbuf.data : ""),
                      (long long)samples[i].t);
             im_buf_free(&lbuf);
         }
         im_labels_unref(ls);
     }
     if (rc == IM_OK) {
-        rc = tsdb_appender_commit(a, err);
+        rc = storage_appender_commit(a, err);
     } else {
-        tsdb_appender_rollback(a);
+        storage_appender_rollback(a);
         st->samples = 0;
     }
     im_free(samples);
@@ -270,7 +270,7 @@ enum MHD_Result http__remote_write(http_server_t *s, http__req_t *r)
     http_rw_stats_t st;
     im_err_t err;
     im_err_clear(&err);
-    im_rc rc = http_remote_write_decode_append(s->opts.db, r->body.data ? r->body.data : "",
+    im_rc rc = http_remote_write_decode_append(s->opts.storage, r->body.data ? r->body.data : "",
                                                r->body.len, &st, &err);
     pthread_mutex_lock(&s->mu);
     s->rw_requests++;

@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "http/http_int.h"
+#include "util/gzip.h"
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -168,26 +169,6 @@ static void free_cb(void *p)
     im_free(p);
 }
 
-bool http_gzip(const char *in, size_t n, int level, im_buf_t *out)
-{
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
-    size_t cap = deflateBound(&z, (uLong)n) + 32;
-    if (im_buf_reserve(out, cap) != IM_OK) {
-        deflateEnd(&z);
-        return false;
-    }
-    z.next_in = (Bytef *)in;
-    z.avail_in = (uInt)n;
-    z.next_out = (Bytef *)out->data;
-    z.avail_out = (uInt)cap;
-    int rc = deflate(&z, Z_FINISH);
-    out->len = z.total_out;
-    deflateEnd(&z);
-    return rc == Z_STREAM_END;
-}
-
 static void common_headers(http_server_t *s, http__req_t *r, struct MHD_Response *resp,
                            const char *ctype)
 {
@@ -203,7 +184,7 @@ enum MHD_Result http__send(http_server_t *s, http__req_t *r, unsigned code, cons
     if (r->gzip && b->len > 1024) {
         im_buf_t z;
         im_buf_init(&z, 0);
-        if (http_gzip(b->data, b->len, Z_DEFAULT_COMPRESSION, &z)) {
+        if (im_gzip(b->data, b->len, Z_DEFAULT_COMPRESSION, &z)) {
             im_buf_free(b);
             *b = z;
             gz = true;

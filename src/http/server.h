@@ -36,7 +36,7 @@
 #include "promql/promql.h"
 #include "config/config.h"
 #include "scrape/scrape.h"
-#include "tsdb/tsdb.h"
+#include "storage/storage.h"
 #include "util/base.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -74,7 +74,7 @@ typedef struct http_lifecycle {
 typedef struct http_server_opts {
     const char *listen_address;  /* "[host]:port"; ":9470" = all interfaces */
     const char *web_config_file; /* Prometheus web-config (TLS, basic auth); NULL = none */
-    tsdb_t *db;                  /* borrowed */
+    storage_t *storage;          /* borrowed */
     promql_engine_t *engine;     /* borrowed */
     scrape_manager_t *scrape;    /* borrowed, may be NULL */
     bool enable_lifecycle;
@@ -110,10 +110,6 @@ void http_server_add_metrics_hook(http_server_t *s, void (*fn)(void *ud, im_buf_
 
 /* ---- Pieces exposed for tests ---- */
 
-/* Gzips in[0, n) into out (a gzip stream, zlib level: Z_DEFAULT_COMPRESSION for
- * API answers, 1 for the simulator's hot /metrics). Returns false on a zlib error
- * (out then holds nothing useful). Also used by src/sim's server. */
-bool http_gzip(const char *in, size_t n, int level, im_buf_t *out);
 /* Prometheus' timestamp: seconds, with ".mmm" when the ms part is not zero. */
 void http_json_timestamp(im_buf_t *out, int64_t t_ms);
 /* Writes a whole API answer for a result ({"status":"success","data":{...}}). */
@@ -124,7 +120,7 @@ void http_json_result(im_buf_t *out, const promql_result_t *r);
 typedef struct http_rw_stats {
     uint64_t samples, series, out_of_order, duplicates, out_of_bounds;
 } http_rw_stats_t;
-im_rc http_remote_write_decode_append(tsdb_t *db, const char *body, size_t len, http_rw_stats_t *st,
-                                      im_err_t *err);
+im_rc http_remote_write_decode_append(storage_t *storage, const char *body, size_t len,
+                                      http_rw_stats_t *st, im_err_t *err);
 
 #endif

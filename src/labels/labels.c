@@ -1,6 +1,7 @@
 /* labels.c — immutable, interned, sorted label sets and their builder. */
 #include "util/base.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 
@@ -62,6 +63,9 @@ static const im_labels_t *make_set(const im_label_t *l, uint32_t n)
     ls->refs = 1;
     ls->n = n;
     for (uint32_t i = 0; i < n; i++) {
+        /* the header's invariants: sorted by name, names unique, no empty value */
+        assert(i == 0 || cmp_istr(l[i - 1].name, l[i].name) < 0);
+        assert(l[i].value->len > 0);
         ls->l[i].name = im_istr_ref(l[i].name);
         ls->l[i].value = im_istr_ref(l[i].value);
     }

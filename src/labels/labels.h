@@ -2,8 +2,10 @@
  *
  * A label set (im_labels_t) is an immutable array of (name, value) pairs of
  * interned strings, sorted by name (byte order), names unique, with a precomputed
- * 64-bit hash. `__name__` is the metric name and sorts first among common names
- * because '_' < 'a'... not always: sorting is plain byte order, as Prometheus'.
+ * 64-bit hash. `__name__` is the metric name. Sorting is plain byte order, as
+ * Prometheus': `__name__` comes before names that start with a lowercase letter
+ * but after those that start with an uppercase one ('A'-'Z' < '_' < 'a'), so
+ * code must look it up, never assume it is first.
  * Empty values are not stored (a label with an empty value is the same as no label).
  *
  * Ownership: im_labels_t is refcounted; every function returning one gives the

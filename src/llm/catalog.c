@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "llm/catalog.h"
-#include "llm/catalog_data.h"
+#include "catalog/catalog_data.h"
 #include "util/fmtfloat.h"
 #include "util/hash.h"
 
@@ -793,17 +793,6 @@ llm_status_t llm_family_status(const llm_family_t *f, const llm_version_t *v)
     return LLM_STATUS_CURRENT;
 }
 
-const llm_version_t *llm_family_status_version(const llm_family_t *f, llm_status_t st)
-{
-    switch (st) {
-    case LLM_STATUS_REMOVED: return &f->removed;
-    case LLM_STATUS_HIDDEN: return &f->hidden;
-    case LLM_STATUS_DEPRECATED: return &f->deprecated;
-    case LLM_STATUS_NOT_YET: return &f->first;
-    default: return NULL;
-    }
-}
-
 bool llm_family_has_sample(const llm_family_t *f, const char *name, size_t len)
 {
     for (int i = 0; i < f->nsamples; i++)
@@ -827,11 +816,4 @@ size_t llm_family_sample_name(const llm_family_t *f, llm_suffix_t s, char *buf, 
 {
     int n = snprintf(buf, cap, "%s%s", f->base, llm_suffix_str(s));
     return n < 0 ? 0 : (size_t)n;
-}
-
-const llm_cat_family_t *llm_cat_find(const llm_cat_family_t *tab, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(tab[i].name, name) == 0) return &tab[i];
-    return NULL;
 }

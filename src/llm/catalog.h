@@ -4,7 +4,7 @@
  * Contract.
  *  1. The data is the vendored catalog/<name>.tsv (see catalog/README.md),
  *     embedded in the binary at build time (scripts/gen-catalog.py;
- *     llm/catalog_data.h, the one embedded copy, which the simulator reads too)
+ *     catalog/catalog_data.h, the one embedded copy, which the simulator reads too)
  *     and parsed once, on the first call to llm_catalog_get(), into a read-only
  *     table that lives until the process ends (thread-safe after that first
  *     call; call it once from the main thread before starting others). Families
@@ -173,8 +173,6 @@ bool llm_catalog_history(const llm_catalog_t *c, const char *name, size_t len, l
 
 /* Status of a vLLM family at version v (non-vLLM families are always CURRENT). */
 llm_status_t llm_family_status(const llm_family_t *f, const llm_version_t *v);
-/* The version the status took effect (NULL for CURRENT). */
-const llm_version_t *llm_family_status_version(const llm_family_t *f, llm_status_t st);
 
 /* Is the exposed sample name one the family has (e.g. "_bucket" of a histogram)? */
 bool llm_family_has_sample(const llm_family_t *f, const char *name, size_t len);

@@ -64,7 +64,6 @@ im_rc lint_names_load_config(lint_names_t *n, const char *yml, size_t len, im_er
 /* Scrape interval for range-too-short when the sources do not say (0 = unknown). */
 void lint_names_set_scrape_interval(lint_names_t *n, int64_t ms);
 lint_source_kind_t lint_names_kind(const lint_names_t *n);
-size_t lint_names_count(const lint_names_t *n);
 bool lint_names_has(const lint_names_t *n, const char *name, size_t len);
 /* The vLLM version the sources imply (lower bound from the newest family they
  * expose), or the catalog's version; known=false when no vLLM name is exposed. */

@@ -615,11 +615,6 @@ lint_source_kind_t lint_names_kind(const lint_names_t *n)
     return n->kind;
 }
 
-size_t lint_names_count(const lint_names_t *n)
-{
-    return n->count;
-}
-
 bool lint_names_has(const lint_names_t *n, const char *name, size_t len)
 {
     return lint__names_get(n, name, len) != NULL;

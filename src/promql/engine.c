@@ -7,6 +7,7 @@
  * those of Prometheus 2.53's step-by-step evaluation. */
 #include "util/base.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -323,14 +324,14 @@ im_rc promql__dedup(ev_t *ev, val_t *v)
 
 /* ---- Vector selectors ---- */
 
-static void iter_close(tsdb_iter_t *it)
+static void iter_close(storage_iter_t *it)
 {
-    it->vt->free(it); /* checksrc: allow (the backend's vtable method, not libc free) */
+    it->vt->free(it);
 }
 
-static void set_close(tsdb_series_set_t *set)
+static void set_close(storage_series_set_t *set)
 {
-    set->vt->free(set); /* checksrc: allow (the backend's vtable method, not libc free) */
+    set->vt->free(set);
 }
 
 static uint64_t matcher_errors(const promql_vector_selector_t *vs)
@@ -343,7 +344,7 @@ static uint64_t matcher_errors(const promql_vector_selector_t *vs)
 /* The backend's select, failing when a regex matcher exceeded the regex limit while
  * selecting (labels/regex.h): its "not selected" answer would make a wrong result. */
 static im_rc select_series(ev_t *ev, int64_t mint, int64_t maxt, const promql_vector_selector_t *vs,
-                           const tsdb_select_hints_t *hints, tsdb_series_set_t **out)
+                           const storage_select_hints_t *hints, storage_series_set_t **out)
 {
     uint64_t before = matcher_errors(vs);
     im_rc rc =
@@ -368,7 +369,7 @@ static im_rc select_series(ev_t *ev, int64_t mint, int64_t maxt, const promql_ve
 /* Reads every remaining sample of it into (*pt, *pv) (capacity *pcap, grown as
  * needed) from index 0 and returns how many: one call per batch through the
  * optional bulk read, else next/at per sample. */
-static size_t iter_read_all(tsdb_iter_t *it, int64_t **pt, double **pv, size_t *pcap)
+static size_t iter_read_all(storage_iter_t *it, int64_t **pt, double **pv, size_t *pcap)
 {
     size_t n = 0;
     for (;;) {
@@ -380,6 +381,7 @@ static size_t iter_read_all(tsdb_iter_t *it, int64_t **pt, double **pv, size_t *
         }
         if (it->vt->read) {
             size_t got = it->vt->read(it, *pt + n, *pv + n, *pcap - n);
+            assert(got <= *pcap - n); /* storage.h: up to max */
             if (got == 0) break;
             n += got;
         } else {
@@ -393,11 +395,11 @@ static size_t iter_read_all(tsdb_iter_t *it, int64_t **pt, double **pv, size_t *
 
 /* All of series si's samples into (*pt, *pv) from index 0: through the backend's
  * read_series when it has one, else an iterator. */
-static size_t series_read_all(tsdb_series_set_t *set, size_t si, int64_t **pt, double **pv,
+static size_t series_read_all(storage_series_set_t *set, size_t si, int64_t **pt, double **pv,
                               size_t *pcap)
 {
     if (set->vt->read_series) return set->vt->read_series(set, si, pt, pv, pcap);
-    tsdb_iter_t *it = set->vt->iter(set, si);
+    storage_iter_t *it = set->vt->iter(set, si);
     size_t n = iter_read_all(it, pt, pv, pcap);
     iter_close(it);
     return n;
@@ -423,8 +425,8 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
     int64_t fixed_t = fixed ? at_time(ev, vs->at, vs->at_ms) : 0;
     int64_t first = ts_sub(fixed ? fixed_t : ev->start, vs->offset_ms);
     int64_t last = ts_sub(fixed ? fixed_t : ev_ts(ev, ev->nsteps - 1), vs->offset_ms);
-    tsdb_series_set_t *set = NULL;
-    tsdb_select_hints_t hints = {.step_ms = ev->step};
+    storage_series_set_t *set = NULL;
+    storage_select_hints_t hints = {.step_ms = ev->step};
     im_rc rc = select_series(ev, ts_sub(first, ev->lookback), last, vs, &hints, &set);
     if (rc != IM_OK) return rc;
     size_t nsteps = ev->nsteps;
@@ -443,7 +445,7 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
             if ((k & 4095) == 4095 && (rc = promql__check(ev)) != IM_OK) break;
             int64_t ref = ts_sub(fixed ? fixed_t : ev_ts(ev, k), vs->offset_ms);
             while (j < n && bt[j] <= ref) j++;
-            if (j > 0 && bt[j - 1] >= ts_sub(ref, ev->lookback) && !tsdb_is_stale(bv[j - 1])) {
+            if (j > 0 && bt[j - 1] >= ts_sub(ref, ev->lookback) && !storage_is_stale(bv[j - 1])) {
                 s->has[k] = 1;
                 s->v[k] = want_ts ? (double)bt[j - 1] / 1000.0 : bv[j - 1];
                 npts++;
@@ -483,7 +485,7 @@ struct rsrc {
     bool fixed;
     int64_t fixed_t;
     /* matrix selector */
-    tsdb_series_set_t *set;
+    storage_series_set_t *set;
     size_t next;
     /* subquery: the inner evaluation */
     val_t inner;
@@ -571,7 +573,7 @@ im_rc promql__rsrc_open(ev_t *ev, const promql_expr_t *e, rsrc_t **out)
         r->fixed_t = r->fixed ? at_time(ev, vs->at, vs->at_ms) : 0;
         int64_t first = ts_sub(ts_sub(r->fixed ? r->fixed_t : ev->start, r->offset), r->range);
         int64_t last = ts_sub(r->fixed ? r->fixed_t : ev_ts(ev, ev->nsteps - 1), r->offset);
-        tsdb_select_hints_t hints = {.step_ms = ev->step};
+        storage_select_hints_t hints = {.step_ms = ev->step};
         rc = select_series(ev, first, last, vs, &hints, &r->set);
     } else if (e->kind == PROMQL_NODE_SUBQUERY) {
         const promql_subquery_t *sq = &e->u.sq;
@@ -641,9 +643,9 @@ size_t promql__rsrc_read(rsrc_t *r, size_t si, int64_t **pt, double **pv, size_t
     int64_t *t = *pt;
     double *v = *pv;
     size_t cnt = 0; /* stale markers dropped in place */
-    while (cnt < all && !tsdb_is_stale(v[cnt])) cnt++;
+    while (cnt < all && !storage_is_stale(v[cnt])) cnt++;
     for (size_t k = cnt; k < all; k++) {
-        if (tsdb_is_stale(v[k])) continue;
+        if (storage_is_stale(v[k])) continue;
         t[cnt] = t[k];
         v[cnt] = v[k];
         cnt++;
@@ -832,7 +834,7 @@ static void finish_warnings(ev_t *ev, promql_result_t *res)
     res->nwarnings = n;
 }
 
-im_rc promql_eval(const promql_engine_t *eng, tsdb_queryable_t *q, const promql_expr_t *expr,
+im_rc promql_eval(const promql_engine_t *eng, storage_queryable_t *q, const promql_expr_t *expr,
                   const promql_query_params_t *p, promql_result_t *res, im_err_t *err)
 {
     memset(res, 0, sizeof *res);
@@ -955,14 +957,15 @@ done:
     return rc;
 }
 
-im_rc promql_eval_instant(const promql_engine_t *e, tsdb_queryable_t *q, const promql_expr_t *expr,
-                          int64_t t_ms, promql_result_t *out, im_err_t *err)
+im_rc promql_eval_instant(const promql_engine_t *e, storage_queryable_t *q,
+                          const promql_expr_t *expr, int64_t t_ms, promql_result_t *out,
+                          im_err_t *err)
 {
     promql_query_params_t p = {.start_ms = t_ms, .end_ms = t_ms, .step_ms = 1, .instant = true};
     return promql_eval(e, q, expr, &p, out, err);
 }
 
-im_rc promql_eval_range(const promql_engine_t *e, tsdb_queryable_t *q, const promql_expr_t *expr,
+im_rc promql_eval_range(const promql_engine_t *e, storage_queryable_t *q, const promql_expr_t *expr,
                         int64_t start_ms, int64_t end_ms, int64_t step_ms, promql_result_t *out,
                         im_err_t *err)
 {

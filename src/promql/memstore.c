@@ -5,7 +5,7 @@
  * each has one growable array of samples. Samples may be added out of order: a
  * series is sorted (stable, later duplicates win) the first time a query reads
  * it after a change. The label-sorted order of series is likewise rebuilt lazily.
- * Implements tsdb_queryable_vt_t (select, label_names, label_values); the
+ * Implements storage_queryable_vt_t (select, label_names, label_values); the
  * queryable is borrowed from the store and must not be used across changes. */
 #include "util/base.h"
 
@@ -26,7 +26,7 @@ typedef struct ms_series {
 } ms_series_t;
 
 struct promql_memstore {
-    tsdb_queryable_t q; /* must be first */
+    storage_queryable_t q; /* must be first */
     ms_series_t *series;
     size_t nseries, capseries;
     uint32_t *table; /* index+1 into series; 0 = empty */
@@ -36,18 +36,18 @@ struct promql_memstore {
 };
 
 typedef struct ms_set {
-    tsdb_series_set_t set;
+    storage_series_set_t set;
     int64_t mint, maxt;
 } ms_set_t;
 
 typedef struct ms_iter {
-    tsdb_iter_t it;
+    storage_iter_t it;
     const ms_sample_t *s;
     size_t i, end; /* current index (valid when started), one past the last */
     bool started;
 } ms_iter_t;
 
-static const tsdb_queryable_vt_t memstore_vt;
+static const storage_queryable_vt_t memstore_vt;
 
 static void table_grow(promql_memstore_t *m)
 {
@@ -196,7 +196,7 @@ static size_t lower_bound(const ms_sample_t *s, size_t n, int64_t t)
 
 /* ---- Iterator ---- */
 
-static bool it_next(tsdb_iter_t *it)
+static bool it_next(storage_iter_t *it)
 {
     ms_iter_t *m = (ms_iter_t *)it;
     if (!m->started)
@@ -206,7 +206,7 @@ static bool it_next(tsdb_iter_t *it)
     return m->i < m->end;
 }
 
-static bool it_seek(tsdb_iter_t *it, int64_t t_ms)
+static bool it_seek(storage_iter_t *it, int64_t t_ms)
 {
     ms_iter_t *m = (ms_iter_t *)it;
     m->started = true;
@@ -216,25 +216,25 @@ static bool it_seek(tsdb_iter_t *it, int64_t t_ms)
     return m->i < m->end;
 }
 
-static void it_at(tsdb_iter_t *it, int64_t *t_ms, double *v)
+static void it_at(storage_iter_t *it, int64_t *t_ms, double *v)
 {
     ms_iter_t *m = (ms_iter_t *)it;
     *t_ms = m->s[m->i].t;
     *v = m->s[m->i].v;
 }
 
-static void it_free(tsdb_iter_t *it)
+static void it_free(storage_iter_t *it)
 {
     im_free(it);
 }
 
 /* No bulk read: the engine's next/at fallback stays exercised by every test that
  * runs over this store. */
-static const tsdb_iter_vt_t ms_iter_vt = {it_next, it_seek, it_at, it_free, NULL};
+static const storage_iter_vt_t ms_iter_vt = {it_next, it_seek, it_at, it_free, NULL};
 
 /* ---- Series set ---- */
 
-static tsdb_iter_t *set_iter(tsdb_series_set_t *set, size_t i)
+static storage_iter_t *set_iter(storage_series_set_t *set, size_t i)
 {
     ms_set_t *ss = (ms_set_t *)set;
     const ms_series_t *s = set->series[i].priv;
@@ -248,14 +248,14 @@ static tsdb_iter_t *set_iter(tsdb_series_set_t *set, size_t i)
     return &it->it;
 }
 
-static void set_free(tsdb_series_set_t *set)
+static void set_free(storage_series_set_t *set)
 {
     for (size_t i = 0; i < set->n; i++) im_labels_unref(set->series[i].labels);
     im_free(set->series);
     im_free(set);
 }
 
-static const tsdb_series_set_vt_t ms_set_vt = {set_iter, set_free, NULL}; /* iterators only */
+static const storage_series_set_vt_t ms_set_vt = {set_iter, set_free, NULL}; /* iterators only */
 
 static bool has_sample_in(const ms_series_t *s, int64_t mint, int64_t maxt)
 {
@@ -263,8 +263,8 @@ static bool has_sample_in(const ms_series_t *s, int64_t mint, int64_t maxt)
     return i < s->n && s->s[i].t <= maxt;
 }
 
-static im_rc ms_select(tsdb_queryable_t *q, int64_t mint, int64_t maxt, im_matcher_t *const *ms,
-                       size_t nms, const tsdb_select_hints_t *hints, tsdb_series_set_t **out,
+static im_rc ms_select(storage_queryable_t *q, int64_t mint, int64_t maxt, im_matcher_t *const *ms,
+                       size_t nms, const storage_select_hints_t *hints, storage_series_set_t **out,
                        im_err_t *err)
 {
     promql_memstore_t *m = (promql_memstore_t *)q;
@@ -290,7 +290,7 @@ static im_rc ms_select(tsdb_queryable_t *q, int64_t mint, int64_t maxt, im_match
             cap = cap ? cap * 2 : 16;
             ss->set.series = im_realloc(ss->set.series, cap * sizeof *ss->set.series);
         }
-        ss->set.series[ss->set.n++] = (tsdb_series_t){im_labels_ref(s->labels), s};
+        ss->set.series[ss->set.n++] = (storage_series_t){im_labels_ref(s->labels), s};
     }
     *out = &ss->set;
     return IM_OK;
@@ -307,7 +307,7 @@ static int cmp_istr_ptr(const void *a, const void *b)
     return x->len < y->len ? -1 : (x->len > y->len);
 }
 
-static void strlist_add(tsdb_strlist_t *l, size_t *cap, const im_istr_t *s)
+static void strlist_add(storage_strlist_t *l, size_t *cap, const im_istr_t *s)
 {
     for (size_t i = 0; i < l->n; i++)
         if (l->v[i] == s) return;
@@ -319,7 +319,7 @@ static void strlist_add(tsdb_strlist_t *l, size_t *cap, const im_istr_t *s)
 }
 
 static im_rc ms_labels(promql_memstore_t *m, const char *name, int64_t mint, int64_t maxt,
-                       im_matcher_t *const *ms, size_t nms, tsdb_strlist_t *out)
+                       im_matcher_t *const *ms, size_t nms, storage_strlist_t *out)
 {
     size_t cap = 0;
     out->v = NULL;
@@ -341,30 +341,31 @@ static im_rc ms_labels(promql_memstore_t *m, const char *name, int64_t mint, int
     return IM_OK;
 }
 
-static im_rc ms_label_names(tsdb_queryable_t *q, int64_t mint, int64_t maxt,
-                            im_matcher_t *const *ms, size_t nms, tsdb_strlist_t *out, im_err_t *err)
+static im_rc ms_label_names(storage_queryable_t *q, int64_t mint, int64_t maxt,
+                            im_matcher_t *const *ms, size_t nms, storage_strlist_t *out,
+                            im_err_t *err)
 {
     IM_UNUSED(err);
     return ms_labels((promql_memstore_t *)q, NULL, mint, maxt, ms, nms, out);
 }
 
-static im_rc ms_label_values(tsdb_queryable_t *q, const char *name, int64_t mint, int64_t maxt,
-                             im_matcher_t *const *ms, size_t nms, tsdb_strlist_t *out,
+static im_rc ms_label_values(storage_queryable_t *q, const char *name, int64_t mint, int64_t maxt,
+                             im_matcher_t *const *ms, size_t nms, storage_strlist_t *out,
                              im_err_t *err)
 {
     IM_UNUSED(err);
     return ms_labels((promql_memstore_t *)q, name, mint, maxt, ms, nms, out);
 }
 
-static void ms_close(tsdb_queryable_t *q)
+static void ms_close(storage_queryable_t *q)
 {
     IM_UNUSED(q);
 }
 
-static const tsdb_queryable_vt_t memstore_vt = {ms_select, ms_label_names, ms_label_values,
-                                                ms_close};
+static const storage_queryable_vt_t memstore_vt = {ms_select, ms_label_names, ms_label_values,
+                                                   ms_close};
 
-tsdb_queryable_t *promql_memstore_queryable(promql_memstore_t *m)
+storage_queryable_t *promql_memstore_queryable(promql_memstore_t *m)
 {
     return &m->q;
 }

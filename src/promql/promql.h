@@ -2,14 +2,14 @@
  *
  * Semantics are Prometheus 2.53's (float samples; native histograms are not
  * supported yet). The parser (promql/parser.h) turns text into an AST
- * (promql/ast.h); this engine evaluates an AST over a tsdb_queryable_t (the local
+ * (promql/ast.h); this engine evaluates an AST over a storage_queryable_t (the local
  * store, or the in-memory store below for tests).
  *
  * Evaluation model. An instant query at t is a range query with start = end = t.
  * A range query evaluates the expression at every step start, start+step, …, end
  * with the same answers Prometheus gives:
  *  - instant vector selectors take, per step t, the newest sample in
- *    [t - lookback_delta, t]; a staleness marker (tsdb_is_stale) as the newest
+ *    [t - lookback_delta, t]; a staleness marker (storage_is_stale) as the newest
  *    sample hides the series;
  *  - range selectors and subqueries take the samples in [t - range, t] (both ends
  *    included, as in 2.x), staleness markers dropped;
@@ -51,7 +51,7 @@
 
 #include "labels/labels.h"
 #include "promql/ast.h"
-#include "tsdb/tsdb.h"
+#include "storage/storage.h"
 #include "util/arena.h"
 #include "util/base.h"
 #include "util/buf.h"
@@ -134,11 +134,12 @@ typedef struct promql_query_params {
 /* Evaluates expr (borrowed, not modified; it may be evaluated concurrently) over
  * q. On success *out (caller-provided, uninitialised) holds the result, which the
  * caller frees with promql_result_free; on error *out is empty and err says why. */
-im_rc promql_eval(const promql_engine_t *e, tsdb_queryable_t *q, const promql_expr_t *expr,
+im_rc promql_eval(const promql_engine_t *e, storage_queryable_t *q, const promql_expr_t *expr,
                   const promql_query_params_t *p, promql_result_t *out, im_err_t *err);
-im_rc promql_eval_instant(const promql_engine_t *e, tsdb_queryable_t *q, const promql_expr_t *expr,
-                          int64_t t_ms, promql_result_t *out, im_err_t *err);
-im_rc promql_eval_range(const promql_engine_t *e, tsdb_queryable_t *q, const promql_expr_t *expr,
+im_rc promql_eval_instant(const promql_engine_t *e, storage_queryable_t *q,
+                          const promql_expr_t *expr, int64_t t_ms, promql_result_t *out,
+                          im_err_t *err);
+im_rc promql_eval_range(const promql_engine_t *e, storage_queryable_t *q, const promql_expr_t *expr,
                         int64_t start_ms, int64_t end_ms, int64_t step_ms, promql_result_t *out,
                         im_err_t *err);
 
@@ -177,7 +178,7 @@ void promql_memstore_clear(promql_memstore_t *m);
 void promql_memstore_add(promql_memstore_t *m, const im_labels_t *labels, int64_t t_ms, double v);
 /* A queryable over the store, borrowed: valid until the store is freed or
  * changed; its close is a no-op. */
-tsdb_queryable_t *promql_memstore_queryable(promql_memstore_t *m);
+storage_queryable_t *promql_memstore_queryable(promql_memstore_t *m);
 size_t promql_memstore_series(const promql_memstore_t *m);
 
 /* ---- Test-script runner (Prometheus' promqltest language) ---- */

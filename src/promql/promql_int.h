@@ -48,7 +48,7 @@ typedef struct ev ev_t;
 
 struct ev {
     const promql_engine_t *eng;
-    tsdb_queryable_t *q;
+    storage_queryable_t *q;
     int64_t start, end, step; /* evaluation times: start + i*step, i < nsteps */
     size_t nsteps;
     int64_t qstart, qend; /* the query's start/end (for @ start()/end()) */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "promql/promql.h"
-#include "tsdb/tsdb.h"
+#include "storage/storage.h"
 #include "util/fmtfloat.h"
 
 #define MAX_TIMES 10000000 /* one xN may not expand beyond this */
@@ -63,7 +63,7 @@ bool promql_series_values(const char *s, size_t slen, promql_seqval_t **vals, si
             omitted = true;
             add = has_times ? times : 1;
         } else if (len == 5 && memcmp(st, "stale", 5) == 0) {
-            start = tsdb_stale_nan();
+            start = storage_stale_nan();
             add = 1;
         } else {
             /* start[(+|-)step], a sign allowed on start and in exponents */

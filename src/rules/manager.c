@@ -26,6 +26,7 @@
 
 #include "promql/parser.h"
 #include "rules/rules.h"
+#include "rules/rules_int.h"
 #include "rules/template.h"
 #include "util/fmtfloat.h"
 #include "util/log.h"
@@ -77,7 +78,13 @@ struct rules_manager {
     size_t ngroups;
     pthread_mutex_t mu;
     rules_stats_t stats;
+    rules__run_t *run; /* the evaluation thread (run.c) when started; owned */
 };
+
+rules__run_t **rules__run_slot(rules_manager_t *m)
+{
+    return &m->run;
+}
 
 /* ---- helpers ---- */
 
@@ -131,6 +138,7 @@ static void free_groups(group_rt_t *gs, size_t n)
 void rules_manager_free(rules_manager_t *m)
 {
     if (!m) return;
+    if (m->run) rules__run_end(m); /* started: stop the thread first */
     free_groups(m->groups, m->ngroups);
     for (size_t i = 0; i < m->nfiles; i++) rules_file_free(m->files[i]);
     im_free(m->files);
@@ -343,7 +351,7 @@ static void write_series(rules_manager_t *m, rule_rt_t *rt, qsample_t *vec, size
         bool still = false;
         for (size_t j = 0; j < n && !still; j++)
             still = im_labels_equal(rt->prev[i], vec[j].labels);
-        if (!still) append_sample(m, rt->prev[i], t, tsdb_stale_nan());
+        if (!still) append_sample(m, rt->prev[i], t, storage_stale_nan());
         im_labels_unref(rt->prev[i]);
     }
     im_free(rt->prev);
@@ -674,24 +682,24 @@ static void restore_for_state(rules_manager_t *m, group_rt_t *g, int64_t ts)
                                    &err) == IM_OK)
                     nms++;
             }
-            tsdb_series_set_t *set = NULL;
+            storage_series_set_t *set = NULL;
             im_err_t err;
-            tsdb_queryable_t *q = m->opts.storage.queryable;
+            storage_queryable_t *q = m->opts.storage.queryable;
             if (q && q->vt->select(q, mint, ts, ms, nms, NULL, &set, &err) == IM_OK && set) {
                 for (size_t s = 0; s < set->n; s++) {
                     if (!im_labels_equal(set->series[s].labels, want)) continue;
-                    tsdb_iter_t *it = set->vt->iter(set, s);
+                    storage_iter_t *it = set->vt->iter(set, s);
                     int64_t t = UNSET;
                     double v = 0;
                     while (it->vt->next(it)) {
                         int64_t tt;
                         double vv;
                         it->vt->at(it, &tt, &vv);
-                        if (tsdb_is_stale(vv)) continue;
+                        if (storage_is_stale(vv)) continue;
                         t = tt;
                         v = vv;
                     }
-                    it->vt->free(it); /* checksrc: allow (vtable method) */
+                    it->vt->free(it);
                     if (t == UNSET || v <= 0) continue;
                     int64_t down_at = t / 1000 * 1000;
                     int64_t restored_active = (int64_t)v * 1000;
@@ -706,7 +714,7 @@ static void restore_for_state(rules_manager_t *m, group_rt_t *g, int64_t ts)
                     }
                     a->active_at = restored_active;
                 }
-                set->vt->free(set); /* checksrc: allow (vtable method) */
+                set->vt->free(set);
             }
             for (size_t k = 0; k < nms; k++) im_matcher_free(ms[k]);
             im_free(ms);

@@ -17,7 +17,12 @@
  * is appended through the sink before the next rule runs, so later rules of the
  * same evaluation see it (the sink's queryable must make it visible).
  *
- * Alert state (alerting.c) — invariants:
+ * Running (run.c). The daemon does not drive ticks itself: rules_manager_start
+ * loads rule files (globs relative to the config's directory) and generated
+ * files (the built-in LLM rules, src/llm/builtin.h), writes through a storage_t
+ * (storage/storage.h) and ticks on its own thread until rules_manager_stop.
+ *
+ * Alert state (manager.c) — invariants:
  *  1. one alert instance per distinct label set (after templating labels);
  *  2. inactive --(expr returns the series)--> pending --(active for >= for)-->
  *     firing; pending --(series gone)--> deleted; firing --(series gone for >=
@@ -28,8 +33,10 @@
  *     is found within for_outage_tolerance keeps its active-since time (shifted
  *     by the downtime), never firing sooner than for_grace_period after start.
  *
- * Thread-safety: a manager is used by one thread at a time except for
- * rules_manager_rules_json/alerts_json, which take the manager's lock. */
+ * Thread-safety: set_files, tick, next_ms, eval_group, stats and the JSON calls
+ * take the manager's lock and may come from any thread; the other calls (ngroups,
+ * group, visit_alerts, rule_error) are for the thread that sets the files and
+ * ticks (not for a manager from rules_manager_start, whose thread does both). */
 #ifndef IM_RULES_RULES_H
 #define IM_RULES_RULES_H
 
@@ -105,12 +112,13 @@ size_t rules_file_count(const rules_file_t *f);
 /* ---- Evaluation ---- */
 
 #include "promql/promql.h"
+#include "storage/storage.h"
 
 /* Where rules read and write. queryable: borrowed for the manager's life.
  * append: adds one sample to the current batch; commit: makes the batch
  * visible (called after each rule, so the next rule sees its output). */
 typedef struct rules_storage {
-    tsdb_queryable_t *queryable;
+    storage_queryable_t *queryable;
     im_rc (*append)(void *ctx, const im_labels_t *ls, int64_t t_ms, double v);
     im_rc (*commit)(void *ctx);
     void *ctx;
@@ -191,5 +199,49 @@ typedef struct rules_stats {
     uint64_t template_failures;
 } rules_stats_t;
 void rules_manager_stats(rules_manager_t *m, rules_stats_t *out);
+/* The rule manager's /metrics families (prometheus_rule_evaluations_total,
+ * ..._failures_total, prometheus_rule_group_iterations_missed_total,
+ * prometheus_template_text_expansion_failures_total), appended to out. */
+void rules_manager_metrics_text(rules_manager_t *m, im_buf_t *out);
+
+/* ---- Running (run.c): the daemon's evaluation thread ---- */
+
+/* Rule files made by code rather than read from disk (the built-in LLM rules,
+ * llm/builtin.h). load appends the files it makes to (*files, *n) (grown with
+ * im_realloc; the runner takes ownership) and returns false if it failed (it
+ * logs why); changed says whether load would now make something else (checked
+ * every recheck_ms; the runner then reloads everything, alert state kept as by
+ * rules_manager_set_files). q is the runner's queryable. free releases ctx. */
+typedef struct rules_generator {
+    bool (*load)(void *ctx, storage_queryable_t *q, rules_file_t ***files, size_t *n);
+    bool (*changed)(void *ctx, storage_queryable_t *q); /* may be NULL: never */
+    void (*free)(void *ctx);                            /* may be NULL */
+    void *ctx;
+    int64_t recheck_ms; /* 0 = 15 s */
+} rules_generator_t;
+
+/* What to load: rule_files are glob patterns (Prometheus' rule_files), relative
+ * ones resolved against base_dir (the config file's directory; NULL = "."),
+ * loaded in pattern order, then the generator's files. */
+typedef struct rules_run_config {
+    const char *base_dir;    /* borrowed for the call */
+    char *const *rule_files; /* borrowed for the call */
+    size_t nrule_files;
+    rules_generator_t gen; /* gen.load NULL = none; owned by the runner after the call */
+} rules_run_config_t;
+
+/* Loads cfg into a new manager and evaluates it on its own thread (a tick at
+ * every due group evaluation, at least every 200 ms) against store: queries
+ * through one queryable, each rule's output appended with one appender and
+ * committed before the next rule runs. opts->storage is ignored (filled from
+ * store). Rule files that fail to load are logged and the rest runs. Stop with
+ * rules_manager_stop, which also frees the manager. */
+rules_manager_t *rules_manager_start(const rules_opts_t *opts, storage_t *store,
+                                     const rules_run_config_t *cfg);
+/* Applies a new cfg: false (and the previous rules kept, the new generator
+ * freed) if a rule file did not load. Safe while the thread runs. */
+bool rules_manager_reload(rules_manager_t *m, const rules_run_config_t *cfg);
+/* Stops the thread, rolls back an unfinished batch, frees the manager. */
+void rules_manager_stop(rules_manager_t *m);
 
 #endif

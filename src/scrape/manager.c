@@ -121,7 +121,7 @@ typedef struct target {
     uint64_t iter, prev;
     uint32_t gen; /* bumped when the job's config changes: cached labels are recomputed */
     const im_labels_t *rep_ls[REP_N];
-    tsdb_ref_t rep_ref[REP_N];
+    storage_ref_t rep_ref[REP_N];
     bool reported; /* at least one report written */
     /* under m->mu */
     char *last_error;
@@ -212,16 +212,16 @@ static void cache_after(target_t *t, bool committed)
 
 /* ---- Appending helpers ---- */
 
-static im_rc app_add(tsdb_appender_t *a, tsdb_ref_t *ref, const im_labels_t *ls, int64_t t,
+static im_rc app_add(storage_appender_t *a, storage_ref_t *ref, const im_labels_t *ls, int64_t t,
                      double v)
 {
     im_rc rc = IM_ENOTFOUND;
-    if (*ref) rc = tsdb_appender_add(a, *ref, NULL, t, v, ref);
-    if (rc == IM_ENOTFOUND) rc = tsdb_appender_add(a, 0, ls, t, v, ref);
+    if (*ref) rc = storage_appender_add(a, *ref, NULL, t, v, ref);
+    if (rc == IM_ENOTFOUND) rc = storage_appender_add(a, 0, ls, t, v, ref);
     return rc;
 }
 
-static void mark_stale_prev(scrape_manager_t *m, target_t *t, tsdb_appender_t *a, int64_t ts,
+static void mark_stale_prev(scrape_manager_t *m, target_t *t, storage_appender_t *a, int64_t ts,
                             bool only_uncommitted_now)
 {
     (void)m;
@@ -230,7 +230,7 @@ static void mark_stale_prev(scrape_manager_t *m, target_t *t, tsdb_appender_t *a
         scrape__sent_t *e = &c->ents[i];
         if (!e->used || !e->ls || e->seen == 0 || e->seen != t->prev) continue;
         if (only_uncommitted_now && e->cur == t->iter) continue;
-        (void)app_add(a, &e->ref, e->ls, ts, tsdb_stale_nan());
+        (void)app_add(a, &e->ref, e->ls, ts, storage_stale_nan());
     }
 }
 
@@ -490,7 +490,7 @@ static void job_parse_limits(const scrape_manager_t *m, const scrape_job_cfg_t *
     lim->labels_setting = "label_limit in the scrape config";
 }
 
-static bool parse_and_append(worker_t *w, target_t *t, expo_format_t fmt, tsdb_appender_t *a,
+static bool parse_and_append(worker_t *w, target_t *t, expo_format_t fmt, storage_appender_t *a,
                              int64_t ts, scrape_result_t *r)
 {
     const scrape_job_cfg_t *j = t->w.job;
@@ -569,7 +569,7 @@ static bool parse_and_append(worker_t *w, target_t *t, expo_format_t fmt, tsdb_a
         if (se->seen == 0 && created) r->added++;
         im_rc arc = app_add(a, &se->ref, se->ls, st, e.value);
         if (arc == IM_ELIMIT) { /* a storage limit (tsdb/limits.h): fails the scrape */
-            snprintf(r->err, sizeof r->err, "%s", tsdb_appender_error(a));
+            snprintf(r->err, sizeof r->err, "%s", storage_appender_error(a));
             r->limit = true;
             ok = false;
             break;
@@ -616,7 +616,7 @@ static const char *http_reason(long code)
 }
 
 /* Adds the report series (up, scrape_duration_seconds, ...) to a. */
-static void report_add(target_t *t, tsdb_appender_t *a, int64_t ts, bool up, double dur,
+static void report_add(target_t *t, storage_appender_t *a, int64_t ts, bool up, double dur,
                        const scrape_result_t *r)
 {
     double v[REP_N] = {up ? 1 : 0, dur, (double)r->scraped, (double)r->post, (double)r->added};
@@ -676,7 +676,7 @@ static void finish_scrape(worker_t *w, target_t *t)
     } else {
         const char *ct = t->w.ct;
         expo_format_t fmt = expo_format_from_content_type(ct ? ct : "", ct ? strlen(ct) : 0);
-        tsdb_appender_t *a = tsdb_appender(m->opts.db);
+        storage_appender_t *a = storage_appender(m->opts.storage);
         ok = parse_and_append(w, t, fmt, a, ts, &r);
         if (ok) {
             /* one commit: the samples, the markers of series gone, the report */
@@ -684,22 +684,22 @@ static void finish_scrape(worker_t *w, target_t *t)
             report_add(t, a, ts, true, dur, &r);
             im_err_t err;
             im_err_clear(&err);
-            if (tsdb_appender_commit(a, &err) != IM_OK) {
+            if (storage_appender_commit(a, &err) != IM_OK) {
                 ok = false;
                 snprintf(r.err, sizeof r.err, "appending to storage failed: %s", err.msg);
             }
         } else {
-            tsdb_appender_rollback(a);
+            storage_appender_rollback(a);
         }
     }
     if (!ok) {
         /* nothing of the scrape is stored: markers for the last one's series, up = 0 */
-        tsdb_appender_t *a = tsdb_appender(m->opts.db);
+        storage_appender_t *a = storage_appender(m->opts.storage);
         mark_stale_prev(m, t, a, ts, false);
         report_add(t, a, ts, false, dur, &r);
         im_err_t err;
         im_err_clear(&err);
-        if (tsdb_appender_commit(a, &err) != IM_OK)
+        if (storage_appender_commit(a, &err) != IM_OK)
             IM_WARN("Appending scrape report failed", "target=%s err=%s", im_logq(t->url),
                     im_logq(err.msg));
     }
@@ -941,11 +941,11 @@ static void target_end_staleness(scrape_manager_t *m, target_t *t)
 {
     if (!t->reported) return;
     int64_t now = im_now_ms();
-    tsdb_appender_t *a = tsdb_appender(m->opts.db);
+    storage_appender_t *a = storage_appender(m->opts.storage);
     mark_stale_prev(m, t, a, now, false);
     for (int i = 0; i < REP_N; i++)
-        (void)app_add(a, &t->rep_ref[i], t->rep_ls[i], now, tsdb_stale_nan());
-    (void)tsdb_appender_commit(a, NULL);
+        (void)app_add(a, &t->rep_ref[i], t->rep_ls[i], now, storage_stale_nan());
+    (void)storage_appender_commit(a, NULL);
 }
 
 static int64_t first_slot(uint64_t id, int64_t interval, int64_t now)

@@ -5,7 +5,7 @@
  * handle, and a pool of scrape workers (opts.workers). Each target is scraped
  * every scrape_interval at a stable offset inside the interval (a hash of the
  * target), so a fleet's scrapes are spread evenly. A finished transfer goes to a
- * worker, which parses it (expo) and appends it with one tsdb appender per
+ * worker, which parses it (expo) and appends it with one storage appender per
  * scrape, so a huge or slow target's parse and commit take one worker and never
  * delay another target's scrape: the scrape is committed whole, or — when a limit is breached, the
  * body does not parse, or the transfer fails — rolled back whole, followed by staleness markers for
@@ -28,14 +28,14 @@
 #define IM_SCRAPE_SCRAPE_H
 
 #include "config/config.h"
-#include "tsdb/tsdb.h"
+#include "storage/storage.h"
 #include "util/base.h"
 #include "util/err.h"
 
 typedef struct scrape_manager scrape_manager_t;
 
 typedef struct scrape_manager_opts {
-    tsdb_t *db;             /* borrowed; must outlive the manager */
+    storage_t *storage;     /* borrowed; must outlive the manager */
     const char *user_agent; /* NULL = "infermon/<version>" */
     /* Hard cap on a scrape body when the job sets no body_size_limit. 0 = 256 MiB. */
     int64_t default_body_cap;

@@ -4,7 +4,7 @@
 
 #include "util/base.h"
 #include "labels/labels.h"
-#include "tsdb/tsdb.h"
+#include "storage/storage.h"
 #include "util/buf.h"
 
 /* ---- A target's series cache (cache.c) ----
@@ -14,7 +14,7 @@
 typedef struct scrape__sent {
     uint64_t hash, check;  /* the key's hash: low half (places it), high half */
     const im_labels_t *ls; /* owned; NULL = dropped by metric relabelling */
-    tsdb_ref_t ref;        /* free entries: the next free index */
+    storage_ref_t ref;     /* free entries: the next free index */
     uint64_t seen, cur;    /* iterations: last committed with it (0 = never), last parsed */
     uint32_t gen;          /* target->gen when ls was computed */
     uint8_t over_limit;    /* ls breaks a label limit: every scrape with it fails */

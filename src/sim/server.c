@@ -23,7 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "http/server.h"
+#include "util/gzip.h"
 #include "sim/sim.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -115,7 +115,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 {
     im_buf_t z;
     im_buf_init(&z, 0);
-    bool zipped = gz && body->len > 256 && http_gzip(body->data, body->len, 1, &z);
+    bool zipped = gz && body->len > 256 && im_gzip(body->data, body->len, 1, &z);
     im_buf_t *use = zipped ? &z : body;
     size_t len;
     char *data = im_buf_steal(use, &len);

@@ -11,7 +11,7 @@
 #include "util/base.h"
 #include "util/buf.h"
 
-#include "llm/catalog_data.h"
+#include "catalog/catalog_data.h"
 #include "sim/sim.h"
 
 /* ---- Value formatting ---- */

@@ -1,7 +1,7 @@
 /* vllm.c — a simulated vLLM engine: its exposition template and its scheduler.
  *
  * Template: the families of the chosen version, in registration order, with the
- * names, help texts, label sets and buckets of the catalog (llm/catalog_data.h), as
+ * names, help texts, label sets and buckets of the catalog (catalog/catalog_data.h), as
  * prometheus_client prints them (counters as `_total` plus a `_created` gauge
  * family, histograms as buckets, _count, _sum, then `_created`).
  *

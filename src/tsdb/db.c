@@ -210,6 +210,7 @@ static void *bg_main(void *arg);
 im_rc tsdb_open(const tsdb_opts_t *opts, tsdb_t **out, im_err_t *err)
 {
     tsdb_t *db = im_calloc(1, sizeof *db);
+    db->storage.vt = &tsdb__storage_vt;
     db->opts = *opts;
     if (db->opts.retention_ms <= 0) db->opts.retention_ms = DEFAULT_RETENTION_MS;
     if (db->opts.block_range_ms <= 0) db->opts.block_range_ms = DEFAULT_BLOCK_MS;

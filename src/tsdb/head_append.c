@@ -49,6 +49,7 @@ typedef struct app_ent {
 } app_ent_t;
 
 struct tsdb_appender {
+    storage_appender_t pub; /* must be first: the storage interface (vt below) */
     tsdb_t *db;
     im_err_t err;      /* the last rejection's sentence (tsdb_appender_error) */
     int64_t max_t;     /* newest t accepted: now + max_future when the appender was made */
@@ -58,9 +59,12 @@ struct tsdb_appender {
     size_t nmap, capmap;
 };
 
+static const storage_appender_vt_t appender_vt;
+
 tsdb_appender_t *tsdb_appender(tsdb_t *db)
 {
     tsdb_appender_t *a = im_calloc(1, sizeof *a);
+    a->pub.vt = &appender_vt;
     a->db = db;
     a->max_t = tsdb__max_valid_t(db); /* one clock read per batch, not per sample */
     return a;
@@ -539,4 +543,59 @@ void tsdb__head_checkpoint(tsdb__head_t *h, im_buf_t *out)
     im_buf_free(&rec);
     im_buf_free(&hdr);
     im_buf_free(&body);
+}
+
+/* ---- The storage interface (storage/storage.h) ---- */
+
+static im_rc vt_add(storage_appender_t *a, storage_ref_t ref, const im_labels_t *labels,
+                    int64_t t_ms, double v, storage_ref_t *out_ref)
+{
+    return tsdb_appender_add((tsdb_appender_t *)a, ref, labels, t_ms, v, out_ref);
+}
+static im_rc vt_commit(storage_appender_t *a, im_err_t *err)
+{
+    return tsdb_appender_commit((tsdb_appender_t *)a, err);
+}
+static void vt_rollback(storage_appender_t *a)
+{
+    tsdb_appender_rollback((tsdb_appender_t *)a);
+}
+static const char *vt_error(const storage_appender_t *a)
+{
+    return tsdb_appender_error((const tsdb_appender_t *)a);
+}
+static const storage_appender_vt_t appender_vt = {vt_add, vt_commit, vt_rollback, vt_error};
+
+static storage_appender_t *st_appender(storage_t *s)
+{
+    return &tsdb_appender((tsdb_t *)s)->pub;
+}
+static storage_queryable_t *st_queryable(storage_t *s)
+{
+    return tsdb_queryable((tsdb_t *)s);
+}
+static const im_labels_t *st_series_labels(storage_t *s, storage_ref_t ref)
+{
+    tsdb__head_t *h = ((tsdb_t *)s)->head;
+    if (ref == 0 || ref >= UINT32_MAX) return NULL;
+    pthread_rwlock_rdlock(&h->lock);
+    tsdb__series_t *se = tsdb__head_by_id(h, (uint32_t)ref);
+    const im_labels_t *ls = se ? im_labels_ref(se->labels) : NULL;
+    pthread_rwlock_unlock(&h->lock);
+    return ls;
+}
+static void st_stats(storage_t *s, storage_stats_t *out)
+{
+    tsdb_get_stats((tsdb_t *)s, out);
+}
+static void st_postings_stats(storage_t *s, size_t limit, storage_postings_stats_t *out)
+{
+    tsdb_postings_stats((tsdb_t *)s, limit, out);
+}
+const storage_vt_t tsdb__storage_vt = {st_appender, st_queryable, st_series_labels, st_stats,
+                                       st_postings_stats};
+
+storage_t *tsdb_storage(tsdb_t *db)
+{
+    return &db->storage;
 }

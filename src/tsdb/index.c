@@ -387,12 +387,3 @@ void tsdb__strlist_finish(tsdb_strlist_t *l)
     }
     l->n = w;
 }
-
-void tsdb_strlist_free(tsdb_strlist_t *l)
-{
-    if (!l) return;
-    for (size_t i = 0; i < l->n; i++) im_istr_unref(l->v[i]);
-    im_free(l->v);
-    l->v = NULL;
-    l->n = 0;
-}

@@ -115,18 +115,3 @@ void tsdb_postings_stats(tsdb_t *db, size_t limit, tsdb_postings_stats_t *out)
     pthread_rwlock_unlock(&h->lock);
     for (size_t i = 0; i < IM_ARRAY_LEN(all); i++) im_free(all[i]->v);
 }
-
-static void stats_free(tsdb_stat_t *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++) im_free(v[i].name);
-    im_free(v);
-}
-
-void tsdb_postings_stats_free(tsdb_postings_stats_t *s)
-{
-    stats_free(s->series_by_metric, s->nseries_by_metric);
-    stats_free(s->values_by_label, s->nvalues_by_label);
-    stats_free(s->bytes_by_label, s->nbytes_by_label);
-    stats_free(s->series_by_pair, s->nseries_by_pair);
-    memset(s, 0, sizeof *s);
-}

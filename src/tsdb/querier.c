@@ -13,6 +13,7 @@
  * (concurrent_iter); different sets are independent. */
 #include "util/base.h"
 
+#include <assert.h>
 #include <stdlib.h>
 
 #include "tsdb/tsdb_int.h"
@@ -104,6 +105,7 @@ static void it_free(tsdb_iter_t *it)
 static size_t it_read(tsdb_iter_t *it, int64_t *t, double *v, size_t max)
 {
     qiter_t *q = (qiter_t *)it;
+    assert(max > 0); /* storage.h: the caller asks for at least one */
     return tsdb__iter_read_arrays(q->t, q->v, q->n, &q->i, t, v, max);
 }
 

@@ -28,8 +28,8 @@
  * A ref stays valid while the series is in the head; a stale ref (series gone)
  * gives IM_ENOTFOUND and the caller retries with labels.
  *
- * Querying. tsdb_queryable(db) gives the queryable vtable below over head and
- * blocks; each select is a consistent view for its [mint, maxt] (inclusive, ms):
+ * Querying. tsdb_queryable(db) gives the queryable (storage/storage.h) over
+ * head and blocks; each select is a consistent view for its [mint, maxt] (inclusive, ms):
  * it sees whole commits only, and pins the blocks and (copies of) the head chunks
  * it may read until the series set is freed. Through the same vtable the PromQL
  * engine reads either this store or any other backend (tests use an in-memory
@@ -68,109 +68,44 @@
 #define IM_TSDB_TSDB_H
 
 #include "labels/labels.h"
+#include "storage/storage.h"
 #include "tsdb/limits.h"
 #include "util/base.h"
 #include "util/err.h"
 
-#define TSDB_STALE_NAN_BITS 0x7ff0000000000002ULL
-
+/* The storage types (storage/storage.h) under this store's names: the store
+ * implements the queryable and appender interfaces, and its own callers
+ * (tests, `infermon tsdb`) use the direct tsdb_appender_* calls below. */
+#define TSDB_STALE_NAN_BITS STORAGE_STALE_NAN_BITS
 static inline double tsdb_stale_nan(void)
 {
-    uint64_t b = TSDB_STALE_NAN_BITS;
-    double d;
-    memcpy(&d, &b, sizeof d);
-    return d;
+    return storage_stale_nan();
 }
 static inline bool tsdb_is_stale(double v)
 {
-    uint64_t b;
-    memcpy(&b, &v, sizeof b);
-    return b == TSDB_STALE_NAN_BITS;
+    return storage_is_stale(v);
 }
-
-/* ---- Queryable: the read interface the PromQL engine uses ---- */
-
-/* A sample iterator over one series, restricted to the [mint, maxt] it was
- * created for. Usage: while (it->vt->next(it)) it->vt->at(it, &t, &v); */
-typedef struct tsdb_iter tsdb_iter_t;
-typedef struct tsdb_iter_vt {
-    /* Advances to the next sample; false at the end. */
-    bool (*next)(tsdb_iter_t *it);
-    /* Advances to the first sample with time >= t (never moves backwards; if the
-     * current sample already satisfies it, stays). False if there is none. */
-    bool (*seek)(tsdb_iter_t *it, int64_t t_ms);
-    /* The current sample (valid after next/seek returned true). */
-    void (*at)(tsdb_iter_t *it, int64_t *t_ms, double *v);
-    void (*free)(tsdb_iter_t *it);
-    /* Optional (NULL: use next/at). Copies up to max (> 0) samples following the
-     * current position into t[]/v[] and advances to the last one copied, exactly
-     * as that many next calls would; returns how many (0: at the end). */
-    size_t (*read)(tsdb_iter_t *it, int64_t *t, double *v, size_t max);
-} tsdb_iter_vt_t;
-struct tsdb_iter {
-    const tsdb_iter_vt_t *vt;
-};
-
-/* One selected series. labels is a reference owned by the set. */
-typedef struct tsdb_series {
-    const im_labels_t *labels;
-    void *priv; /* backend's */
-} tsdb_series_t;
-
-/* The result of a select: series sorted by im_labels_compare, no duplicates. */
-typedef struct tsdb_series_set tsdb_series_set_t;
-typedef struct tsdb_series_set_vt {
-    /* A new iterator over series i's samples within the select's [mint, maxt]. */
-    tsdb_iter_t *(*iter)(tsdb_series_set_t *set, size_t i);
-    void (*free)(tsdb_series_set_t *set);
-    /* Optional (NULL: use iter). Series i's samples within [mint, maxt] — what an
-     * iterator would yield — into (*t, *v) from index 0, arrays of capacity *cap
-     * grown with im_realloc as needed; returns how many. Threading as iter. */
-    size_t (*read_series)(tsdb_series_set_t *set, size_t i, int64_t **t, double **v, size_t *cap);
-} tsdb_series_set_vt_t;
-struct tsdb_series_set {
-    const tsdb_series_set_vt_t *vt;
-    tsdb_series_t *series;
-    size_t n;
-    /* True when iter may be called for different series from several threads at
-     * once (each iterator still used by one thread); false (the default of a
-     * zeroed set) keeps the one-thread-at-a-time rule. */
-    bool concurrent_iter;
-};
-
-/* Hints let a backend skip work; all optional (0 = none). */
-typedef struct tsdb_select_hints {
-    int64_t step_ms;   /* range-query step */
-    const char *func;  /* enclosing function name, e.g. "rate" */
-    size_t max_series; /* 0 = no limit; above it select fails with IM_ELIMIT */
-} tsdb_select_hints_t;
-
-/* A list of strings (label names or values), sorted, unique. Owned by the
- * caller after a successful call: free with tsdb_strlist_free. */
-typedef struct tsdb_strlist {
-    const im_istr_t **v; /* each an interned reference */
-    size_t n;
-} tsdb_strlist_t;
-void tsdb_strlist_free(tsdb_strlist_t *l);
-
-typedef struct tsdb_queryable tsdb_queryable_t;
-typedef struct tsdb_queryable_vt {
-    /* Series with at least one sample in [mint, maxt] matching every matcher.
-     * An empty matcher list is an error (IM_EINVAL). */
-    im_rc (*select)(tsdb_queryable_t *q, int64_t mint_ms, int64_t maxt_ms, im_matcher_t *const *ms,
-                    size_t nms, const tsdb_select_hints_t *hints, tsdb_series_set_t **out,
-                    im_err_t *err);
-    /* Label names of series in [mint, maxt] matching ms (all series if nms == 0). */
-    im_rc (*label_names)(tsdb_queryable_t *q, int64_t mint_ms, int64_t maxt_ms,
-                         im_matcher_t *const *ms, size_t nms, tsdb_strlist_t *out, im_err_t *err);
-    /* Values of label `name` in [mint, maxt] among series matching ms. */
-    im_rc (*label_values)(tsdb_queryable_t *q, const char *name, int64_t mint_ms, int64_t maxt_ms,
-                          im_matcher_t *const *ms, size_t nms, tsdb_strlist_t *out, im_err_t *err);
-    void (*close)(tsdb_queryable_t *q);
-} tsdb_queryable_vt_t;
-struct tsdb_queryable {
-    const tsdb_queryable_vt_t *vt;
-};
+typedef storage_iter_t tsdb_iter_t;
+typedef storage_iter_vt_t tsdb_iter_vt_t;
+typedef storage_series_t tsdb_series_t;
+typedef storage_series_set_t tsdb_series_set_t;
+typedef storage_series_set_vt_t tsdb_series_set_vt_t;
+typedef storage_select_hints_t tsdb_select_hints_t;
+typedef storage_strlist_t tsdb_strlist_t;
+typedef storage_queryable_t tsdb_queryable_t;
+typedef storage_queryable_vt_t tsdb_queryable_vt_t;
+typedef storage_ref_t tsdb_ref_t;
+typedef storage_stats_t tsdb_stats_t;
+typedef storage_stat_t tsdb_stat_t;
+typedef storage_postings_stats_t tsdb_postings_stats_t;
+static inline void tsdb_strlist_free(tsdb_strlist_t *l)
+{
+    storage_strlist_free(l);
+}
+static inline void tsdb_postings_stats_free(tsdb_postings_stats_t *s)
+{
+    storage_postings_stats_free(s);
+}
 
 /* ---- The store ---- */
 
@@ -211,7 +146,6 @@ im_rc tsdb_flush_head(tsdb_t *db, im_err_t *err);
 /* Forces the WAL to disk now. */
 im_rc tsdb_sync(tsdb_t *db, im_err_t *err);
 
-typedef uint64_t tsdb_ref_t; /* 0 = none */
 typedef struct tsdb_appender tsdb_appender_t;
 
 tsdb_appender_t *tsdb_appender(tsdb_t *db);
@@ -230,42 +164,13 @@ void tsdb_appender_rollback(tsdb_appender_t *a);
 
 /* A queryable view of the store (head + blocks); close it when done. */
 tsdb_queryable_t *tsdb_queryable(tsdb_t *db);
+/* The store as a storage_t (appenders are tsdb appenders, queryables as
+ * tsdb_queryable, stats as below); owned by db, valid until tsdb_close. */
+storage_t *tsdb_storage(tsdb_t *db);
 
-typedef struct tsdb_stats {
-    uint64_t head_series;
-    uint64_t head_chunks;
-    uint64_t head_samples; /* samples currently in the head */
-    uint64_t head_bytes;   /* memory held by the head */
-    int64_t head_mint_ms, head_maxt_ms;
-    uint64_t samples_appended; /* total committed */
-    uint64_t out_of_order, duplicates, out_of_bounds;
-    uint64_t too_far_future; /* of out_of_bounds: ahead of the clock by more than max_future */
-    uint64_t over_limits;    /* new series refused by opts.limits */
-    uint64_t wal_fsyncs;
-    double wal_fsync_seconds_total;
-    uint64_t wal_corruptions; /* torn/corrupt tails cut at replay */
-    uint64_t blocks;
-    uint64_t block_bytes;
-    uint64_t blocks_corrupt; /* skipped at open */
-    uint64_t compactions;
-} tsdb_stats_t;
 void tsdb_get_stats(tsdb_t *db, tsdb_stats_t *out);
 
-/* Cardinality of the head's index, as /api/v1/status/tsdb reports it: the
- * number of name=value pairs and four top-`limit` lists, each sorted by count
- * descending (ties by name): series per metric name, distinct values per label
- * name, bytes of values per label name (sum of its distinct values' lengths), and
- * series per "name=value" pair. Names are owned copies. */
-typedef struct tsdb_stat {
-    char *name;
-    uint64_t count;
-} tsdb_stat_t;
-typedef struct tsdb_postings_stats {
-    uint64_t num_label_pairs;
-    tsdb_stat_t *series_by_metric, *values_by_label, *bytes_by_label, *series_by_pair;
-    size_t nseries_by_metric, nvalues_by_label, nbytes_by_label, nseries_by_pair;
-} tsdb_postings_stats_t;
+/* The head index cardinality (storage_postings_stats_t says what). */
 void tsdb_postings_stats(tsdb_t *db, size_t limit, tsdb_postings_stats_t *out);
-void tsdb_postings_stats_free(tsdb_postings_stats_t *s);
 
 #endif

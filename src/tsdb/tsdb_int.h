@@ -260,7 +260,6 @@ void tsdb__wal_close(tsdb__wal_t *w); /* fsyncs */
  * the WAL refuses all writes until reopened (wal.c invariant 7). */
 im_rc tsdb__wal_log(tsdb__wal_t *w, const uint8_t *rec, size_t len, im_err_t *err);
 im_rc tsdb__wal_sync(tsdb__wal_t *w, im_err_t *err);
-bool tsdb__wal_dirty(const tsdb__wal_t *w);
 /* Starts a sync that runs without the caller's lock: returns a dup of the current
  * segment's fd (the caller fdatasyncs and closes it) and marks the WAL clean, or
  * -1 when there is nothing to sync (or the WAL has failed). Caller holds
@@ -359,6 +358,7 @@ bool tsdb__block_read(const tsdb__block_t *b, uint32_t i, tsdb__fcache_t *c, int
 /* ---- The store (db.c) ---- */
 
 struct tsdb {
+    storage_t storage; /* must be first: tsdb_storage(); vt = tsdb__storage_vt */
     tsdb_opts_t opts;
     char *dir;   /* owned; NULL = memory only */
     int lock_fd; /* flock'ed DIR/lock, -1 if none */
@@ -379,6 +379,9 @@ struct tsdb {
     pthread_cond_t bg_cv;
     bool bg_stop;
 };
+
+/* The storage interface of a store (head_append.c). */
+extern const storage_vt_t tsdb__storage_vt;
 
 /* The wall clock (opts.now_ms or im_now_ms). */
 int64_t tsdb__now_ms(const tsdb_t *db);

@@ -570,11 +570,6 @@ int tsdb__wal_sync_begin(tsdb__wal_t *w)
     return fd;
 }
 
-bool tsdb__wal_dirty(const tsdb__wal_t *w)
-{
-    return w->dirty;
-}
-
 uint64_t tsdb__wal_bytes(tsdb__wal_t *w)
 {
     return w->total;

@@ -94,7 +94,7 @@ void im_float_shortest(double v, char digits[20], int *ndigits, int *dp)
         if (*p != '.') digits[n++] = *p;
         p++;
     }
-    int e = atoi(p + 1); /* checksrc: allow */
+    int e = (int)strtol(p + 1, NULL, 10); /* snprintf %e always writes the exponent */
     while (n > 1 && digits[n - 1] == '0') n--;
     digits[n] = '\0';
     *ndigits = n;

@@ -11,11 +11,6 @@ uint64_t im_hash(const void *p, size_t n)
     return XXH3_64bits(p, n);
 }
 
-uint64_t im_hash_seed(const void *p, size_t n, uint64_t seed)
-{
-    return XXH3_64bits_withSeed(p, n, seed);
-}
-
 static uint32_t crc_table[8][256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 

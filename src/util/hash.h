@@ -5,7 +5,6 @@
 #include "util/base.h"
 
 uint64_t im_hash(const void *p, size_t n);
-uint64_t im_hash_seed(const void *p, size_t n, uint64_t seed);
 /* Mixes a 64-bit value into a running hash (order-sensitive). */
 static inline uint64_t im_hash_mix(uint64_t h, uint64_t v)
 {

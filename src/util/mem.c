@@ -8,7 +8,10 @@
 static _Atomic int64_t tag_bytes[IM_MEM_TAG_COUNT];
 
 static const char *const tag_names[IM_MEM_TAG_COUNT] = {
-    "misc", "labels", "expo", "tsdb", "promql", "scrape", "http", "rules", "llm", "sim",
+    "labels",
+    "expo",
+    "tsdb",
+    "scrape",
 };
 
 _Noreturn void im_oom(size_t n)

@@ -5,8 +5,12 @@
  * wrapper aborts with the size asked for. Input-driven growth must be capped by
  * the caller (see util/buf.h) and reported as an error before it gets here.
  *
- * Bytes are counted per subsystem tag (IM_MEM_*), for /metrics. The counters are
- * approximate (they count requested bytes) and updated atomically. */
+ * Bytes are counted per subsystem tag (IM_MEM_*), for /metrics
+ * (infermon_memory_bytes{subsystem}): only the tagged calls count, so a tag exists
+ * only for a subsystem whose large, long-lived structures use them (label sets,
+ * parser tables, the head, scrape caches); untagged allocations are not counted.
+ * The counters are approximate (they count requested bytes) and updated
+ * atomically. */
 #ifndef IM_UTIL_MEM_H
 #define IM_UTIL_MEM_H
 
@@ -14,16 +18,10 @@
 #include <stdint.h>
 
 typedef enum im_mem_tag {
-    IM_MEM_MISC = 0,
-    IM_MEM_LABELS,
+    IM_MEM_LABELS = 0,
     IM_MEM_EXPO,
     IM_MEM_TSDB,
-    IM_MEM_PROMQL,
     IM_MEM_SCRAPE,
-    IM_MEM_HTTP,
-    IM_MEM_RULES,
-    IM_MEM_LLM,
-    IM_MEM_SIM,
     IM_MEM_TAG_COUNT
 } im_mem_tag_t;
 

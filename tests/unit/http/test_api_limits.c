@@ -95,7 +95,7 @@ static http_server_t *start(tsdb_t **db, promql_engine_t **eng)
     http_server_opts_t o;
     memset(&o, 0, sizeof o);
     o.listen_address = "127.0.0.1:0";
-    o.db = *db;
+    o.storage = tsdb_storage(*db);
     o.engine = *eng;
     o.enable_remote_write = true;
     o.flags = flags;

@@ -321,7 +321,7 @@ static void test_server_shared(void **state)
     http_server_opts_t o;
     memset(&o, 0, sizeof o);
     o.listen_address = "127.0.0.1:0";
-    o.db = db;
+    o.storage = tsdb_storage(db);
     o.engine = eng;
     o.enable_remote_write = true;
     o.query_max_concurrency = 3;

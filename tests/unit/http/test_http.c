@@ -161,7 +161,7 @@ static void test_api(void **state)
     http_server_opts_t o;
     memset(&o, 0, sizeof o);
     o.listen_address = "127.0.0.1:0";
-    o.db = db;
+    o.storage = tsdb_storage(db);
     o.engine = eng;
     o.enable_remote_write = true;
     o.remote_write_max_bytes = 4096;

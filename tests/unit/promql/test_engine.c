@@ -321,8 +321,8 @@ static void test_memstore_labels(void **state)
 {
     (void)state;
     promql_memstore_t *m = make_store();
-    tsdb_queryable_t *q = promql_memstore_queryable(m);
-    tsdb_strlist_t l;
+    storage_queryable_t *q = promql_memstore_queryable(m);
+    storage_strlist_t l;
     assert_int_equal(q->vt->label_values(q, "job", 0, 1000000, NULL, 0, &l, NULL), IM_OK);
     assert_int_equal(l.n, 2);
     assert_string_equal(l.v[0]->s, "a");

@@ -164,7 +164,7 @@ static void test_workers_concurrency(void **state)
     assert_int_equal(tsdb_open(&to, &db, NULL), IM_OK);
     scrape_manager_opts_t so;
     memset(&so, 0, sizeof so);
-    so.db = db;
+    so.storage = tsdb_storage(db);
     scrape_manager_t *m;
     assert_int_equal(scrape_manager_new(&so, &m, NULL), IM_OK);
     im_err_t e;
@@ -274,7 +274,7 @@ static void test_one_worker(void **state)
     assert_int_equal(tsdb_open(&to, &db, NULL), IM_OK);
     scrape_manager_opts_t so;
     memset(&so, 0, sizeof so);
-    so.db = db;
+    so.storage = tsdb_storage(db);
     scrape_manager_t *m;
     assert_int_equal(scrape_manager_new(&so, &m, NULL), IM_OK);
     assert_int_equal(scrape_manager_set_workers(m, 1, NULL), IM_OK);

@@ -1,6 +1,8 @@
 /* catalog_data.h — the one embedded copy of the vendored metric catalog (catalog/),
- * generated at build time by scripts/gen-catalog.py into one C file compiled into
- * libim_llm. The binary never reads catalog/ at run time.
+ * generated at build time by scripts/gen-catalog.py into one C file that is the
+ * whole of libim_catalog, a leaf (it needs only util/base.h): llm and sim both
+ * read it, neither through the other. The binary never reads catalog/ at run
+ * time.
  *
  * Two views of the same files:
  *  1. llm__tsv_<name>: each catalog/<name>.tsv as bytes followed by a NUL (not
@@ -13,8 +15,8 @@
  *     Versions are packed as major*1000000 + minor*1000 + patch. 0 in first_v
  *     means "unknown, assume always"; LLM_V_NONE in removed_v/hidden_v means
  *     "never". */
-#ifndef IM_LLM_CATALOG_DATA_H
-#define IM_LLM_CATALOG_DATA_H
+#ifndef IM_CATALOG_CATALOG_DATA_H
+#define IM_CATALOG_CATALOG_DATA_H
 
 #include "util/base.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "rules/builtin.h"
+#include "llm/builtin.h"
 #include "rules/rules.h"
 
 static void test_golden(void **state)
@@ -27,7 +27,7 @@ static void test_golden(void **state)
     want[n] = 0;
     im_buf_t b;
     im_buf_init(&b, 0);
-    rules_builtin_yaml(NULL, &b);
+    llm_builtin_yaml(NULL, &b);
     assert_string_equal(b.data, want);
     im_buf_free(&b);
 }
@@ -35,27 +35,27 @@ static void test_golden(void **state)
 static void test_variants(void **state)
 {
     (void)state;
-    for (int names = RULES_NAMES_AUTO; names <= RULES_NAMES_NEW; names++) {
-        rules_builtin_opts_t o = {.ttft_p95_target_seconds = 1.5,
-                                  .failure_ratio = 0.01,
-                                  .queue_waiting_threshold = 20,
-                                  .kv_cache_threshold = 0.85,
-                                  .names = (rules_names_t)names};
+    for (int names = LLM_NAMES_AUTO; names <= LLM_NAMES_NEW; names++) {
+        llm_builtin_opts_t o = {.ttft_p95_target_seconds = 1.5,
+                                .failure_ratio = 0.01,
+                                .queue_waiting_threshold = 20,
+                                .kv_cache_threshold = 0.85,
+                                .names = (llm_names_t)names};
         im_buf_t b;
         im_buf_init(&b, 0);
-        rules_builtin_yaml(&o, &b);
+        llm_builtin_yaml(&o, &b);
         rules_errs_t errs = {0};
         rules_file_t *rf = NULL;
-        assert_int_equal(rules_file_parse(RULES_BUILTIN_FILE, b.data, b.len, &rf, &errs), IM_OK);
+        assert_int_equal(rules_file_parse(LLM_BUILTIN_FILE, b.data, b.len, &rf, &errs), IM_OK);
         assert_int_equal(rules_file_count(rf), 15);
         assert_non_null(strstr(b.data, "> 1.5\n"));
         assert_non_null(strstr(b.data, "> 0.85\n"));
         assert_non_null(strstr(b.data, "above 85%"));
         bool has_old = strstr(b.data, "vllm:gpu_cache_usage_perc") != NULL;
         bool has_new = strstr(b.data, "vllm:kv_cache_usage_perc") != NULL;
-        assert_true(names == RULES_NAMES_OLD   ? has_old && !has_new
-                    : names == RULES_NAMES_NEW ? has_new && !has_old
-                                               : has_old && has_new);
+        assert_true(names == LLM_NAMES_OLD   ? has_old && !has_new
+                    : names == LLM_NAMES_NEW ? has_new && !has_old
+                                             : has_old && has_new);
         rules_file_free(rf);
         rules_errs_free(&errs);
         im_buf_free(&b);

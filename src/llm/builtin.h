@@ -9,32 +9,46 @@
  *                           preemptions, for 15m
  *   VLLMKVCachePinned       KV-cache use above a fraction for 15m
  * vLLM renamed some metrics (vllm:gpu_cache_usage_perc -> vllm:kv_cache_usage_perc
- * in v0.9.2, removed in v0.12): names = RULES_NAMES_AUTO covers both with `or`;
+ * in v0.9.2, removed in v0.12): names = LLM_NAMES_AUTO covers both with `or`;
  * OLD/NEW use one name (chosen from the names the targets expose). */
-#ifndef IM_RULES_BUILTIN_H
-#define IM_RULES_BUILTIN_H
+#ifndef IM_LLM_BUILTIN_H
+#define IM_LLM_BUILTIN_H
 
+#include "rules/rules.h"
+#include "storage/storage.h"
 #include "util/base.h"
 #include "util/buf.h"
 
-typedef enum rules_names {
-    RULES_NAMES_AUTO = 0,
-    RULES_NAMES_OLD,
-    RULES_NAMES_NEW,
-} rules_names_t;
+typedef enum llm_names {
+    LLM_NAMES_AUTO = 0,
+    LLM_NAMES_OLD,
+    LLM_NAMES_NEW,
+} llm_names_t;
 
-typedef struct rules_builtin_opts {
+typedef struct llm_builtin_opts {
     double ttft_p95_target_seconds; /* llm.ttft_p95_target_seconds; 0 = 2 */
     double failure_ratio;           /* llm.failure_ratio; 0 = 0.05 */
     double queue_waiting_threshold; /* llm.queue_waiting_threshold; 0 = 50 */
     double kv_cache_threshold;      /* llm.kv_cache_threshold; 0 = 0.9 */
-    rules_names_t names;
-} rules_builtin_opts_t;
+    llm_names_t names;
+} llm_builtin_opts_t;
 
 /* Appends the rule file (YAML) for opts (NULL = defaults). */
-void rules_builtin_yaml(const rules_builtin_opts_t *opts, im_buf_t *out);
+void llm_builtin_yaml(const llm_builtin_opts_t *opts, im_buf_t *out);
 
 /* The path under which the built-in rules are reported (/api/v1/rules "file"). */
-#define RULES_BUILTIN_FILE "<builtin>/llm.rules.yml"
+#define LLM_BUILTIN_FILE "<builtin>/llm.rules.yml"
+
+/* Which KV-cache metric name the scraped vLLM targets expose (series of the
+ * last hour in q): only one of them: that one; both or none: LLM_NAMES_AUTO
+ * (the rule reads either). q NULL: AUTO. */
+llm_names_t llm_detect_vllm_names(storage_queryable_t *q);
+
+/* The built-in rules as a rules generator (rules/rules.h) for the daemon's
+ * rule runner, with opts' thresholds. detect (llm.vllm_names: auto): opts->names
+ * is ignored and the names come from llm_detect_vllm_names at each load; the
+ * generator then reports a change when the detected names differ from those the
+ * loaded rules were made for (the targets' vLLM version may show only later). */
+void llm_builtin_generator(const llm_builtin_opts_t *opts, bool detect, rules_generator_t *out);
 
 #endif

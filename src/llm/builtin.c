@@ -1,13 +1,17 @@
 /* builtin.c — generates the built-in LLM-serving rule file (see builtin.h):
  * recording rules for the dashboard's heavy queries (quantiles and rates per
  * model) and four symptom alerts whose thresholds come from the `llm:` config
- * section. */
+ * section; the vLLM metric-name detection; and the generator the daemon's rule
+ * runner calls. */
 #include "util/base.h"
 
 #include <stdio.h>
 
-#include "rules/builtin.h"
+#include "llm/builtin.h"
 #include "util/fmtfloat.h"
+#include "util/log.h"
+#include "util/mem.h"
+#include "util/timeutil.h"
 
 static void num(im_buf_t *b, double v)
 {
@@ -16,18 +20,18 @@ static void num(im_buf_t *b, double v)
     (void)im_buf_puts(b, tmp);
 }
 
-void rules_builtin_yaml(const rules_builtin_opts_t *o, im_buf_t *b)
+void llm_builtin_yaml(const llm_builtin_opts_t *o, im_buf_t *b)
 {
-    rules_builtin_opts_t d = {0};
+    llm_builtin_opts_t d = {0};
     if (o) d = *o;
     if (d.ttft_p95_target_seconds <= 0) d.ttft_p95_target_seconds = 2;
     if (d.failure_ratio <= 0) d.failure_ratio = 0.05;
     if (d.queue_waiting_threshold <= 0) d.queue_waiting_threshold = 50;
     if (d.kv_cache_threshold <= 0) d.kv_cache_threshold = 0.9;
-    const char *kv = d.names == RULES_NAMES_OLD   ? "vllm:gpu_cache_usage_perc"
-                     : d.names == RULES_NAMES_NEW ? "vllm:kv_cache_usage_perc"
-                                                  : "vllm:kv_cache_usage_perc or "
-                                                    "vllm:gpu_cache_usage_perc";
+    const char *kv = d.names == LLM_NAMES_OLD   ? "vllm:gpu_cache_usage_perc"
+                     : d.names == LLM_NAMES_NEW ? "vllm:kv_cache_usage_perc"
+                                                : "vllm:kv_cache_usage_perc or "
+                                                  "vllm:gpu_cache_usage_perc";
     (void)im_buf_puts(b,
                       "# infermon built-in LLM serving rules (generated; see docs/alerting.md).\n"
                       "groups:\n"
@@ -131,4 +135,72 @@ void rules_builtin_yaml(const rules_builtin_opts_t *o, im_buf_t *b)
                          "          description: 'KV-cache use has stayed above ");
     num(b, d.kv_cache_threshold * 100);
     (void)im_buf_puts(b, "% for 15 minutes: preemptions and queueing follow.'\n");
+}
+
+/* ---- vLLM names and the rules generator ---- */
+
+llm_names_t llm_detect_vllm_names(storage_queryable_t *q)
+{
+    if (!q) return LLM_NAMES_AUTO;
+    storage_strlist_t names = {0};
+    im_err_t err;
+    int64_t now = im_now_ms();
+    if (q->vt->label_values(q, IM_METRIC_NAME, now - IM_MS_PER_HOUR, now, NULL, 0, &names, &err) !=
+        IM_OK)
+        return LLM_NAMES_AUTO;
+    bool has_new = false, has_old = false;
+    for (size_t i = 0; i < names.n; i++) {
+        if (strcmp(names.v[i]->s, "vllm:kv_cache_usage_perc") == 0) has_new = true;
+        if (strcmp(names.v[i]->s, "vllm:gpu_cache_usage_perc") == 0) has_old = true;
+    }
+    storage_strlist_free(&names);
+    return has_new && !has_old   ? LLM_NAMES_NEW
+           : has_old && !has_new ? LLM_NAMES_OLD
+                                 : LLM_NAMES_AUTO;
+}
+
+typedef struct gen {
+    llm_builtin_opts_t opts; /* opts.names: what the last load made */
+    bool detect;
+} gen_t;
+
+static bool gen_load(void *ctx, storage_queryable_t *q, rules_file_t ***files, size_t *n)
+{
+    gen_t *g = ctx;
+    if (g->detect) g->opts.names = llm_detect_vllm_names(q);
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    llm_builtin_yaml(&g->opts, &b);
+    rules_errs_t errs = {0};
+    rules_file_t *f = NULL;
+    bool ok = rules_file_parse(LLM_BUILTIN_FILE, b.data, b.len, &f, &errs) == IM_OK;
+    if (ok) {
+        *files = im_realloc(*files, (*n + 1) * sizeof **files);
+        (*files)[(*n)++] = f;
+    } else {
+        for (size_t e = 0; e < errs.n; e++)
+            IM_ERROR("Built-in rules failed to load", "err=%s", im_logq(errs.v[e]));
+    }
+    rules_errs_free(&errs);
+    im_buf_free(&b);
+    return true; /* as before the move: a bad built-in file is logged, the rest still loads */
+}
+
+static bool gen_changed(void *ctx, storage_queryable_t *q)
+{
+    gen_t *g = ctx;
+    return g->detect && llm_detect_vllm_names(q) != g->opts.names;
+}
+
+static void gen_free(void *ctx)
+{
+    im_free(ctx);
+}
+
+void llm_builtin_generator(const llm_builtin_opts_t *opts, bool detect, rules_generator_t *out)
+{
+    gen_t *g = im_calloc(1, sizeof *g);
+    if (opts) g->opts = *opts;
+    g->detect = detect;
+    *out = (rules_generator_t){gen_load, gen_changed, gen_free, g, 0};
 }
