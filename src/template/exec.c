@@ -497,6 +497,25 @@ static void walk_if_with(state_t *s, tv_t dot, const node_t *n)
     s->nvars = mark;
 }
 
+/* One iteration of a range: counts it against TMPL_MAX_RANGE_ITER, sets the last
+ * nset declared variables (the element, then the key before it), runs the body
+ * and drops what it declared. Returns false to end the range (limit or break). */
+static bool range_iter(state_t *s, const node_t *n, size_t *count, size_t iter_mark, size_t nset,
+                       tv_t key, tv_t elem)
+{
+    if (++*count > TMPL_MAX_RANGE_ITER) {
+        tmpl__xerr(s, "range: too many iterations");
+        return false;
+    }
+    if (nset >= 1) s->vars[s->nvars - 1].v = elem;
+    if (nset == 2) s->vars[s->nvars - 2].v = key;
+    walk_list(s, elem, n->list);
+    s->nvars = iter_mark;
+    bool brk = s->brk == 1;
+    s->brk = 0;
+    return !brk;
+}
+
 static void walk_range(state_t *s, tv_t dot, const node_t *n)
 {
     size_t mark = s->nvars;
@@ -513,10 +532,6 @@ static void walk_range(state_t *s, tv_t dot, const node_t *n)
     case TV_ANYMAP: {
         size_t len = v.k == TV_SAMPLES ? (v.u.ss ? v.u.ss->n : 0) : (v.u.m ? v.u.m->n : 0);
         for (size_t i = 0; i < len && !s->failed; i++) {
-            if (++count > TMPL_MAX_RANGE_ITER) {
-                tmpl__xerr(s, "range: too many iterations");
-                break;
-            }
             tv_t key, elem;
             if (v.k == TV_SAMPLES) {
                 key = mk_int((int64_t)i);
@@ -525,36 +540,14 @@ static void walk_range(state_t *s, tv_t dot, const node_t *n)
                 key = (tv_t){.k = TV_STRING, .u.s = v.u.m->e[i].key};
                 elem = v.u.m->e[i].val;
             }
-            if (nd == 1) s->vars[s->nvars - 1].v = elem;
-            if (nd == 2) {
-                s->vars[s->nvars - 2].v = key;
-                s->vars[s->nvars - 1].v = elem;
-            }
-            walk_list(s, elem, n->list);
-            s->nvars = iter_mark;
-            if (s->brk == 1) {
-                s->brk = 0;
-                break;
-            }
-            s->brk = 0;
+            if (!range_iter(s, n, &count, iter_mark, nd, key, elem)) break;
         }
         break;
     }
     case TV_INT: {
         for (int64_t i = 0; i < v.u.i && !s->failed; i++) {
-            if (++count > TMPL_MAX_RANGE_ITER) {
-                tmpl__xerr(s, "range: too many iterations");
-                break;
-            }
-            tv_t elem = mk_int(i);
-            if (nd >= 1) s->vars[s->nvars - 1].v = elem;
-            walk_list(s, elem, n->list);
-            s->nvars = iter_mark;
-            if (s->brk == 1) {
-                s->brk = 0;
-                break;
-            }
-            s->brk = 0;
+            /* an integer's range sets only the element */
+            if (!range_iter(s, n, &count, iter_mark, nd >= 1 ? 1 : 0, NOVAL, mk_int(i))) break;
         }
         break;
     }

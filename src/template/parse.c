@@ -484,6 +484,16 @@ static node_t *parse_command(parser_t *p)
     return cmd;
 }
 
+/* The N_VAR of a variable declared by a pipeline (token v, text vn), in scope from now. */
+static node_t *declare(parser_t *p, const tok_t *v, im_sv_t vn)
+{
+    node_t *vnode = new_node(p, N_VAR, v->pos, v->line);
+    split_idents(p, vnode, vn.p, vn.len);
+    vnode->src = vn;
+    push_var(p, vn);
+    return vnode;
+}
+
 static node_t *parse_pipeline(parser_t *p, const char *context, tok_type_t end)
 {
     tok_t *t0 = peek_nonspace(p);
@@ -499,18 +509,10 @@ decls:
         if (nx->t == T_ASSIGN || nx->t == T_DECLARE) {
             pipe->is_assign = nx->t == T_ASSIGN;
             next_nonspace(p);
-            node_t *vnode = new_node(p, N_VAR, v->pos, v->line);
-            split_idents(p, vnode, vn.p, vn.len);
-            vnode->src = vn;
-            decls[nd++] = vnode;
-            push_var(p, vn);
+            decls[nd++] = declare(p, v, vn);
         } else if (nx->t == T_CHAR && p->s[nx->pos] == ',') {
             next_nonspace(p);
-            node_t *vnode = new_node(p, N_VAR, v->pos, v->line);
-            split_idents(p, vnode, vn.p, vn.len);
-            vnode->src = vn;
-            decls[nd++] = vnode;
-            push_var(p, vn);
+            decls[nd++] = declare(p, v, vn);
             if (strcmp(context, "range") == 0 && nd < 2) {
                 tok_type_t pt = peek_nonspace(p)->t;
                 if (pt == T_VAR || pt == T_RDELIM || pt == T_RPAREN) goto decls;
