@@ -267,7 +267,7 @@ static bool unquote(parser_t *p, const char *s, size_t len, im_sv_t *out)
             continue;
         }
         i++;
-        if (i + 1 >= len + 0 && i >= len - 1) goto bad;
+        if (i >= len - 1) goto bad; /* a backslash just before the closing quote */
         c = s[i];
         switch (c) {
         case 'a': o[ol++] = '\a'; break;
@@ -280,7 +280,7 @@ static bool unquote(parser_t *p, const char *s, size_t len, im_sv_t *out)
         case '\\': o[ol++] = '\\'; break;
         case '"': o[ol++] = '"'; break;
         case 'x': {
-            if (i + 2 >= len - 1 + 1 && i + 2 > len - 2) goto bad;
+            if (i + 2 >= len) goto bad;
             char h[3] = {s[i + 1], s[i + 2], 0};
             char *e;
             long v = strtol(h, &e, 16);
