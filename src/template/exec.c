@@ -589,19 +589,15 @@ void tmpl__walk(state_t *s, tv_t dot, const node_t *n)
     }
     case N_IF:
     case N_WITH:
-        if (++s->depth > TMPL_MAX_DEPTH * 4) {
-            tmpl__xerr(s, "exceeded maximum template depth");
-            return;
-        }
-        walk_if_with(s, dot, n);
-        s->depth--;
-        break;
     case N_RANGE:
         if (++s->depth > TMPL_MAX_DEPTH * 4) {
             tmpl__xerr(s, "exceeded maximum template depth");
             return;
         }
-        walk_range(s, dot, n);
+        if (n->t == N_RANGE)
+            walk_range(s, dot, n);
+        else
+            walk_if_with(s, dot, n);
         s->depth--;
         break;
     case N_TEMPLATE: {
