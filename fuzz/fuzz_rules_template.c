@@ -1,10 +1,10 @@
-/* fuzz_rules_template.c — fuzzes the alert template engine (rules/template.h):
+/* fuzz_rules_template.c — fuzzes the alert template engine (template/template.h):
  * any input must parse or fail with a message, and expansion (with a query
  * callback answering one sample) must end with output or an error, never a
  * crash, a hang or unbounded memory. */
 #include "util/base.h"
 
-#include "rules/template.h"
+#include "template/template.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

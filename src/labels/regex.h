@@ -1,6 +1,6 @@
 /* regex.h — the one regular-expression module: Go's RE2 syntax and semantics on PCRE2,
  * with a bounded cost per match. Used by label matchers (labels/matcher.c), relabelling
- * (scrape/relabel.c), templates (rules/template.c: match, reReplaceAll) and
+ * (scrape/relabel.c), templates (template/template.c: match, reReplaceAll) and
  * label_replace (promql/functions.c).
  *
  * Syntax. Prometheus compiles every regex with Go's regexp (RE2 syntax). PCRE2 accepts

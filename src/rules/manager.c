@@ -27,7 +27,7 @@
 #include "promql/parser.h"
 #include "rules/rules.h"
 #include "rules/rules_int.h"
-#include "rules/template.h"
+#include "template/template.h"
 #include "util/fmtfloat.h"
 #include "util/log.h"
 #include "util/timeutil.h"

@@ -17,7 +17,7 @@
 #include "config/yaml.h"
 #include "promql/parser.h"
 #include "rules/rules.h"
-#include "rules/template.h"
+#include "template/template.h"
 #include "util/timeutil.h"
 
 #define RULES_MAX_FILE_BYTES (64u << 20)

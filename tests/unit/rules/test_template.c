@@ -12,7 +12,7 @@
 
 #include "promql/parser.h"
 #include "promql/promql.h"
-#include "rules/template.h"
+#include "template/template.h"
 
 /* The query function runs the real engine over the oracle's one input series
  * (test_metric{...} = 1234.5678 at t=0), as promtool's test storage does. */

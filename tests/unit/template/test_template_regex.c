@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "rules/template.h"
+#include "template/template.h"
 
 static char *expand(const char *t)
 {

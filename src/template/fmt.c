@@ -1,4 +1,4 @@
-/* template_fmt.c — Go's fmt package as far as Prometheus' templates reach it:
+/* fmt.c — Go's fmt package as far as Prometheus' templates reach it:
  * printing values (%v), Sprintf with Go's verbs, flags, width and precision and
  * its error forms (%!d(float64=1.5), %!d(MISSING), %!(EXTRA ...)), strconv.Quote,
  * time.Time.String and time.Duration.String. Numbers use the C library where Go
@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "rules/template_int.h"
+#include "template/template_int.h"
 #include "util/fmtfloat.h"
 #include "util/timeutil.h"
 

@@ -1,5 +1,7 @@
 /* template.h — the Go text/template subset Prometheus expands in alert labels and
- * annotations (contract of src/rules/template*.c).
+ * annotations (contract of src/template/; the stages inside are described in
+ * template_int.h). The engine depends only on util and labels: queries reach it
+ * through the tmpl_query_fn callback its caller (rules/) supplies.
  *
  * Behaviour follows Prometheus 2.53's template package over Go's text/template:
  *  - the text is prefixed with Prometheus' four variable definitions ($labels,
@@ -21,8 +23,8 @@
  * message Prometheus would give ("error parsing template X: template: X:1: ..."
  * or "error executing template X: template: X:1:120: executing ..."). Output and
  * work are bounded (TMPL_MAX_OUTPUT bytes, nesting depth, range iterations). */
-#ifndef IM_RULES_TEMPLATE_H
-#define IM_RULES_TEMPLATE_H
+#ifndef IM_TEMPLATE_TEMPLATE_H
+#define IM_TEMPLATE_TEMPLATE_H
 
 #include "labels/labels.h"
 #include "util/base.h"
