@@ -991,6 +991,19 @@ static im_rc drop_names_dedup(ev_t *ev, val_t *v)
 
 /* ---- label_replace / label_join ---- */
 
+/* Sets the series' label dst to val's bytes (an empty value removes it). */
+static void set_label(vser_t *s, const promql_string_t *dst, const im_buf_t *val)
+{
+    im_labels_builder_t b;
+    im_lb_init(&b);
+    im_lb_load(&b, s->labels);
+    im_lb_set(&b, dst->s, dst->len, val->data ? val->data : "", val->len);
+    const im_labels_t *nl = im_lb_build(&b);
+    im_lb_free(&b);
+    im_labels_unref(s->labels);
+    s->labels = nl;
+}
+
 static im_rc eval_label_replace(ev_t *ev, const promql_call_t *call, val_t *out)
 {
     const promql_expr_t *a[5];
@@ -1034,14 +1047,7 @@ static im_rc eval_label_replace(ev_t *ev, const promql_call_t *call, val_t *out)
         if (m == 0) continue;
         im_buf_reset(&res);
         im_regex_expand(re, repl->s, repl->len, sval, ov, &res);
-        im_labels_builder_t b;
-        im_lb_init(&b);
-        im_lb_load(&b, s->labels);
-        im_lb_set(&b, dst->s, dst->len, res.data ? res.data : "", res.len);
-        const im_labels_t *nl = im_lb_build(&b);
-        im_lb_free(&b);
-        im_labels_unref(s->labels);
-        s->labels = nl;
+        set_label(s, dst, &res);
     }
     im_buf_free(&res);
     im_free(ov);
@@ -1079,14 +1085,7 @@ static im_rc eval_label_join(ev_t *ev, const promql_call_t *call, val_t *out)
             const im_istr_t *v = im_labels_get(s->labels, unparen(call->args[j])->u.string.s);
             if (v) (void)im_buf_append(&res, v->s, v->len);
         }
-        im_labels_builder_t b;
-        im_lb_init(&b);
-        im_lb_load(&b, s->labels);
-        im_lb_set(&b, dst->s, dst->len, res.data ? res.data : "", res.len);
-        const im_labels_t *nl = im_lb_build(&b);
-        im_lb_free(&b);
-        im_labels_unref(s->labels);
-        s->labels = nl;
+        set_label(s, dst, &res);
     }
     im_buf_free(&res);
     rc = promql__dedup(ev, out);
@@ -1309,18 +1308,25 @@ static im_rc finish_names(ev_t *ev, const promql_call_t *call, val_t *out)
     return rc;
 }
 
+/* A vector of one series without labels, present at every step (values to be
+ * filled in). */
+static vser_t *one_series(ev_t *ev, val_t *out)
+{
+    promql__val_init(out, VAL_VECTOR);
+    size_t i = promql__val_add(ev, out, im_labels_empty()); /* may move out->s */
+    vser_t *s = &out->s[i];
+    memset(s->has, 1, ev->nsteps);
+    return s;
+}
+
 /* abs, ceil, …, and the date functions: per_value on every present value; the
  * date functions without an argument take vector(time()). */
 static im_rc eval_map(ev_t *ev, const promql_call_t *call, val_t *out)
 {
     double (*fn)(double) = call->func->per_value;
     if (call->nargs == 0) {
-        promql__val_init(out, VAL_VECTOR);
-        size_t i = promql__val_add(ev, out, im_labels_empty());
-        for (size_t k = 0; k < ev->nsteps; k++) {
-            out->s[i].v[k] = fn((double)ev_ts(ev, k) / 1000.0);
-            out->s[i].has[k] = 1;
-        }
+        vser_t *s = one_series(ev, out);
+        for (size_t k = 0; k < ev->nsteps; k++) s->v[k] = fn((double)ev_ts(ev, k) / 1000.0);
         return IM_OK;
     }
     im_rc rc = promql__eval(ev, call->args[0], out);
@@ -1352,12 +1358,7 @@ static im_rc eval_vector(ev_t *ev, const promql_call_t *call, val_t *out)
     val_t s;
     im_rc rc = eval_scalar_arg(ev, call->args[0], &s);
     if (rc != IM_OK) return rc;
-    promql__val_init(out, VAL_VECTOR);
-    size_t i = promql__val_add(ev, out, im_labels_empty());
-    for (size_t k = 0; k < ev->nsteps; k++) {
-        out->s[i].v[k] = s.sc[k];
-        out->s[i].has[k] = 1;
-    }
+    memcpy(one_series(ev, out)->v, s.sc, ev->nsteps * sizeof(double));
     promql__val_free(ev, &s);
     return IM_OK;
 }
