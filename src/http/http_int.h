@@ -5,10 +5,11 @@
 #include "http/server.h"
 #include "labels/json.h" /* API strings: im_json_string(..., IM_JSON_GO) */
 
-/* A resumable serialiser of a query result into the API's JSON. */
+/* A resumable serialiser of a query result into the API's JSON: the envelope
+ * around promql's writer (promql.h). Zero-initialised with res set. */
 typedef struct http__result_stream {
     promql_result_t res; /* owned */
-    size_t si, pi;
+    promql_json_writer_t w;
     int phase;
 } http__result_stream_t;
 

@@ -1,5 +1,5 @@
-/* ast.c — PromQL AST helpers: names of types and operators, the function table
- * of Prometheus 2.53, ownership of a parsed tree (arena, matchers, interned
+/* ast.c — PromQL AST helpers: names of types and operators, the lookup in the
+ * function table, ownership of a parsed tree (arena, matchers, interned
  * strings), structural equality and a generic walk. */
 #include "util/base.h"
 
@@ -119,117 +119,7 @@ promql_value_type_t promql_aggop_param_type(promql_aggop_t op)
     }
 }
 
-/* ---- Function table (Prometheus 2.53, sorted by name) ---- */
-
-#define S PROMQL_TYPE_SCALAR
-#define V PROMQL_TYPE_VECTOR
-#define M PROMQL_TYPE_MATRIX
-#define T PROMQL_TYPE_STRING
-#define F0(name, ret)                                                                              \
-    {                                                                                              \
-        name, {0}, 0, 0, ret, false                                                                \
-    }
-#define F1(name, a, ret)                                                                           \
-    {                                                                                              \
-        name, {a}, 1, 0, ret, false                                                                \
-    }
-#define F1V(name, a, var, ret)                                                                     \
-    {                                                                                              \
-        name, {a}, 1, var, ret, false                                                              \
-    }
-#define F2(name, a, b, ret)                                                                        \
-    {                                                                                              \
-        name, {a, b}, 2, 0, ret, false                                                             \
-    }
-#define F2V(name, a, b, v, ret)                                                                    \
-    {                                                                                              \
-        name, {a, b}, 2, v, ret, false                                                             \
-    }
-
-const promql_function_t promql_functions[] = {
-    F1("abs", V, V),
-    F1("absent", V, V),
-    F1("absent_over_time", M, V),
-    F1("acos", V, V),
-    F1("acosh", V, V),
-    F1("asin", V, V),
-    F1("asinh", V, V),
-    F1("atan", V, V),
-    F1("atanh", V, V),
-    F1("avg_over_time", M, V),
-    F1("ceil", V, V),
-    F1("changes", M, V),
-    {"clamp", {V, S, S}, 3, 0, V, false},
-    F2("clamp_max", V, S, V),
-    F2("clamp_min", V, S, V),
-    F1("cos", V, V),
-    F1("cosh", V, V),
-    F1("count_over_time", M, V),
-    F1V("day_of_month", V, 1, V),
-    F1V("day_of_week", V, 1, V),
-    F1V("day_of_year", V, 1, V),
-    F1V("days_in_month", V, 1, V),
-    F1("deg", V, V),
-    F1("delta", M, V),
-    F1("deriv", M, V),
-    F1("exp", V, V),
-    F1("floor", V, V),
-    F1("histogram_avg", V, V),
-    F1("histogram_count", V, V),
-    {"histogram_fraction", {S, S, V}, 3, 0, V, false},
-    F2("histogram_quantile", S, V, V),
-    F1("histogram_stddev", V, V),
-    F1("histogram_stdvar", V, V),
-    F1("histogram_sum", V, V),
-    {"holt_winters", {M, S, S}, 3, 0, V, false},
-    F1V("hour", V, 1, V),
-    F1("idelta", M, V),
-    F1("increase", M, V),
-    F1("irate", M, V),
-    {"label_join", {V, T, T, T}, 4, -1, V, false},
-    {"label_replace", {V, T, T, T, T}, 5, 0, V, false},
-    F1("last_over_time", M, V),
-    F1("ln", V, V),
-    F1("log10", V, V),
-    F1("log2", V, V),
-    {"mad_over_time", {M}, 1, 0, V, true},
-    F1("max_over_time", M, V),
-    F1("min_over_time", M, V),
-    F1V("minute", V, 1, V),
-    F1V("month", V, 1, V),
-    F0("pi", S),
-    F2("predict_linear", M, S, V),
-    F1("present_over_time", M, V),
-    F2("quantile_over_time", S, M, V),
-    F1("rad", V, V),
-    F1("rate", M, V),
-    F1("resets", M, V),
-    F2V("round", V, S, 1, V),
-    F1("scalar", V, S),
-    F1("sgn", V, V),
-    F1("sin", V, V),
-    F1("sinh", V, V),
-    F1("sort", V, V),
-    {"sort_by_label", {V, T}, 2, -1, V, true},
-    {"sort_by_label_desc", {V, T}, 2, -1, V, true},
-    F1("sort_desc", V, V),
-    F1("sqrt", V, V),
-    F1("stddev_over_time", M, V),
-    F1("stdvar_over_time", M, V),
-    F1("sum_over_time", M, V),
-    F1("tan", V, V),
-    F1("tanh", V, V),
-    F0("time", S),
-    F1("timestamp", V, V),
-    F1("vector", S, V),
-    F1V("year", V, 1, V),
-};
-const size_t promql_functions_count = IM_ARRAY_LEN(promql_functions);
-
-#undef S
-#undef V
-#undef M
-#undef T
+/* ---- Function lookup (the table is in functions.c) ---- */
 
 const promql_function_t *promql_function_lookup(const char *name, size_t len)
 {

@@ -27,9 +27,11 @@
  *     ([start, end)) as Prometheus' PositionRange; used for error messages only,
  *     ignored by promql_expr_equal.
  *  6. The function table (promql_functions) is static and lists every function
- *     of Prometheus 2.53; experimental ones are flagged (Prometheus only accepts
- *     them with --enable-feature=promql-experimental-functions; we always accept
- *     them and let callers that care check the flag).
+ *     of Prometheus 2.53, each entry with its signature and its evaluation (a
+ *     call node points at its entry, so nothing is looked up by name after
+ *     parsing); experimental ones are flagged (Prometheus only accepts them with
+ *     --enable-feature=promql-experimental-functions; we always accept them and
+ *     let callers that care check the flag).
  *
  * Thread safety: a finished tree is read-only and may be read by many threads. */
 #ifndef IM_PROMQL_AST_H
@@ -136,7 +138,20 @@ typedef enum promql_at_kind {
 /* ---- Functions ---- */
 #define PROMQL_FUNC_MAX_ARGS 5
 
-typedef struct promql_function {
+/* The evaluator's state and values (promql_int.h): opaque here. */
+struct promql_ev;
+struct promql_val;
+struct promql_call;
+typedef struct promql_function promql_function_t;
+
+/* Evaluates a call of the function (call->func is its descriptor) over all
+ * steps into *out (uninitialised on entry; on error nothing is left to free). */
+typedef im_rc (*promql_func_eval_t)(struct promql_ev *ev, const struct promql_call *call,
+                                    struct promql_val *out);
+
+/* One entry per function: what the parser checks a call against and what the
+ * evaluator runs for it. */
+struct promql_function {
     const char *name; /* static */
     /* Declared argument types. With variadic == 0 exactly nargs arguments are
      * required. With variadic != 0 the last declared argument is optional and may
@@ -147,10 +162,15 @@ typedef struct promql_function {
     int nargs;
     int variadic;
     promql_value_type_t return_type;
-    bool experimental; /* needs promql-experimental-functions in Prometheus 2.53 */
-} promql_function_t;
+    bool experimental;           /* needs promql-experimental-functions in Prometheus 2.53 */
+    bool keeps_name;             /* results keep __name__ (last_over_time, label_*, sort*) */
+    promql_func_eval_t eval;     /* never NULL */
+    int variant;                 /* which case of a shared eval (range function, sort order, …) */
+    double (*per_value)(double); /* element-wise functions: maps each present value */
+};
 
-/* The table (static, sorted by name) and a lookup by name (NULL if unknown). */
+/* The table (static, sorted by name; functions.c, next to the implementations)
+ * and a lookup by name (NULL if unknown), done once at parse time. */
 extern const promql_function_t promql_functions[];
 extern const size_t promql_functions_count;
 const promql_function_t *promql_function_lookup(const char *name, size_t len);

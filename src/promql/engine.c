@@ -1,7 +1,8 @@
 /* engine.c — the PromQL evaluator's core: query setup and limits, node dispatch,
  * vector selectors with lookback and staleness, range sources (matrix selectors
  * and subqueries with absolute step alignment), offset and @, de-duplication of
- * label sets, and turning the evaluated value into a result (and JSON).
+ * label sets, and turning the evaluated value into a result (its JSON is
+ * result_json.c's).
  *
  * Every node is evaluated for all steps at once (see promql_int.h); answers are
  * those of Prometheus 2.53's step-by-step evaluation. */
@@ -16,7 +17,6 @@
 
 #include "labels/regex.h"
 #include "promql/promql_int.h"
-#include "util/fmtfloat.h"
 #include "util/hash.h"
 #include "util/timeutil.h"
 
@@ -971,133 +971,4 @@ im_rc promql_eval_range(const promql_engine_t *e, storage_queryable_t *q, const 
 {
     promql_query_params_t p = {.start_ms = start_ms, .end_ms = end_ms, .step_ms = step_ms};
     return promql_eval(e, q, expr, &p, out, err);
-}
-
-/* ---- JSON ---- */
-
-static im_rc json_str(im_buf_t *b, const char *s, size_t n)
-{
-    im_rc rc = im_buf_putc(b, '"');
-    for (size_t i = 0; i < n && rc == IM_OK; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') {
-            rc = im_buf_putc(b, '\\');
-            if (rc == IM_OK) rc = im_buf_putc(b, (char)c);
-        } else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
-            rc = im_buf_printf(b, "\\u%04x", c);
-        } else {
-            rc = im_buf_putc(b, (char)c);
-        }
-    }
-    if (rc == IM_OK) rc = im_buf_putc(b, '"');
-    return rc;
-}
-
-/* Decimal digits of u into the end of buf; returns the start. */
-static char *utoa_rev(uint64_t u, char *end)
-{
-    do {
-        *--end = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    return end;
-}
-
-/* Seconds with up to 3 decimals, trailing zeros dropped: 1435781451.781, 1.5, 2. */
-static im_rc json_time(im_buf_t *b, int64_t t)
-{
-    char buf[32], *end = buf + sizeof buf, *p = end;
-    uint64_t a = t < 0 ? (uint64_t)0 - (uint64_t)t : (uint64_t)t;
-    unsigned ms = (unsigned)(a % 1000);
-    if (ms) {
-        char f[3] = {(char)('0' + ms / 100), (char)('0' + ms / 10 % 10), (char)('0' + ms % 10)};
-        int fl = 3;
-        while (f[fl - 1] == '0') fl--;
-        p -= fl;
-        memcpy(p, f, (size_t)fl);
-        *--p = '.';
-    }
-    p = utoa_rev(a / 1000, p);
-    if (t < 0) *--p = '-';
-    return im_buf_append(b, p, (size_t)(end - p));
-}
-
-static im_rc json_point(im_buf_t *b, promql_point_t p)
-{
-    char fb[IM_FLOAT_BUF];
-    size_t fl;
-    double v = p.v;
-    if (v == (double)(int64_t)v && fabs(v) < 1e15 && !(v == 0 && signbit(v))) {
-        /* integral: the shortest form is the integer itself */
-        char *end = fb + sizeof fb, *q = utoa_rev((uint64_t)(v < 0 ? -v : v), end);
-        if (v < 0) *--q = '-';
-        fl = (size_t)(end - q);
-        memmove(fb, q, fl);
-    } else {
-        fl = im_fmt_float_api(v, fb, sizeof fb);
-    }
-    im_rc rc = im_buf_putc(b, '[');
-    if (rc == IM_OK) rc = json_time(b, p.t_ms);
-    if (rc == IM_OK) rc = im_buf_append(b, ",\"", 2);
-    if (rc == IM_OK) rc = im_buf_append(b, fb, fl);
-    if (rc == IM_OK) rc = im_buf_append(b, "\"]", 2);
-    return rc;
-}
-
-static im_rc json_metric(im_buf_t *b, const im_labels_t *ls)
-{
-    im_rc rc = im_buf_puts(b, "{\"metric\":{");
-    for (uint32_t i = 0; i < ls->n && rc == IM_OK; i++) {
-        if (i) rc = im_buf_putc(b, ',');
-        if (rc == IM_OK) rc = json_str(b, ls->l[i].name->s, ls->l[i].name->len);
-        if (rc == IM_OK) rc = im_buf_putc(b, ':');
-        if (rc == IM_OK) rc = json_str(b, ls->l[i].value->s, ls->l[i].value->len);
-    }
-    if (rc == IM_OK) rc = im_buf_puts(b, "},");
-    return rc;
-}
-
-im_rc promql_result_to_json(const promql_result_t *r, im_buf_t *b)
-{
-    im_rc rc = IM_OK;
-    switch (r->type) {
-    case PROMQL_RESULT_SCALAR:
-        rc = im_buf_puts(b, "{\"resultType\":\"scalar\",\"result\":");
-        if (rc == IM_OK) rc = json_point(b, r->scalar);
-        if (rc == IM_OK) rc = im_buf_putc(b, '}');
-        return rc;
-    case PROMQL_RESULT_STRING:
-        rc = im_buf_puts(b, "{\"resultType\":\"string\",\"result\":[");
-        if (rc == IM_OK) rc = json_time(b, r->scalar.t_ms);
-        if (rc == IM_OK) rc = im_buf_putc(b, ',');
-        if (rc == IM_OK) rc = json_str(b, r->str, r->str_len);
-        if (rc == IM_OK) rc = im_buf_puts(b, "]}");
-        return rc;
-    case PROMQL_RESULT_VECTOR:
-    case PROMQL_RESULT_MATRIX: {
-        bool vec = r->type == PROMQL_RESULT_VECTOR;
-        rc = im_buf_printf(b, "{\"resultType\":\"%s\",\"result\":[", vec ? "vector" : "matrix");
-        for (size_t i = 0; i < r->nseries && rc == IM_OK; i++) {
-            const promql_series_t *s = &r->series[i];
-            if (i) rc = im_buf_putc(b, ',');
-            if (rc == IM_OK) rc = json_metric(b, s->labels);
-            if (rc != IM_OK) break;
-            if (vec) {
-                rc = im_buf_puts(b, "\"value\":");
-                if (rc == IM_OK) rc = json_point(b, s->points[0]);
-            } else {
-                rc = im_buf_puts(b, "\"values\":[");
-                for (size_t k = 0; k < s->npoints && rc == IM_OK; k++) {
-                    if (k) rc = im_buf_putc(b, ',');
-                    if (rc == IM_OK) rc = json_point(b, s->points[k]);
-                }
-                if (rc == IM_OK) rc = im_buf_putc(b, ']');
-            }
-            if (rc == IM_OK) rc = im_buf_putc(b, '}');
-        }
-        if (rc == IM_OK) rc = im_buf_puts(b, "]}");
-        return rc;
-    }
-    default: return im_buf_puts(b, "null");
-    }
 }

@@ -83,33 +83,12 @@ typedef enum rfunc {
     RF_MAD,
 } rfunc_t;
 
-static const struct {
-    const char *name;
-    rfunc_t f;
-    int marg; /* index of the range-vector argument */
-} range_funcs[] = {
-    {"rate", RF_RATE, 0},
-    {"increase", RF_INCREASE, 0},
-    {"delta", RF_DELTA, 0},
-    {"irate", RF_IRATE, 0},
-    {"idelta", RF_IDELTA, 0},
-    {"avg_over_time", RF_AVG, 0},
-    {"min_over_time", RF_MIN, 0},
-    {"max_over_time", RF_MAX, 0},
-    {"sum_over_time", RF_SUM, 0},
-    {"count_over_time", RF_COUNT, 0},
-    {"last_over_time", RF_LAST, 0},
-    {"quantile_over_time", RF_QUANTILE, 1},
-    {"stddev_over_time", RF_STDDEV, 0},
-    {"stdvar_over_time", RF_STDVAR, 0},
-    {"present_over_time", RF_PRESENT, 0},
-    {"changes", RF_CHANGES, 0},
-    {"resets", RF_RESETS, 0},
-    {"deriv", RF_DERIV, 0},
-    {"predict_linear", RF_PREDICT, 0},
-    {"holt_winters", RF_HOLT, 0},
-    {"mad_over_time", RF_MAD, 0},
-};
+/* A range function's result series: its input's labels, __name__ dropped unless
+ * the function keeps it (new reference). */
+static const im_labels_t *range_labels(ev_t *ev, bool keep_name, const im_labels_t *ls)
+{
+    return keep_name ? im_labels_ref(ls) : promql__drop_name(ev, ls);
+}
 
 /* Prometheus' extrapolatedRate over samples [0, n) for the window
  * [range_start, range_end]. */
@@ -429,6 +408,7 @@ typedef struct par {
     ev_t *ev;
     rsrc_t *r;
     rfunc_t f;
+    bool keep_name;
     const double *p1, *p2;
     size_t nseries, chunk;
     double **rows; /* per series: value block (promql__val_adopt's layout) or NULL */
@@ -486,12 +466,18 @@ static int par_threads(ev_t *ev, rsrc_t *r)
     return ns < (size_t)o->threads ? (int)ns : o->threads;
 }
 
-static im_rc range_par(ev_t *ev, rsrc_t *r, rfunc_t f, const double *p1, const double *p2, int nth,
-                       val_t *out)
+static im_rc range_par(ev_t *ev, rsrc_t *r, const promql_function_t *fn, const double *p1,
+                       const double *p2, int nth, val_t *out)
 {
     size_t ns = promql__rsrc_par_series(r), nsteps = ev->nsteps;
     size_t chunk = ns / ((size_t)nth * 4);
-    par_t p = {.ev = ev, .r = r, .f = f, .p1 = p1, .p2 = p2, .nseries = ns};
+    par_t p = {.ev = ev,
+               .r = r,
+               .f = (rfunc_t)fn->variant,
+               .keep_name = fn->keeps_name,
+               .p1 = p1,
+               .p2 = p2,
+               .nseries = ns};
     p.chunk = chunk < 1 ? 1 : chunk > PAR_CHUNK ? PAR_CHUNK : chunk;
     p.rows = im_calloc(ns, sizeof *p.rows);
     p.nread = im_calloc(ns, sizeof *p.nread);
@@ -513,8 +499,7 @@ static im_rc range_par(ev_t *ev, rsrc_t *r, rfunc_t f, const double *p1, const d
             promql__count(ev, -(int64_t)p.nread[si]);
             if (p.rows[si]) {
                 const im_labels_t *ls = promql__rsrc_labels(r, si);
-                promql__val_adopt(out, f == RF_LAST ? im_labels_ref(ls) : promql__drop_name(ev, ls),
-                                  p.rows[si], nsteps);
+                promql__val_adopt(out, range_labels(ev, p.keep_name, ls), p.rows[si], nsteps);
                 p.rows[si] = NULL;
             }
         }
@@ -609,6 +594,8 @@ static int cmp_firstv(const void *a, const void *b)
     return x->firstv < y->firstv ? -1 : x->firstv > y->firstv;
 }
 
+static im_rc eval_range(ev_t *ev, const promql_call_t *call, val_t *out);
+
 im_rc promql__eval_agg_range(ev_t *ev, const promql_aggregate_t *agg, val_t *out, bool *done)
 {
     *done = false;
@@ -617,11 +604,8 @@ im_rc promql__eval_agg_range(ev_t *ev, const promql_aggregate_t *agg, val_t *out
         x = x->kind == PROMQL_NODE_PAREN ? x->u.paren.expr : x->u.si.expr;
     if (x->kind != PROMQL_NODE_CALL || x->u.call.nargs != 1) return IM_OK;
     const promql_call_t *call = &x->u.call;
-    size_t fi = 0;
-    while (fi < IM_ARRAY_LEN(range_funcs) && strcmp(call->func->name, range_funcs[fi].name) != 0)
-        fi++;
-    if (fi == IM_ARRAY_LEN(range_funcs)) return IM_OK;
-    rfunc_t f = range_funcs[fi].f;
+    if (call->func->eval != eval_range) return IM_OK;
+    rfunc_t f = (rfunc_t)call->func->variant;
     if (f == RF_QUANTILE || f == RF_PREDICT || f == RF_HOLT) return IM_OK;
     const promql_expr_t *m = call->args[0];
     while (m->kind == PROMQL_NODE_PAREN) m = m->u.paren.expr;
@@ -645,7 +629,7 @@ im_rc promql__eval_agg_range(ev_t *ev, const promql_aggregate_t *agg, val_t *out
     bool dup = false;
     for (size_t i = 0; i < ns; i++) {
         const im_labels_t *ls = promql__rsrc_labels(r, i);
-        fl[i] = f == RF_LAST ? im_labels_ref(ls) : promql__drop_name(ev, ls);
+        fl[i] = range_labels(ev, call->func->keeps_name, ls);
         uint32_t *slot = promql__map_slot(&map, fl[i]->hash);
         if (*slot) dup = true;
         *slot = 1;
@@ -741,8 +725,12 @@ out:
     return rc;
 }
 
-static im_rc eval_range_func(ev_t *ev, const promql_call_t *call, rfunc_t f, int marg, val_t *out)
+static im_rc eval_range(ev_t *ev, const promql_call_t *call, val_t *out)
 {
+    const promql_function_t *fn = call->func;
+    rfunc_t f = (rfunc_t)fn->variant;
+    int marg = 0; /* the range-vector argument */
+    while (fn->arg_types[marg] != PROMQL_TYPE_MATRIX) marg++;
     im_rc rc = IM_OK;
     val_t p1, p2;
     promql__val_init(&p1, VAL_SCALAR);
@@ -782,7 +770,7 @@ static im_rc eval_range_func(ev_t *ev, const promql_call_t *call, rfunc_t f, int
     int got = 0;
     int nth = par_threads(ev, r);
     if (nth > 1) {
-        rc = range_par(ev, r, f, p1.sc, p2.sc, nth, out);
+        rc = range_par(ev, r, fn, p1.sc, p2.sc, nth, out);
     } else {
         rctx_t c = {.ev = ev, .f = f};
         size_t *rpos = NULL, rcap = 0;
@@ -790,8 +778,7 @@ static im_rc eval_range_func(ev_t *ev, const promql_call_t *call, rfunc_t f, int
         size_t n;
         while ((got = promql__rsrc_next(ev, r, &ls, &n)) == 1) {
             if (n == 0) continue;
-            size_t idx = promql__val_add(
-                ev, out, f == RF_LAST ? im_labels_ref(ls) : promql__drop_name(ev, ls));
+            size_t idx = promql__val_add(ev, out, range_labels(ev, fn->keeps_name, ls));
             vser_t *s = &out->s[idx];
             bool any = range_series(ev, true, &c, r, ev->rt, ev->rv, n, p1.sc, p2.sc, &rpos, &rcap,
                                     s->v, s->has, &rc);
@@ -811,7 +798,7 @@ static im_rc eval_range_func(ev_t *ev, const promql_call_t *call, rfunc_t f, int
     } else if (got < 0) {
         rc = (im_rc)got;
         promql__val_free(ev, out);
-    } else if (f != RF_LAST) {
+    } else if (!fn->keeps_name) {
         rc = promql__dedup(ev, out);
         if (rc != IM_OK) promql__val_free(ev, out);
     }
@@ -854,8 +841,10 @@ static const im_labels_t *absent_labels(const promql_expr_t *arg)
     return r;
 }
 
-static im_rc eval_absent(ev_t *ev, const promql_call_t *call, bool over_time, val_t *out)
+/* variant 1: absent_over_time */
+static im_rc eval_absent(ev_t *ev, const promql_call_t *call, val_t *out)
 {
+    bool over_time = call->func->variant == 1;
     bool *present = im_calloc(ev->nsteps ? ev->nsteps : 1, sizeof(bool));
     im_rc rc = IM_OK;
     if (!over_time) {
@@ -902,9 +891,7 @@ done:
     return rc;
 }
 
-/* ---- Instant-vector maths ---- */
-
-typedef double (*mathfn)(double);
+/* ---- Element-wise functions: per_value of the descriptor ---- */
 
 static double f_abs(double x)
 {
@@ -923,59 +910,72 @@ static double f_rad(double x)
     return x * M_PI / 180;
 }
 
-static const struct {
-    const char *name;
-    mathfn fn;
-} math_funcs[] = {
-    {"abs", f_abs}, {"ceil", ceil}, {"floor", floor}, {"exp", exp},     {"sqrt", sqrt},
-    {"ln", log},    {"log2", log2}, {"log10", log10}, {"sin", sin},     {"cos", cos},
-    {"tan", tan},   {"asin", asin}, {"acos", acos},   {"atan", atan},   {"sinh", sinh},
-    {"cosh", cosh}, {"tanh", tanh}, {"asinh", asinh}, {"acosh", acosh}, {"atanh", atanh},
-    {"deg", f_deg}, {"rad", f_rad}, {"sgn", f_sgn},
-};
-
-/* Date functions: value = unix seconds. */
-static double date_part(const char *fn, double secs)
-{
-    if (isnan(secs) || isinf(secs)) return NAN;
-    int64_t s = (int64_t)secs;
-    int64_t days = s / 86400, rem = s % 86400;
-    if (rem < 0) {
-        rem += 86400;
-        days--;
-    }
-    int64_t y;
+/* Date functions: value = unix seconds, split into days since the epoch and
+ * seconds of the day (UTC); false for NaN and infinities (the result is NaN). */
+typedef struct civil {
+    int64_t days, rem, y;
     unsigned m, d;
-    im_civil_from_days(days, &y, &m, &d);
-    if (strcmp(fn, "hour") == 0) return (double)(rem / 3600);
-    if (strcmp(fn, "minute") == 0) return (double)(rem / 60 % 60);
-    if (strcmp(fn, "month") == 0) return m;
-    if (strcmp(fn, "year") == 0) return (double)y;
-    if (strcmp(fn, "day_of_month") == 0) return d;
-    if (strcmp(fn, "day_of_week") == 0) {
-        int64_t w = (days + 4) % 7; /* 1970-01-01 was a Thursday */
-        if (w < 0) w += 7;
-        return (double)w;
+} civil_t;
+
+static bool civil_of(double secs, civil_t *c)
+{
+    if (isnan(secs) || isinf(secs)) return false;
+    int64_t s = (int64_t)secs;
+    c->days = s / 86400;
+    c->rem = s % 86400;
+    if (c->rem < 0) {
+        c->rem += 86400;
+        c->days--;
     }
-    if (strcmp(fn, "day_of_year") == 0) return (double)(days - im_days_from_civil(y, 1, 1) + 1);
-    if (strcmp(fn, "days_in_month") == 0) {
-        static const int dim[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-        int r = dim[m - 1];
-        bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-        if (m == 2 && leap) r = 29;
-        return r;
-    }
-    return NAN;
+    im_civil_from_days(c->days, &c->y, &c->m, &c->d);
+    return true;
 }
 
-static bool is_date_func(const char *n)
+static double f_hour(double secs)
 {
-    static const char *const names[] = {"hour",        "minute",       "month",
-                                        "year",        "day_of_month", "day_of_week",
-                                        "day_of_year", "days_in_month"};
-    for (size_t i = 0; i < IM_ARRAY_LEN(names); i++)
-        if (strcmp(n, names[i]) == 0) return true;
-    return false;
+    civil_t c;
+    return civil_of(secs, &c) ? (double)(c.rem / 3600) : NAN;
+}
+static double f_minute(double secs)
+{
+    civil_t c;
+    return civil_of(secs, &c) ? (double)(c.rem / 60 % 60) : NAN;
+}
+static double f_month(double secs)
+{
+    civil_t c;
+    return civil_of(secs, &c) ? c.m : NAN;
+}
+static double f_year(double secs)
+{
+    civil_t c;
+    return civil_of(secs, &c) ? (double)c.y : NAN;
+}
+static double f_day_of_month(double secs)
+{
+    civil_t c;
+    return civil_of(secs, &c) ? c.d : NAN;
+}
+static double f_day_of_week(double secs)
+{
+    civil_t c;
+    if (!civil_of(secs, &c)) return NAN;
+    int64_t w = (c.days + 4) % 7; /* 1970-01-01 was a Thursday */
+    return (double)(w < 0 ? w + 7 : w);
+}
+static double f_day_of_year(double secs)
+{
+    civil_t c;
+    if (!civil_of(secs, &c)) return NAN;
+    return (double)(c.days - im_days_from_civil(c.y, 1, 1) + 1);
+}
+static double f_days_in_month(double secs)
+{
+    static const int dim[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    civil_t c;
+    if (!civil_of(secs, &c)) return NAN;
+    bool leap = (c.y % 4 == 0 && c.y % 100 != 0) || c.y % 400 == 0;
+    return c.m == 2 && leap ? 29 : dim[c.m - 1];
 }
 
 /* Replaces each series' labels by the name-less ones and merges duplicates. */
@@ -990,6 +990,19 @@ static im_rc drop_names_dedup(ev_t *ev, val_t *v)
 }
 
 /* ---- label_replace / label_join ---- */
+
+/* Sets the series' label dst to val's bytes (an empty value removes it). */
+static void set_label(vser_t *s, const promql_string_t *dst, const im_buf_t *val)
+{
+    im_labels_builder_t b;
+    im_lb_init(&b);
+    im_lb_load(&b, s->labels);
+    im_lb_set(&b, dst->s, dst->len, val->data ? val->data : "", val->len);
+    const im_labels_t *nl = im_lb_build(&b);
+    im_lb_free(&b);
+    im_labels_unref(s->labels);
+    s->labels = nl;
+}
 
 static im_rc eval_label_replace(ev_t *ev, const promql_call_t *call, val_t *out)
 {
@@ -1034,14 +1047,7 @@ static im_rc eval_label_replace(ev_t *ev, const promql_call_t *call, val_t *out)
         if (m == 0) continue;
         im_buf_reset(&res);
         im_regex_expand(re, repl->s, repl->len, sval, ov, &res);
-        im_labels_builder_t b;
-        im_lb_init(&b);
-        im_lb_load(&b, s->labels);
-        im_lb_set(&b, dst->s, dst->len, res.data ? res.data : "", res.len);
-        const im_labels_t *nl = im_lb_build(&b);
-        im_lb_free(&b);
-        im_labels_unref(s->labels);
-        s->labels = nl;
+        set_label(s, dst, &res);
     }
     im_buf_free(&res);
     im_free(ov);
@@ -1079,14 +1085,7 @@ static im_rc eval_label_join(ev_t *ev, const promql_call_t *call, val_t *out)
             const im_istr_t *v = im_labels_get(s->labels, unparen(call->args[j])->u.string.s);
             if (v) (void)im_buf_append(&res, v->s, v->len);
         }
-        im_labels_builder_t b;
-        im_lb_init(&b);
-        im_lb_load(&b, s->labels);
-        im_lb_set(&b, dst->s, dst->len, res.data ? res.data : "", res.len);
-        const im_labels_t *nl = im_lb_build(&b);
-        im_lb_free(&b);
-        im_labels_unref(s->labels);
-        s->labels = nl;
+        set_label(s, dst, &res);
     }
     im_buf_free(&res);
     rc = promql__dedup(ev, out);
@@ -1165,8 +1164,10 @@ static int cmp_sort(const void *pa, const void *pb, void *ctx)
     return r;
 }
 
-static im_rc eval_sort(ev_t *ev, const promql_call_t *call, int mode, val_t *out)
+/* variant: sortctx_t.mode */
+static im_rc eval_sort(ev_t *ev, const promql_call_t *call, val_t *out)
 {
+    int mode = call->func->variant;
     im_rc rc = promql__eval(ev, call->args[0], out);
     if (rc != IM_OK || ev->nsteps != 1 || out->n < 2) return rc;
     const im_istr_t **names = NULL;
@@ -1295,164 +1296,280 @@ static im_rc eval_histogram_quantile(ev_t *ev, const promql_call_t *call, val_t 
     return IM_OK;
 }
 
-/* ---- Dispatch ---- */
+/* ---- The other functions ---- */
+
+/* __name__ dropped from every series (duplicates merged) unless the function
+ * keeps it; frees *out on error. */
+static im_rc finish_names(ev_t *ev, const promql_call_t *call, val_t *out)
+{
+    if (call->func->keeps_name) return IM_OK;
+    im_rc rc = drop_names_dedup(ev, out);
+    if (rc != IM_OK) promql__val_free(ev, out);
+    return rc;
+}
+
+/* A vector of one series without labels, present at every step (values to be
+ * filled in). */
+static vser_t *one_series(ev_t *ev, val_t *out)
+{
+    promql__val_init(out, VAL_VECTOR);
+    size_t i = promql__val_add(ev, out, im_labels_empty()); /* may move out->s */
+    vser_t *s = &out->s[i];
+    memset(s->has, 1, ev->nsteps);
+    return s;
+}
+
+/* abs, ceil, …, and the date functions: per_value on every present value; the
+ * date functions without an argument take vector(time()). */
+static im_rc eval_map(ev_t *ev, const promql_call_t *call, val_t *out)
+{
+    double (*fn)(double) = call->func->per_value;
+    if (call->nargs == 0) {
+        vser_t *s = one_series(ev, out);
+        for (size_t k = 0; k < ev->nsteps; k++) s->v[k] = fn((double)ev_ts(ev, k) / 1000.0);
+        return IM_OK;
+    }
+    im_rc rc = promql__eval(ev, call->args[0], out);
+    if (rc != IM_OK) return rc;
+    for (size_t j = 0; j < out->n; j++)
+        for (size_t k = 0; k < ev->nsteps; k++)
+            if (out->s[j].has[k]) out->s[j].v[k] = fn(out->s[j].v[k]);
+    return finish_names(ev, call, out);
+}
+
+static im_rc eval_time(ev_t *ev, const promql_call_t *call, val_t *out)
+{
+    (void)call;
+    promql__scalar_new(ev, out);
+    for (size_t k = 0; k < ev->nsteps; k++) out->sc[k] = (double)ev_ts(ev, k) / 1000.0;
+    return IM_OK;
+}
+
+static im_rc eval_pi(ev_t *ev, const promql_call_t *call, val_t *out)
+{
+    (void)call;
+    promql__scalar_new(ev, out);
+    for (size_t k = 0; k < ev->nsteps; k++) out->sc[k] = M_PI;
+    return IM_OK;
+}
+
+static im_rc eval_vector(ev_t *ev, const promql_call_t *call, val_t *out)
+{
+    val_t s;
+    im_rc rc = eval_scalar_arg(ev, call->args[0], &s);
+    if (rc != IM_OK) return rc;
+    memcpy(one_series(ev, out)->v, s.sc, ev->nsteps * sizeof(double));
+    promql__val_free(ev, &s);
+    return IM_OK;
+}
+
+static im_rc eval_scalar(ev_t *ev, const promql_call_t *call, val_t *out)
+{
+    val_t v;
+    im_rc rc = promql__eval(ev, call->args[0], &v);
+    if (rc != IM_OK) return rc;
+    promql__scalar_new(ev, out);
+    for (size_t k = 0; k < ev->nsteps; k++) {
+        size_t cnt = 0;
+        double x = NAN;
+        for (size_t i = 0; i < v.n; i++)
+            if (v.s[i].has[k]) {
+                cnt++;
+                x = v.s[i].v[k];
+            }
+        out->sc[k] = cnt == 1 ? x : NAN;
+    }
+    promql__val_free(ev, &v);
+    return IM_OK;
+}
+
+static im_rc eval_timestamp(ev_t *ev, const promql_call_t *call, val_t *out)
+{
+    im_rc rc;
+    const promql_expr_t *a = unparen(call->args[0]);
+    if (a->kind == PROMQL_NODE_VECTOR_SELECTOR) {
+        rc = promql__eval_timestamp_selector(ev, a, out);
+    } else {
+        rc = promql__eval(ev, call->args[0], out);
+        if (rc == IM_OK)
+            for (size_t j = 0; j < out->n; j++)
+                for (size_t k = 0; k < ev->nsteps; k++)
+                    out->s[j].v[k] = (double)ev_ts(ev, k) / 1000.0;
+    }
+    if (rc != IM_OK) return rc;
+    return finish_names(ev, call, out);
+}
+
+/* round, clamp, clamp_min, clamp_max: the variant. */
+enum { CL_ROUND, CL_CLAMP, CL_MIN, CL_MAX };
+
+static im_rc eval_clamp(ev_t *ev, const promql_call_t *call, val_t *out)
+{
+    int kind = call->func->variant;
+    val_t a1, a2;
+    promql__val_init(&a1, VAL_SCALAR);
+    promql__val_init(&a2, VAL_SCALAR);
+    im_rc rc = IM_OK;
+    if (call->nargs > 1) rc = eval_scalar_arg(ev, call->args[1], &a1);
+    if (rc == IM_OK && call->nargs > 2) rc = eval_scalar_arg(ev, call->args[2], &a2);
+    if (rc == IM_OK) rc = promql__eval(ev, call->args[0], out);
+    if (rc == IM_OK) {
+        for (size_t j = 0; j < out->n; j++) {
+            vser_t *s = &out->s[j];
+            for (size_t k = 0; k < ev->nsteps; k++) {
+                if (!s->has[k]) continue;
+                double x = s->v[k];
+                switch (kind) {
+                case CL_ROUND: {
+                    double to = call->nargs > 1 ? a1.sc[k] : 1;
+                    double inv = 1.0 / to;
+                    s->v[k] = floor(x * inv + 0.5) / inv;
+                    break;
+                }
+                case CL_CLAMP:
+                    if (a2.sc[k] < a1.sc[k])
+                        s->has[k] = 0;
+                    else
+                        s->v[k] = go_max(a1.sc[k], go_min(a2.sc[k], x));
+                    break;
+                case CL_MIN: s->v[k] = go_max(x, a1.sc[k]); break;
+                default: s->v[k] = go_min(x, a1.sc[k]); break;
+                }
+            }
+        }
+        rc = finish_names(ev, call, out);
+    }
+    promql__val_free(ev, &a1);
+    promql__val_free(ev, &a2);
+    return rc;
+}
+
+/* Native-histogram functions: float samples only, so the result is empty. */
+static im_rc eval_native_histogram(ev_t *ev, const promql_call_t *call, val_t *out)
+{
+    for (size_t i = 0; i < call->nargs; i++) {
+        const promql_expr_t *a = call->args[i];
+        if (promql_expr_type(a) == PROMQL_TYPE_VECTOR) {
+            im_rc rc = promql__eval(ev, a, out);
+            if (rc != IM_OK) return rc;
+            promql__val_free(ev, out);
+        }
+    }
+    promql__val_init(out, VAL_VECTOR);
+    return IM_OK;
+}
 
 im_rc promql__eval_call(ev_t *ev, const promql_expr_t *e, val_t *out)
 {
-    const promql_call_t *call = &e->u.call;
-    const char *fn = call->func->name;
-    im_rc rc;
-
-    for (size_t i = 0; i < IM_ARRAY_LEN(range_funcs); i++)
-        if (strcmp(fn, range_funcs[i].name) == 0)
-            return eval_range_func(ev, call, range_funcs[i].f, range_funcs[i].marg, out);
-
-    for (size_t i = 0; i < IM_ARRAY_LEN(math_funcs); i++) {
-        if (strcmp(fn, math_funcs[i].name) != 0) continue;
-        rc = promql__eval(ev, call->args[0], out);
-        if (rc != IM_OK) return rc;
-        for (size_t j = 0; j < out->n; j++)
-            for (size_t k = 0; k < ev->nsteps; k++)
-                if (out->s[j].has[k]) out->s[j].v[k] = math_funcs[i].fn(out->s[j].v[k]);
-        rc = drop_names_dedup(ev, out);
-        if (rc != IM_OK) promql__val_free(ev, out);
-        return rc;
-    }
-
-    if (strcmp(fn, "time") == 0 || strcmp(fn, "pi") == 0) {
-        promql__scalar_new(ev, out);
-        for (size_t k = 0; k < ev->nsteps; k++)
-            out->sc[k] = fn[0] == 't' ? (double)ev_ts(ev, k) / 1000.0 : M_PI;
-        return IM_OK;
-    }
-    if (strcmp(fn, "vector") == 0) {
-        val_t s;
-        if ((rc = eval_scalar_arg(ev, call->args[0], &s)) != IM_OK) return rc;
-        promql__val_init(out, VAL_VECTOR);
-        size_t i = promql__val_add(ev, out, im_labels_empty());
-        for (size_t k = 0; k < ev->nsteps; k++) {
-            out->s[i].v[k] = s.sc[k];
-            out->s[i].has[k] = 1;
-        }
-        promql__val_free(ev, &s);
-        return IM_OK;
-    }
-    if (strcmp(fn, "scalar") == 0) {
-        val_t v;
-        if ((rc = promql__eval(ev, call->args[0], &v)) != IM_OK) return rc;
-        promql__scalar_new(ev, out);
-        for (size_t k = 0; k < ev->nsteps; k++) {
-            size_t cnt = 0;
-            double x = NAN;
-            for (size_t i = 0; i < v.n; i++)
-                if (v.s[i].has[k]) {
-                    cnt++;
-                    x = v.s[i].v[k];
-                }
-            out->sc[k] = cnt == 1 ? x : NAN;
-        }
-        promql__val_free(ev, &v);
-        return IM_OK;
-    }
-    if (strcmp(fn, "timestamp") == 0) {
-        const promql_expr_t *a = unparen(call->args[0]);
-        if (a->kind == PROMQL_NODE_VECTOR_SELECTOR)
-            rc = promql__eval_timestamp_selector(ev, a, out);
-        else {
-            rc = promql__eval(ev, call->args[0], out);
-            if (rc == IM_OK)
-                for (size_t j = 0; j < out->n; j++)
-                    for (size_t k = 0; k < ev->nsteps; k++)
-                        out->s[j].v[k] = (double)ev_ts(ev, k) / 1000.0;
-        }
-        if (rc != IM_OK) return rc;
-        rc = drop_names_dedup(ev, out);
-        if (rc != IM_OK) promql__val_free(ev, out);
-        return rc;
-    }
-    if (strcmp(fn, "absent") == 0) return eval_absent(ev, call, false, out);
-    if (strcmp(fn, "absent_over_time") == 0) return eval_absent(ev, call, true, out);
-    if (strcmp(fn, "label_replace") == 0) return eval_label_replace(ev, call, out);
-    if (strcmp(fn, "label_join") == 0) return eval_label_join(ev, call, out);
-    if (strcmp(fn, "sort") == 0) return eval_sort(ev, call, 0, out);
-    if (strcmp(fn, "sort_desc") == 0) return eval_sort(ev, call, 1, out);
-    if (strcmp(fn, "sort_by_label") == 0) return eval_sort(ev, call, 2, out);
-    if (strcmp(fn, "sort_by_label_desc") == 0) return eval_sort(ev, call, 3, out);
-    if (strcmp(fn, "histogram_quantile") == 0) return eval_histogram_quantile(ev, call, out);
-
-    if (strcmp(fn, "round") == 0 || strcmp(fn, "clamp") == 0 || strcmp(fn, "clamp_min") == 0 ||
-        strcmp(fn, "clamp_max") == 0) {
-        val_t a1, a2;
-        promql__val_init(&a1, VAL_SCALAR);
-        promql__val_init(&a2, VAL_SCALAR);
-        rc = IM_OK;
-        if (call->nargs > 1) rc = eval_scalar_arg(ev, call->args[1], &a1);
-        if (rc == IM_OK && call->nargs > 2) rc = eval_scalar_arg(ev, call->args[2], &a2);
-        if (rc == IM_OK) rc = promql__eval(ev, call->args[0], out);
-        if (rc == IM_OK) {
-            for (size_t j = 0; j < out->n; j++) {
-                vser_t *s = &out->s[j];
-                for (size_t k = 0; k < ev->nsteps; k++) {
-                    if (!s->has[k]) continue;
-                    double x = s->v[k];
-                    switch (fn[1] == 'o' ? 'r' : fn[5] == 0 ? 'c' : fn[7] == 'i' ? 'm' : 'M') {
-                    case 'r': {
-                        double to = call->nargs > 1 ? a1.sc[k] : 1;
-                        double inv = 1.0 / to;
-                        s->v[k] = floor(x * inv + 0.5) / inv;
-                        break;
-                    }
-                    case 'c':
-                        if (a2.sc[k] < a1.sc[k])
-                            s->has[k] = 0;
-                        else
-                            s->v[k] = go_max(a1.sc[k], go_min(a2.sc[k], x));
-                        break;
-                    case 'm': s->v[k] = go_max(x, a1.sc[k]); break;
-                    case 'M': s->v[k] = go_min(x, a1.sc[k]); break;
-                    }
-                }
-            }
-            rc = drop_names_dedup(ev, out);
-            if (rc != IM_OK) promql__val_free(ev, out);
-        }
-        promql__val_free(ev, &a1);
-        promql__val_free(ev, &a2);
-        return rc;
-    }
-
-    if (is_date_func(fn)) {
-        if (call->nargs == 0) {
-            promql__val_init(out, VAL_VECTOR);
-            size_t i = promql__val_add(ev, out, im_labels_empty());
-            for (size_t k = 0; k < ev->nsteps; k++) {
-                out->s[i].v[k] = date_part(fn, (double)ev_ts(ev, k) / 1000.0);
-                out->s[i].has[k] = 1;
-            }
-            return IM_OK;
-        }
-        rc = promql__eval(ev, call->args[0], out);
-        if (rc != IM_OK) return rc;
-        for (size_t j = 0; j < out->n; j++)
-            for (size_t k = 0; k < ev->nsteps; k++)
-                if (out->s[j].has[k]) out->s[j].v[k] = date_part(fn, out->s[j].v[k]);
-        rc = drop_names_dedup(ev, out);
-        if (rc != IM_OK) promql__val_free(ev, out);
-        return rc;
-    }
-
-    if (strncmp(fn, "histogram_", 10) == 0) {
-        /* Native-histogram functions: float samples only, so the result is empty. */
-        for (size_t i = 0; i < call->nargs; i++) {
-            const promql_expr_t *a = call->args[i];
-            if (promql_expr_type(a) == PROMQL_TYPE_VECTOR) {
-                rc = promql__eval(ev, a, out);
-                if (rc != IM_OK) return rc;
-                promql__val_free(ev, out);
-            }
-        }
-        promql__val_init(out, VAL_VECTOR);
-        return IM_OK;
-    }
-    return im_err_set(ev->err, IM_EEXEC, "function %s is not implemented", fn);
+    return e->u.call.func->eval(ev, &e->u.call, out);
 }
+
+/* ---- The function table (Prometheus 2.53, sorted by name) ----
+ *
+ * RANGE: a range function (variant: rfunc_t), MAP: element-wise (per_value),
+ * FN: its own eval and variant; keep: results keep __name__. */
+
+#define S PROMQL_TYPE_SCALAR
+#define V PROMQL_TYPE_VECTOR
+#define M PROMQL_TYPE_MATRIX
+#define T PROMQL_TYPE_STRING
+#define A(...)                                                                                     \
+    {                                                                                              \
+        __VA_ARGS__                                                                                \
+    }
+#define FN(name, args, n, var, ret, exper, keep, eval, variant)                                    \
+    {                                                                                              \
+        name, args, n, var, ret, exper, keep, eval, variant, NULL                                  \
+    }
+#define MAP(name, fn)                                                                              \
+    {                                                                                              \
+        name, {V}, 1, 0, V, false, false, eval_map, 0, fn                                          \
+    }
+#define DATE(name, fn)                                                                             \
+    {                                                                                              \
+        name, {V}, 1, 1, V, false, false, eval_map, 0, fn                                          \
+    }
+#define RANGE(name, args, n, rf)                                                                   \
+    {                                                                                              \
+        name, args, n, 0, V, false, false, eval_range, rf, NULL                                    \
+    }
+
+const promql_function_t promql_functions[] = {
+    MAP("abs", f_abs),
+    FN("absent", A(V), 1, 0, V, false, false, eval_absent, 0),
+    FN("absent_over_time", A(M), 1, 0, V, false, false, eval_absent, 1),
+    MAP("acos", acos),
+    MAP("acosh", acosh),
+    MAP("asin", asin),
+    MAP("asinh", asinh),
+    MAP("atan", atan),
+    MAP("atanh", atanh),
+    RANGE("avg_over_time", A(M), 1, RF_AVG),
+    MAP("ceil", ceil),
+    RANGE("changes", A(M), 1, RF_CHANGES),
+    FN("clamp", A(V, S, S), 3, 0, V, false, false, eval_clamp, CL_CLAMP),
+    FN("clamp_max", A(V, S), 2, 0, V, false, false, eval_clamp, CL_MAX),
+    FN("clamp_min", A(V, S), 2, 0, V, false, false, eval_clamp, CL_MIN),
+    MAP("cos", cos),
+    MAP("cosh", cosh),
+    RANGE("count_over_time", A(M), 1, RF_COUNT),
+    DATE("day_of_month", f_day_of_month),
+    DATE("day_of_week", f_day_of_week),
+    DATE("day_of_year", f_day_of_year),
+    DATE("days_in_month", f_days_in_month),
+    MAP("deg", f_deg),
+    RANGE("delta", A(M), 1, RF_DELTA),
+    RANGE("deriv", A(M), 1, RF_DERIV),
+    MAP("exp", exp),
+    MAP("floor", floor),
+    FN("histogram_avg", A(V), 1, 0, V, false, false, eval_native_histogram, 0),
+    FN("histogram_count", A(V), 1, 0, V, false, false, eval_native_histogram, 0),
+    FN("histogram_fraction", A(S, S, V), 3, 0, V, false, false, eval_native_histogram, 0),
+    FN("histogram_quantile", A(S, V), 2, 0, V, false, false, eval_histogram_quantile, 0),
+    FN("histogram_stddev", A(V), 1, 0, V, false, false, eval_native_histogram, 0),
+    FN("histogram_stdvar", A(V), 1, 0, V, false, false, eval_native_histogram, 0),
+    FN("histogram_sum", A(V), 1, 0, V, false, false, eval_native_histogram, 0),
+    RANGE("holt_winters", A(M, S, S), 3, RF_HOLT),
+    DATE("hour", f_hour),
+    RANGE("idelta", A(M), 1, RF_IDELTA),
+    RANGE("increase", A(M), 1, RF_INCREASE),
+    RANGE("irate", A(M), 1, RF_IRATE),
+    FN("label_join", A(V, T, T, T), 4, -1, V, false, true, eval_label_join, 0),
+    FN("label_replace", A(V, T, T, T, T), 5, 0, V, false, true, eval_label_replace, 0),
+    FN("last_over_time", A(M), 1, 0, V, false, true, eval_range, RF_LAST),
+    MAP("ln", log),
+    MAP("log10", log10),
+    MAP("log2", log2),
+    FN("mad_over_time", A(M), 1, 0, V, true, false, eval_range, RF_MAD),
+    RANGE("max_over_time", A(M), 1, RF_MAX),
+    RANGE("min_over_time", A(M), 1, RF_MIN),
+    DATE("minute", f_minute),
+    DATE("month", f_month),
+    FN("pi", A(0), 0, 0, S, false, false, eval_pi, 0),
+    RANGE("predict_linear", A(M, S), 2, RF_PREDICT),
+    RANGE("present_over_time", A(M), 1, RF_PRESENT),
+    RANGE("quantile_over_time", A(S, M), 2, RF_QUANTILE),
+    MAP("rad", f_rad),
+    RANGE("rate", A(M), 1, RF_RATE),
+    RANGE("resets", A(M), 1, RF_RESETS),
+    FN("round", A(V, S), 2, 1, V, false, false, eval_clamp, CL_ROUND),
+    FN("scalar", A(V), 1, 0, S, false, false, eval_scalar, 0),
+    MAP("sgn", f_sgn),
+    MAP("sin", sin),
+    MAP("sinh", sinh),
+    FN("sort", A(V), 1, 0, V, false, true, eval_sort, 0),
+    FN("sort_by_label", A(V, T), 2, -1, V, true, true, eval_sort, 2),
+    FN("sort_by_label_desc", A(V, T), 2, -1, V, true, true, eval_sort, 3),
+    FN("sort_desc", A(V), 1, 0, V, false, true, eval_sort, 1),
+    MAP("sqrt", sqrt),
+    RANGE("stddev_over_time", A(M), 1, RF_STDDEV),
+    RANGE("stdvar_over_time", A(M), 1, RF_STDVAR),
+    RANGE("sum_over_time", A(M), 1, RF_SUM),
+    MAP("tan", tan),
+    MAP("tanh", tanh),
+    FN("time", A(0), 0, 0, S, false, false, eval_time, 0),
+    FN("timestamp", A(V), 1, 0, V, false, false, eval_timestamp, 0),
+    FN("vector", A(S), 1, 0, V, false, false, eval_vector, 0),
+    DATE("year", f_year),
+};
+const size_t promql_functions_count = IM_ARRAY_LEN(promql_functions);

@@ -147,8 +147,43 @@ im_rc promql_eval_range(const promql_engine_t *e, storage_queryable_t *q, const 
  * "canceled", "bad_data"). */
 const char *promql_error_type(im_rc rc);
 
-/* Appends the result as the Prometheus HTTP API's `data` object:
- * {"resultType":"vector","result":[…]} (values as strings, as Prometheus). */
+/* ---- JSON of results (result_json.c): the one writer ----
+ *
+ * Writes a result as the Prometheus HTTP API's `data` object,
+ * {"resultType":"vector","result":[…]}: label names and values and string results
+ * escaped as Go's encoding/json (control bytes, ", \, <, >, &, U+2028/2029,
+ * invalid UTF-8 as \ufffd: labels/json.h IM_JSON_GO), values as Prometheus'
+ * sample strings, timestamps in seconds. */
+
+typedef enum promql_json_times {
+    /* ".mmm" whenever the milliseconds are not zero: 1.500, 2 (the HTTP API;
+     * Prometheus' form for vector and matrix points — its scalar and string
+     * results use the SHORT form, which the API does not follow yet) */
+    PROMQL_JSON_TIMES_API = 0,
+    /* the shortest decimal: 1.5, 2 (promql_result_to_json) */
+    PROMQL_JSON_TIMES_SHORT,
+} promql_json_times_t;
+
+/* A timestamp (ms) as JSON seconds in the given form. */
+void promql_json_time(im_buf_t *out, int64_t t_ms, promql_json_times_t times);
+
+/* A resumable writer, so a large matrix goes out in chunks. res is borrowed and
+ * must outlive the writing. */
+typedef struct promql_json_writer {
+    const promql_result_t *res;
+    promql_json_times_t times;
+    size_t si, pi; /* next series, next point */
+    int phase;
+    im_rc rc; /* IM_ELIMIT when out's cap was reached (the output is then incomplete) */
+} promql_json_writer_t;
+
+void promql_json_init(promql_json_writer_t *w, const promql_result_t *r, promql_json_times_t times);
+/* Appends until out grew by about `chunk` bytes or the object is complete;
+ * returns true when complete (or stopped by w->rc). */
+bool promql_json_step(promql_json_writer_t *w, im_buf_t *out, size_t chunk);
+
+/* The whole `data` object with PROMQL_JSON_TIMES_SHORT; IM_ELIMIT when out's cap
+ * was reached. */
 im_rc promql_result_to_json(const promql_result_t *r, im_buf_t *out);
 
 /* ---- Series values notation (test scripts, promtool rule tests) ---- */

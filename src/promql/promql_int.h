@@ -27,7 +27,7 @@ typedef struct vser {
     uint8_t *has;              /* nsteps presence flags, inside v's block */
 } vser_t;
 
-typedef struct val {
+typedef struct promql_val {
     vkind_t kind;
     double *sc;      /* VAL_SCALAR: nsteps values (owned) */
     const char *str; /* VAL_STRING: borrowed from the AST */
@@ -44,9 +44,9 @@ typedef struct val {
     int64_t reserved;
 } val_t;
 
-typedef struct ev ev_t;
+typedef struct promql_ev ev_t;
 
-struct ev {
+struct promql_ev {
     const promql_engine_t *eng;
     storage_queryable_t *q;
     int64_t start, end, step; /* evaluation times: start + i*step, i < nsteps */

@@ -317,6 +317,72 @@ static void test_json(void **state)
     promql_memstore_free(m);
 }
 
+/* The one writer of result JSON: Go's escaping, both time forms, chunked
+ * writing gives the same bytes, a capped buffer is reported. */
+static void test_json_writer(void **state)
+{
+    (void)state;
+    promql_memstore_t *m = promql_memstore_new();
+    const im_labels_t *ls =
+        im_labels_from_strs("__name__", "x", "v", "a\n<&>\xe2\x80\xa8\xff\"", NULL);
+    for (int i = 0; i < 40; i++) promql_memstore_add(m, ls, i * 1000LL, i * 0.5);
+    im_labels_unref(ls);
+    promql_engine_t *eng = promql_engine_new(NULL);
+    promql_result_t r;
+    im_err_t err;
+    im_buf_t b, c;
+    im_buf_init(&b, 0);
+    im_buf_init(&c, 0);
+    promql_expr_t *e = parse("x");
+    assert_int_equal(promql_eval_instant(eng, promql_memstore_queryable(m), e, 20500, &r, &err),
+                     IM_OK);
+    assert_int_equal(promql_result_to_json(&r, &b), IM_OK);
+    assert_string_equal(b.data, "{\"resultType\":\"vector\",\"result\":[{\"metric\":{\"__name__\":"
+                                "\"x\",\"v\":\"a\\n\\u003c\\u0026\\u003e\\u2028\\ufffd\\\"\"},"
+                                "\"value\":[20.5,\"10\"]}]}");
+    promql_json_writer_t w;
+    promql_json_init(&w, &r, PROMQL_JSON_TIMES_API);
+    while (!promql_json_step(&w, &c, 1)) {
+    }
+    assert_int_equal(w.rc, IM_OK);
+    assert_non_null(strstr(c.data, "\"value\":[20.500,\"10\"]"));
+    promql_result_free(&r);
+    promql_expr_free(e);
+    /* a matrix written a few bytes at a time is the same as in one go */
+    e = parse("x[30s]");
+    assert_int_equal(promql_eval_instant(eng, promql_memstore_queryable(m), e, 39000, &r, &err),
+                     IM_OK);
+    im_buf_reset(&b);
+    im_buf_reset(&c);
+    promql_json_init(&w, &r, PROMQL_JSON_TIMES_API);
+    while (!promql_json_step(&w, &b, 1 << 20)) {
+    }
+    promql_json_init(&w, &r, PROMQL_JSON_TIMES_API);
+    size_t steps = 0;
+    while (!promql_json_step(&w, &c, 7)) steps++;
+    assert_true(steps > 10);
+    assert_string_equal(b.data, c.data);
+    assert_non_null(strstr(b.data, "[38,\"19\"],[39,\"19.5\"]]}]}"));
+    /* capped: reported, never a half-written answer that claims success */
+    im_buf_t small;
+    im_buf_init(&small, 100);
+    assert_int_equal(promql_result_to_json(&r, &small), IM_ELIMIT);
+    im_buf_free(&small);
+    promql_result_free(&r);
+    promql_expr_free(e);
+    im_buf_reset(&b);
+    promql_json_time(&b, -1500, PROMQL_JSON_TIMES_API);
+    im_buf_putc(&b, ' ');
+    promql_json_time(&b, -1500, PROMQL_JSON_TIMES_SHORT);
+    im_buf_putc(&b, ' ');
+    promql_json_time(&b, INT64_MIN, PROMQL_JSON_TIMES_SHORT);
+    assert_string_equal(b.data, "-1.500 -1.5 -9223372036854775.808");
+    im_buf_free(&b);
+    im_buf_free(&c);
+    promql_engine_free(eng);
+    promql_memstore_free(m);
+}
+
 static void test_memstore_labels(void **state)
 {
     (void)state;
@@ -399,11 +465,11 @@ static void test_series_values(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_instant_vector),  cmocka_unit_test(test_range_and_scalar),
-        cmocka_unit_test(test_limits),          cmocka_unit_test(test_output_limits),
-        cmocka_unit_test(test_errors),          cmocka_unit_test(test_json),
-        cmocka_unit_test(test_memstore_labels), cmocka_unit_test(test_script_runner),
-        cmocka_unit_test(test_series_values),
+        cmocka_unit_test(test_instant_vector), cmocka_unit_test(test_range_and_scalar),
+        cmocka_unit_test(test_limits),         cmocka_unit_test(test_output_limits),
+        cmocka_unit_test(test_errors),         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_json_writer),    cmocka_unit_test(test_memstore_labels),
+        cmocka_unit_test(test_script_runner),  cmocka_unit_test(test_series_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -409,6 +409,38 @@ static void test_function_table(void **state)
     assert_int_equal(promql_functions_count, 76);
 }
 
+/* The table also carries the evaluation: every entry has one, element-wise
+ * entries their per-value function, and __name__ is kept by exactly the
+ * functions Prometheus 2.53 keeps it for. The parser points calls at entries. */
+static void test_function_table_eval(void **state)
+{
+    (void)state;
+    static const char *const keep[] = {"label_join", "label_replace", "last_over_time",
+                                       "sort",       "sort_by_label", "sort_by_label_desc",
+                                       "sort_desc"};
+    size_t nkeep = 0;
+    for (size_t i = 0; i < promql_functions_count; i++) {
+        const promql_function_t *f = promql_functions + i;
+        assert_non_null(f->eval);
+        if (f->per_value) assert_true(f->nargs == 1 && f->arg_types[0] == PROMQL_TYPE_VECTOR);
+        bool want = false;
+        for (size_t j = 0; j < sizeof keep / sizeof keep[0]; j++)
+            if (strcmp(keep[j], f->name) == 0) want = true;
+        assert_int_equal(f->keeps_name, want);
+        nkeep += f->keeps_name;
+    }
+    assert_int_equal(nkeep, sizeof keep / sizeof keep[0]);
+    const promql_function_t *h = promql_function_lookup("hour", 4);
+    const promql_function_t *m = promql_function_lookup("minute", 6);
+    assert_true(h->per_value && m->per_value && h->per_value != m->per_value);
+    assert_true(h->per_value(3600 * 5 + 60 * 7) == 5);
+    assert_true(m->per_value(3600 * 5 + 60 * 7) == 7);
+    promql_expr_t *e = parse_ok("day_of_week(x) + rate(y[5m])");
+    assert_ptr_equal(e->u.bin.lhs->u.call.func, promql_function_lookup("day_of_week", 11));
+    assert_ptr_equal(e->u.bin.rhs->u.call.func, promql_function_lookup("rate", 4));
+    promql_expr_free(e);
+}
+
 static void test_limits_and_misc(void **state)
 {
     (void)state;
@@ -511,10 +543,15 @@ static void test_limits_and_misc(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_error_texts),     cmocka_unit_test(test_round_trip_table),
-        cmocka_unit_test(test_canonical),       cmocka_unit_test(test_precedence),
-        cmocka_unit_test(test_selectors),       cmocka_unit_test(test_modifiers),
-        cmocka_unit_test(test_literals),        cmocka_unit_test(test_function_table),
+        cmocka_unit_test(test_error_texts),
+        cmocka_unit_test(test_round_trip_table),
+        cmocka_unit_test(test_canonical),
+        cmocka_unit_test(test_precedence),
+        cmocka_unit_test(test_selectors),
+        cmocka_unit_test(test_modifiers),
+        cmocka_unit_test(test_literals),
+        cmocka_unit_test(test_function_table),
+        cmocka_unit_test(test_function_table_eval),
         cmocka_unit_test(test_limits_and_misc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
