@@ -890,7 +890,8 @@ static im_rc rw2_append_series(rw2_ctx_t *c, tsdb_appender_t *a, const http_rw2_
     const http_rw2_req_t *q = c->q;
     char why[IM_ERR_MSG_MAX];
     *meta_ok = false;
-    const char *bad = rw2_labels(c, q->refs + ts->refs, ts->nrefs, true, why, sizeof why);
+    const char *bad =
+        rw2_labels(c, ts->nrefs ? q->refs + ts->refs : NULL, ts->nrefs, true, why, sizeof why);
     if (bad) {
         rw2_refuse(c, "%s", bad);
         st->series_refused++;
@@ -910,7 +911,7 @@ static im_rc rw2_append_series(rw2_ctx_t *c, tsdb_appender_t *a, const http_rw2_
         im_labels_unref(ls);
         return IM_OK;
     }
-    const http_rw2_sample_t *smp = q->samples + ts->samples;
+    const http_rw2_sample_t *smp = ts->nsamples ? q->samples + ts->samples : NULL;
     tsdb_ref_t ref = 0;
     im_rc rc = IM_OK;
     if (ts->created_ms != 0 && ts->nsamples > 0 && smp[0].t != 0 && ts->created_ms < smp[0].t) {
@@ -961,7 +962,8 @@ static im_rc rw2_append_series(rw2_ctx_t *c, tsdb_appender_t *a, const http_rw2_
     }
     for (size_t i = 0; rc == IM_OK && i < ts->nexemplars; i++) {
         const http_rw2_exemplar_t *e = &q->exemplars[ts->exemplars + i];
-        const char *ebad = rw2_labels(c, q->refs + e->refs, e->nrefs, false, why, sizeof why);
+        const char *ebad = rw2_labels(c, e->nrefs ? q->refs + e->refs : NULL, e->nrefs, false, why,
+                                      sizeof why);
         if (ebad) {
             rw2_refuse(c, "invalid exemplar for series %s: %s", rw2_series_str(c, ls), ebad);
             continue;
