@@ -97,7 +97,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (http__web_tls(w) && (!http__web_cert_pem(w) || !http__web_key_pem(w))) abort();
     http__webcfg_release(http__web_acquire(w));
-    struct MHD_Response *resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
     http__web_headers(w, resp);
     MHD_destroy_response(resp);
     http__web_close(w);

@@ -443,7 +443,7 @@ enum MHD_Result http__remote_write(http_server_t *s, http__req_t *r)
 #define RW2_GROW(arr, n, cap)                                                                      \
     do {                                                                                           \
         if ((n) == (cap)) {                                                                        \
-            (cap) = (cap) ? (cap) * 2 : 16;                                                        \
+            (cap) = (cap) ? (cap)*2 : 16;                                                          \
             (arr) = im_realloc((arr), (cap) * sizeof *(arr));                                      \
         }                                                                                          \
     } while (0)
@@ -490,12 +490,35 @@ static im_rc rw2_refs(pb_t *b, unsigned wt, http_rw2_req_t *q, rw2_caps_t *c, si
 /* Field loop of a sub-message: key read, then f and wt set. */
 #define RW2_KEY(b, what)                                                                           \
     uint64_t key_;                                                                                 \
-    if (!pb_varint((b), &key_)) return im_err_set(err, IM_EPARSE, "truncated %s", (what));        \
+    if (!pb_varint((b), &key_)) return im_err_set(err, IM_EPARSE, "truncated %s", (what));         \
     unsigned f = (unsigned)(key_ >> 3), wt = (unsigned)(key_ & 7)
 
 static im_rc rw2_wrong(unsigned f, unsigned wt, const char *msg, im_err_t *err)
 {
     return im_err_set(err, IM_EPARSE, "malformed %s: field %u with wire type %u", msg, f, wt);
+}
+
+/* The (double value, int64 timestamp) pair of Sample (fields 1, 2) and
+ * Exemplar (2, 3): field vf is the value, vf + 1 the timestamp. Returns 1 when
+ * f was one of them (read), 0 when not, -1 on an error (*rc set). */
+static int rw2_value_time(pb_t *s, unsigned f, unsigned wt, unsigned vf, double *v, int64_t *t,
+                          const char *what, im_rc *rc, im_err_t *err)
+{
+    uint64_t u;
+    if (f != vf && f != vf + 1) return 0;
+    if (f == vf && wt == 1) {
+        if (pb_double(s, v)) return 1;
+    } else if (f == vf + 1 && wt == 0) {
+        if (pb_varint(s, &u)) {
+            *t = (int64_t)u;
+            return 1;
+        }
+    } else {
+        *rc = rw2_wrong(f, wt, what, err);
+        return -1;
+    }
+    *rc = im_err_set(err, IM_EPARSE, "truncated %s", what);
+    return -1;
 }
 
 static im_rc rw2_sample(pb_t *s, http_rw2_sample_t *out, im_err_t *err)
@@ -504,17 +527,10 @@ static im_rc rw2_sample(pb_t *s, http_rw2_sample_t *out, im_err_t *err)
     out->t = 0;
     while (s->p < s->end) {
         RW2_KEY(s, "sample");
-        uint64_t t;
-        if (f == 1 && wt == 1) {
-            if (!pb_double(s, &out->v)) return im_err_set(err, IM_EPARSE, "truncated sample");
-        } else if (f == 2 && wt == 0) {
-            if (!pb_varint(s, &t)) return im_err_set(err, IM_EPARSE, "truncated sample");
-            out->t = (int64_t)t;
-        } else if (f == 1 || f == 2) {
-            return rw2_wrong(f, wt, "sample", err);
-        } else if (!pb_skip(s, wt)) {
-            return im_err_set(err, IM_EPARSE, "malformed sample");
-        }
+        im_rc rc = IM_OK;
+        int r = rw2_value_time(s, f, wt, 1, &out->v, &out->t, "sample", &rc, err);
+        if (r < 0) return rc;
+        if (r == 0 && !pb_skip(s, wt)) return im_err_set(err, IM_EPARSE, "malformed sample");
     }
     return IM_OK;
 }
@@ -527,20 +543,14 @@ static im_rc rw2_exemplar(pb_t *s, http_rw2_req_t *q, rw2_caps_t *c, im_err_t *e
     e->refs = q->nrefs;
     while (s->p < s->end) {
         RW2_KEY(s, "exemplar");
-        uint64_t t;
-        im_rc rc;
+        im_rc rc = IM_OK;
         if (f == 1) {
             if ((rc = rw2_refs(s, wt, q, c, &e->nrefs, err))) return rc;
-        } else if (f == 2 && wt == 1) {
-            if (!pb_double(s, &e->v)) return im_err_set(err, IM_EPARSE, "truncated exemplar");
-        } else if (f == 3 && wt == 0) {
-            if (!pb_varint(s, &t)) return im_err_set(err, IM_EPARSE, "truncated exemplar");
-            e->t = (int64_t)t;
-        } else if (f == 2 || f == 3) {
-            return rw2_wrong(f, wt, "exemplar", err);
-        } else if (!pb_skip(s, wt)) {
-            return im_err_set(err, IM_EPARSE, "malformed exemplar");
+            continue;
         }
+        int r = rw2_value_time(s, f, wt, 2, &e->v, &e->t, "exemplar", &rc, err);
+        if (r < 0) return rc;
+        if (r == 0 && !pb_skip(s, wt)) return im_err_set(err, IM_EPARSE, "malformed exemplar");
     }
     q->nexemplars++;
     return IM_OK;
@@ -640,7 +650,8 @@ im_rc http_rw2_decode(const uint8_t *p, size_t len, http_rw2_req_t *q, im_err_t 
         if (f == 4 || f == 5) {
             if (wt != 2) return rw2_wrong(f, wt, "write request", err);
             if (!pb_len(&b, &sub))
-                return im_err_set(err, IM_EPARSE, "truncated %s", f == 4 ? "symbol" : "time series");
+                return im_err_set(err, IM_EPARSE, "truncated %s",
+                                  f == 4 ? "symbol" : "time series");
             if (f == 4) {
                 RW2_GROW(q->symbols, q->nsymbols, c.sym);
                 q->symbols[q->nsymbols].p = (const char *)sub.p;
@@ -822,15 +833,15 @@ static const char *rw2_series_str(rw2_ctx_t *c, const im_labels_t *ls)
  * else the reason (formatted into buf). Names must be valid label names and
  * given once, values UTF-8; for a series (series = true) __name__ must be a
  * valid metric name. */
-static const char *rw2_labels(rw2_ctx_t *c, const uint32_t *refs, size_t n, bool series,
-                              char *buf, size_t bsz)
+static const char *rw2_labels(rw2_ctx_t *c, const uint32_t *refs, size_t n, bool series, char *buf,
+                              size_t bsz)
 {
     const http_rw2_req_t *q = c->q;
     im_lb_reset(&c->lb);
     c->names.n = 0;
     if (n % 2) {
-        snprintf(buf, bsz, "invalid labels_refs length %zu (name and value references come in pairs)",
-                 n);
+        snprintf(buf, bsz,
+                 "invalid labels_refs length %zu (name and value references come in pairs)", n);
         return buf;
     }
     if (n / 2 > TSDB_FMT_MAX_LABELS) {
@@ -843,7 +854,8 @@ static const char *rw2_labels(rw2_ctx_t *c, const uint32_t *refs, size_t n, bool
     bool valid = true;
     for (size_t i = 0; i < n; i += 2) {
         if (refs[i] >= q->nsymbols || refs[i + 1] >= q->nsymbols) {
-            snprintf(buf, bsz, "labels_refs %u (name) = %u (value) outside of symbols table (size %zu)",
+            snprintf(buf, bsz,
+                     "labels_refs %u (name) = %u (value) outside of symbols table (size %zu)",
                      refs[i], refs[i + 1], q->nsymbols);
             return buf;
         }
@@ -878,8 +890,8 @@ static const char *rw2_labels(rw2_ctx_t *c, const uint32_t *refs, size_t n, bool
     return NULL;
 }
 
-static const char *const rw2_types[] = {"unknown", "counter", "gauge",    "histogram",
-                                        "gaugehistogram", "summary", "info", "stateset"};
+static const char *const rw2_types[] = {"unknown",        "counter", "gauge", "histogram",
+                                        "gaugehistogram", "summary", "info",  "stateset"};
 
 /* One series: labels, metadata references, samples (with the created
  * timestamp's zero sample first), histograms, exemplars. IM_OK or a store
@@ -955,15 +967,16 @@ static im_rc rw2_append_series(rw2_ctx_t *c, tsdb_appender_t *a, const http_rw2_
         st->samples_refused++;
     }
     if (rc == IM_OK && ts->nhistograms) {
-        rw2_refuse(c, "native histograms are disabled for series %s (%zu histogram samples not "
+        rw2_refuse(c,
+                   "native histograms are disabled for series %s (%zu histogram samples not "
                    "written: infermon stores float samples only)",
                    rw2_series_str(c, ls), ts->nhistograms);
         st->histograms_refused += ts->nhistograms;
     }
     for (size_t i = 0; rc == IM_OK && i < ts->nexemplars; i++) {
         const http_rw2_exemplar_t *e = &q->exemplars[ts->exemplars + i];
-        const char *ebad = rw2_labels(c, e->nrefs ? q->refs + e->refs : NULL, e->nrefs, false, why,
-                                      sizeof why);
+        const char *ebad =
+            rw2_labels(c, e->nrefs ? q->refs + e->refs : NULL, e->nrefs, false, why, sizeof why);
         if (ebad) {
             rw2_refuse(c, "invalid exemplar for series %s: %s", rw2_series_str(c, ls), ebad);
             continue;

@@ -15,14 +15,7 @@ $PY "$EXP" "$gport" good &
 EXPPID=$!
 IM_PIDS+=($EXPPID)
 echo 'scrape_configs: []' >"$IM_TMP/im.yml"
-start_im() {
-  "$IM_BINARY" run --config.file="$IM_TMP/im.yml" --storage.tsdb.path="$IM_TMP/idata" \
-    --web.listen-address="127.0.0.1:$iport" --web.enable-remote-write-receiver \
-    --storage.tsdb.wal-fsync=never >>"$IM_TMP/im.log" 2>&1 &
-  IPID=$!
-  IM_PIDS+=($IPID)
-  wait_http "http://127.0.0.1:$iport/-/ready" 30
-}
+start_im() { start_receiver "$iport"; }
 start_im
 cat >"$IM_TMP/prom.yml" <<YML
 global: {scrape_interval: 1s, scrape_timeout: 1s}

@@ -11,14 +11,7 @@
 source "$IM_SOURCE_DIR/tests/lib/common.sh"
 iport=$(free_port)
 echo 'scrape_configs: []' >"$IM_TMP/im.yml"
-start_im() {
-  "$IM_BINARY" run --config.file="$IM_TMP/im.yml" --storage.tsdb.path="$IM_TMP/data" \
-    --web.listen-address="127.0.0.1:$iport" --web.enable-remote-write-receiver \
-    --storage.tsdb.wal-fsync=never >>"$IM_TMP/im.log" 2>&1 &
-  IPID=$!
-  IM_PIDS+=($IPID)
-  wait_http "http://127.0.0.1:$iport/-/ready" 30
-}
+start_im() { start_receiver "$iport"; }
 start_im
 I="http://127.0.0.1:$iport"
 cat >"$IM_TMP/rw2.py" <<'PY'

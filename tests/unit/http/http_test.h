@@ -202,7 +202,8 @@ HT_FN void ht_pb_double(im_buf_t *b, unsigned field, double v)
 /* Remote write 1.0: appends to req one TimeSeries (WriteRequest field 1) with
  * the labels pairs[0, 2 * npairs) (name, value, ...) in the order given and one
  * sample. */
-HT_FN void ht_pb_series1(im_buf_t *req, const char *const *pairs, size_t npairs, int64_t t, double v)
+HT_FN void ht_pb_series1(im_buf_t *req, const char *const *pairs, size_t npairs, int64_t t,
+                         double v)
 {
     im_buf_t ts, l, s;
     im_buf_init(&ts, 0);

@@ -81,8 +81,8 @@ static void series_end(im_buf_t *req, im_buf_t *ts)
 
 /* symbols: "", __name__, m, job, a, help, s, b, trace_id, x */
 enum { S_EMPTY, S_NAME, S_M, S_JOB, S_A, S_HELP, S_UNIT, S_B, S_TRACE, S_X, S_N };
-static const char *const syms[S_N] = {"", "__name__", "m", "job", "a", "Help text.",
-                                      "seconds", "b", "trace_id", "x"};
+static const char *const syms[S_N] = {"",           "__name__", "m", "job",      "a",
+                                      "Help text.", "seconds",  "b", "trace_id", "x"};
 
 static void symbols(im_buf_t *req)
 {
@@ -108,13 +108,13 @@ static void test_decode_good(void **state)
     const uint32_t r1[] = {S_NAME, S_M, S_JOB, S_A};
     refs_packed(&ts, r1, 4);
     sample(&ts, 1000, 1.5);
-    sample(&ts, -5, -0.0); /* a negative timestamp: a ten-byte varint */
+    sample(&ts, -5, -0.0);              /* a negative timestamp: a ten-byte varint */
     ht_pb_bytes(&ts, 3, "\x08\x01", 2); /* a histogram */
     const uint32_t er[] = {S_TRACE, S_X};
     exemplar(&ts, er, 2, 7.0, 999);
     metadata(&ts, 1, S_HELP, S_UNIT);
     ht_pb_uint(&ts, 6, 500);
-    ht_pb_uint(&ts, 99, 12345);     /* unknown fields are skipped */
+    ht_pb_uint(&ts, 99, 12345); /* unknown fields are skipped */
     ht_pb_bytes(&ts, 98, "zz", 2);
     ht_pb_double(&ts, 97, 1);
     series_end(&req, &ts);
@@ -204,24 +204,28 @@ static void test_decode_malformed(void **state)
 {
     (void)state;
     /* Request level */
-    expect_malformed("\x80", 1, "truncated write request");                 /* key */
-    expect_malformed("\x2a\x64\x01", 3, "truncated time series");           /* len 100 */
-    expect_malformed("\x22\x05" "ab", 4, "truncated symbol");               /* len 5 */
+    expect_malformed("\x80", 1, "truncated write request");       /* key */
+    expect_malformed("\x2a\x64\x01", 3, "truncated time series"); /* len 100 */
+    expect_malformed("\x22\x05"
+                     "ab",
+                     4, "truncated symbol"); /* len 5 */
     expect_malformed("\x20\x01", 2, "write request: field 4 with wire type 0");
     expect_malformed("\x28\x01", 2, "write request: field 5 with wire type 0");
     expect_malformed("\x2d\x01\x02\x03\x04", 5, "write request: field 5 with wire type 5");
     expect_malformed("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12,
-                     "malformed write request"); /* 11-byte varint */
-    expect_malformed("\x0b", 1, "malformed write request");     /* group start */
-    expect_malformed("\x0c", 1, "malformed write request");     /* group end */
-    expect_malformed("\x0f", 1, "malformed write request");     /* wire type 7 */
-    expect_malformed("\x12\x09" "abc", 5, "malformed write request"); /* unknown, past end */
-    expect_malformed("\x09\x01\x02", 3, "malformed write request");  /* fixed64 short */
-    expect_malformed("\x0d\x01", 2, "malformed write request");      /* fixed32 short */
+                     "malformed write request");            /* 11-byte varint */
+    expect_malformed("\x0b", 1, "malformed write request"); /* group start */
+    expect_malformed("\x0c", 1, "malformed write request"); /* group end */
+    expect_malformed("\x0f", 1, "malformed write request"); /* wire type 7 */
+    expect_malformed("\x12\x09"
+                     "abc",
+                     5, "malformed write request");                 /* unknown, past end */
+    expect_malformed("\x09\x01\x02", 3, "malformed write request"); /* fixed64 short */
+    expect_malformed("\x0d\x01", 2, "malformed write request");     /* fixed32 short */
     /* TimeSeries level */
-    expect_bad_series("\x0a\x02\x01", 3, "truncated labels_refs");   /* packed past end */
-    expect_bad_series("\x0a\x01\x80", 3, "truncated labels_refs");   /* varint cut in it */
-    expect_bad_series("\x08", 1, "truncated labels_refs");           /* unpacked, no value */
+    expect_bad_series("\x0a\x02\x01", 3, "truncated labels_refs"); /* packed past end */
+    expect_bad_series("\x0a\x01\x80", 3, "truncated labels_refs"); /* varint cut in it */
+    expect_bad_series("\x08", 1, "truncated labels_refs");         /* unpacked, no value */
     expect_bad_series("\x09\x00\x00\x00\x00\x00\x00\x00\x00", 9, "labels_refs with wire type 1");
     expect_bad_series("\x10\x01", 2, "time series: field 2 with wire type 0");
     expect_bad_series("\x18\x01", 2, "time series: field 3 with wire type 0");
@@ -236,7 +240,7 @@ static void test_decode_malformed(void **state)
     expect_bad_series("\x80", 1, "truncated time series");
     expect_bad_series("\x3b", 1, "malformed time series field 7");
     /* Sample level */
-    expect_bad_series("\x12\x05\x09\x00\x00\x00\x00", 7, "truncated sample");   /* short double */
+    expect_bad_series("\x12\x05\x09\x00\x00\x00\x00", 7, "truncated sample"); /* short double */
     expect_bad_series("\x12\x02\x08\x01", 4, "sample: field 1 with wire type 0");
     expect_bad_series("\x12\x02\x12\x00", 4, "sample: field 2 with wire type 2");
     expect_bad_series("\x12\x01\x10", 3, "truncated sample");
@@ -634,10 +638,8 @@ int main(void)
 {
     curl_global_init(CURL_GLOBAL_ALL);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_decode_good),
-        cmocka_unit_test(test_decode_malformed),
-        cmocka_unit_test(test_append),
-        cmocka_unit_test(test_negotiate),
+        cmocka_unit_test(test_decode_good), cmocka_unit_test(test_decode_malformed),
+        cmocka_unit_test(test_append),      cmocka_unit_test(test_negotiate),
         cmocka_unit_test(test_server),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
