@@ -181,22 +181,35 @@ static im_rc decode_series(pb_t *ts, im_labels_builder_t *lb, rw_names_t *nm, rw
     return check_unique(nm, err);
 }
 
-im_rc http_remote_write_decode_append(tsdb_t *db, const char *body, size_t len, http_rw_stats_t *st,
-                                      im_err_t *err)
+/* Snappy-decompresses body into a new *raw (im_free) of *got bytes, at most
+ * RW_MAX_DECOMPRESSED. IM_EPARSE or IM_ELIMIT (*raw NULL) on failure. */
+static im_rc rw_uncompress(const char *body, size_t len, char **raw, size_t *got, im_err_t *err)
 {
-    memset(st, 0, sizeof *st);
+    *raw = NULL;
     size_t ulen;
     if (snappy_uncompressed_length(body, len, &ulen) != SNAPPY_OK)
         return im_err_set(err, IM_EPARSE, "snappy: corrupt input");
     if (ulen > RW_MAX_DECOMPRESSED)
         return im_err_set(err, IM_ELIMIT, "decompressed request larger than %u bytes",
                           RW_MAX_DECOMPRESSED);
-    char *raw = im_malloc(ulen ? ulen : 1);
-    size_t got = ulen;
-    if (snappy_uncompress(body, len, raw, &got) != SNAPPY_OK) {
-        im_free(raw);
+    char *out = im_malloc(ulen ? ulen : 1);
+    *got = ulen;
+    if (snappy_uncompress(body, len, out, got) != SNAPPY_OK) {
+        im_free(out);
         return im_err_set(err, IM_EPARSE, "snappy: corrupt input");
     }
+    *raw = out;
+    return IM_OK;
+}
+
+im_rc http_remote_write_decode_append(tsdb_t *db, const char *body, size_t len, http_rw_stats_t *st,
+                                      im_err_t *err)
+{
+    memset(st, 0, sizeof *st);
+    char *raw;
+    size_t got;
+    im_rc urc = rw_uncompress(body, len, &raw, &got, err);
+    if (urc) return urc;
     pb_t b = {(const uint8_t *)raw, (const uint8_t *)raw + got};
     im_labels_builder_t lb;
     im_lb_init(&lb);
@@ -670,16 +683,9 @@ im_rc http_rw2_decode(const uint8_t *p, size_t len, http_rw2_req_t *q, im_err_t 
 im_rc http_rw2_decode_snappy(const char *body, size_t len, http_rw2_req_t *q, im_err_t *err)
 {
     memset(q, 0, sizeof *q);
-    size_t ulen;
-    if (snappy_uncompressed_length(body, len, &ulen) != SNAPPY_OK)
-        return im_err_set(err, IM_EPARSE, "snappy: corrupt input");
-    if (ulen > RW_MAX_DECOMPRESSED)
-        return im_err_set(err, IM_ELIMIT, "decompressed request larger than %u bytes",
-                          RW_MAX_DECOMPRESSED);
-    q->raw = im_malloc(ulen ? ulen : 1);
-    size_t got = ulen;
-    if (snappy_uncompress(body, len, q->raw, &got) != SNAPPY_OK)
-        return im_err_set(err, IM_EPARSE, "snappy: corrupt input");
+    size_t got;
+    im_rc rc = rw_uncompress(body, len, &q->raw, &got, err);
+    if (rc) return rc;
     return http_rw2_decode((const uint8_t *)q->raw, got, q, err);
 }
 
