@@ -538,6 +538,7 @@ static enum MHD_Result do_metadata(http_server_t *s, http__req_t *r)
     scrape_metadata_t *md = NULL;
     size_t n = 0;
     if (s->opts.scrape) scrape_manager_metadata(s->opts.scrape, &md, &n);
+    if (s->rw_meta) http_rw_meta_list(s->rw_meta, &md, &n); /* remote write 2.0 */
     if (n > 1) qsort(md, n, sizeof *md, md_cmp);
     im_buf_t b;
     im_buf_init(&b, 0);

@@ -94,6 +94,13 @@ typedef struct http__req {
     bool gzip;           /* client accepts gzip */
     const char *handler; /* metrics label */
     unsigned status;     /* set by the responders */
+    /* Extra response headers (names are literals), e.g. remote write 2.0's
+     * X-Prometheus-Remote-Write-*-Written, added by http__send. */
+    struct {
+        const char *name;
+        char value[24];
+    } xhdr[3];
+    size_t nxhdr;
     int64_t start_ns;
     /* Query admission (server.c, guarded by the server's qmu but `cancel`). */
     volatile int cancel;     /* the engine's cancel flag: the watcher stores 1 (atomically)
@@ -132,6 +139,8 @@ struct http_server {
     http__counter_t *counters;
     size_t ncounters;
     uint64_t rw_requests, rw_samples, rw_failures;
+    uint64_t rw2_requests, rw2_exemplars_dropped, rw2_histograms_refused;
+    http_rw_meta_t *rw_meta; /* owned: metadata of remote write 2.0 (has its own lock) */
     /* Query admission (server.c): guarded by qmu, never held with mu. */
     pthread_mutex_t qmu;
     pthread_cond_t qcond;      /* CLOCK_MONOTONIC: a slot freed, a waiter canceled, stop */
@@ -173,6 +182,9 @@ void http__query_leave(http_server_t *s, http__req_t *r, im_rc rc);
 enum MHD_Result http__api(http_server_t *s, http__req_t *r, const char *path);
 enum MHD_Result http__metrics(http_server_t *s, http__req_t *r);
 enum MHD_Result http__remote_write(http_server_t *s, http__req_t *r);
+/* Remote-write content negotiation (Content-Type, may be NULL): 1 or 2 (the
+ * protocol version), or 0 with the 415 message in msg. */
+int http__rw_negotiate(const char *ctype, char *msg, size_t msz);
 void http__count(http_server_t *s, const char *handler, unsigned code, double secs);
 
 #endif

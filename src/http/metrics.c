@@ -85,6 +85,15 @@ enum MHD_Result http__metrics(http_server_t *s, http__req_t *r)
         (double)s->rw_failures);
     one(&b, "infermon_remote_write_samples_received_total", "counter",
         "Samples appended from remote-write requests.", (double)s->rw_samples);
+    one(&b, "infermon_remote_write_v2_requests_total", "counter",
+        "Remote-write 2.0 requests received (part of infermon_remote_write_requests_total).",
+        (double)s->rw2_requests);
+    one(&b, "infermon_remote_write_v2_exemplars_dropped_total", "counter",
+        "Valid remote-write 2.0 exemplars not stored (infermon has no exemplar storage).",
+        (double)s->rw2_exemplars_dropped);
+    one(&b, "infermon_remote_write_v2_histograms_refused_total", "counter",
+        "Remote-write 2.0 native histogram samples refused (native histograms are disabled).",
+        (double)s->rw2_histograms_refused);
     one(&b, "infermon_config_last_reload_successful", "gauge",
         "Whether the last configuration reload attempt was successful.", s->reload_ok ? 1 : 0);
     one(&b, "infermon_config_last_reload_success_timestamp_seconds", "gauge",

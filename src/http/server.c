@@ -172,8 +172,9 @@ static void free_cb(void *p)
 static void common_headers(http_server_t *s, http__req_t *r, struct MHD_Response *resp,
                            const char *ctype)
 {
-    (void)r;
     if (ctype) MHD_add_response_header(resp, "Content-Type", ctype);
+    for (size_t i = 0; i < r->nxhdr; i++)
+        MHD_add_response_header(resp, r->xhdr[i].name, r->xhdr[i].value);
     http__web_headers(s->web, resp);
 }
 
@@ -765,6 +766,7 @@ im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_
     pthread_condattr_destroy(&ca);
     pthread_cond_init(&s->wcond, NULL);
     s->qmax = opts->query_max_concurrency > 0 ? opts->query_max_concurrency : 20;
+    s->rw_meta = http_rw_meta_new();
     im_rc rc;
     if (opts->web_config_file) {
         http__web_limits_t lim = {opts->bcrypt_max, opts->bcrypt_wait_ms};
@@ -834,6 +836,7 @@ im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_
     return IM_OK;
 fail:
     http__web_close(s->web);
+    http_rw_meta_free(s->rw_meta);
     pthread_cond_destroy(&s->qcond);
     pthread_cond_destroy(&s->wcond);
     pthread_mutex_destroy(&s->qmu);
@@ -861,6 +864,7 @@ void http_server_stop(http_server_t *s)
     pthread_mutex_destroy(&s->qmu);
     scrape_config_free(s->cfg);
     http__web_close(s->web);
+    http_rw_meta_free(s->rw_meta);
     im_free(s->counters);
     pthread_mutex_destroy(&s->mu);
     im_free(s);

@@ -123,4 +123,82 @@ typedef struct http_rw_stats {
 im_rc http_remote_write_decode_append(storage_t *storage, const char *body, size_t len,
                                       http_rw_stats_t *st, im_err_t *err);
 
+/* ---- Remote write 2.0 (io.prometheus.write.v2.Request) ----
+ * The decoder checks the wire format only: every length against what is left
+ * of the message, every field's wire type, varints of at most ten bytes. A
+ * message that fails it is refused whole (400, nothing written). What the
+ * references mean (symbol bounds, label pairs) is checked per series when
+ * appending, so one bad series does not stop the others (a partial write, as
+ * the 2.0 specification allows). The views point into req->raw. */
+typedef struct http_rw2_str {
+    const char *p;
+    size_t len;
+} http_rw2_str_t;
+typedef struct http_rw2_sample {
+    double v;
+    int64_t t;
+} http_rw2_sample_t;
+typedef struct http_rw2_exemplar {
+    size_t refs, nrefs; /* labels_refs: req->refs[refs, refs + nrefs) */
+    double v;
+    int64_t t;
+} http_rw2_exemplar_t;
+typedef struct http_rw2_series {
+    size_t refs, nrefs;           /* labels_refs: req->refs[refs, refs + nrefs) */
+    size_t samples, nsamples;     /* req->samples[samples, samples + nsamples) */
+    size_t exemplars, nexemplars; /* req->exemplars[...] */
+    size_t nhistograms;           /* native histograms (not decoded further) */
+    uint32_t type;                /* Metadata.type: 0 unspecified .. 7 stateset */
+    uint32_t help_ref, unit_ref;  /* Metadata.help_ref, unit_ref (symbols) */
+    int64_t created_ms;           /* created_timestamp, 0 = none */
+} http_rw2_series_t;
+typedef struct http_rw2_req {
+    char *raw; /* owned: the decompressed message */
+    http_rw2_str_t *symbols;
+    size_t nsymbols;
+    uint32_t *refs; /* label references of every series and exemplar */
+    size_t nrefs;
+    http_rw2_sample_t *samples;
+    size_t nsamples;
+    http_rw2_exemplar_t *exemplars;
+    size_t nexemplars;
+    http_rw2_series_t *series;
+    size_t nseries;
+} http_rw2_req_t;
+
+/* Decodes an uncompressed Request (p is not kept; views point into it).
+ * IM_OK or IM_EPARSE with the reason; req is always valid for
+ * http_rw2_req_free. */
+im_rc http_rw2_decode(const uint8_t *p, size_t len, http_rw2_req_t *req, im_err_t *err);
+/* Snappy-decompresses body into req->raw, then http_rw2_decode. */
+im_rc http_rw2_decode_snappy(const char *body, size_t len, http_rw2_req_t *req, im_err_t *err);
+void http_rw2_req_free(http_rw2_req_t *req);
+
+/* The metadata remote write 2.0 brings, per metric name (latest wins), shown
+ * by /api/v1/metadata next to the scraped metadata. Thread-safe. */
+typedef struct http_rw_meta http_rw_meta_t;
+http_rw_meta_t *http_rw_meta_new(void);
+void http_rw_meta_free(http_rw_meta_t *m);
+void http_rw_meta_set(http_rw_meta_t *m, const char *metric, size_t mlen, const char *type,
+                      const char *help, size_t hlen, const char *unit, size_t ulen);
+/* Appends every entry to *md (n entries, grown with im_realloc; target_job and
+ * target_instance are ""), in the shape scrape_manager_metadata gives. */
+void http_rw_meta_list(http_rw_meta_t *m, scrape_metadata_t **md, size_t *n);
+
+typedef struct http_rw2_stats {
+    uint64_t samples, histograms, exemplars; /* written (the response headers) */
+    uint64_t series_refused;                 /* series not written: bad labels or references */
+    uint64_t samples_refused;                /* samples refused by the store or with their series */
+    uint64_t histograms_refused;             /* every native histogram sample */
+    uint64_t exemplars_dropped;              /* valid but not stored (no exemplar storage) */
+    uint64_t created_zero;                   /* zero samples written at a created timestamp */
+} http_rw2_stats_t;
+/* Appends a decoded request to storage in one appender. IM_OK: everything written.
+ * IM_EPARSE: some series or samples were refused, the rest is committed;
+ * *errs holds one line per refusal (at most 20, then a count), for the 400
+ * answer. Any other code: nothing is written (rolled back or the commit
+ * failed; err says why, a 500). meta may be NULL. */
+im_rc http_rw2_append(storage_t *storage, http_rw_meta_t *meta, const http_rw2_req_t *req,
+                      http_rw2_stats_t *st, im_buf_t *errs, im_err_t *err);
+
 #endif

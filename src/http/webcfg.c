@@ -191,8 +191,8 @@ static char *slurp(const char *path, const char *what, im_err_t *err)
     char tmp[8192];
     size_t n;
     bool ok = true;
-    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
-        if (im_buf_append(&b, tmp, n) != IM_OK) ok = false;
+    while (ok && (n = fread(tmp, 1, sizeof tmp, f)) > 0)
+        if (im_buf_append(&b, tmp, n) != IM_OK) ok = false; /* stop: a device never ends */
     bool rerr = ferror(f);
     int e = errno;
     fclose(f);

@@ -19,12 +19,15 @@
 Usage: http_capacity.py PORT PID USER PASSWORD"""
 import base64
 import json
+import os
 import socket
-import struct
 import sys
 import threading
 import time
 import urllib.parse
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import remote_write as rw  # noqa: E402
 
 PORT, PID, USER, PW = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 AUTH = "Basic " + base64.b64encode(("%s:%s" % (USER, PW)).encode()).decode()
@@ -110,31 +113,9 @@ def open_query(q, **kw):
     return s
 
 
-# ---- remote write payload: protobuf WriteRequest in snappy literal blocks ----
-def pb_varint(v):
-    out = b""
-    while v >= 0x80:
-        out += bytes([(v & 0x7F) | 0x80])
-        v >>= 7
-    return out + bytes([v])
-
-
-def pb_bytes(field, b):
-    return pb_varint(field << 3 | 2) + pb_varint(len(b)) + b
-
-
+# ---- remote write payload: tests/lib/remote_write.py ----
 def write_request(name, t_ms, v):
-    labels = pb_bytes(1, pb_bytes(1, b"__name__") + pb_bytes(2, name.encode()))
-    sample = pb_varint(1 << 3 | 1) + struct.pack("<d", v) + pb_varint(2 << 3) + pb_varint(t_ms)
-    return pb_bytes(1, labels + pb_bytes(2, sample))
-
-
-def snappy_literal(data):
-    out = pb_varint(len(data))
-    for i in range(0, len(data), 60):
-        chunk = data[i:i + 60]
-        out += bytes([(len(chunk) - 1) << 2]) + chunk
-    return out
+    return rw.v1_request([([("__name__", name)], [(t_ms, v)])])
 
 
 RW_HEADERS = {"Content-Type": "application/x-protobuf", "Content-Encoding": "snappy",
@@ -142,7 +123,7 @@ RW_HEADERS = {"Content-Type": "application/x-protobuf", "Content-Encoding": "sna
 
 
 def remote_write(name, v):
-    body = snappy_literal(write_request(name, int(time.time() * 1000), v))
+    body = rw.snappy_literal(write_request(name, int(time.time() * 1000), v))
     return request("POST", "/api/v1/write", body, RW_HEADERS)
 
 

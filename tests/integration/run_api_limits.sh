@@ -124,31 +124,14 @@ done
 
 # remote write: a label name twice in a series is refused, the request stored nothing
 $PY - "$I" <<'PY' || fail "remote write"
-import struct, sys, time, urllib.error, urllib.request
+import os, sys, time, urllib.request
+sys.path.insert(0, os.environ["IM_SOURCE_DIR"] + "/tests/lib")
+import remote_write as rw
 I = sys.argv[1]
-def varint(v):
-    out = b""
-    while v >= 0x80:
-        out += bytes([(v & 0x7f) | 0x80]); v >>= 7
-    return out + bytes([v])
-def field(n, data): return varint(n << 3 | 2) + varint(len(data)) + data
-def label(k, v): return field(1, field(1, k.encode()) + field(2, v.encode()))
-def sample(v, t): return field(2, varint(1 << 3 | 1) + struct.pack("<d", v) + varint(2 << 3) + varint(t))
-def snappy_literal(b):  # snappy block format, literals only
-    out = varint(len(b)); i = 0
-    while i < len(b):
-        n = min(65536, len(b) - i)
-        out += bytes([61 << 2]) + struct.pack("<H", n - 1) + b[i:i + n]; i += n
-    return out
 def write(series):
-    req = b"".join(field(1, b"".join(label(k, v) for k, v in ls) + sample(1, int(time.time() * 1000)))
-                   for ls in series)
-    try:
-        with urllib.request.urlopen(urllib.request.Request(I + "/api/v1/write", data=snappy_literal(req),
-                headers={"Content-Type": "application/x-protobuf"}), timeout=10) as r:
-            return r.status, b""
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
+    t = int(time.time() * 1000)
+    st, body, _ = rw.post(I, rw.v1_request([(ls, [(t, 1)]) for ls in series]), encoding=None, timeout=10)
+    return st, body.encode()
 code, body = write([[("__name__", "rw_ok_first"), ("a", "1")], [("__name__", "rw_dup"), ("a", "1"), ("b", "2"), ("a", "3")]])
 assert code == 400 and b'label name "a" is not unique: invalid sample' in body, (code, body)
 code, body = write([[("__name__", "rw_empty"), ("", "x")]])

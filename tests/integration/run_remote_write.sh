@@ -15,14 +15,7 @@ $PY "$EXP" "$gport" good &
 EXPPID=$!
 IM_PIDS+=($EXPPID)
 echo 'scrape_configs: []' >"$IM_TMP/im.yml"
-start_im() {
-  "$IM_BINARY" run --config.file="$IM_TMP/im.yml" --storage.tsdb.path="$IM_TMP/idata" \
-    --web.listen-address="127.0.0.1:$iport" --web.enable-remote-write-receiver \
-    --storage.tsdb.wal-fsync=never >>"$IM_TMP/im.log" 2>&1 &
-  IPID=$!
-  IM_PIDS+=($IPID)
-  wait_http "http://127.0.0.1:$iport/-/ready" 30
-}
+start_im() { start_receiver "$iport"; }
 start_im
 cat >"$IM_TMP/prom.yml" <<YML
 global: {scrape_interval: 1s, scrape_timeout: 1s}
@@ -84,27 +77,14 @@ kill "$PROMPID"; wait "$PROMPID" || true # before infermon goes away (its queue 
 
 # durability: 204 means in the WAL, even with SIGKILL right after the answer
 $PY - "$I" "$IPID" <<'PY' || fail "durability write"
-import os, signal, struct, sys, time, urllib.request
+import os, signal, sys, time
+sys.path.insert(0, os.environ["IM_SOURCE_DIR"] + "/tests/lib")
+import remote_write as rw
 I, pid = sys.argv[1], int(sys.argv[2])
-def varint(v):
-    out = b""
-    while v >= 0x80:
-        out += bytes([(v & 0x7f) | 0x80]); v >>= 7
-    return out + bytes([v])
-def field(n, data): return varint(n << 3 | 2) + varint(len(data)) + data
-def label(k, v): return field(1, field(1, k.encode()) + field(2, v.encode()))
-def sample(v, t): return field(2, varint(1 << 3 | 1) + struct.pack("<d", v) + varint(2 << 3) + varint(t))
-def snappy_literal(b):  # snappy block format, literals only
-    out = varint(len(b)); i = 0
-    while i < len(b):
-        n = min(65536, len(b) - i)
-        out += bytes([61 << 2]) + struct.pack("<H", n - 1) + b[i:i + n]; i += n
-    return out
 t = int(time.time() * 1000)
-req = b"".join(field(1, label("__name__", "rw_durable") + label("n", str(k)) + sample(k + 0.5, t)) for k in range(100))
-r = urllib.request.urlopen(urllib.request.Request(I + "/api/v1/write", data=snappy_literal(req),
-    headers={"Content-Type": "application/x-protobuf", "Content-Encoding": "snappy"}), timeout=10)
-assert r.status == 204, r.status
+req = rw.v1_request([([("__name__", "rw_durable"), ("n", str(k))], [(t, k + 0.5)]) for k in range(100)])
+st, body, _ = rw.post(I, req, timeout=10)
+assert st == 204, (st, body)
 os.kill(pid, signal.SIGKILL)
 open(os.environ.get("IM_TMP", "/tmp") + "/rw_t", "w").write(str(t))
 PY

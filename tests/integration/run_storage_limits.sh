@@ -26,32 +26,13 @@ start_im() {
 start_im
 
 cat >"$IM_TMP/rw.py" <<'PY'
-import json, os, struct, sys, time, urllib.error, urllib.parse, urllib.request
+import json, os, sys, time, urllib.parse, urllib.request
+sys.path.insert(0, os.environ["IM_SOURCE_DIR"] + "/tests/lib")
+import remote_write as rw
 I = sys.argv[1]
-def varint(v):
-    out = b""
-    while v >= 0x80:
-        out += bytes([(v & 0x7f) | 0x80]); v >>= 7
-    return out + bytes([v])
-def field(n, data): return varint(n << 3 | 2) + varint(len(data)) + data
-def label(k, v): return field(1, field(1, k.encode()) + field(2, v.encode()))
-def sample(v, t): return field(2, varint(1 << 3 | 1) + struct.pack("<d", v) + varint(2 << 3) + varint(t))
-def snappy_literal(b):  # snappy block format, literals only
-    out = varint(len(b)); i = 0
-    while i < len(b):
-        n = min(65536, len(b) - i)
-        out += bytes([61 << 2]) + struct.pack("<H", n - 1) + b[i:i + n]; i += n
-    return out
 def write(series):  # [(labels dict, [(t, v)])] -> (status, body)
-    req = b"".join(field(1, b"".join(label(k, v) for k, v in sorted(ls.items())) +
-                        b"".join(sample(v, t) for t, v in smp)) for ls, smp in series)
-    rq = urllib.request.Request(I + "/api/v1/write", data=snappy_literal(req),
-        headers={"Content-Type": "application/x-protobuf", "Content-Encoding": "snappy"})
-    try:
-        with urllib.request.urlopen(rq, timeout=30) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
+    st, body, _ = rw.post(I, rw.v1_request([(sorted(ls.items()), smp) for ls, smp in series]))
+    return st, body
 def q(query):
     u = I + "/api/v1/query?" + urllib.parse.urlencode({"query": query})
     with urllib.request.urlopen(u, timeout=30) as r:

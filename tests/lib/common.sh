@@ -36,3 +36,15 @@ bg() {
 }
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# start_receiver PORT: infermon with the remote-write receiver on 127.0.0.1:PORT,
+# config $IM_TMP/im.yml, store $IM_TMP/idata (WAL fsync off), log $IM_TMP/im.log;
+# waits until ready and sets IPID.
+start_receiver() {
+  "$IM_BINARY" run --config.file="$IM_TMP/im.yml" --storage.tsdb.path="$IM_TMP/idata" \
+    --web.listen-address="127.0.0.1:$1" --web.enable-remote-write-receiver \
+    --storage.tsdb.wal-fsync=never >>"$IM_TMP/im.log" 2>&1 &
+  IPID=$!
+  IM_PIDS+=($IPID)
+  wait_http "http://127.0.0.1:$1/-/ready" 30
+}

@@ -23,47 +23,17 @@
 #include "promql/promql.h"
 #include "tsdb/tsdb.h"
 
+#include "http_test.h"
+
 static uint16_t g_port;
 
-typedef struct resp {
-    long code;
-    im_buf_t body;
-} resp_t;
-
-static size_t wr(char *p, size_t s, size_t n, void *u)
-{
-    (void)im_buf_append(&((resp_t *)u)->body, p, s * n);
-    return s * n;
-}
+typedef ht_resp_t resp_t;
 
 /* path is sent as it is (already percent-encoded). */
 static void req(resp_t *r, const char *path, const char *body, size_t blen, const char *ctype)
 {
-    memset(r, 0, sizeof *r);
-    im_buf_init(&r->body, 0);
-    CURL *c = curl_easy_init();
-    char url[4096];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u%s", g_port, path);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, wr);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-    struct curl_slist *h = NULL;
-    if (ctype) {
-        char hb[128];
-        snprintf(hb, sizeof hb, "Content-Type: %s", ctype);
-        h = curl_slist_append(h, hb);
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    }
-    if (body) {
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)blen);
-    }
-    assert_int_equal(curl_easy_perform(c), CURLE_OK);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->code);
-    curl_slist_free_all(h);
-    curl_easy_cleanup(c);
-    if (!r->body.data) (void)im_buf_puts(&r->body, "");
+    ht_opts_t o = {NULL, ctype, NULL, NULL, false};
+    assert_int_not_equal(ht_request(g_port, r, path, body, blen, &o), 0);
 }
 
 /* GET path: status code and a part of the body (NULL: anything). */
@@ -79,30 +49,20 @@ static void expect(const char *path, long code, const char *part)
     im_buf_free(&r.body);
 }
 
+/* A server over a store with one series m{job="a"} at t=1000 s. */
 static http_server_t *start(tsdb_t **db, promql_engine_t **eng)
 {
-    tsdb_opts_t to;
-    memset(&to, 0, sizeof to);
-    to.no_background = true;
-    assert_int_equal(tsdb_open(&to, db, NULL), IM_OK);
-    tsdb_appender_t *a = tsdb_appender(*db);
+    ht_server_t h;
+    ht_start(&h, NULL);
+    tsdb_appender_t *a = tsdb_appender(h.db);
     const im_labels_t *ls = im_labels_from_strs("__name__", "m", "job", "a", NULL);
     assert_int_equal(tsdb_appender_add(a, 0, ls, 1000000, 1, NULL), IM_OK);
     im_labels_unref(ls);
     assert_int_equal(tsdb_appender_commit(a, NULL), IM_OK);
-    *eng = promql_engine_new(NULL);
-    static const char *const flags[] = {"web.listen-address", "127.0.0.1:0", NULL};
-    http_server_opts_t o;
-    memset(&o, 0, sizeof o);
-    o.listen_address = "127.0.0.1:0";
-    o.storage = tsdb_storage(*db);
-    o.engine = *eng;
-    o.enable_remote_write = true;
-    o.flags = flags;
-    http_server_t *s;
-    assert_int_equal(http_server_start(&o, &s, NULL), IM_OK);
-    g_port = http_server_port(s);
-    return s;
+    *db = h.db;
+    *eng = h.eng;
+    g_port = h.port;
+    return h.s;
 }
 
 #define RES   "exceeded maximum resolution of 11,000 points per timeseries"
@@ -277,46 +237,12 @@ static void test_engine_range(void **state)
 
 /* ---- remote write ---- */
 
-static void pb_varint(im_buf_t *b, uint64_t v)
-{
-    while (v >= 0x80) {
-        (void)im_buf_putc(b, (char)(v | 0x80));
-        v >>= 7;
-    }
-    (void)im_buf_putc(b, (char)v);
-}
-
-static void pb_bytes(im_buf_t *b, unsigned field, const char *p, size_t n)
-{
-    pb_varint(b, field << 3 | 2);
-    pb_varint(b, n);
-    (void)im_buf_append(b, p, n);
-}
-
 /* One series of labels given as NULL-terminated name, value pairs and one sample. */
 static void rw_series(im_buf_t *req, const char *const *pairs)
 {
-    im_buf_t ts, l, s;
-    im_buf_init(&ts, 0);
-    for (size_t i = 0; pairs[i]; i += 2) {
-        im_buf_init(&l, 0);
-        pb_bytes(&l, 1, pairs[i], strlen(pairs[i]));
-        pb_bytes(&l, 2, pairs[i + 1], strlen(pairs[i + 1]));
-        pb_bytes(&ts, 1, l.data, l.len);
-        im_buf_free(&l);
-    }
-    im_buf_init(&s, 0);
-    pb_varint(&s, 1 << 3 | 1);
-    double v = 1;
-    uint64_t bits;
-    memcpy(&bits, &v, 8);
-    for (int i = 0; i < 8; i++) (void)im_buf_putc(&s, (char)(bits >> (8 * i)));
-    pb_varint(&s, 2 << 3 | 0);
-    pb_varint(&s, 5000000);
-    pb_bytes(&ts, 2, s.data, s.len);
-    im_buf_free(&s);
-    pb_bytes(req, 1, ts.data, ts.len);
-    im_buf_free(&ts);
+    size_t n = 0;
+    while (pairs[2 * n]) n++;
+    ht_pb_series1(req, pairs, n, 5000000, 1);
 }
 
 static void rw_expect(const char *const *pairs, long code, const char *part)
@@ -324,9 +250,8 @@ static void rw_expect(const char *const *pairs, long code, const char *part)
     im_buf_t pb;
     im_buf_init(&pb, 0);
     rw_series(&pb, pairs);
-    size_t zn = snappy_max_compressed_length(pb.len);
-    char *z = im_malloc(zn);
-    assert_int_equal(snappy_compress(pb.data, pb.len, z, &zn), SNAPPY_OK);
+    size_t zn;
+    char *z = ht_snappy(pb.data, pb.len, &zn);
     resp_t r;
     req(&r, "/api/v1/write", z, zn, "application/x-protobuf");
     if (r.code != code || (part && !strstr(r.body.data, part)))

@@ -31,6 +31,8 @@
 #include "tsdb/tsdb.h"
 #include "util/timeutil.h"
 
+#include "http_test.h"
+
 #define NTHREADS 4
 
 /* ---- engine ---- */
@@ -150,56 +152,18 @@ static void test_engine_shared(void **state)
 
 static uint16_t g_port;
 
-static size_t wr(char *p, size_t s, size_t n, void *u)
-{
-    (void)im_buf_append(u, p, s * n);
-    return s * n;
-}
-
-/* One request; returns the status (0 on a transport error), body in *out. */
+/* One request; returns the status (0 on a transport error), body appended to
+ * *out. A POST carries Content-Type ctype and Content-Encoding snappy. */
 static long http(const char *method, const char *path, const char *body, size_t blen,
                  const char *ctype, im_buf_t *out)
 {
-    CURL *c = curl_easy_init();
-    char url[2048];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u%s", g_port, path);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, wr);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
-    struct curl_slist *h = NULL;
-    if (method && !strcmp(method, "POST")) {
-        curl_easy_setopt(c, CURLOPT_POST, 1L);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)blen);
-        char ct[128];
-        snprintf(ct, sizeof ct, "Content-Type: %s", ctype);
-        h = curl_slist_append(h, ct);
-        h = curl_slist_append(h, "Content-Encoding: snappy");
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    }
-    long code = 0;
-    if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-    curl_slist_free_all(h);
-    curl_easy_cleanup(c);
+    bool post = method && !strcmp(method, "POST");
+    ht_opts_t o = {NULL, post ? ctype : NULL, post ? "snappy" : NULL, NULL, false};
+    ht_resp_t r;
+    long code = ht_request(g_port, &r, path, post ? body : NULL, blen, &o);
+    (void)im_buf_append(out, r.body.data, r.body.len);
+    im_buf_free(&r.body);
     return code;
-}
-
-static void pb_varint(im_buf_t *b, uint64_t v)
-{
-    while (v >= 0x80) {
-        (void)im_buf_putc(b, (char)(v | 0x80));
-        v >>= 7;
-    }
-    (void)im_buf_putc(b, (char)v);
-}
-
-static void pb_bytes(im_buf_t *b, unsigned field, const char *p, size_t n)
-{
-    pb_varint(b, field << 3 | 2);
-    pb_varint(b, n);
-    (void)im_buf_append(b, p, n);
 }
 
 /* A snappy WriteRequest with series w{i="<i>",src=src} at t_ms. */
@@ -208,35 +172,12 @@ static char *write_body(const char *src, int nseries, int64_t t_ms, double v, si
     im_buf_t req;
     im_buf_init(&req, 0);
     for (int i = 0; i < nseries; i++) {
-        im_buf_t ts, l, s;
-        im_buf_init(&ts, 0);
         char iv[16];
         snprintf(iv, sizeof iv, "%d", i);
         const char *pairs[] = {"__name__", "w", "i", iv, "src", src};
-        for (int k = 0; k < 6; k += 2) {
-            im_buf_init(&l, 0);
-            pb_bytes(&l, 1, pairs[k], strlen(pairs[k]));
-            pb_bytes(&l, 2, pairs[k + 1], strlen(pairs[k + 1]));
-            pb_bytes(&ts, 1, l.data, l.len);
-            im_buf_free(&l);
-        }
-        im_buf_init(&s, 0);
-        pb_varint(&s, 1 << 3 | 1);
-        double x = v + i % 5;
-        uint64_t bits;
-        memcpy(&bits, &x, 8);
-        for (int k = 0; k < 8; k++) (void)im_buf_putc(&s, (char)(bits >> (8 * k)));
-        pb_varint(&s, 2 << 3 | 0);
-        pb_varint(&s, (uint64_t)t_ms);
-        pb_bytes(&ts, 2, s.data, s.len);
-        im_buf_free(&s);
-        pb_bytes(&req, 1, ts.data, ts.len);
-        im_buf_free(&ts);
+        ht_pb_series1(&req, pairs, 3, t_ms, v + i % 5);
     }
-    size_t cap = snappy_max_compressed_length(req.len);
-    char *z = im_malloc(cap);
-    *zn = cap;
-    assert_int_equal(snappy_compress(req.data, req.len, z, zn), SNAPPY_OK);
+    char *z = ht_snappy(req.data, req.len, zn);
     im_buf_free(&req);
     return z;
 }
@@ -312,23 +253,15 @@ static void *srv_main(void *arg)
 static void test_server_shared(void **state)
 {
     (void)state;
-    tsdb_opts_t to;
-    memset(&to, 0, sizeof to);
-    to.no_background = true;
-    tsdb_t *db;
-    assert_int_equal(tsdb_open(&to, &db, NULL), IM_OK);
-    promql_engine_t *eng = promql_engine_new(NULL);
     http_server_opts_t o;
     memset(&o, 0, sizeof o);
-    o.listen_address = "127.0.0.1:0";
-    o.storage = tsdb_storage(db);
-    o.engine = eng;
     o.enable_remote_write = true;
     o.query_max_concurrency = 3;
-    http_server_t *s;
-    assert_int_equal(http_server_start(&o, &s, NULL), IM_OK);
+    ht_server_t h;
+    ht_start(&h, &o);
+    http_server_t *s = h.s;
     http_server_set_ready(s, true);
-    g_port = http_server_port(s);
+    g_port = h.port;
     size_t zn;
     char *z = write_body("init", 20, 995000, 1, &zn);
     im_buf_t b;
@@ -361,9 +294,7 @@ static void test_server_shared(void **state)
     }
     close(fd);
     assert_true(wait_metric("infermon_engine_queries_client_gone_total", 1));
-    http_server_stop(s);
-    promql_engine_free(eng);
-    tsdb_close(db);
+    ht_stop(&h);
 }
 
 int main(void)

@@ -20,6 +20,8 @@
 #include "tsdb/tsdb.h"
 #include "util/timeutil.h"
 
+#include "http_test.h"
+
 static void test_json(void **state)
 {
     (void)state;
@@ -37,106 +39,24 @@ static void test_json(void **state)
     im_buf_free(&b);
 }
 
-/* ---- protobuf builder ---- */
-static void pb_varint(im_buf_t *b, uint64_t v)
-{
-    while (v >= 0x80) {
-        (void)im_buf_putc(b, (char)(v | 0x80));
-        v >>= 7;
-    }
-    (void)im_buf_putc(b, (char)v);
-}
-static void pb_bytes(im_buf_t *b, unsigned field, const char *p, size_t n)
-{
-    pb_varint(b, field << 3 | 2);
-    pb_varint(b, n);
-    (void)im_buf_append(b, p, n);
-}
+/* ---- remote write 1.0 and the client (http_test.h) ---- */
 static void pb_series(im_buf_t *req, const char *name, const char *job, int64_t t, double v)
 {
-    im_buf_t ts, l, s;
-    im_buf_init(&ts, 0);
     const char *pairs[] = {"__name__", name, "job", job};
-    for (int i = 0; i < 4; i += 2) {
-        im_buf_init(&l, 0);
-        pb_bytes(&l, 1, pairs[i], strlen(pairs[i]));
-        pb_bytes(&l, 2, pairs[i + 1], strlen(pairs[i + 1]));
-        pb_bytes(&ts, 1, l.data, l.len);
-        im_buf_free(&l);
-    }
-    im_buf_init(&s, 0);
-    pb_varint(&s, 1 << 3 | 1);
-    uint64_t bits;
-    memcpy(&bits, &v, 8);
-    for (int i = 0; i < 8; i++) (void)im_buf_putc(&s, (char)(bits >> (8 * i)));
-    pb_varint(&s, 2 << 3 | 0);
-    pb_varint(&s, (uint64_t)t);
-    pb_bytes(&ts, 2, s.data, s.len);
-    im_buf_free(&s);
-    pb_bytes(req, 1, ts.data, ts.len);
-    im_buf_free(&ts);
+    ht_pb_series1(req, pairs, 2, t, v);
 }
 static char *snap(const im_buf_t *b, size_t *n)
 {
-    size_t cap = snappy_max_compressed_length(b->len);
-    char *out = im_malloc(cap);
-    *n = cap;
-    assert_int_equal(snappy_compress(b->data, b->len, out, n), SNAPPY_OK);
-    return out;
+    return ht_snappy(b->data, b->len, n);
 }
 
-/* ---- HTTP client ---- */
-typedef struct resp {
-    long code;
-    im_buf_t body;
-    char enc[64];
-} resp_t;
-static size_t wr(char *p, size_t s, size_t n, void *u)
-{
-    (void)im_buf_append(&((resp_t *)u)->body, p, s * n);
-    return s * n;
-}
-static size_t hdr(char *p, size_t s, size_t n, void *u)
-{
-    if (!strncasecmp(p, "Content-Encoding:", 17)) {
-        resp_t *r = u;
-        snprintf(r->enc, sizeof r->enc, "%.*s", (int)(s * n - 17), p + 17);
-    }
-    return s * n;
-}
+typedef ht_resp_t resp_t;
 static uint16_t g_port;
 static void req(resp_t *r, const char *method, const char *path, const char *body, size_t blen,
                 const char *ctype, const char *userpw, bool gzip)
 {
-    memset(r, 0, sizeof *r);
-    im_buf_init(&r->body, 0);
-    CURL *c = curl_easy_init();
-    char url[2048];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u%s", g_port, path);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, wr);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, hdr);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-    struct curl_slist *h = NULL;
-    if (ctype) {
-        char hb[128];
-        snprintf(hb, sizeof hb, "Content-Type: %s", ctype);
-        h = curl_slist_append(h, hb);
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    }
-    if (gzip) curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "gzip");
-    if (userpw) curl_easy_setopt(c, CURLOPT_USERPWD, userpw);
-    if (body) {
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)blen);
-    }
-    if (method) curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    assert_int_equal(curl_easy_perform(c), CURLE_OK);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->code);
-    curl_slist_free_all(h);
-    curl_easy_cleanup(c);
-    if (!r->body.data) (void)im_buf_puts(&r->body, "");
+    ht_opts_t o = {method, ctype, NULL, userpw, gzip};
+    assert_int_not_equal(ht_request(g_port, r, path, body, blen, &o), 0);
 }
 #define GET(r, p) req(r, NULL, p, NULL, 0, NULL, NULL, false)
 
@@ -152,25 +72,16 @@ static void get_expect(const char *path, const char *want)
 static void test_api(void **state)
 {
     (void)state;
-    tsdb_opts_t to;
-    memset(&to, 0, sizeof to);
-    to.no_background = true;
-    tsdb_t *db;
-    assert_int_equal(tsdb_open(&to, &db, NULL), IM_OK);
-    promql_engine_t *eng = promql_engine_new(NULL);
     http_server_opts_t o;
     memset(&o, 0, sizeof o);
-    o.listen_address = "127.0.0.1:0";
-    o.storage = tsdb_storage(db);
-    o.engine = eng;
     o.enable_remote_write = true;
     o.remote_write_max_bytes = 4096;
     const char *flags[] = {"web.listen-address", "127.0.0.1:0", NULL};
     o.flags = flags;
-    http_server_t *s;
-    assert_int_equal(http_server_start(&o, &s, NULL), IM_OK);
-    g_port = http_server_port(s);
-    assert_true(g_port > 0);
+    ht_server_t h;
+    ht_start(&h, &o);
+    http_server_t *s = h.s;
+    g_port = h.port;
 
     /* remote write: 3 series at t=1000..3000 s */
     im_buf_t pb;
@@ -364,8 +275,8 @@ static void test_api(void **state)
     im_buf_free(&r.body);
     http_server_stop(s);
     remove("test_http_web.yml");
-    promql_engine_free(eng);
-    tsdb_close(db);
+    promql_engine_free(h.eng);
+    tsdb_close(h.db);
 }
 
 int main(void)
