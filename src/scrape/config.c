@@ -468,6 +468,107 @@ static im_rc dec_file_sd(dec_t *d, const scrape_cfg_node_t *seq, scrape_job_cfg_
     return IM_OK;
 }
 
+/* kubernetes_sd_configs (discovery/k8s.h): the HTTP client part is decoded by
+ * dec_auth into a scratch job and moved over. */
+static im_rc dec_k8s_sd(dec_t *d, const scrape_cfg_node_t *seq, scrape_job_cfg_t *j)
+{
+    static const char *const keys[] = {"role",
+                                       "api_server",
+                                       "kubeconfig_file",
+                                       "namespaces",
+                                       "selectors",
+                                       "attach_metadata",
+                                       "basic_auth",
+                                       "authorization",
+                                       "bearer_token",
+                                       "bearer_token_file",
+                                       "tls_config",
+                                       "proxy_url",
+                                       "follow_redirects",
+                                       "enable_http2",
+                                       NULL};
+    static const char *const nkeys[] = {"names", "own_namespace", NULL};
+    static const char *const skeys[] = {"role", "label", "field", NULL};
+    static const char *const akeys[] = {"node", NULL};
+    if (!seq) return IM_OK;
+    if (seq->type != SCRAPE_NODE_SEQ) return fail(d, seq, "kubernetes_sd_configs must be a list");
+    j->k8s_sd = im_calloc(seq->nkids ? seq->nkids : 1, sizeof *j->k8s_sd);
+    for (size_t i = 0; i < seq->nkids; i++) {
+        const scrape_cfg_node_t *n = seq->kids[i];
+        k8s_sd_cfg_t *k = &j->k8s_sd[j->nk8s_sd++];
+        k->http.follow_redirects = true;
+        k->http.enable_http2 = true;
+        im_rc rc = check_map(d, n, "kubernetes_sd_config", keys);
+        if (rc) return rc;
+        char *role = NULL;
+        if ((rc = get_str(d, n, "role", &role))) return rc;
+        bool ok = role && k8s_role_parse(role, &k->role);
+        im_free(role);
+        if (!ok)
+            return fail(d, get(n, "role") ? get(n, "role") : n,
+                        "role missing or unknown (one of: pod, service, endpoints, "
+                        "endpointslice, node, ingress)");
+        if ((rc = get_str(d, n, "api_server", &k->api_server))) return rc;
+        if ((rc = get_str(d, n, "kubeconfig_file", &k->kubeconfig_file))) return rc;
+        if (k->api_server && !*k->api_server) {
+            im_free(k->api_server);
+            k->api_server = NULL;
+        }
+        const scrape_cfg_node_t *ns = get(n, "namespaces");
+        if (ns) {
+            if ((rc = check_map(d, ns, "namespaces", nkeys))) return rc;
+            if ((rc = get_strlist(d, ns, "names", &k->namespaces, &k->nnamespaces))) return rc;
+            if ((rc = get_bool(d, ns, "own_namespace", &k->own_namespace))) return rc;
+        }
+        const scrape_cfg_node_t *am = get(n, "attach_metadata");
+        if (am) {
+            if ((rc = check_map(d, am, "attach_metadata", akeys))) return rc;
+            if ((rc = get_bool(d, am, "node", &k->attach_node))) return rc;
+        }
+        const scrape_cfg_node_t *sels = get(n, "selectors");
+        if (sels && sels->type != SCRAPE_NODE_SEQ) return fail(d, sels, "selectors must be a list");
+        for (size_t s = 0; sels && s < sels->nkids; s++) {
+            const scrape_cfg_node_t *sn = sels->kids[s];
+            if ((rc = check_map(d, sn, "selector", skeys))) return rc;
+            char *sr = NULL;
+            k8s_role_t r;
+            if ((rc = get_str(d, sn, "role", &sr))) return rc;
+            ok = sr && k8s_role_parse(sr, &r);
+            im_free(sr);
+            if (!ok) return fail(d, sn, "selector role missing or unknown");
+            if (k->label_sel[r] || k->field_sel[r])
+                return fail(d, sn, "duplicated selector role: %s", k8s_role_name(r));
+            if ((rc = get_str(d, sn, "label", &k->label_sel[r]))) return rc;
+            if ((rc = get_str(d, sn, "field", &k->field_sel[r]))) return rc;
+            if (!k->label_sel[r] && !k->field_sel[r]) k->label_sel[r] = im_strdup("");
+        }
+        scrape_job_cfg_t tmp;
+        memset(&tmp, 0, sizeof tmp);
+        rc = dec_auth(d, n, &tmp);
+        if (!rc) rc = get_str(d, n, "proxy_url", &tmp.proxy_url);
+        if (!rc) rc = get_bool(d, n, "follow_redirects", &k->http.follow_redirects);
+        if (!rc) rc = get_bool(d, n, "enable_http2", &k->http.enable_http2);
+        k8s_http_cfg_t *h = &k->http;
+        h->basic_user = tmp.basic_user;
+        h->basic_pass = tmp.basic_pass;
+        h->basic_pass_file = tmp.basic_pass_file;
+        h->auth_type = tmp.auth_type;
+        h->auth_cred = tmp.auth_cred;
+        h->auth_cred_file = tmp.auth_cred_file;
+        h->tls_ca_file = tmp.tls_ca_file;
+        h->tls_cert_file = tmp.tls_cert_file;
+        h->tls_key_file = tmp.tls_key_file;
+        h->tls_server_name = tmp.tls_server_name;
+        h->tls_insecure = tmp.tls_insecure;
+        h->proxy_url = tmp.proxy_url;
+        if (rc) return rc;
+        im_err_t e;
+        im_err_clear(&e);
+        if (k8s_sd_cfg_validate(k, &e)) return fail(d, n, "%s", e.msg);
+    }
+    return IM_OK;
+}
+
 static void job_free(scrape_job_cfg_t *j);
 
 static im_rc dec_job(dec_t *d, const scrape_cfg_node_t *n, const scrape_config_t *c,
@@ -489,6 +590,7 @@ static im_rc dec_job(dec_t *d, const scrape_cfg_node_t *n, const scrape_config_t
                                        "body_size_limit",
                                        "static_configs",
                                        "file_sd_configs",
+                                       "kubernetes_sd_configs",
                                        "relabel_configs",
                                        "metric_relabel_configs",
                                        "basic_auth",
@@ -566,6 +668,7 @@ static im_rc dec_job(dec_t *d, const scrape_cfg_node_t *n, const scrape_config_t
     if ((rc = dec_auth(d, n, j))) return rc;
     if ((rc = dec_target_groups(d, get(n, "static_configs"), j))) return rc;
     if ((rc = dec_file_sd(d, get(n, "file_sd_configs"), j))) return rc;
+    if ((rc = dec_k8s_sd(d, get(n, "kubernetes_sd_configs"), j))) return rc;
     if ((rc = dec_relabel(d, get(n, "relabel_configs"), "relabel_configs", &j->relabel,
                           &j->nrelabel)))
         return rc;
@@ -728,6 +831,8 @@ static void job_free(scrape_job_cfg_t *j)
         im_free(j->file_sd[i].files);
     }
     im_free(j->file_sd);
+    for (size_t i = 0; i < j->nk8s_sd; i++) k8s_sd_cfg_clear(&j->k8s_sd[i]);
+    im_free(j->k8s_sd);
 }
 
 scrape_config_t *scrape_config_ref(scrape_config_t *c)

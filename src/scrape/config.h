@@ -19,6 +19,7 @@
 #ifndef IM_SCRAPE_CONFIG_H
 #define IM_SCRAPE_CONFIG_H
 
+#include "discovery/k8s.h"
 #include "labels/labels.h"
 #include "util/base.h"
 #include "util/buf.h"
@@ -128,6 +129,8 @@ typedef struct scrape_job_cfg {
     size_t nstatic;
     scrape_file_sd_t *file_sd;
     size_t nfile_sd;
+    k8s_sd_cfg_t *k8s_sd; /* kubernetes_sd_configs (owned) */
+    size_t nk8s_sd;
 } scrape_job_cfg_t;
 
 typedef enum scrape_fsync {

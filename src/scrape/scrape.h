@@ -27,6 +27,7 @@
 #ifndef IM_SCRAPE_SCRAPE_H
 #define IM_SCRAPE_SCRAPE_H
 
+#include "discovery/k8s.h"
 #include "scrape/config.h"
 #include "tsdb/tsdb.h"
 #include "util/base.h"
@@ -39,6 +40,8 @@ typedef struct scrape_manager_opts {
     const char *user_agent; /* NULL = "infermon/<version>" */
     /* Hard cap on a scrape body when the job sets no body_size_limit. 0 = 256 MiB. */
     int64_t default_body_cap;
+    /* kubernetes_sd_configs limits (each 0 = the default, see discovery/k8s.h). */
+    k8s_limits_t k8s_limits;
 } scrape_manager_opts_t;
 
 /* The default number of scrape workers: the CPUs online, at least 2, at most 8. */
