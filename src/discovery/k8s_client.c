@@ -263,7 +263,7 @@ static void cache_of(k8s_discoverer_t *d, k8s_cache_t *c)
     }
 }
 
-static void rebuild(k8s_discoverer_t *d, const json_t *obj)
+static void build_now(k8s_discoverer_t *d, const json_t *obj)
 {
     k8s_cache_t c;
     cache_of(d, &c);
@@ -271,6 +271,24 @@ static void rebuild(k8s_discoverer_t *d, const json_t *obj)
     k8s_build(d->cfg.role, &c, d->cfg.attach_node, obj, &g);
     gmap_put(&d->groups, &g);
     d->gen++;
+}
+
+/* Queues obj's group for the builder thread, which rebuilds it a moment later
+ * with the stores as they are then (Prometheus' work queue: a key queued twice
+ * is built once, from the latest objects). */
+static void rebuild(k8s_discoverer_t *d, const json_t *obj)
+{
+    char key[1200];
+    json_t *md = json_object_get(obj, "metadata");
+    const char *ns = json_string_value(json_object_get(md, "namespace"));
+    const char *name = json_string_value(json_object_get(md, "name"));
+    if (!name) return;
+    if (d->cfg.role == K8S_ROLE_NODE)
+        snprintf(key, sizeof key, "%s", name);
+    else
+        snprintf(key, sizeof key, "%s/%s", ns ? ns : "", name);
+    json_object_set_new(d->dirty, key, json_true());
+    pthread_cond_broadcast(&d->cv);
 }
 
 static void remove_group(k8s_discoverer_t *d, k8s_kind_t kind, const char *key)
@@ -287,6 +305,7 @@ static void remove_group(k8s_discoverer_t *d, k8s_kind_t kind, const char *key)
     }
     g.source = im_strdup(src);
     gmap_put(&d->groups, &g);
+    json_object_del(d->dirty, key);
     d->gen++;
 }
 
@@ -782,6 +801,41 @@ static bool nap(k8s_discoverer_t *d, int64_t ms)
     return !atomic_load(&d->stop);
 }
 
+/* Builds the queued groups: waits for work, lets related events of the same
+ * change arrive (100 ms), then builds every queued key from the stores. */
+static void *builder_thread(void *arg)
+{
+    k8s_discoverer_t *d = arg;
+    pthread_mutex_lock(&d->mu);
+    while (!atomic_load(&d->stop)) {
+        if (!json_object_size(d->dirty)) {
+            pthread_cond_wait(&d->cv, &d->mu);
+            continue;
+        }
+        pthread_mutex_unlock(&d->mu);
+        if (!nap(d, 100)) {
+            pthread_mutex_lock(&d->mu);
+            break;
+        }
+        pthread_mutex_lock(&d->mu);
+        json_t *work = d->dirty;
+        d->dirty = json_object();
+        k8s_kind_t main = d->cfg.role;
+        const char *k;
+        json_t *v;
+        json_object_foreach(work, k, v)
+        {
+            json_t *o = NULL;
+            for (size_t s = 0; s < d->nstores[main] && !o; s++)
+                o = json_object_get(d->stores[main][s], k);
+            if (o) build_now(d, o);
+        }
+        json_decref(work);
+    }
+    pthread_mutex_unlock(&d->mu);
+    return NULL;
+}
+
 static void *inf_thread(void *arg)
 {
     informer_t *inf = arg;
@@ -904,6 +958,7 @@ im_rc k8s_discoverer_start(const k8s_sd_cfg_t *cfg, const char *job, const k8s_l
     }
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->cv, NULL);
+    d->dirty = json_object();
     d->insecure = cfg->http.tls_insecure;
     if (cfg->api_server) {
         d->base = im_strdup(cfg->api_server);
@@ -937,6 +992,7 @@ im_rc k8s_discoverer_start(const k8s_sd_cfg_t *cfg, const char *job, const k8s_l
     im_free(nss);
     if (!attach_allowed(cfg->role)) d->cfg.attach_node = false;
     d->started = true;
+    if (pthread_create(&d->builder, NULL, builder_thread, d) == 0) d->builder_running = true;
     for (size_t i = 0; i < d->ninf; i++)
         if (pthread_create(&d->inf[i]->thread, NULL, inf_thread, d->inf[i]) == 0)
             d->inf[i]->running = true;
@@ -959,6 +1015,8 @@ void k8s_discoverer_stop(k8s_discoverer_t *d)
         json_decref(inf->store);
         im_free(inf);
     }
+    if (d->builder_running) pthread_join(d->builder, NULL);
+    json_decref(d->dirty);
     im_free(d->inf);
     for (int k = 0; k < K8S_NROLES; k++) im_free(d->stores[k]);
     gmap_free(&d->groups);

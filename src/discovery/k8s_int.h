@@ -51,6 +51,9 @@ struct k8s_discoverer {
     json_t **stores[K8S_NROLES];
     size_t nstores[K8S_NROLES];
     k8s_gmap_t groups;
+    json_t *dirty; /* "NS/NAME" of the role's objects to rebuild (builder thread) */
+    pthread_t builder;
+    bool builder_running;
     uint64_t gen;
     atomic_uint_fast64_t errors, lists;
 };

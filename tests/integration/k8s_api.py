@@ -18,7 +18,8 @@ Changes over time come from a script file (a JSON list of steps, each a list of
                                HTTP 410 (mode=http)
   POST /_control/fail?path=P&mode=500|403|hang|malformed&count=N
                                the next N requests whose path starts with P fail
-  GET  /_control/requests      the request log (method, path with query)
+  GET  /_control/requests      the request log (paths with query)
+  GET  /_control/stats         {"unauthorized": N, "requests": N}
 Synthetic load (benchmarks): --pods N creates N pods, --events-per-sec R updates
 R of them a second (a label changes).
 """
@@ -57,6 +58,7 @@ class Store:
         self.http_gone = 0
         self.fail = []  # [path prefix, mode, count]
         self.log = []
+        self.unauthorized = 0
 
     def res_key(self, obj):
         return (prefix_of(obj["apiVersion"]), plural(obj["kind"]))
@@ -255,7 +257,17 @@ class Handler(BaseHTTPRequestHandler):
         if u.path == "/_control/requests":
             with STORE.mu:
                 return self.send_json(200, list(STORE.log))
-        if ARGS.token and self.headers.get("Authorization") != "Bearer " + ARGS.token:
+        if u.path == "/_control/stats":
+            with STORE.mu:
+                return self.send_json(200, {"unauthorized": STORE.unauthorized,
+                                            "requests": len(STORE.log)})
+        token = ARGS.token
+        if ARGS.token_file:  # re-read: tests rotate it
+            with open(ARGS.token_file) as f:
+                token = f.read().strip()
+        if token and self.headers.get("Authorization") != "Bearer " + token:
+            with STORE.mu:
+                STORE.unauthorized += 1
             return self.send_json(401, self.status(401, "Unauthorized", "Unauthorized"))
         with STORE.mu:
             for f in STORE.fail:
@@ -431,6 +443,7 @@ def main():
     ap.add_argument("--cert")
     ap.add_argument("--key")
     ap.add_argument("--token")
+    ap.add_argument("--token-file", help="the accepted bearer token, re-read per request")
     ap.add_argument("--bookmark-interval", type=float, default=1.0)
     ap.add_argument("--pods", type=int, default=0)
     ap.add_argument("--events-per-sec", type=int, default=0)
