@@ -11,7 +11,8 @@
 # reference; K8S_SD_RECORD=1 re-records them. infermon alone then: the in-cluster
 # configuration (service-account directory, rotated token), kubeconfig_file, and
 # a failing API server (500, 403, malformed list, hang) logged per role and
-# namespace while every other discovery keeps its targets.
+# namespace while every other discovery keeps its targets. K8S_SD_RECORDED=1 uses
+# the recorded answers even when the binary is there.
 source "$IM_SOURCE_DIR/tests/lib/common.sh"
 FIX="$IM_SOURCE_DIR/tests/fixtures/k8s"
 REC="$FIX/prometheus-2.42.0"
@@ -116,7 +117,7 @@ IM_PIDS+=($!)
 I="http://127.0.0.1:$iport"
 wait_http "$I/-/ready" 30
 live=0
-if [ -n "$XZ" ]; then
+if [ -n "$XZ" ] && [ "${K8S_SD_RECORDED:-0}" != 1 ]; then
   xz -dc "$XZ" >prometheus-k8s && chmod +x prometheus-k8s
   ./prometheus-k8s --config.file=prom.yml --storage.tsdb.path=pdata --web.listen-address="127.0.0.1:$pport" >prom.log 2>&1 &
   PROMPID=$!
