@@ -3,7 +3,7 @@
  * position, never a crash, leak or hang; a loaded config must dump and re-load. */
 #include "util/base.h"
 
-#include "scrape/config.h"
+#include "config/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

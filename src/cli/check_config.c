@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
-#include "scrape/config.h"
+#include "config/config.h"
 
 int cli_check_config(int argc, char **argv)
 {

@@ -59,20 +59,6 @@ static im_rc st_commit(void *ctx)
     return rc;
 }
 
-static const scrape_cfg_node_t *node_get(const scrape_cfg_node_t *m, const char *key)
-{
-    if (!m || m->type != SCRAPE_NODE_MAP) return NULL;
-    for (size_t i = 0; i + 1 < m->nkids; i += 2)
-        if (m->kids[i]->str && strcmp(m->kids[i]->str, key) == 0) return m->kids[i + 1];
-    return NULL;
-}
-
-static double node_num(const scrape_cfg_node_t *m, const char *key)
-{
-    const scrape_cfg_node_t *v = node_get(m, key);
-    return v && v->str ? strtod(v->str, NULL) : 0;
-}
-
 /* Loads the rule files of cfg (or the built-ins) into files; false if a file
  * failed (errors logged). */
 /* Which KV-cache metric name do the scraped vLLM targets expose (last hour)?
@@ -135,21 +121,20 @@ static bool load_rules(const scrape_config_t *cfg, tsdb_queryable_t *q, rules_fi
         im_buf_free(&p);
     }
     im_free(dircopy);
-    const scrape_cfg_node_t *bn = node_get(cfg->llm, "builtin_rules");
-    bool builtin = bn && bn->str ? strcmp(bn->str, "true") == 0 : cfg->nrule_files == 0;
+    const cfg_llm_t *llm = &cfg->llm;
+    bool builtin = llm->builtin_rules_set ? llm->builtin_rules : cfg->nrule_files == 0;
     if (builtin) {
         rules_builtin_opts_t bo = {
-            .ttft_p95_target_seconds = node_num(cfg->llm, "ttft_p95_target_seconds"),
-            .failure_ratio = node_num(cfg->llm, "failure_ratio"),
-            .queue_waiting_threshold = node_num(cfg->llm, "queue_waiting_threshold"),
-            .kv_cache_threshold = node_num(cfg->llm, "kv_cache_threshold"),
+            .ttft_p95_target_seconds = llm->ttft_p95_target_seconds,
+            .failure_ratio = llm->failure_ratio,
+            .queue_waiting_threshold = llm->queue_waiting_threshold,
+            .kv_cache_threshold = llm->kv_cache_threshold,
         };
-        const scrape_cfg_node_t *nn = node_get(cfg->llm, "vllm_names");
-        if (nn && nn->str && strcmp(nn->str, "old") == 0)
+        if (llm->vllm_names == CFG_LLM_NAMES_OLD)
             bo.names = RULES_NAMES_OLD;
-        else if (nn && nn->str && strcmp(nn->str, "new") == 0)
+        else if (llm->vllm_names == CFG_LLM_NAMES_NEW)
             bo.names = RULES_NAMES_NEW;
-        else if (nn && nn->str && strcmp(nn->str, "both") == 0)
+        else if (llm->vllm_names == CFG_LLM_NAMES_BOTH)
             bo.names = RULES_NAMES_AUTO;
         else { /* auto: what the scraped targets expose */
             bo.names = detect_vllm_names(q);

@@ -10,7 +10,7 @@
 
 #include "http/server.h"
 #include "promql/promql.h"
-#include "scrape/config.h"
+#include "config/config.h"
 #include "tsdb/tsdb.h"
 
 typedef struct run_rules run_rules_t;

@@ -38,56 +38,11 @@
 
 #include <jansson.h>
 
+#include "config/k8s_sd.h"
 #include "labels/labels.h"
 #include "util/base.h"
 #include "util/buf.h"
 #include "util/err.h"
-
-typedef enum k8s_role {
-    K8S_ROLE_POD,
-    K8S_ROLE_SERVICE,
-    K8S_ROLE_ENDPOINTS,
-    K8S_ROLE_ENDPOINTSLICE,
-    K8S_ROLE_NODE,
-    K8S_ROLE_INGRESS,
-    K8S_NROLES,
-} k8s_role_t;
-
-/* Resources have the same numbering as roles (pod, service, endpoints, ...). */
-typedef k8s_role_t k8s_kind_t;
-
-const char *k8s_role_name(k8s_role_t r);
-/* Returns false for an unknown name. */
-bool k8s_role_parse(const char *s, k8s_role_t *out);
-
-typedef struct k8s_http_cfg {
-    char *basic_user, *basic_pass, *basic_pass_file;
-    char *auth_type, *auth_cred, *auth_cred_file; /* bearer_token(_file) map here */
-    char *tls_ca_file, *tls_cert_file, *tls_key_file, *tls_server_name;
-    bool tls_insecure;
-    char *proxy_url;
-    bool follow_redirects; /* default true */
-    bool enable_http2;     /* accepted as Prometheus does; HTTP/1.1 is always used */
-} k8s_http_cfg_t;
-
-typedef struct k8s_sd_cfg {
-    k8s_role_t role;
-    char *api_server;      /* NULL: in-cluster or kubeconfig */
-    char *kubeconfig_file; /* NULL unless set */
-    char **namespaces;     /* owned; none = all namespaces */
-    size_t nnamespaces;
-    bool own_namespace;
-    char *label_sel[K8S_NROLES], *field_sel[K8S_NROLES]; /* selectors per role; NULL unset */
-    bool attach_node;
-    k8s_http_cfg_t http;
-} k8s_sd_cfg_t;
-
-void k8s_sd_cfg_clear(k8s_sd_cfg_t *c);
-/* Appends a text that is equal for two configs exactly when they are equal. */
-void k8s_sd_cfg_key(const k8s_sd_cfg_t *c, im_buf_t *out);
-/* Checks what Prometheus checks when loading (selectors allowed for the role,
- * api_server vs kubeconfig_file vs HTTP settings); err names the problem. */
-im_rc k8s_sd_cfg_validate(const k8s_sd_cfg_t *c, im_err_t *err);
 
 /* ---- Pure: objects to target groups ---- */
 

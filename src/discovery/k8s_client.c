@@ -28,138 +28,6 @@
 
 #include "k8s_int.h"
 
-/* ---- config ---- */
-
-void k8s_sd_cfg_clear(k8s_sd_cfg_t *c)
-{
-    im_free(c->api_server);
-    im_free(c->kubeconfig_file);
-    for (size_t i = 0; i < c->nnamespaces; i++) im_free(c->namespaces[i]);
-    im_free(c->namespaces);
-    for (int i = 0; i < K8S_NROLES; i++) {
-        im_free(c->label_sel[i]);
-        im_free(c->field_sel[i]);
-    }
-    k8s_http_cfg_t *h = &c->http;
-    char **s[] = {&h->basic_user,    &h->basic_pass,     &h->basic_pass_file, &h->auth_type,
-                  &h->auth_cred,     &h->auth_cred_file, &h->tls_ca_file,     &h->tls_cert_file,
-                  &h->tls_key_file, &h->tls_server_name, &h->proxy_url};
-    for (size_t i = 0; i < IM_ARRAY_LEN(s); i++) im_free(*s[i]);
-    memset(c, 0, sizeof *c);
-}
-
-static char *dup0(const char *s)
-{
-    return s ? im_strdup(s) : NULL;
-}
-
-static void cfg_copy(k8s_sd_cfg_t *d, const k8s_sd_cfg_t *s)
-{
-    *d = *s;
-    d->api_server = dup0(s->api_server);
-    d->kubeconfig_file = dup0(s->kubeconfig_file);
-    d->namespaces = im_calloc(s->nnamespaces + 1, sizeof(char *));
-    for (size_t i = 0; i < s->nnamespaces; i++) d->namespaces[i] = im_strdup(s->namespaces[i]);
-    for (int i = 0; i < K8S_NROLES; i++) {
-        d->label_sel[i] = dup0(s->label_sel[i]);
-        d->field_sel[i] = dup0(s->field_sel[i]);
-    }
-    const k8s_http_cfg_t *a = &s->http;
-    k8s_http_cfg_t *b = &d->http;
-    b->basic_user = dup0(a->basic_user);
-    b->basic_pass = dup0(a->basic_pass);
-    b->basic_pass_file = dup0(a->basic_pass_file);
-    b->auth_type = dup0(a->auth_type);
-    b->auth_cred = dup0(a->auth_cred);
-    b->auth_cred_file = dup0(a->auth_cred_file);
-    b->tls_ca_file = dup0(a->tls_ca_file);
-    b->tls_cert_file = dup0(a->tls_cert_file);
-    b->tls_key_file = dup0(a->tls_key_file);
-    b->tls_server_name = dup0(a->tls_server_name);
-    b->proxy_url = dup0(a->proxy_url);
-}
-
-static void key_str(im_buf_t *o, const char *s)
-{
-    if (s)
-        (void)im_buf_printf(o, "%zu:%s;", strlen(s), s);
-    else
-        (void)im_buf_puts(o, "-;");
-}
-
-void k8s_sd_cfg_key(const k8s_sd_cfg_t *c, im_buf_t *o)
-{
-    (void)im_buf_printf(o, "%d;%d;%d;", (int)c->role, c->own_namespace, c->attach_node);
-    key_str(o, c->api_server);
-    key_str(o, c->kubeconfig_file);
-    for (size_t i = 0; i < c->nnamespaces; i++) key_str(o, c->namespaces[i]);
-    (void)im_buf_puts(o, "|");
-    for (int i = 0; i < K8S_NROLES; i++) {
-        key_str(o, c->label_sel[i]);
-        key_str(o, c->field_sel[i]);
-    }
-    const k8s_http_cfg_t *h = &c->http;
-    const char *s[] = {h->basic_user,     h->basic_pass,    h->basic_pass_file, h->auth_type,
-                       h->auth_cred,      h->auth_cred_file, h->tls_ca_file,    h->tls_cert_file,
-                       h->tls_key_file,   h->tls_server_name, h->proxy_url};
-    for (size_t i = 0; i < IM_ARRAY_LEN(s); i++) key_str(o, s[i]);
-    (void)im_buf_printf(o, "%d;%d;%d", h->tls_insecure, h->follow_redirects, h->enable_http2);
-}
-
-/* The resources a role watches (besides nodes with attach_metadata). */
-static bool role_watches(k8s_role_t role, k8s_kind_t k)
-{
-    switch (role) {
-    case K8S_ROLE_ENDPOINTS:
-        return k == K8S_ROLE_ENDPOINTS || k == K8S_ROLE_SERVICE || k == K8S_ROLE_POD;
-    case K8S_ROLE_ENDPOINTSLICE:
-        return k == K8S_ROLE_ENDPOINTSLICE || k == K8S_ROLE_SERVICE || k == K8S_ROLE_POD;
-    default: return k == role;
-    }
-}
-
-static bool attach_allowed(k8s_role_t r)
-{
-    return r == K8S_ROLE_POD || r == K8S_ROLE_ENDPOINTS || r == K8S_ROLE_ENDPOINTSLICE;
-}
-
-im_rc k8s_sd_cfg_validate(const k8s_sd_cfg_t *c, im_err_t *err)
-{
-    for (int k = 0; k < K8S_NROLES; k++)
-        if ((c->label_sel[k] || c->field_sel[k]) && !role_watches(c->role, (k8s_kind_t)k))
-            return im_err_set(err, IM_EINVAL, "%s role supports only %s selectors",
-                              k8s_role_name(c->role),
-                              c->role == K8S_ROLE_ENDPOINTS
-                                  ? "pod, service, endpoints"
-                                  : c->role == K8S_ROLE_ENDPOINTSLICE
-                                        ? "pod, service, endpointslice"
-                                        : k8s_role_name(c->role));
-    if (c->api_server && c->kubeconfig_file)
-        return im_err_set(err, IM_EINVAL,
-                          "cannot use 'kubeconfig_file' and 'api_server' simultaneously");
-    const k8s_http_cfg_t *h = &c->http;
-    bool custom = h->basic_user || h->basic_pass || h->basic_pass_file || h->auth_type ||
-                  h->tls_ca_file || h->tls_cert_file || h->tls_key_file || h->tls_insecure ||
-                  h->tls_server_name || h->proxy_url;
-    if (c->kubeconfig_file && custom)
-        return im_err_set(err, IM_EINVAL,
-                          "cannot use a custom HTTP client configuration together with "
-                          "'kubeconfig_file'");
-    if (!c->api_server && !c->kubeconfig_file && custom)
-        return im_err_set(err, IM_EINVAL,
-                          "to use custom HTTP client configuration please provide the "
-                          "'api_server' URL explicitly");
-    if (c->api_server && strncmp(c->api_server, "http://", 7) &&
-        strncmp(c->api_server, "https://", 8))
-        return im_err_set(err, IM_EINVAL, "api_server %s: scheme must be http or https",
-                          c->api_server);
-    if (h->tls_server_name)
-        return im_err_set(err, IM_EUNSUPPORTED,
-                          "tls_config.server_name is not supported for kubernetes_sd_configs "
-                          "(set api_server to the name in the certificate)");
-    return IM_OK;
-}
-
 const char *k8s_serviceaccount_dir(void)
 {
     const char *e = getenv("INFERMON_K8S_SERVICEACCOUNT_DIR");
@@ -469,41 +337,32 @@ static size_t on_data(char *p, size_t sz, size_t n, void *arg)
 /* The Authorization header, built per request: a rotating token file is re-read. */
 static void auth_header(k8s_discoverer_t *d, struct curl_slist **hdrs)
 {
-    const k8s_http_cfg_t *h = &d->cfg.http;
     char *cred = NULL;
-    const char *type = h->auth_type;
-    if (h->auth_cred)
-        cred = im_strdup(h->auth_cred);
-    else if (h->auth_cred_file)
-        cred = read_small(h->auth_cred_file, 65536);
-    else if (d->token_file) {
+    if (d->token_file)
         cred = read_small(d->token_file, 65536);
-        type = "Bearer";
-    } else if (d->token) {
+    else if (d->token)
         cred = im_strdup(d->token);
-        type = "Bearer";
-    }
-    if (!type) type = "Bearer";
     if (cred) {
         im_buf_t b;
         im_buf_init(&b, 0);
-        (void)im_buf_printf(&b, "Authorization: %s %s", type, cred);
+        (void)im_buf_printf(&b, "Authorization: Bearer %s", cred);
         *hdrs = curl_slist_append(*hdrs, b.data);
         im_buf_free(&b);
         im_free(cred);
     }
 }
 
-static void setup(informer_t *inf, const char *url, xfer_t *x, long timeout_s)
+/* Prepares inf->easy for url. IM_OK, or an error (a secret file that cannot be
+ * read) in msg. */
+static im_rc setup(informer_t *inf, const char *url, xfer_t *x, long timeout_s, char *msg,
+                   size_t cap)
 {
     k8s_discoverer_t *d = inf->d;
-    const k8s_http_cfg_t *h = &d->cfg.http;
     CURL *c = inf->easy;
     curl_easy_reset(c);
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
@@ -514,46 +373,53 @@ static void setup(informer_t *inf, const char *url, xfer_t *x, long timeout_s)
     curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
     curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "gzip");
     curl_easy_setopt(c, CURLOPT_USERAGENT, "infermon/kubernetes-sd");
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, h->follow_redirects ? 1L : 0L);
     curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+    curl_easy_setopt(c, CURLOPT_PROXY, "");
     struct curl_slist *hdrs = curl_slist_append(NULL, "Accept: application/json, */*");
-    auth_header(d, &hdrs);
     curl_slist_free_all(inf->hdrs);
     inf->hdrs = hdrs;
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-    if (h->basic_user || h->basic_pass || h->basic_pass_file) {
-        char *pw = h->basic_pass       ? im_strdup(h->basic_pass)
-                   : h->basic_pass_file ? read_small(h->basic_pass_file, 65536)
-                                        : NULL;
-        curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-        curl_easy_setopt(c, CURLOPT_USERNAME, h->basic_user ? h->basic_user : "");
-        curl_easy_setopt(c, CURLOPT_PASSWORD, pw ? pw : "");
-        im_free(pw);
+    if (d->cfg.api_server) { /* the job's HTTP client settings */
+        im_err_t err;
+        im_err_clear(&err);
+        if (cfg_http_client_apply(&d->cfg.http, c, &inf->hdrs, &err) != IM_OK) {
+            snprintf(msg, cap, "%s: %.400s", inf->path, err.msg);
+            return IM_EIO;
+        }
+    } else { /* in-cluster or kubeconfig */
+        curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+        auth_header(d, &inf->hdrs);
+        if (d->basic_user) {
+            curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+            curl_easy_setopt(c, CURLOPT_USERNAME, d->basic_user);
+            curl_easy_setopt(c, CURLOPT_PASSWORD, d->basic_pass ? d->basic_pass : "");
+        }
+        if (d->ca_file) curl_easy_setopt(c, CURLOPT_CAINFO, d->ca_file);
+        if (d->ca_blob.len) {
+            struct curl_blob b = {d->ca_blob.data, d->ca_blob.len, CURL_BLOB_COPY};
+            curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &b);
+        }
+        if (d->cert_file) curl_easy_setopt(c, CURLOPT_SSLCERT, d->cert_file);
+        if (d->key_file) curl_easy_setopt(c, CURLOPT_SSLKEY, d->key_file);
+        if (d->cert_blob.len) {
+            struct curl_blob b = {d->cert_blob.data, d->cert_blob.len, CURL_BLOB_COPY};
+            curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &b);
+        }
+        if (d->key_blob.len) {
+            struct curl_blob b = {d->key_blob.data, d->key_blob.len, CURL_BLOB_COPY};
+            curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &b);
+        }
+        if (d->insecure) {
+            curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+            curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+        }
     }
-    if (d->ca_file) curl_easy_setopt(c, CURLOPT_CAINFO, d->ca_file);
-    if (d->ca_blob.len) {
-        struct curl_blob b = {d->ca_blob.data, d->ca_blob.len, CURL_BLOB_COPY};
-        curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &b);
-    }
-    if (d->cert_file) curl_easy_setopt(c, CURLOPT_SSLCERT, d->cert_file);
-    if (d->key_file) curl_easy_setopt(c, CURLOPT_SSLKEY, d->key_file);
-    if (d->cert_blob.len) {
-        struct curl_blob b = {d->cert_blob.data, d->cert_blob.len, CURL_BLOB_COPY};
-        curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &b);
-    }
-    if (d->key_blob.len) {
-        struct curl_blob b = {d->key_blob.data, d->key_blob.len, CURL_BLOB_COPY};
-        curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &b);
-    }
-    if (d->insecure) {
-        curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-    }
-    curl_easy_setopt(c, CURLOPT_PROXY, h->proxy_url ? h->proxy_url : "");
+    curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, inf->hdrs);
     if (!x->is_watch) { /* a list that stalls for a minute is given up */
         curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
         curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
     }
+    return IM_OK;
 }
 
 static void url_param(im_buf_t *u, bool *first, const char *k, const char *v)
@@ -649,8 +515,13 @@ static im_rc do_list(informer_t *inf, char *msg, size_t cap)
         if (!cont[0]) url_param(&u, &first, "resourceVersion", inf->rv[0] ? inf->rv : "0");
         xfer_t x = {.inf = inf};
         im_buf_init(&x.body, d->lim.max_list_page_bytes);
-        setup(inf, u.data, &x, 600);
         inf->errbuf[0] = 0;
+        if (setup(inf, u.data, &x, 600, msg, cap)) {
+            im_buf_free(&u);
+            im_buf_free(&x.body);
+            rc = IM_EIO;
+            break;
+        }
         CURLcode cc = curl_easy_perform(inf->easy);
         im_buf_free(&u);
         if (!x.status) curl_easy_getinfo(inf->easy, CURLINFO_RESPONSE_CODE, &x.status);
@@ -757,8 +628,13 @@ static im_rc do_watch(informer_t *inf, bool *progressed, char *msg, size_t cap)
     xfer_t x = {.inf = inf, .is_watch = true};
     im_buf_init(&x.body, 8192);
     k8s_watch_decoder_init(&x.dec, d->lim.max_event_bytes, on_event, &x);
-    setup(inf, u.data, &x, to + 30);
     inf->errbuf[0] = 0;
+    if (setup(inf, u.data, &x, to + 30, msg, cap)) {
+        im_buf_free(&u);
+        k8s_watch_decoder_free(&x.dec);
+        im_buf_free(&x.body);
+        return IM_EIO;
+    }
     CURLcode cc = curl_easy_perform(inf->easy);
     im_buf_free(&u);
     if (!x.status) curl_easy_getinfo(inf->easy, CURLINFO_RESPONSE_CODE, &x.status);
@@ -947,7 +823,7 @@ im_rc k8s_discoverer_start(const k8s_sd_cfg_t *cfg, const char *job, const k8s_l
     im_rc rc = k8s_sd_cfg_validate(cfg, err);
     if (rc) return rc;
     k8s_discoverer_t *d = im_calloc(1, sizeof *d);
-    cfg_copy(&d->cfg, cfg);
+    k8s_sd_cfg_copy(&d->cfg, cfg);
     d->job = im_strdup(job ? job : "");
     d->lim.max_list_page_bytes = 512u << 20;
     d->lim.max_event_bytes = 64u << 20;
@@ -959,14 +835,10 @@ im_rc k8s_discoverer_start(const k8s_sd_cfg_t *cfg, const char *job, const k8s_l
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->cv, NULL);
     d->dirty = json_object();
-    d->insecure = cfg->http.tls_insecure;
     if (cfg->api_server) {
         d->base = im_strdup(cfg->api_server);
         size_t n = strlen(d->base);
         while (n && d->base[n - 1] == '/') d->base[--n] = 0;
-        d->ca_file = dup0(cfg->http.tls_ca_file);
-        d->cert_file = dup0(cfg->http.tls_cert_file);
-        d->key_file = dup0(cfg->http.tls_key_file);
     } else if (cfg->kubeconfig_file) {
         rc = k8s_kubeconfig_load(d, cfg->kubeconfig_file, err);
     } else {
@@ -984,13 +856,13 @@ im_rc k8s_discoverer_start(const k8s_sd_cfg_t *cfg, const char *job, const k8s_l
     if (cfg->own_namespace) nss[nns++] = own_namespace();
     if (!nns) nss[nns++] = "";
     for (int k = 0; k < K8S_NROLES; k++) {
-        if (k == K8S_ROLE_NODE || !role_watches(cfg->role, (k8s_kind_t)k)) continue;
+        if (k == K8S_ROLE_NODE || !k8s_role_watches(cfg->role, (k8s_kind_t)k)) continue;
         for (size_t i = 0; i < nns; i++) add_informer(d, (k8s_kind_t)k, nss[i]);
     }
-    if (cfg->role == K8S_ROLE_NODE || (cfg->attach_node && attach_allowed(cfg->role)))
+    if (cfg->role == K8S_ROLE_NODE || (cfg->attach_node && k8s_attach_allowed(cfg->role)))
         add_informer(d, K8S_ROLE_NODE, "");
     im_free(nss);
-    if (!attach_allowed(cfg->role)) d->cfg.attach_node = false;
+    if (!k8s_attach_allowed(cfg->role)) d->cfg.attach_node = false;
     d->started = true;
     if (pthread_create(&d->builder, NULL, builder_thread, d) == 0) d->builder_running = true;
     for (size_t i = 0; i < d->ninf; i++)
@@ -1028,6 +900,8 @@ void k8s_discoverer_stop(k8s_discoverer_t *d)
     im_free(d->ca_file);
     im_free(d->cert_file);
     im_free(d->key_file);
+    im_free(d->basic_user);
+    im_free(d->basic_pass);
     im_buf_free(&d->ca_blob);
     im_buf_free(&d->cert_blob);
     im_buf_free(&d->key_blob);

@@ -167,8 +167,8 @@ im_rc k8s_kubeconfig_load(struct k8s_discoverer *d, const char *path, im_err_t *
         if ((v = str(user, "token"))) d->token = im_strdup(v);
         if ((v = str(user, "tokenFile"))) d->token_file = rel_path(dir, v);
         if (str(user, "username")) {
-            d->cfg.http.basic_user = im_strdup(str(user, "username"));
-            if ((v = str(user, "password"))) d->cfg.http.basic_pass = im_strdup(v);
+            d->basic_user = im_strdup(str(user, "username"));
+            if ((v = str(user, "password"))) d->basic_pass = im_strdup(v);
         }
     }
 out:

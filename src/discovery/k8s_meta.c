@@ -13,24 +13,6 @@
 
 #define P "__meta_kubernetes_"
 
-static const char *const role_names[K8S_NROLES] = {"pod",           "service", "endpoints",
-                                                   "endpointslice", "node",    "ingress"};
-
-const char *k8s_role_name(k8s_role_t r)
-{
-    return r < K8S_NROLES ? role_names[r] : "?";
-}
-
-bool k8s_role_parse(const char *s, k8s_role_t *out)
-{
-    for (int i = 0; i < K8S_NROLES; i++)
-        if (!strcmp(s, role_names[i])) {
-            *out = (k8s_role_t)i;
-            return true;
-        }
-    return false;
-}
-
 json_t *k8s_cache_get(const k8s_cache_t *c, k8s_kind_t kind, const char *key)
 {
     if (!c) return NULL;

@@ -34,7 +34,7 @@
 #define IM_HTTP_SERVER_H
 
 #include "promql/promql.h"
-#include "scrape/config.h"
+#include "config/config.h"
 #include "scrape/scrape.h"
 #include "tsdb/tsdb.h"
 #include "util/base.h"

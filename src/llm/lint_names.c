@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <yaml.h>
 
+#include "config/http_client.h"
+
 #include "expo/expo.h"
 #include "llm/lint_int.h"
 #include "util/buf.h"
@@ -259,13 +261,23 @@ static im_rc http_get(const char *url, im_buf_t *body, char *ctype, size_t ctype
     curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(c, CURLOPT_USERAGENT, "infermon-lint");
     struct curl_slist *h =
         curl_slist_append(NULL, "Accept: text/plain;version=0.0.4;q=1,*/*;q=0.1");
+    /* Prometheus' HTTP client defaults (config/http_client.h): redirects
+     * followed, TLS 1.2 at least, no proxy unless configured. */
+    cfg_http_client_t hc;
+    cfg_http_client_init(&hc);
+    im_rc arc = cfg_http_client_apply(&hc, c, &h, err);
+    cfg_http_client_free(&hc);
+    if (arc != IM_OK) {
+        curl_slist_free_all(h);
+        curl_easy_cleanup(c);
+        return arc;
+    }
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     CURLcode cc = curl_easy_perform(c);
     long status = 0;

@@ -22,170 +22,17 @@
 
 /* ---- config ---- */
 
-static const scrape_cfg_node_t *map_get(const scrape_cfg_node_t *m, const char *key)
-{
-    if (!m || m->type != SCRAPE_NODE_MAP) return NULL;
-    for (size_t i = 0; i + 1 < m->nkids; i += 2)
-        if (m->kids[i]->str && strcmp(m->kids[i]->str, key) == 0) return m->kids[i + 1];
-    return NULL;
-}
-
-static char *scalar(const scrape_cfg_node_t *n)
-{
-    return n && n->type == SCRAPE_NODE_SCALAR && n->str ? im_strdup(n->str) : NULL;
-}
-
-static im_rc parse_relabel(const scrape_cfg_node_t *seq, scrape_relabel_t **out, size_t *nout,
-                           im_err_t *err)
-{
-    *out = NULL;
-    *nout = 0;
-    if (!seq) return IM_OK;
-    if (seq->type != SCRAPE_NODE_SEQ)
-        return im_err_setpos(err, IM_EPARSE, seq->line, seq->col, "relabel configs must be a list");
-    scrape_relabel_t *r = im_calloc(seq->nkids ? seq->nkids : 1, sizeof *r);
-    size_t n = 0;
-    for (size_t i = 0; i < seq->nkids; i++) {
-        const scrape_cfg_node_t *m = seq->kids[i];
-        scrape_relabel_t *x = &r[n++];
-        scrape_relabel_defaults(x);
-        const scrape_cfg_node_t *v;
-        if ((v = map_get(m, "source_labels")) && v->type == SCRAPE_NODE_SEQ) {
-            x->source_labels = im_calloc(v->nkids ? v->nkids : 1, sizeof(char *));
-            for (size_t k = 0; k < v->nkids; k++)
-                x->source_labels[x->nsource++] = scalar(v->kids[k]);
-        }
-        if ((v = map_get(m, "separator"))) {
-            im_free(x->separator);
-            x->separator = scalar(v);
-        }
-        if ((v = map_get(m, "target_label"))) {
-            im_free(x->target_label);
-            x->target_label = scalar(v);
-        }
-        if ((v = map_get(m, "regex"))) {
-            im_free(x->regex);
-            x->regex = scalar(v);
-        }
-        if ((v = map_get(m, "replacement"))) {
-            im_free(x->replacement);
-            x->replacement = scalar(v);
-        }
-        if ((v = map_get(m, "modulus")) && v->str) x->modulus = strtoull(v->str, NULL, 10);
-        if ((v = map_get(m, "action")) && v->str) {
-            bool found = false;
-            for (int a = SCRAPE_RELABEL_REPLACE; a <= SCRAPE_RELABEL_UPPERCASE; a++)
-                if (strcmp(scrape_relabel_action_name((scrape_relabel_action_t)a), v->str) == 0) {
-                    x->action = (scrape_relabel_action_t)a;
-                    found = true;
-                }
-            if (!found) {
-                for (size_t k = 0; k < n; k++) scrape_relabel_clear(&r[k]);
-                im_free(r);
-                return im_err_setpos(err, IM_EPARSE, v->line, v->col, "unknown relabel action %s",
-                                     v->str);
-            }
-        }
-        im_rc rc = scrape_relabel_compile(x, err);
-        if (rc != IM_OK) {
-            for (size_t k = 0; k < n; k++) scrape_relabel_clear(&r[k]);
-            im_free(r);
-            return rc;
-        }
-    }
-    *out = r;
-    *nout = n;
-    return IM_OK;
-}
-
-static void free_am(notify_am_t *a)
-{
-    im_free(a->scheme);
-    im_free(a->path_prefix);
-    for (size_t i = 0; i < a->ntargets; i++) im_free(a->targets[i]);
-    im_free(a->targets);
-    im_free(a->basic_user);
-    im_free(a->basic_pass);
-    im_free(a->basic_pass_file);
-    im_free(a->auth_type);
-    im_free(a->auth_cred);
-    im_free(a->auth_cred_file);
-    im_free(a->tls_ca_file);
-    im_free(a->tls_cert_file);
-    im_free(a->tls_key_file);
-    im_free(a->tls_server_name);
-}
-
 void notify_config_free(notify_config_t *c)
 {
-    for (size_t i = 0; i < c->nams; i++) free_am(&c->ams[i]);
-    im_free(c->ams);
-    for (size_t i = 0; i < c->nrelabel; i++) scrape_relabel_clear(&c->relabel[i]);
-    im_free(c->relabel);
-    memset(c, 0, sizeof *c);
+    cfg_alerting_free(c);
 }
 
-im_rc notify_config_parse(const scrape_cfg_node_t *alerting, notify_config_t *out, im_err_t *err)
+im_rc notify_config_parse(const cfg_node_t *alerting, notify_config_t *out, im_err_t *err)
 {
-    memset(out, 0, sizeof *out);
-    if (!alerting) return IM_OK;
-    im_rc rc = parse_relabel(map_get(alerting, "alert_relabel_configs"), &out->relabel,
-                             &out->nrelabel, err);
-    if (rc != IM_OK) return rc;
-    const scrape_cfg_node_t *ams = map_get(alerting, "alertmanagers");
-    if (!ams) return IM_OK;
-    if (ams->type != SCRAPE_NODE_SEQ) {
-        notify_config_free(out);
-        return im_err_setpos(err, IM_EPARSE, ams->line, ams->col, "alertmanagers must be a list");
-    }
-    out->ams = im_calloc(ams->nkids ? ams->nkids : 1, sizeof *out->ams);
-    for (size_t i = 0; i < ams->nkids; i++) {
-        const scrape_cfg_node_t *m = ams->kids[i];
-        notify_am_t *a = &out->ams[out->nams++];
-        const scrape_cfg_node_t *v;
-        a->scheme = scalar(map_get(m, "scheme"));
-        if (!a->scheme) a->scheme = im_strdup("http");
-        a->path_prefix = scalar(map_get(m, "path_prefix"));
-        if (!a->path_prefix) a->path_prefix = im_strdup("");
-        a->timeout_ms = 10000;
-        if ((v = map_get(m, "timeout")) && v->str &&
-            im_duration_parse(v->str, strlen(v->str), &a->timeout_ms, err) != IM_OK) {
-            notify_config_free(out);
-            return IM_EPARSE;
-        }
-        if ((v = map_get(m, "api_version")) && v->str && strcmp(v->str, "v2") != 0) {
-            notify_config_free(out);
-            return im_err_setpos(err, IM_EPARSE, v->line, v->col,
-                                 "unsupported Alertmanager api_version %s (only v2)", v->str);
-        }
-        const scrape_cfg_node_t *ba = map_get(m, "basic_auth");
-        a->basic_user = scalar(map_get(ba, "username"));
-        a->basic_pass = scalar(map_get(ba, "password"));
-        a->basic_pass_file = scalar(map_get(ba, "password_file"));
-        const scrape_cfg_node_t *au = map_get(m, "authorization");
-        a->auth_type = scalar(map_get(au, "type"));
-        a->auth_cred = scalar(map_get(au, "credentials"));
-        a->auth_cred_file = scalar(map_get(au, "credentials_file"));
-        if (!a->auth_cred && (v = map_get(m, "bearer_token"))) a->auth_cred = scalar(v);
-        if (!a->auth_cred_file && (v = map_get(m, "bearer_token_file")))
-            a->auth_cred_file = scalar(v);
-        const scrape_cfg_node_t *tls = map_get(m, "tls_config");
-        a->tls_ca_file = scalar(map_get(tls, "ca_file"));
-        a->tls_cert_file = scalar(map_get(tls, "cert_file"));
-        a->tls_key_file = scalar(map_get(tls, "key_file"));
-        a->tls_server_name = scalar(map_get(tls, "server_name"));
-        if ((v = map_get(tls, "insecure_skip_verify")) && v->str)
-            a->tls_insecure = strcmp(v->str, "true") == 0;
-        const scrape_cfg_node_t *sc = map_get(m, "static_configs");
-        for (size_t k = 0; sc && sc->type == SCRAPE_NODE_SEQ && k < sc->nkids; k++) {
-            const scrape_cfg_node_t *t = map_get(sc->kids[k], "targets");
-            for (size_t j = 0; t && t->type == SCRAPE_NODE_SEQ && j < t->nkids; j++) {
-                a->targets = im_realloc(a->targets, (a->ntargets + 1) * sizeof *a->targets);
-                a->targets[a->ntargets++] = scalar(t->kids[j]);
-            }
-        }
-    }
-    return IM_OK;
+    cfg_dec_t d = {NULL, err};
+    im_rc rc = cfg_alerting_decode(&d, alerting, out);
+    if (rc) cfg_alerting_free(out);
+    return rc;
 }
 
 /* ---- queue and sender ---- */
@@ -297,17 +144,6 @@ void notify_alerts_json(const rules_notify_alert_t *alerts, size_t n, im_buf_t *
     (void)im_buf_putc(out, ']');
 }
 
-static char *read_secret_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char buf[4096];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ')) n--;
-    return im_strndup(buf, n);
-}
-
 static size_t discard(char *p, size_t sz, size_t nm, void *ud)
 {
     (void)p;
@@ -332,40 +168,24 @@ static bool post_am(const notify_am_t *am, const char *body, size_t len, uint64_
         struct curl_slist *h = NULL;
         h = curl_slist_append(h, "Content-Type: application/json");
         h = curl_slist_append(h, "User-Agent: infermon/0.1.0");
-        char *cred = am->auth_cred        ? im_strdup(am->auth_cred)
-                     : am->auth_cred_file ? read_secret_file(am->auth_cred_file)
-                                          : NULL;
-        if (cred) {
-            im_buf_t ah;
-            im_buf_init(&ah, 0);
-            (void)im_buf_printf(&ah, "Authorization: %s %s",
-                                am->auth_type ? am->auth_type : "Bearer", cred);
-            h = curl_slist_append(h, ah.data);
-            im_buf_free(&ah);
-        }
         curl_easy_setopt(c, CURLOPT_URL, url.data);
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)am->timeout_ms);
         curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-        char *pass = NULL;
-        if (am->basic_user) {
-            pass = am->basic_pass        ? im_strdup(am->basic_pass)
-                   : am->basic_pass_file ? read_secret_file(am->basic_pass_file)
-                                         : im_strdup("");
-            curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-            curl_easy_setopt(c, CURLOPT_USERNAME, am->basic_user);
-            curl_easy_setopt(c, CURLOPT_PASSWORD, pass ? pass : "");
+        im_err_t aerr;
+        im_err_clear(&aerr);
+        if (cfg_http_client_apply(&am->http, c, &h, &aerr) != IM_OK) {
+            (*errors)++;
+            IM_WARN("Error sending alerts", "alertmanager=%s err=%s", im_logq(url.data),
+                    im_logq(aerr.msg));
+            curl_slist_free_all(h);
+            curl_easy_cleanup(c);
+            im_buf_free(&url);
+            continue;
         }
-        if (am->tls_ca_file) curl_easy_setopt(c, CURLOPT_CAINFO, am->tls_ca_file);
-        if (am->tls_cert_file) curl_easy_setopt(c, CURLOPT_SSLCERT, am->tls_cert_file);
-        if (am->tls_key_file) curl_easy_setopt(c, CURLOPT_SSLKEY, am->tls_key_file);
-        if (am->tls_insecure) {
-            curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-            curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-        }
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
         CURLcode cr = curl_easy_perform(c);
         long code = 0;
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
@@ -378,8 +198,6 @@ static bool post_am(const notify_am_t *am, const char *body, size_t len, uint64_
         }
         curl_slist_free_all(h);
         curl_easy_cleanup(c);
-        im_free(cred);
-        im_free(pass);
         im_buf_free(&url);
     }
     return ok;
@@ -502,7 +320,7 @@ void notify_send(void *vn, const rules_notify_alert_t *alerts, size_t nalerts)
         const im_labels_t *el = n->opts.external_labels;
         for (uint32_t k = 0; el && k < el->n; k++)
             if (!im_lb_get(&b, el->l[k].name->s)) im_lb_set_istr(&b, el->l[k].name, el->l[k].value);
-        if (n->cfg.nrelabel && !scrape_relabel_process(n->cfg.relabel, n->cfg.nrelabel, &b))
+        if (n->cfg.nrelabel && !labels_relabel_process(n->cfg.relabel, n->cfg.nrelabel, &b))
             continue;
         qalert_t a = {.labels = im_lb_build(&b),
                       .annotations = im_labels_ref(alerts[i].annotations),

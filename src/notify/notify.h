@@ -9,12 +9,12 @@
  *
  * One sender thread takes up to max_batch (64) alerts at a time and POSTs them
  * as JSON to every configured Alertmanager (`<scheme>://<target><path_prefix>
- * /api/v2/alerts`, basic auth / authorization header / TLS as configured, a
- * per-request timeout). A batch that reached at least one Alertmanager is done.
- * Unlike Prometheus, which drops a batch no Alertmanager accepted, the batch is
- * put back at the head of the queue (if it still fits, else the overflow is
- * counted as dropped) and retried with a back-off (0.5 s doubling to 10 s):
- * an Alertmanager that is down loses nothing that fits in the queue.
+ * /api/v2/alerts`, with the HTTP client configuration of config/http_client.h —
+ * auth, TLS, proxy, redirects — and a per-request timeout). A batch that reached at least one
+ * Alertmanager is done. Unlike Prometheus, which drops a batch no Alertmanager accepted, the batch
+ * is put back at the head of the queue (if it still fits, else the overflow is counted as dropped)
+ * and retried with a back-off (0.5 s doubling to 10 s): an Alertmanager that is down loses nothing
+ * that fits in the queue.
  *
  * JSON per alert: {"labels":{…},"annotations":{…},"startsAt":"…","endsAt":"…",
  * "generatorURL":"…"} with RFC 3339 times (milliseconds), as Prometheus sends. */
@@ -22,31 +22,21 @@
 #define IM_NOTIFY_NOTIFY_H
 
 #include "rules/rules.h"
-#include "scrape/config.h"
+#include "config/alerting.h"
+#include "config/yaml.h"
+#include "labels/relabel.h"
 #include "util/base.h"
 #include "util/err.h"
 
-typedef struct notify_am {
-    char *scheme;      /* "http" | "https" (owned) */
-    char *path_prefix; /* owned, "" or "/prefix" */
-    char **targets;    /* owned host:port list */
-    size_t ntargets;
-    int64_t timeout_ms; /* default 10s */
-    char *basic_user, *basic_pass, *basic_pass_file;
-    char *auth_type, *auth_cred, *auth_cred_file; /* authorization: type Bearer by default */
-    char *tls_ca_file, *tls_cert_file, *tls_key_file, *tls_server_name;
-    bool tls_insecure;
-} notify_am_t;
+/* An Alertmanager and the notifier's configuration: the typed config section
+ * (config/alerting.h) — scheme, path_prefix, targets, timeout and the HTTP client
+ * configuration applied to every POST; alert_relabel_configs. */
+typedef cfg_alertmanager_t notify_am_t;
+typedef cfg_alerting_t notify_config_t;
 
-typedef struct notify_config {
-    notify_am_t *ams; /* owned */
-    size_t nams;
-    scrape_relabel_t *relabel; /* alert_relabel_configs, compiled (owned) */
-    size_t nrelabel;
-} notify_config_t;
-
-/* Parses the config file's `alerting:` section (NULL = none). */
-im_rc notify_config_parse(const scrape_cfg_node_t *alerting, notify_config_t *out, im_err_t *err);
+/* Decodes the config file's `alerting:` section (NULL = none) with
+ * cfg_alerting_decode (strict; errors carry line:column). */
+im_rc notify_config_parse(const cfg_node_t *alerting, notify_config_t *out, im_err_t *err);
 void notify_config_free(notify_config_t *c);
 
 typedef struct notify_opts {

@@ -27,8 +27,8 @@
 #ifndef IM_SCRAPE_SCRAPE_H
 #define IM_SCRAPE_SCRAPE_H
 
+#include "config/config.h"
 #include "discovery/k8s.h"
-#include "scrape/config.h"
 #include "tsdb/tsdb.h"
 #include "util/base.h"
 #include "util/err.h"
@@ -40,8 +40,6 @@ typedef struct scrape_manager_opts {
     const char *user_agent; /* NULL = "infermon/<version>" */
     /* Hard cap on a scrape body when the job sets no body_size_limit. 0 = 256 MiB. */
     int64_t default_body_cap;
-    /* kubernetes_sd_configs limits (each 0 = the default, see discovery/k8s.h). */
-    k8s_limits_t k8s_limits;
 } scrape_manager_opts_t;
 
 /* The default number of scrape workers: the CPUs online, at least 2, at most 8. */
@@ -54,6 +52,9 @@ im_rc scrape_manager_new(const scrape_manager_opts_t *opts, scrape_manager_t **o
  * n is out of range. */
 #define SCRAPE_MAX_WORKERS 256
 im_rc scrape_manager_set_workers(scrape_manager_t *m, size_t n, im_err_t *err);
+/* Limits of the kubernetes_sd_configs discoverers (each 0 = the default, see
+ * discovery/k8s.h). Only before scrape_manager_start. */
+void scrape_manager_set_k8s_limits(scrape_manager_t *m, const k8s_limits_t *lim);
 /* Starts the scrape thread and the workers. */
 im_rc scrape_manager_start(scrape_manager_t *m, im_err_t *err);
 /* Replaces the configuration (takes a reference on cfg). */

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "scrape/config.h"
+#include "config/config.h"
 
 static scrape_config_t *load_ok(const char *y)
 {
@@ -115,7 +115,7 @@ static void test_full(void **state)
         "alerting:\n  alertmanagers:\n    - static_configs: [{targets: ['am:9093']}]\n"
         "remote_write:\n  - url: http://x/api/v1/write\n"
         "storage:\n  path: /tmp/d\n  retention: {time: 30d, size: 10GB}\n  wal: {fsync: always}\n"
-        "llm:\n  anything: [1, 2]\n"
+        "llm:\n  ttft_p95_target_seconds: 1.5\n  vllm_names: old\n"
         "scrape_configs:\n"
         "  - job_name: j\n    params: {module: [a, b]}\n    honor_labels: true\n"
         "    basic_auth: {username: u, password: secretpw}\n"
@@ -128,7 +128,11 @@ static void test_full(void **state)
     assert_int_equal(c->nrule_files, 2);
     assert_non_null(c->alerting);
     assert_non_null(c->remote_write);
-    assert_non_null(c->llm);
+    assert_true(c->llm.present);
+    assert_true(c->llm.ttft_p95_target_seconds == 1.5);
+    assert_int_equal(c->llm.vllm_names, CFG_LLM_NAMES_OLD);
+    assert_int_equal(c->nremote_write, 1);
+    assert_int_equal(c->remote_write[0].queue.capacity, 2500);
     assert_int_equal(c->retention_ms, 30 * 86400000LL);
     assert_int_equal(c->retention_bytes, 10LL << 30);
     assert_true(c->storage_fsync_set);
@@ -161,7 +165,8 @@ static void test_dump_secrets(void **state)
     (void)state;
     scrape_config_t *c = load_ok(
         "alerting:\n  alertmanagers:\n    - basic_auth: {username: am, password: s3cr1t-am}\n"
-        "      authorization: {credentials: s3cr1t-amtok}\n"
+        "      static_configs: [{targets: ['am:9093']}]\n"
+        "    - authorization: {credentials: s3cr1t-amtok}\n"
         "      static_configs: [{targets: ['am:9093']}]\n"
         "remote_write:\n  - url: http://rwuser:s3cr1t-url@rw.example:9201/api/v1/write?x=1\n"
         "    basic_auth: {username: x, password: s3cr1t-rw}\n"
@@ -216,7 +221,7 @@ static char *apply(const char *rules, const char *in)
         im_lb_set(&lb, p, (size_t)(eq - p), eq + 1, strlen(eq + 1));
         p = e ? e + 1 : p + strlen(p);
     }
-    bool keep = scrape_relabel_process(c->jobs[0].relabel, c->jobs[0].nrelabel, &lb);
+    bool keep = labels_relabel_process(c->jobs[0].relabel, c->jobs[0].nrelabel, &lb);
     out[0] = 0;
     if (!keep) {
         snprintf(out, sizeof out, "DROP");
@@ -344,15 +349,15 @@ static void test_bytes(void **state)
 {
     (void)state;
     int64_t v;
-    assert_int_equal(scrape_parse_bytes("0", &v), IM_OK);
+    assert_int_equal(cfg_parse_bytes("0", &v), IM_OK);
     assert_int_equal(v, 0);
-    assert_int_equal(scrape_parse_bytes("512KB", &v), IM_OK);
+    assert_int_equal(cfg_parse_bytes("512KB", &v), IM_OK);
     assert_int_equal(v, 512 * 1024);
-    assert_int_equal(scrape_parse_bytes("3MiB", &v), IM_OK);
+    assert_int_equal(cfg_parse_bytes("3MiB", &v), IM_OK);
     assert_int_equal(v, 3 << 20);
-    assert_int_not_equal(scrape_parse_bytes("12", &v), IM_OK);
-    assert_int_not_equal(scrape_parse_bytes("-1MB", &v), IM_OK);
-    assert_int_not_equal(scrape_parse_bytes("1XB", &v), IM_OK);
+    assert_int_not_equal(cfg_parse_bytes("12", &v), IM_OK);
+    assert_int_not_equal(cfg_parse_bytes("-1MB", &v), IM_OK);
+    assert_int_not_equal(cfg_parse_bytes("1XB", &v), IM_OK);
 }
 
 int main(void)

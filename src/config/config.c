@@ -1,0 +1,399 @@
+/* config.c — loads the infermon configuration (a superset of prometheus.yml).
+ *
+ * The text is parsed into a cfg_node_t tree (config/yaml.h) and decoded
+ * strictly: every mapping key must be known, duplicated keys are errors, and
+ * every error names file:line:column. Defaults and validation follow
+ * Prometheus 2.x (config.go's rules, in our words). */
+#include "util/base.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "config/alerting.h"
+#include "config/relabel_cfg.h"
+#include "config/config.h"
+#include "util/timeutil.h"
+
+#define IM_CFG_MAX_BYTES (16u << 20)
+
+/* ---- Sections ---- */
+
+static im_rc dec_target_groups(cfg_dec_t *d, const cfg_node_t *seq, scrape_job_cfg_t *j)
+{
+    static const char *const keys[] = {"targets", "labels", NULL};
+    if (!seq) return IM_OK;
+    if (seq->type != CFG_NODE_SEQ) return cfg_fail(d, seq, "static_configs must be a list");
+    j->static_groups = im_calloc(seq->nkids ? seq->nkids : 1, sizeof *j->static_groups);
+    for (size_t i = 0; i < seq->nkids; i++) {
+        const cfg_node_t *n = seq->kids[i];
+        scrape_target_group_t *g = &j->static_groups[j->nstatic++];
+        char nb[32];
+        snprintf(nb, sizeof nb, "%zu", i);
+        g->source = im_strdup(nb);
+        im_rc rc = cfg_check_map(d, n, "static_config", keys);
+        if (rc) return rc;
+        if ((rc = cfg_get_strlist(d, n, "targets", &g->targets, &g->ntargets))) return rc;
+        for (size_t k = 0; k < g->ntargets; k++)
+            if (strchr(g->targets[k], '/'))
+                return cfg_fail(d, cfg_get(n, "targets"), "\"%s\" is not a valid hostname",
+                                g->targets[k]);
+        if ((rc = cfg_get_labels(d, n, "labels", &g->labels))) return rc;
+        if (!g->labels) g->labels = im_labels_empty();
+    }
+    return IM_OK;
+}
+
+static im_rc dec_file_sd(cfg_dec_t *d, const cfg_node_t *seq, scrape_job_cfg_t *j)
+{
+    static const char *const keys[] = {"files", "refresh_interval", NULL};
+    if (!seq) return IM_OK;
+    if (seq->type != CFG_NODE_SEQ) return cfg_fail(d, seq, "file_sd_configs must be a list");
+    j->file_sd = im_calloc(seq->nkids ? seq->nkids : 1, sizeof *j->file_sd);
+    for (size_t i = 0; i < seq->nkids; i++) {
+        const cfg_node_t *n = seq->kids[i];
+        scrape_file_sd_t *f = &j->file_sd[j->nfile_sd++];
+        f->refresh_ms = 5 * IM_MS_PER_MINUTE;
+        im_rc rc = cfg_check_map(d, n, "file_sd_config", keys);
+        if (rc) return rc;
+        if ((rc = cfg_get_strlist(d, n, "files", &f->files, &f->nfiles))) return rc;
+        if ((rc = cfg_get_dur(d, n, "refresh_interval", &f->refresh_ms))) return rc;
+        if (f->nfiles == 0)
+            return cfg_fail(d, n,
+                            "file service discovery config must contain at least one path name");
+        for (size_t k = 0; k < f->nfiles; k++) {
+            const char *p = f->files[k], *b = strrchr(p, '/');
+            b = b ? b + 1 : p;
+            size_t bl = strlen(b);
+            bool ok = (bl > 5 && !strcmp(b + bl - 5, ".json")) ||
+                      (bl > 4 && !strcmp(b + bl - 4, ".yml")) ||
+                      (bl > 5 && !strcmp(b + bl - 5, ".yaml"));
+            if (!ok)
+                return cfg_fail(d, cfg_get(n, "files"),
+                                "path name %s is not valid for file discovery", p);
+        }
+        if (f->refresh_ms <= 0) f->refresh_ms = 5 * IM_MS_PER_MINUTE;
+    }
+    return IM_OK;
+}
+
+static void job_free(scrape_job_cfg_t *j);
+
+static im_rc dec_job(cfg_dec_t *d, const cfg_node_t *n, const scrape_config_t *c,
+                     scrape_job_cfg_t *j)
+{
+    static const char *const keys[] = {"job_name",
+                                       "honor_labels",
+                                       "honor_timestamps",
+                                       "params",
+                                       "scrape_interval",
+                                       "scrape_timeout",
+                                       "metrics_path",
+                                       "scheme",
+                                       "sample_limit",
+                                       "target_limit",
+                                       "label_limit",
+                                       "label_name_length_limit",
+                                       "label_value_length_limit",
+                                       "body_size_limit",
+                                       "static_configs",
+                                       "file_sd_configs",
+                                       "kubernetes_sd_configs",
+                                       "relabel_configs",
+                                       "metric_relabel_configs",
+                                       NULL};
+    const char *const *lists[] = {keys, cfg_http_client_keys, NULL};
+    im_rc rc = cfg_check_map_lists(d, n, "scrape_config", lists);
+    if (rc) return rc;
+    if (cfg_is_null(n)) return cfg_fail(d, n, "empty or null scrape config section");
+    j->interval_ms = c->scrape_interval_ms;
+    j->timeout_ms = -1;
+    j->honor_timestamps = true;
+    cfg_http_client_init(&j->http);
+    if ((rc = cfg_get_str(d, n, "job_name", &j->job_name))) return rc;
+    if (!j->job_name || !*j->job_name) return cfg_fail(d, n, "job_name is empty");
+    if ((rc = cfg_get_bool(d, n, "honor_labels", &j->honor_labels))) return rc;
+    if ((rc = cfg_get_bool(d, n, "honor_timestamps", &j->honor_timestamps))) return rc;
+    if ((rc = cfg_get_dur(d, n, "scrape_interval", &j->interval_ms))) return rc;
+    if ((rc = cfg_get_dur(d, n, "scrape_timeout", &j->timeout_ms))) return rc;
+    if (j->interval_ms <= 0)
+        return cfg_fail(d, cfg_get(n, "scrape_interval"), "scrape_interval must be positive");
+    if (j->timeout_ms < 0) {
+        j->timeout_ms = c->scrape_timeout_ms;
+        if (j->timeout_ms > j->interval_ms) j->timeout_ms = j->interval_ms;
+    } else if (j->timeout_ms > j->interval_ms) {
+        return cfg_fail(
+            d, n,
+            "scrape timeout greater than scrape interval for scrape config with job name \"%s\"",
+            j->job_name);
+    }
+    if (j->timeout_ms == 0)
+        return cfg_fail(d, cfg_get(n, "scrape_timeout"), "scrape_timeout must be positive");
+    if ((rc = cfg_get_str(d, n, "metrics_path", &j->metrics_path))) return rc;
+    if (!j->metrics_path) j->metrics_path = im_strdup("/metrics");
+    if ((rc = cfg_get_str(d, n, "scheme", &j->scheme))) return rc;
+    if (!j->scheme) j->scheme = im_strdup("http");
+    if (strcmp(j->scheme, "http") && strcmp(j->scheme, "https"))
+        return cfg_fail(d, cfg_get(n, "scheme"),
+                        "unknown scrape config scheme \"%s\" (http or https)", j->scheme);
+    const cfg_node_t *p = cfg_get(n, "params");
+    if (p) {
+        if ((rc = cfg_check_map(d, p, "params", NULL))) return rc;
+        size_t total = 0;
+        for (size_t i = 1; i < p->nkids; i += 2) {
+            if (p->kids[i]->type != CFG_NODE_SEQ)
+                return cfg_fail(d, p->kids[i], "params values must be lists of strings");
+            total += p->kids[i]->nkids;
+        }
+        j->param_names = im_calloc(total + 1, sizeof(char *));
+        j->param_values = im_calloc(total + 1, sizeof(char *));
+        for (size_t i = 0; i < p->nkids; i += 2)
+            for (size_t k = 0; k < p->kids[i + 1]->nkids; k++) {
+                const cfg_node_t *v = p->kids[i + 1]->kids[k];
+                if (v->type != CFG_NODE_SCALAR)
+                    return cfg_fail(d, v, "params values must be lists of strings");
+                j->param_names[j->nparams] = im_strdup(p->kids[i]->str);
+                j->param_values[j->nparams++] = im_strdup(v->str);
+            }
+    }
+    if ((rc = cfg_get_u64(d, n, "sample_limit", &j->sample_limit))) return rc;
+    if ((rc = cfg_get_u64(d, n, "target_limit", &j->target_limit))) return rc;
+    if ((rc = cfg_get_u64(d, n, "label_limit", &j->label_limit))) return rc;
+    if ((rc = cfg_get_u64(d, n, "label_name_length_limit", &j->label_name_length_limit))) return rc;
+    if ((rc = cfg_get_u64(d, n, "label_value_length_limit", &j->label_value_length_limit)))
+        return rc;
+    if ((rc = cfg_get_bytes(d, n, "body_size_limit", &j->body_size_limit))) return rc;
+    if ((rc = cfg_http_client_decode(d, n, &j->http))) return rc;
+    if ((rc = dec_target_groups(d, cfg_get(n, "static_configs"), j))) return rc;
+    if ((rc = dec_file_sd(d, cfg_get(n, "file_sd_configs"), j))) return rc;
+    if ((rc = cfg_k8s_sd_decode(d, cfg_get(n, "kubernetes_sd_configs"), &j->k8s_sd, &j->nk8s_sd)))
+        return rc;
+    if ((rc = cfg_relabel_decode(d, cfg_get(n, "relabel_configs"), "relabel_configs", &j->relabel,
+                                 &j->nrelabel)))
+        return rc;
+    if ((rc = cfg_relabel_decode(d, cfg_get(n, "metric_relabel_configs"), "metric_relabel_configs",
+                                 &j->metric_relabel, &j->nmetric_relabel)))
+        return rc;
+    return IM_OK;
+}
+
+static im_rc dec_storage(cfg_dec_t *d, const cfg_node_t *n, scrape_config_t *c)
+{
+    static const char *const keys[] = {"path", "retention", "wal", "tsdb", "exemplars", NULL};
+    static const char *const rkeys[] = {"time", "size", NULL};
+    static const char *const wkeys[] = {"fsync", "fsync_interval", NULL};
+    im_rc rc = cfg_check_map(d, n, "storage", keys);
+    if (rc) return rc;
+    if ((rc = cfg_get_str(d, n, "path", &c->storage_path))) return rc;
+    const cfg_node_t *r = cfg_get(n, "retention");
+    if (r) {
+        if ((rc = cfg_check_map(d, r, "storage.retention", rkeys))) return rc;
+        if ((rc = cfg_get_dur(d, r, "time", &c->retention_ms))) return rc;
+        if ((rc = cfg_get_bytes(d, r, "size", &c->retention_bytes))) return rc;
+    }
+    const cfg_node_t *w = cfg_get(n, "wal");
+    if (w) {
+        if ((rc = cfg_check_map(d, w, "storage.wal", wkeys))) return rc;
+        const cfg_node_t *f = cfg_get(w, "fsync");
+        if (f) {
+            c->storage_fsync_set = true;
+            if (f->type == CFG_NODE_SCALAR && !strcmp(f->str, "timer"))
+                c->storage_fsync = SCRAPE_FSYNC_TIMER;
+            else if (f->type == CFG_NODE_SCALAR && !strcmp(f->str, "always"))
+                c->storage_fsync = SCRAPE_FSYNC_ALWAYS;
+            else if (f->type == CFG_NODE_SCALAR && !strcmp(f->str, "never"))
+                c->storage_fsync = SCRAPE_FSYNC_NEVER;
+            else
+                return cfg_fail(d, f, "storage.wal.fsync must be one of timer, always, never");
+        }
+        if ((rc = cfg_get_dur(d, w, "fsync_interval", &c->storage_fsync_interval_ms))) return rc;
+    }
+    return IM_OK;
+}
+
+static im_rc decode(cfg_dec_t *d, const cfg_node_t *root, scrape_config_t *c)
+{
+    static const char *const keys[] = {"global",
+                                       "scrape_configs",
+                                       "rule_files",
+                                       "alerting",
+                                       "remote_write",
+                                       "remote_read",
+                                       "storage",
+                                       "llm",
+                                       "scrape_config_files",
+                                       "tracing",
+                                       NULL};
+    static const char *const gkeys[] = {"scrape_interval", "scrape_timeout", "evaluation_interval",
+                                        "external_labels", "query_log_file", NULL};
+    im_rc rc = cfg_check_map(d, root, "config", keys);
+    if (rc) return rc;
+    c->scrape_interval_ms = IM_MS_PER_MINUTE;
+    c->scrape_timeout_ms = 10 * IM_MS_PER_SECOND;
+    c->evaluation_interval_ms = IM_MS_PER_MINUTE;
+    const cfg_node_t *g = cfg_get(root, "global");
+    if (g) {
+        if ((rc = cfg_check_map(d, g, "global", gkeys))) return rc;
+        if ((rc = cfg_get_dur(d, g, "scrape_interval", &c->scrape_interval_ms))) return rc;
+        bool tset = cfg_get(g, "scrape_timeout") != NULL;
+        if ((rc = cfg_get_dur(d, g, "scrape_timeout", &c->scrape_timeout_ms))) return rc;
+        if ((rc = cfg_get_dur(d, g, "evaluation_interval", &c->evaluation_interval_ms))) return rc;
+        if (c->scrape_interval_ms <= 0)
+            return cfg_fail(d, cfg_get(g, "scrape_interval"), "scrape_interval must be positive");
+        if (c->scrape_timeout_ms > c->scrape_interval_ms) {
+            if (tset) return cfg_fail(d, g, "global scrape timeout greater than scrape interval");
+            c->scrape_timeout_ms = c->scrape_interval_ms;
+        }
+        if ((rc = cfg_get_labels(d, g, "external_labels", &c->external_labels))) return rc;
+    }
+    if (!c->external_labels) c->external_labels = im_labels_empty();
+    if ((rc = cfg_get_strlist(d, root, "rule_files", &c->rule_files, &c->nrule_files))) return rc;
+    const cfg_node_t *sc = cfg_get(root, "scrape_configs");
+    if (sc) {
+        if (sc->type != CFG_NODE_SEQ) return cfg_fail(d, sc, "scrape_configs must be a list");
+        c->jobs = im_calloc(sc->nkids ? sc->nkids : 1, sizeof *c->jobs);
+        for (size_t i = 0; i < sc->nkids; i++) {
+            scrape_job_cfg_t *j = &c->jobs[c->njobs++];
+            if ((rc = dec_job(d, sc->kids[i], c, j))) return rc;
+            for (size_t k = 0; k + 1 < c->njobs; k++)
+                if (!strcmp(c->jobs[k].job_name, j->job_name))
+                    return cfg_fail(d, sc->kids[i],
+                                    "found multiple scrape configs with job name \"%s\"",
+                                    j->job_name);
+        }
+    }
+    const cfg_node_t *st = cfg_get(root, "storage");
+    if (st && (rc = dec_storage(d, st, c))) return rc;
+    const cfg_node_t *x;
+    if ((x = cfg_get(root, "alerting"))) {
+        cfg_alerting_t a;
+        rc = cfg_alerting_decode(d, x, &a); /* validated here, decoded again by notify */
+        cfg_alerting_free(&a);
+        if (rc) return rc;
+        c->alerting = cfg_node_clone(x);
+    }
+    if ((rc = cfg_remote_write_decode(d, cfg_get(root, "remote_write"), &c->remote_write,
+                                      &c->nremote_write)))
+        return rc;
+    if ((rc = cfg_llm_decode(d, cfg_get_raw(root, "llm"), &c->llm))) return rc;
+    return IM_OK;
+}
+
+static void group_free(scrape_target_group_t *g)
+{
+    for (size_t i = 0; i < g->ntargets; i++) im_free(g->targets[i]);
+    im_free(g->targets);
+    if (g->labels) im_labels_unref(g->labels);
+    im_free(g->source);
+}
+
+static void job_free(scrape_job_cfg_t *j)
+{
+    im_free(j->job_name);
+    im_free(j->metrics_path);
+    im_free(j->scheme);
+    for (size_t i = 0; i < j->nparams; i++) {
+        im_free(j->param_names[i]);
+        im_free(j->param_values[i]);
+    }
+    im_free(j->param_names);
+    im_free(j->param_values);
+    cfg_http_client_free(&j->http);
+    for (size_t i = 0; i < j->nrelabel; i++) labels_relabel_clear(&j->relabel[i]);
+    im_free(j->relabel);
+    for (size_t i = 0; i < j->nmetric_relabel; i++) labels_relabel_clear(&j->metric_relabel[i]);
+    im_free(j->metric_relabel);
+    for (size_t i = 0; i < j->nstatic; i++) group_free(&j->static_groups[i]);
+    im_free(j->static_groups);
+    for (size_t i = 0; i < j->nfile_sd; i++) {
+        for (size_t k = 0; k < j->file_sd[i].nfiles; k++) im_free(j->file_sd[i].files[k]);
+        im_free(j->file_sd[i].files);
+    }
+    im_free(j->file_sd);
+    for (size_t i = 0; i < j->nk8s_sd; i++) k8s_sd_cfg_clear(&j->k8s_sd[i]);
+    im_free(j->k8s_sd);
+}
+
+scrape_config_t *scrape_config_ref(scrape_config_t *c)
+{
+    __atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+    return c;
+}
+
+void scrape_config_free(scrape_config_t *c)
+{
+    if (!c) return;
+    if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
+    for (size_t i = 0; i < c->njobs; i++) job_free(&c->jobs[i]);
+    im_free(c->jobs);
+    for (size_t i = 0; i < c->nrule_files; i++) im_free(c->rule_files[i]);
+    im_free(c->rule_files);
+    if (c->external_labels) im_labels_unref(c->external_labels);
+    im_free(c->storage_path);
+    cfg_node_free(c->alerting);
+    cfg_remote_write_free_all(c->remote_write, c->nremote_write);
+    im_free(c->filename);
+    im_free(c->text);
+    im_free(c);
+}
+
+im_rc scrape_config_parse(const char *text, size_t len, const char *name, scrape_config_t **out,
+                          im_err_t *err)
+{
+    *out = NULL;
+    cfg_node_t *root;
+    im_rc rc = cfg_parse_yaml(text, len, name, &root, err);
+    if (rc) return rc;
+    scrape_config_t *c = im_calloc(1, sizeof *c);
+    c->refs = 1;
+    c->filename = name ? im_strdup(name) : NULL;
+    c->text = im_strndup(text, len);
+    cfg_dec_t d = {name, err};
+    rc = decode(&d, root, c);
+    cfg_node_free(root);
+    if (rc) {
+        if (err) err->file = name; /* borrowed from the caller */
+        scrape_config_free(c);
+        return rc;
+    }
+    *out = c;
+    return IM_OK;
+}
+
+im_rc scrape_config_load_file(const char *path, scrape_config_t **out, im_err_t *err)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return im_err_set(err, IM_EIO, "cannot open %s: %s", path, strerror(errno));
+    im_buf_t b;
+    im_buf_init(&b, IM_CFG_MAX_BYTES);
+    char tmp[65536];
+    size_t r;
+    im_rc rc = IM_OK;
+    while ((r = fread(tmp, 1, sizeof tmp, f)) > 0)
+        if (im_buf_append(&b, tmp, r) != IM_OK) {
+            rc = im_err_set(err, IM_ELIMIT, "%s is larger than %u bytes", path, IM_CFG_MAX_BYTES);
+            break;
+        }
+    if (!rc && ferror(f)) rc = im_err_set(err, IM_EIO, "error reading %s", path);
+    fclose(f);
+    if (!rc) rc = scrape_config_parse(b.data ? b.data : "", b.len, path, out, err);
+    if (rc && err && !err->file) err->file = path;
+    im_buf_free(&b);
+    return rc;
+}
+
+const char scrape_default_config_yaml[] = "# infermon's embedded default configuration.\n"
+                                          "global:\n"
+                                          "  scrape_interval: 15s\n"
+                                          "  scrape_timeout: 10s\n"
+                                          "  evaluation_interval: 15s\n"
+                                          "scrape_configs:\n"
+                                          "  - job_name: vllm\n"
+                                          "    static_configs:\n"
+                                          "      - targets: ['localhost:8000']\n"
+                                          "  - job_name: dcgm-exporter\n"
+                                          "    static_configs:\n"
+                                          "      - targets: ['localhost:9400']\n"
+                                          "storage:\n"
+                                          "  path: ./data\n";
