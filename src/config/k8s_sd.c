@@ -92,9 +92,9 @@ void k8s_sd_cfg_key(const k8s_sd_cfg_t *c, im_buf_t *o)
     }
     /* the HTTP client settings as their dump shows them, secrets included */
     const cfg_http_client_t *h = &c->http;
-    const char *s[] = {h->basic_user,   h->basic_pass,     h->basic_pass_file, h->auth_type,
-                       h->auth_cred,    h->auth_cred_file, h->tls.ca_file,     h->tls.ca,
-                       h->tls.cert_file, h->tls.cert,      h->tls.key_file,    h->tls.key,
+    const char *s[] = {h->basic_user,      h->basic_pass,     h->basic_pass_file, h->auth_type,
+                       h->auth_cred,       h->auth_cred_file, h->tls.ca_file,     h->tls.ca,
+                       h->tls.cert_file,   h->tls.cert,       h->tls.key_file,    h->tls.key,
                        h->tls.server_name, h->proxy_url};
     for (size_t i = 0; i < IM_ARRAY_LEN(s); i++) key_str(o, s[i]);
     for (size_t i = 0; i < h->nproxy_hdr; i++) {
@@ -119,11 +119,9 @@ im_rc k8s_sd_cfg_validate(const k8s_sd_cfg_t *c, im_err_t *err)
         if ((c->label_sel[k] || c->field_sel[k]) && !k8s_role_watches(c->role, (k8s_kind_t)k))
             return im_err_set(err, IM_EINVAL, "%s role supports only %s selectors",
                               k8s_role_name(c->role),
-                              c->role == K8S_ROLE_ENDPOINTS
-                                  ? "pod, service, endpoints"
-                                  : c->role == K8S_ROLE_ENDPOINTSLICE
-                                        ? "pod, service, endpointslice"
-                                        : k8s_role_name(c->role));
+                              c->role == K8S_ROLE_ENDPOINTS       ? "pod, service, endpoints"
+                              : c->role == K8S_ROLE_ENDPOINTSLICE ? "pod, service, endpointslice"
+                                                                  : k8s_role_name(c->role));
     if (c->api_server && c->kubeconfig_file)
         return im_err_set(err, IM_EINVAL,
                           "cannot use 'kubeconfig_file' and 'api_server' simultaneously");
@@ -142,8 +140,8 @@ im_rc k8s_sd_cfg_validate(const k8s_sd_cfg_t *c, im_err_t *err)
     return IM_OK;
 }
 
-static const char *const keys[] = {"role",     "api_server",      "kubeconfig_file",
-                                   "namespaces", "selectors",     "attach_metadata", NULL};
+static const char *const keys[] = {
+    "role", "api_server", "kubeconfig_file", "namespaces", "selectors", "attach_metadata", NULL};
 
 im_rc cfg_k8s_sd_decode(cfg_dec_t *d, const cfg_node_t *seq, k8s_sd_cfg_t **out, size_t *nout)
 {
@@ -186,7 +184,8 @@ im_rc cfg_k8s_sd_decode(cfg_dec_t *d, const cfg_node_t *seq, k8s_sd_cfg_t **out,
             if ((rc = cfg_get_bool(d, am, "node", &k->attach_node))) return rc;
         }
         const cfg_node_t *sels = cfg_get(n, "selectors");
-        if (sels && sels->type != CFG_NODE_SEQ) return cfg_fail(d, sels, "selectors must be a list");
+        if (sels && sels->type != CFG_NODE_SEQ)
+            return cfg_fail(d, sels, "selectors must be a list");
         for (size_t s = 0; sels && s < sels->nkids; s++) {
             const cfg_node_t *sn = sels->kids[s];
             if ((rc = cfg_check_map(d, sn, "selector", skeys))) return rc;

@@ -60,7 +60,7 @@ json_t *k8s_cache_get(const k8s_cache_t *c, k8s_kind_t kind, const char *key);
 /* One target group: every target is the full label set (group labels merged in,
  * target labels first, as Prometheus' targetsFromGroup does). */
 typedef struct k8s_group {
-    char *source; /* owned */
+    char *source;                /* owned */
     const im_labels_t **targets; /* owned references */
     size_t ntargets;
 } k8s_group_t;
@@ -106,8 +106,8 @@ im_rc k8s_watch_decoder_feed(k8s_watch_decoder_t *d, const char *p, size_t n);
 
 /* Decodes a List answer: items (borrowed from *root, which the caller frees),
  * metadata.resourceVersion and metadata.continue (borrowed, may be ""). */
-im_rc k8s_list_decode(const char *body, size_t len, json_t **root, json_t **items,
-                      const char **rv, const char **cont, im_err_t *err);
+im_rc k8s_list_decode(const char *body, size_t len, json_t **root, json_t **items, const char **rv,
+                      const char **cont, im_err_t *err);
 
 /* ---- The running discoverer ---- */
 typedef struct k8s_discoverer k8s_discoverer_t;

@@ -194,8 +194,7 @@ static bool on_node(k8s_role_t role, const json_t *obj, const char *name)
         json_array_foreach(json_object_get(obj, "subsets"), i, x)
         {
             const char *lists[2] = {"addresses", "notReadyAddresses"};
-            for (int l = 0; l < 2; l++)
-                json_array_foreach(json_object_get(x, lists[l]), j, y)
+            for (int l = 0; l < 2; l++) json_array_foreach(json_object_get(x, lists[l]), j, y)
                 {
                     const char *nn = json_string_value(json_object_get(y, "nodeName"));
                     if (nn && !strcmp(nn, name)) return true;
@@ -446,7 +445,8 @@ static void inf_fail(informer_t *inf, const char *what)
 static void describe(informer_t *inf, CURLcode cc, xfer_t *x, char *msg, size_t cap)
 {
     if (cc != CURLE_OK && x->status == 0) {
-        snprintf(msg, cap, "%s: %s", inf->path, inf->errbuf[0] ? inf->errbuf : curl_easy_strerror(cc));
+        snprintf(msg, cap, "%s: %s", inf->path,
+                 inf->errbuf[0] ? inf->errbuf : curl_easy_strerror(cc));
         return;
     }
     const char *m = NULL;
@@ -477,8 +477,8 @@ static bool obj_key(k8s_kind_t kind, const json_t *o, char *key, size_t cap)
 static void apply_event(informer_t *inf, k8s_event_type_t t, json_t *obj)
 {
     k8s_discoverer_t *d = inf->d;
-    const char *rv = json_string_value(
-        json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+    const char *rv =
+        json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
     pthread_mutex_lock(&d->mu);
     if (rv && *rv) snprintf(inf->rv, sizeof inf->rv, "%s", rv);
     char key[1200];
@@ -525,10 +525,10 @@ static im_rc do_list(informer_t *inf, char *msg, size_t cap)
         CURLcode cc = curl_easy_perform(inf->easy);
         im_buf_free(&u);
         if (!x.status) curl_easy_getinfo(inf->easy, CURLINFO_RESPONSE_CODE, &x.status);
-        if (atomic_load(&d->stop)) rc = IM_ECANCELED;
+        if (atomic_load(&d->stop))
+            rc = IM_ECANCELED;
         else if (cc == CURLE_WRITE_ERROR && x.status == 200) {
-            snprintf(msg, cap,
-                     "%s: a list page is larger than %zu bytes (the list page limit)",
+            snprintf(msg, cap, "%s: a list page is larger than %zu bytes (the list page limit)",
                      inf->path, d->lim.max_list_page_bytes);
             rc = IM_ELIMIT;
         } else if (cc != CURLE_OK || x.status != 200) {
@@ -792,9 +792,9 @@ static const char *own_namespace(void)
 
 static void add_informer(k8s_discoverer_t *d, k8s_kind_t kind, const char *ns)
 {
-    static const char *const groups[K8S_NROLES] = {
-        "/api/v1", "/api/v1", "/api/v1", "/apis/discovery.k8s.io/v1", "/api/v1",
-        "/apis/networking.k8s.io/v1"};
+    static const char *const groups[K8S_NROLES] = {"/api/v1", "/api/v1",
+                                                   "/api/v1", "/apis/discovery.k8s.io/v1",
+                                                   "/api/v1", "/apis/networking.k8s.io/v1"};
     static const char *const res[K8S_NROLES] = {"pods",           "services", "endpoints",
                                                 "endpointslices", "nodes",    "ingresses"};
     informer_t *inf = im_calloc(1, sizeof *inf);

@@ -39,8 +39,8 @@ struct k8s_discoverer {
     /* connection */
     char *base; /* scheme://host:port, no trailing '/' */
     char *token, *token_file, *ca_file, *cert_file, *key_file; /* in-cluster, kubeconfig */
-    char *basic_user, *basic_pass;                          /* kubeconfig */
-    im_buf_t ca_blob, cert_blob, key_blob; /* kubeconfig *-data, decoded */
+    char *basic_user, *basic_pass;                             /* kubeconfig */
+    im_buf_t ca_blob, cert_blob, key_blob;                     /* kubeconfig *-data, decoded */
     bool insecure;
     /* state, under mu */
     pthread_mutex_t mu;

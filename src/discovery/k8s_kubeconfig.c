@@ -21,8 +21,8 @@ static json_t *to_json(yaml_document_t *doc, yaml_node_t *n, int depth)
         return json_stringn((const char *)n->data.scalar.value, n->data.scalar.length);
     case YAML_SEQUENCE_NODE: {
         json_t *a = json_array();
-        for (yaml_node_item_t *it = n->data.sequence.items.start;
-             it < n->data.sequence.items.top; it++)
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+             it++)
             json_array_append_new(a, to_json(doc, yaml_document_get_node(doc, *it), depth + 1));
         return a;
     }
@@ -33,8 +33,8 @@ static json_t *to_json(yaml_document_t *doc, yaml_node_t *n, int depth)
             yaml_node_t *k = yaml_document_get_node(doc, p->key);
             if (!k || k->type != YAML_SCALAR_NODE) continue;
             char *ks = im_strndup((const char *)k->data.scalar.value, k->data.scalar.length);
-            json_object_set_new(o, ks, to_json(doc, yaml_document_get_node(doc, p->value),
-                                               depth + 1));
+            json_object_set_new(o, ks,
+                                to_json(doc, yaml_document_get_node(doc, p->value), depth + 1));
             im_free(ks);
         }
         return o;
@@ -124,8 +124,8 @@ im_rc k8s_kubeconfig_load(struct k8s_discoverer *d, const char *path, im_err_t *
     im_rc rc = IM_OK;
     const char *cur = str(root, "current-context");
     json_t *ctx = cur ? named(root, "contexts", "context", cur) : NULL;
-    json_t *cl = ctx && str(ctx, "cluster") ? named(root, "clusters", "cluster", str(ctx, "cluster"))
-                                            : NULL;
+    json_t *cl =
+        ctx && str(ctx, "cluster") ? named(root, "clusters", "cluster", str(ctx, "cluster")) : NULL;
     json_t *user = ctx && str(ctx, "user") ? named(root, "users", "user", str(ctx, "user")) : NULL;
     if (!ctx || !cl || !str(cl, "server")) {
         rc = im_err_set(err, IM_EINVAL,
@@ -156,8 +156,8 @@ im_rc k8s_kubeconfig_load(struct k8s_discoverer *d, const char *path, im_err_t *
         if ((v = str(user, "client-certificate"))) d->cert_file = rel_path(dir, v);
         if ((v = str(user, "client-key"))) d->key_file = rel_path(dir, v);
         if ((v = str(user, "client-certificate-data")) && b64_decode(v, &d->cert_blob)) {
-            rc = im_err_set(err, IM_EPARSE, "kubeconfig_file %s: bad client-certificate-data",
-                            path);
+            rc =
+                im_err_set(err, IM_EPARSE, "kubeconfig_file %s: bad client-certificate-data", path);
             goto out;
         }
         if ((v = str(user, "client-key-data")) && b64_decode(v, &d->key_blob)) {

@@ -337,8 +337,7 @@ static void seen_add(seen_t *s, const json_t *pod, json_int_t port, bool has_por
 }
 
 /* Targets for the container ports of seen pods no address covered. */
-static void seen_flush(seen_t *s, const im_labels_t *group, im_labels_builder_t *lb,
-                       k8s_group_t *g)
+static void seen_flush(seen_t *s, const im_labels_t *group, im_labels_builder_t *lb, k8s_group_t *g)
 {
     for (size_t i = 0; i < s->n; i++) {
         const json_t *pod = s->p[i].pod, *ct;
@@ -548,8 +547,7 @@ static void eps_add(const k8s_cache_t *c, bool attach, const char *addr, const j
     add_target(g, lb);
 }
 
-static void build_endpointslice(const k8s_cache_t *c, bool attach, const json_t *es,
-                                k8s_group_t *g)
+static void build_endpointslice(const k8s_cache_t *c, bool attach, const json_t *es, k8s_group_t *g)
 {
     json_t *md = meta_of(es);
     im_labels_builder_t lb;
@@ -596,7 +594,7 @@ static void build_node(const json_t *node, k8s_group_t *g)
     put_meta_maps(&lb, P "node_", node, true);
     const im_labels_t *group = im_lb_build(&lb);
     im_lb_reset(&lb);
-    static const char *const order[] = {"InternalIP", "InternalDNS", "ExternalIP",
+    static const char *const order[] = {"InternalIP",  "InternalDNS",  "ExternalIP",
                                         "ExternalDNS", "LegacyHostIP", "Hostname"};
     json_t *addrs = jarr(st, "addresses"), *a;
     const char *best = NULL;

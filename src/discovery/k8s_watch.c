@@ -89,8 +89,8 @@ im_rc k8s_watch_decoder_feed(k8s_watch_decoder_t *d, const char *p, size_t n)
     return IM_OK;
 }
 
-im_rc k8s_list_decode(const char *body, size_t len, json_t **root, json_t **items,
-                      const char **rv, const char **cont, im_err_t *err)
+im_rc k8s_list_decode(const char *body, size_t len, json_t **root, json_t **items, const char **rv,
+                      const char **cont, im_err_t *err)
 {
     *root = NULL;
     json_error_t je;

@@ -153,7 +153,7 @@ typedef struct fsd_state {
 
 /* One kubernetes_sd_config's discoverer and the targets last taken from it. */
 typedef struct ksd {
-    char *key; /* job name and the config, to keep a discoverer across reloads */
+    char *key;           /* job name and the config, to keep a discoverer across reloads */
     k8s_discoverer_t *d; /* NULL when it could not start (logged) */
     uint64_t gen;
     const im_labels_t **snap; /* owned references */
@@ -986,8 +986,7 @@ static void add_one(scrape_manager_t *m, size_t ji, const im_labels_t *disc, boo
     im_err_t err;
     im_err_clear(&err);
     if (scrape_target_labels(j, disc, &ls, &url, &err) != IM_OK) {
-        IM_WARN("Creating target failed", "job=%s err=%s", im_logq(j->job_name),
-                im_logq(err.msg));
+        IM_WARN("Creating target failed", "job=%s err=%s", im_logq(j->job_name), im_logq(err.msg));
         im_labels_unref(disc);
         return;
     }
@@ -1402,7 +1401,8 @@ static ksd_job_t *ksd_start(scrape_manager_t *m, const scrape_config_t *cfg, ksd
             ksd_t *s = &v[ji].v[v[ji].n++];
             for (size_t oj = 0; old && oj < nold && !s->key; oj++)
                 for (size_t ok = 0; ok < old[oj].n; ok++)
-                    if (old[oj].v[ok].key && old[oj].v[ok].d && !strcmp(old[oj].v[ok].key, kb.data)) {
+                    if (old[oj].v[ok].key && old[oj].v[ok].d &&
+                        !strcmp(old[oj].v[ok].key, kb.data)) {
                         *s = old[oj].v[ok];
                         memset(&old[oj].v[ok], 0, sizeof old[oj].v[ok]);
                         break;
@@ -1414,11 +1414,10 @@ static ksd_job_t *ksd_start(scrape_manager_t *m, const scrape_config_t *cfg, ksd
             s->key = im_buf_steal(&kb, NULL);
             im_err_t err;
             im_err_clear(&err);
-            if (k8s_discoverer_start(&j->k8s_sd[k], j->job_name, &m->k8s_limits, &s->d,
-                                     &err) != IM_OK)
+            if (k8s_discoverer_start(&j->k8s_sd[k], j->job_name, &m->k8s_limits, &s->d, &err) !=
+                IM_OK)
                 IM_ERROR("Cannot start Kubernetes discovery", "job=%s role=%s err=%s",
-                         im_logq(j->job_name), k8s_role_name(j->k8s_sd[k].role),
-                         im_logq(err.msg));
+                         im_logq(j->job_name), k8s_role_name(j->k8s_sd[k].role), im_logq(err.msg));
         }
     }
     ksd_free_all(old, nold);

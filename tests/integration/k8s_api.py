@@ -18,6 +18,7 @@ Changes over time come from a script file (a JSON list of steps, each a list of
                                HTTP 410 (mode=http)
   POST /_control/fail?path=P&mode=500|403|hang|malformed&count=N
                                the next N requests whose path starts with P fail
+  POST /_control/churn?rate=R  starts updating R pods a second (benchmarks)
   GET  /_control/requests      the request log (paths with query)
   GET  /_control/stats         {"unauthorized": N, "requests": N}
 Synthetic load (benchmarks): --pods N creates N pods, --events-per-sec R updates
@@ -243,6 +244,10 @@ class Handler(BaseHTTPRequestHandler):
                 STORE.gone_epoch += 1
                 STORE.mu.notify_all()
                 return self.send_json(200, {"compacted": STORE.rv})
+            if u.path == "/_control/churn":
+                threading.Thread(target=churn, args=(int(q.get("rate", "10")), 0),
+                                 daemon=True).start()
+                return self.send_json(200, {})
             if u.path == "/_control/fail":
                 STORE.fail.append([q.get("path", "/"), q.get("mode", "500"),
                                    int(q.get("count", "1"))])

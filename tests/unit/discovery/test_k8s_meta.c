@@ -47,7 +47,9 @@ static void test_sanitize(void **st)
     assert_string_equal(b, "app_kubernetes_io_name");
     k8s_sanitize("caf\xc3\xa9-x", b, sizeof b); /* one '_' per character */
     assert_string_equal(b, "caf__x");
-    k8s_sanitize("a\xff" "b", b, sizeof b);
+    k8s_sanitize("a\xff"
+                 "b",
+                 b, sizeof b);
     assert_string_equal(b, "a_b");
     k8s_sanitize("\xe2\x82", b, sizeof b); /* truncated sequence: byte by byte */
     assert_string_equal(b, "__");
@@ -70,7 +72,8 @@ static const char *POD =
 static void test_pod(void **st)
 {
     json_t *pod = J(POD);
-    json_t *nodes = J("{\"gpu-a\":{\"metadata\":{\"name\":\"gpu-a\",\"labels\":{\"zone\":\"z1\"}}}}");
+    json_t *nodes =
+        J("{\"gpu-a\":{\"metadata\":{\"name\":\"gpu-a\",\"labels\":{\"zone\":\"z1\"}}}}");
     json_t *stores[K8S_NROLES] = {0};
     stores[K8S_ROLE_NODE] = nodes;
     k8s_group_t g;
@@ -94,8 +97,7 @@ static void test_pod(void **st)
     assert_string_equal(L(&g, 0, "__meta_kubernetes_pod_label_app_kubernetes_io_name"), "vllm");
     assert_string_equal(L(&g, 0, "__meta_kubernetes_pod_labelpresent_empty"), "true");
     assert_null(L(&g, 0, "__meta_kubernetes_pod_label_empty")); /* empty values vanish */
-    assert_string_equal(L(&g, 0, "__meta_kubernetes_pod_annotation_prometheus_io_scrape"),
-                        "true");
+    assert_string_equal(L(&g, 0, "__meta_kubernetes_pod_annotation_prometheus_io_scrape"), "true");
     assert_string_equal(L(&g, 0, "__meta_kubernetes_namespace"), "llm");
     assert_string_equal(L(&g, 0, "__meta_kubernetes_node_label_zone"), "z1");
     assert_string_equal(L(&g, 0, "__meta_kubernetes_node_name"), "gpu-a");
@@ -187,11 +189,10 @@ static void test_endpointslice(void **st)
     assert_string_equal(L(&g, 0, "__address__"), "10.0.0.2:9400");
     assert_string_equal(L(&g, 0, "__meta_kubernetes_endpointslice_endpoint_conditions_ready"),
                         "false");
+    assert_string_equal(L(&g, 0, "__meta_kubernetes_endpointslice_endpoint_conditions_terminating"),
+                        "true");
     assert_string_equal(
-        L(&g, 0, "__meta_kubernetes_endpointslice_endpoint_conditions_terminating"), "true");
-    assert_string_equal(
-        L(&g, 0, "__meta_kubernetes_endpointslice_endpoint_topology_kubernetes_io_hostname"),
-        "n1");
+        L(&g, 0, "__meta_kubernetes_endpointslice_endpoint_topology_kubernetes_io_hostname"), "n1");
     assert_string_equal(L(&g, 0, "__meta_kubernetes_endpointslice_port_app_protocol"), "http");
     assert_null(L(&g, 1, "__meta_kubernetes_endpointslice_endpoint_conditions_ready"));
     assert_string_equal(L(&g, 1, "__meta_kubernetes_endpointslice_address_type"), "IPv4");
@@ -275,9 +276,10 @@ static int on_ev(void *arg, k8s_event_type_t t, json_t *obj)
 
 static void test_watch_decoder(void **st)
 {
-    const char *s = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\","
-                    "\"resourceVersion\":\"5\"}}}\n{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":"
-                    "{\"resourceVersion\":\"9\"}}}\r\n\n{\"type\":\"ERROR\",\"object\":{\"code\":410}}\n";
+    const char *s =
+        "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\","
+        "\"resourceVersion\":\"5\"}}}\n{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":"
+        "{\"resourceVersion\":\"9\"}}}\r\n\n{\"type\":\"ERROR\",\"object\":{\"code\":410}}\n";
     evlog_t l = {0};
     k8s_watch_decoder_t d;
     k8s_watch_decoder_init(&d, 1 << 20, on_ev, &l);
