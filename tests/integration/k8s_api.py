@@ -266,11 +266,11 @@ class Handler(BaseHTTPRequestHandler):
             with STORE.mu:
                 return self.send_json(200, {"unauthorized": STORE.unauthorized,
                                             "requests": len(STORE.log)})
-        token = ARGS.token
-        if ARGS.token_file:  # re-read: tests rotate it
+        tokens = [ARGS.token] if ARGS.token else []
+        if ARGS.token_file:  # re-read: tests rotate it; one accepted token a line
             with open(ARGS.token_file) as f:
-                token = f.read().strip()
-        if token and self.headers.get("Authorization") != "Bearer " + token:
+                tokens = [t.strip() for t in f if t.strip()]
+        if tokens and self.headers.get("Authorization") not in ["Bearer " + t for t in tokens]:
             with STORE.mu:
                 STORE.unauthorized += 1
             return self.send_json(401, self.status(401, "Unauthorized", "Unauthorized"))
@@ -448,7 +448,7 @@ def main():
     ap.add_argument("--cert")
     ap.add_argument("--key")
     ap.add_argument("--token")
-    ap.add_argument("--token-file", help="the accepted bearer token, re-read per request")
+    ap.add_argument("--token-file", help="the accepted bearer tokens (one a line), re-read per request")
     ap.add_argument("--bookmark-interval", type=float, default=1.0)
     ap.add_argument("--pods", type=int, default=0)
     ap.add_argument("--events-per-sec", type=int, default=0)
