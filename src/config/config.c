@@ -98,6 +98,7 @@ static im_rc dec_job(cfg_dec_t *d, const cfg_node_t *n, const scrape_config_t *c
                                        "body_size_limit",
                                        "static_configs",
                                        "file_sd_configs",
+                                       "kubernetes_sd_configs",
                                        "relabel_configs",
                                        "metric_relabel_configs",
                                        NULL};
@@ -147,6 +148,8 @@ static im_rc dec_job(cfg_dec_t *d, const cfg_node_t *n, const scrape_config_t *c
     if ((rc = cfg_http_client_decode(d, n, &j->http))) return rc;
     if ((rc = dec_target_groups(d, cfg_get(n, "static_configs"), j))) return rc;
     if ((rc = dec_file_sd(d, cfg_get(n, "file_sd_configs"), j))) return rc;
+    if ((rc = cfg_k8s_sd_decode(d, cfg_get(n, "kubernetes_sd_configs"), &j->k8s_sd, &j->nk8s_sd)))
+        return rc;
     if ((rc = cfg_relabel_decode(d, cfg_get(n, "relabel_configs"), "relabel_configs", &j->relabel,
                                  &j->nrelabel)))
         return rc;
@@ -289,6 +292,8 @@ static void job_free(scrape_job_cfg_t *j)
         im_free(j->file_sd[i].files);
     }
     im_free(j->file_sd);
+    for (size_t i = 0; i < j->nk8s_sd; i++) k8s_sd_cfg_clear(&j->k8s_sd[i]);
+    im_free(j->k8s_sd);
 }
 
 scrape_config_t *scrape_config_ref(scrape_config_t *c)

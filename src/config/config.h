@@ -18,6 +18,7 @@
 #define IM_CONFIG_CONFIG_H
 
 #include "config/http_client.h"
+#include "config/k8s_sd.h"
 #include "config/llm.h"
 #include "config/remote_write.h"
 #include "config/yaml.h"
@@ -61,6 +62,8 @@ typedef struct scrape_job_cfg {
     size_t nstatic;
     scrape_file_sd_t *file_sd;
     size_t nfile_sd;
+    k8s_sd_cfg_t *k8s_sd; /* kubernetes_sd_configs (owned) */
+    size_t nk8s_sd;
 } scrape_job_cfg_t;
 
 typedef enum scrape_fsync {

@@ -128,6 +128,7 @@ im_rc scrape_config_dump(const scrape_config_t *c, im_buf_t *o)
                 cfg_emit_dur(o, 4, "refresh_interval", j->file_sd[f].refresh_ms);
             }
         }
+        cfg_k8s_sd_dump(j->k8s_sd, j->nk8s_sd, o);
         if (j->nstatic) {
             (void)im_buf_puts(o, "  static_configs:\n");
             for (size_t g = 0; g < j->nstatic; g++) {

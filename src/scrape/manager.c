@@ -151,6 +151,20 @@ typedef struct fsd_state {
     int64_t next_refresh_ms;
 } fsd_state_t;
 
+/* One kubernetes_sd_config's discoverer and the targets last taken from it. */
+typedef struct ksd {
+    char *key;           /* job name and the config, to keep a discoverer across reloads */
+    k8s_discoverer_t *d; /* NULL when it could not start (logged) */
+    uint64_t gen;
+    const im_labels_t **snap; /* owned references */
+    size_t nsnap;
+} ksd_t;
+
+typedef struct ksd_job {
+    ksd_t *v;
+    size_t n;
+} ksd_job_t;
+
 /* A scrape worker: its own parser and label builders. */
 typedef struct worker {
     scrape_manager_t *m;
@@ -183,6 +197,8 @@ struct scrape_manager {
     size_t ndropped;
     fsd_state_t *fsd; /* one per job of cfg */
     int64_t next_fsd_check_ms;
+    ksd_job_t *ksd; /* one per job of cfg: Kubernetes discoverers */
+    k8s_limits_t k8s_limits;
     int64_t next_due_ms; /* scrape thread: no idle target is due before (0 = look again) */
     CURLM *multi;
     im_buf_t bodypool[BODY_POOL]; /* scrape thread only: empty buffers with memory */
@@ -957,10 +973,134 @@ static int64_t first_slot(uint64_t id, int64_t interval, int64_t now)
     return t;
 }
 
+/* Turns one discovered label set (taken) into a target of job ji on the new list:
+ * relabelled, deduplicated (collapse: a duplicate's discovered labels replace the
+ * first's, as Prometheus' scrape pool does; Kubernetes SD), kept alive when it
+ * already existed. */
+static void add_one(scrape_manager_t *m, size_t ji, const im_labels_t *disc, bool collapse,
+                    target_t **newlist)
+{
+    scrape_job_cfg_t *j = &m->cfg->jobs[ji];
+    const im_labels_t *ls;
+    char *url;
+    im_err_t err;
+    im_err_clear(&err);
+    if (scrape_target_labels(j, disc, &ls, &url, &err) != IM_OK) {
+        IM_WARN("Creating target failed", "job=%s err=%s", im_logq(j->job_name), im_logq(err.msg));
+        im_labels_unref(disc);
+        return;
+    }
+    /* the discovered labels as Prometheus shows them: with the job defaults */
+    im_labels_builder_t db;
+    im_lb_init(&db);
+    im_lb_load(&db, disc);
+    char iv[64], tv[64];
+    im_duration_format(j->interval_ms, iv, sizeof iv);
+    im_duration_format(j->timeout_ms, tv, sizeof tv);
+    const char *defs[][2] = {{"job", j->job_name},
+                             {"__scrape_interval__", iv},
+                             {"__scrape_timeout__", tv},
+                             {"__metrics_path__", j->metrics_path},
+                             {"__scheme__", j->scheme}};
+    for (size_t d = 0; d < IM_ARRAY_LEN(defs); d++)
+        if (!im_lb_get(&db, defs[d][0]))
+            im_lb_set(&db, defs[d][0], strlen(defs[d][0]), defs[d][1], strlen(defs[d][1]));
+    for (size_t p = 0; p < j->nparams; p++) {
+        char pn[512];
+        snprintf(pn, sizeof pn, "__param_%s", j->param_names[p]);
+        if (!im_lb_get(&db, pn))
+            im_lb_set(&db, pn, strlen(pn), j->param_values[p], strlen(j->param_values[p]));
+    }
+    im_labels_unref(disc);
+    disc = im_lb_build(&db);
+    im_lb_free(&db);
+    if (!ls) {
+        m->dropped = im_realloc(m->dropped, (m->ndropped + 1) * sizeof *m->dropped);
+        m->dropped[m->ndropped].job = im_strdup(j->job_name);
+        m->dropped[m->ndropped++].discovered = disc;
+        return;
+    }
+    uint64_t id = im_hash_mix(ls->hash, im_hash(url, strlen(url)));
+    /* already in the new list (duplicate target)? */
+    bool dup = false;
+    for (target_t *x = *newlist; x; x = x->next)
+        if (x->id == id) dup = true;
+    target_t *t = NULL;
+    if (!dup) {
+        target_t **pp = &m->targets;
+        while (*pp) {
+            if ((*pp)->id == id) {
+                t = *pp;
+                *pp = t->next;
+                break;
+            }
+            pp = &(*pp)->next;
+        }
+    }
+    if (dup && collapse) {
+        for (target_t *x = *newlist; x; x = x->next)
+            if (x->id == id) {
+                im_labels_unref(x->discovered);
+                x->discovered = disc;
+                disc = NULL;
+                break;
+            }
+    }
+    if (dup) {
+        im_labels_unref(ls);
+        im_labels_unref(disc);
+        im_free(url);
+        return;
+    }
+    if (t) {
+        im_labels_unref(ls);
+        im_free(url);
+        im_labels_unref(t->discovered);
+        t->discovered = disc;
+        if (t->job != j) t->gen++;
+        t->job = j;
+        t->job_idx = ji;
+        if (t->state != T_IDLE)
+            t->needs_setup = true; /* not under a transfer or a worker */
+        else if (t->easy)
+            (void)target_setup_curl(m, t, NULL, 0);
+    } else {
+        t = im_calloc(1, sizeof *t);
+        t->labels = ls;
+        t->discovered = disc;
+        t->url = url;
+        t->id = id;
+        t->job = j;
+        t->job_idx = ji;
+        t->last_error = im_strdup("");
+        im_buf_init(&t->body, 0);
+        scrape__cache_init(&t->cache);
+        for (int i = 0; i < REP_N; i++) {
+            im_labels_builder_t rb;
+            im_lb_init(&rb);
+            im_lb_load(&rb, ls);
+            im_lb_set(&rb, IM_METRIC_NAME, 8, rep_names[i], strlen(rep_names[i]));
+            t->rep_ls[i] = im_lb_build(&rb);
+            im_lb_free(&rb);
+        }
+    }
+    /* interval/timeout may come from relabelled __scrape_* labels */
+    const im_istr_t *iv2 = im_labels_get(t->discovered, "__scrape_interval__");
+    int64_t ims = j->interval_ms, tms = j->timeout_ms;
+    (void)iv2;
+    if (t->interval_ms != ims || t->next_ms == 0) {
+        t->interval_ms = ims;
+        t->next_ms = first_slot(t->id, ims, im_now_ms());
+    }
+    t->timeout_ms = tms;
+    t->alive = true;
+    t->next = *newlist;
+    *newlist = t;
+}
+
 static void add_groups(scrape_manager_t *m, size_t ji, const scrape_target_group_t *groups,
                        size_t ng, bool is_file, target_t **newlist)
 {
-    scrape_job_cfg_t *j = &m->cfg->jobs[ji];
     for (size_t g = 0; g < ng; g++) {
         const scrape_target_group_t *grp = &groups[g];
         for (size_t k = 0; k < grp->ntargets; k++) {
@@ -971,113 +1111,7 @@ static void add_groups(scrape_manager_t *m, size_t ji, const scrape_target_group
             if (is_file) im_lb_set(&lb, "__meta_filepath", 15, grp->source, strlen(grp->source));
             const im_labels_t *disc = im_lb_build(&lb);
             im_lb_free(&lb);
-            const im_labels_t *ls;
-            char *url;
-            im_err_t err;
-            im_err_clear(&err);
-            if (scrape_target_labels(j, disc, &ls, &url, &err) != IM_OK) {
-                IM_WARN("Creating target failed", "job=%s err=%s", im_logq(j->job_name),
-                        im_logq(err.msg));
-                im_labels_unref(disc);
-                continue;
-            }
-            /* the discovered labels as Prometheus shows them: with the job defaults */
-            im_labels_builder_t db;
-            im_lb_init(&db);
-            im_lb_load(&db, disc);
-            char iv[64], tv[64];
-            im_duration_format(j->interval_ms, iv, sizeof iv);
-            im_duration_format(j->timeout_ms, tv, sizeof tv);
-            const char *defs[][2] = {{"job", j->job_name},
-                                     {"__scrape_interval__", iv},
-                                     {"__scrape_timeout__", tv},
-                                     {"__metrics_path__", j->metrics_path},
-                                     {"__scheme__", j->scheme}};
-            for (size_t d = 0; d < IM_ARRAY_LEN(defs); d++)
-                if (!im_lb_get(&db, defs[d][0]))
-                    im_lb_set(&db, defs[d][0], strlen(defs[d][0]), defs[d][1], strlen(defs[d][1]));
-            for (size_t p = 0; p < j->nparams; p++) {
-                char pn[512];
-                snprintf(pn, sizeof pn, "__param_%s", j->param_names[p]);
-                if (!im_lb_get(&db, pn))
-                    im_lb_set(&db, pn, strlen(pn), j->param_values[p], strlen(j->param_values[p]));
-            }
-            im_labels_unref(disc);
-            disc = im_lb_build(&db);
-            im_lb_free(&db);
-            if (!ls) {
-                m->dropped = im_realloc(m->dropped, (m->ndropped + 1) * sizeof *m->dropped);
-                m->dropped[m->ndropped].job = im_strdup(j->job_name);
-                m->dropped[m->ndropped++].discovered = disc;
-                continue;
-            }
-            uint64_t id = im_hash_mix(ls->hash, im_hash(url, strlen(url)));
-            /* already in the new list (duplicate target)? */
-            bool dup = false;
-            for (target_t *x = *newlist; x; x = x->next)
-                if (x->id == id) dup = true;
-            target_t *t = NULL;
-            if (!dup) {
-                target_t **pp = &m->targets;
-                while (*pp) {
-                    if ((*pp)->id == id) {
-                        t = *pp;
-                        *pp = t->next;
-                        break;
-                    }
-                    pp = &(*pp)->next;
-                }
-            }
-            if (dup) {
-                im_labels_unref(ls);
-                im_labels_unref(disc);
-                im_free(url);
-                continue;
-            }
-            if (t) {
-                im_labels_unref(ls);
-                im_free(url);
-                im_labels_unref(t->discovered);
-                t->discovered = disc;
-                if (t->job != j) t->gen++;
-                t->job = j;
-                t->job_idx = ji;
-                if (t->state != T_IDLE)
-                    t->needs_setup = true; /* not under a transfer or a worker */
-                else if (t->easy)
-                    (void)target_setup_curl(m, t, NULL, 0);
-            } else {
-                t = im_calloc(1, sizeof *t);
-                t->labels = ls;
-                t->discovered = disc;
-                t->url = url;
-                t->id = id;
-                t->job = j;
-                t->job_idx = ji;
-                t->last_error = im_strdup("");
-                im_buf_init(&t->body, 0);
-                scrape__cache_init(&t->cache);
-                for (int i = 0; i < REP_N; i++) {
-                    im_labels_builder_t rb;
-                    im_lb_init(&rb);
-                    im_lb_load(&rb, ls);
-                    im_lb_set(&rb, IM_METRIC_NAME, 8, rep_names[i], strlen(rep_names[i]));
-                    t->rep_ls[i] = im_lb_build(&rb);
-                    im_lb_free(&rb);
-                }
-            }
-            /* interval/timeout may come from relabelled __scrape_* labels */
-            const im_istr_t *iv2 = im_labels_get(t->discovered, "__scrape_interval__");
-            int64_t ims = j->interval_ms, tms = j->timeout_ms;
-            (void)iv2;
-            if (t->interval_ms != ims || t->next_ms == 0) {
-                t->interval_ms = ims;
-                t->next_ms = first_slot(t->id, ims, im_now_ms());
-            }
-            t->timeout_ms = tms;
-            t->alive = true;
-            t->next = *newlist;
-            *newlist = t;
+            add_one(m, ji, disc, false, newlist);
         }
     }
 }
@@ -1100,6 +1134,11 @@ static void sync_targets(scrape_manager_t *m)
             for (size_t f = 0; f < m->fsd[ji].nfiles; f++)
                 add_groups(m, ji, m->fsd[ji].files[f].groups, m->fsd[ji].files[f].ngroups, true,
                            &newlist);
+        for (size_t k = 0; m->ksd && k < m->ksd[ji].n; k++) {
+            ksd_t *s = &m->ksd[ji].v[k];
+            for (size_t t = 0; t < s->nsnap; t++)
+                add_one(m, ji, im_labels_ref(s->snap[t]), true, &newlist);
+        }
     }
     target_t *old = m->targets;
     /* reverse to keep config order */
@@ -1325,6 +1364,85 @@ static bool fsd_refresh(scrape_manager_t *m, bool force)
     return changed;
 }
 
+/* ---- kubernetes_sd ---- */
+
+static void ksd_clear(ksd_t *s)
+{
+    k8s_discoverer_stop(s->d);
+    for (size_t i = 0; i < s->nsnap; i++) im_labels_unref(s->snap[i]);
+    im_free(s->snap);
+    im_free(s->key);
+    memset(s, 0, sizeof *s);
+}
+
+static void ksd_free_all(ksd_job_t *v, size_t njobs)
+{
+    for (size_t j = 0; v && j < njobs; j++) {
+        for (size_t k = 0; k < v[j].n; k++) ksd_clear(&v[j].v[k]);
+        im_free(v[j].v);
+    }
+    im_free(v);
+}
+
+/* Discoverers for the jobs of cfg: an unchanged config keeps its running
+ * discoverer (and its targets) from old; the rest of old is stopped. */
+static ksd_job_t *ksd_start(scrape_manager_t *m, const scrape_config_t *cfg, ksd_job_t *old,
+                            size_t nold)
+{
+    ksd_job_t *v = im_calloc(cfg->njobs + 1, sizeof *v);
+    for (size_t ji = 0; ji < cfg->njobs; ji++) {
+        const scrape_job_cfg_t *j = &cfg->jobs[ji];
+        v[ji].v = im_calloc(j->nk8s_sd + 1, sizeof(ksd_t));
+        for (size_t k = 0; k < j->nk8s_sd; k++) {
+            im_buf_t kb;
+            im_buf_init(&kb, 0);
+            (void)im_buf_printf(&kb, "%s\x1f%zu\x1f", j->job_name, k);
+            k8s_sd_cfg_key(&j->k8s_sd[k], &kb);
+            ksd_t *s = &v[ji].v[v[ji].n++];
+            for (size_t oj = 0; old && oj < nold && !s->key; oj++)
+                for (size_t ok = 0; ok < old[oj].n; ok++)
+                    if (old[oj].v[ok].key && old[oj].v[ok].d &&
+                        !strcmp(old[oj].v[ok].key, kb.data)) {
+                        *s = old[oj].v[ok];
+                        memset(&old[oj].v[ok], 0, sizeof old[oj].v[ok]);
+                        break;
+                    }
+            if (s->key) {
+                im_buf_free(&kb);
+                continue;
+            }
+            s->key = im_buf_steal(&kb, NULL);
+            im_err_t err;
+            im_err_clear(&err);
+            if (k8s_discoverer_start(&j->k8s_sd[k], j->job_name, &m->k8s_limits, &s->d, &err) !=
+                IM_OK)
+                IM_ERROR("Cannot start Kubernetes discovery", "job=%s role=%s err=%s",
+                         im_logq(j->job_name), k8s_role_name(j->k8s_sd[k].role), im_logq(err.msg));
+        }
+    }
+    ksd_free_all(old, nold);
+    return v;
+}
+
+/* Takes the targets of discoverers whose groups changed; true if any did. */
+static bool ksd_refresh(scrape_manager_t *m)
+{
+    bool changed = false;
+    for (size_t ji = 0; m->ksd && m->cfg && ji < m->cfg->njobs; ji++)
+        for (size_t k = 0; k < m->ksd[ji].n; k++) {
+            ksd_t *s = &m->ksd[ji].v[k];
+            if (!s->d) continue;
+            uint64_t g = k8s_discoverer_generation(s->d);
+            if (g == s->gen) continue;
+            for (size_t i = 0; i < s->nsnap; i++) im_labels_unref(s->snap[i]);
+            im_free(s->snap);
+            s->nsnap = k8s_discoverer_snapshot(s->d, &s->snap);
+            s->gen = g;
+            changed = true;
+        }
+    return changed;
+}
+
 /* ---- The thread ---- */
 
 static void take_pending(scrape_manager_t *m)
@@ -1340,6 +1458,8 @@ static void take_pending(scrape_manager_t *m)
     m->cfg = p;
     m->fsd = im_calloc(p->njobs + 1, sizeof *m->fsd);
     fsd_refresh(m, true);
+    m->ksd = ksd_start(m, p, m->ksd, oldn);
+    (void)ksd_refresh(m);
     /* targets still point at old jobs until sync replaces them */
     sync_targets(m);
     for (size_t i = 0; oldfsd && i < oldn; i++) fsd_free(&oldfsd[i]);
@@ -1367,7 +1487,9 @@ static void *scrape_thread(void *arg)
         int64_t now = im_now_ms();
         if (now >= m->next_fsd_check_ms) {
             m->next_fsd_check_ms = now + 1000;
-            if (m->cfg && fsd_refresh(m, false)) sync_targets(m);
+            bool fch = m->cfg && fsd_refresh(m, false);
+            bool kch = m->cfg && ksd_refresh(m);
+            if (fch || kch) sync_targets(m);
             m->next_due_ms = 0;
         }
         /* the walk over the targets only when one may be due (or one finished) */
@@ -1528,6 +1650,11 @@ void scrape_manager_apply(scrape_manager_t *m, scrape_config_t *cfg)
     curl_multi_wakeup(m->multi);
 }
 
+void scrape_manager_set_k8s_limits(scrape_manager_t *m, const k8s_limits_t *lim)
+{
+    m->k8s_limits = *lim;
+}
+
 void scrape_manager_stop(scrape_manager_t *m, bool mark_stale)
 {
     if (!m->started) return;
@@ -1561,6 +1688,7 @@ void scrape_manager_free(scrape_manager_t *m)
     im_free(m->dropped);
     for (size_t i = 0; m->fsd && m->cfg && i < m->cfg->njobs; i++) fsd_free(&m->fsd[i]);
     im_free(m->fsd);
+    ksd_free_all(m->ksd, m->cfg ? m->cfg->njobs : 0);
     scrape_config_free(m->cfg);
     scrape_config_free(m->pending);
     curl_multi_cleanup(m->multi);

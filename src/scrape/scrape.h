@@ -28,6 +28,7 @@
 #define IM_SCRAPE_SCRAPE_H
 
 #include "config/config.h"
+#include "discovery/k8s.h"
 #include "storage/storage.h"
 #include "util/base.h"
 #include "util/err.h"
@@ -51,6 +52,9 @@ im_rc scrape_manager_new(const scrape_manager_opts_t *opts, scrape_manager_t **o
  * n is out of range. */
 #define SCRAPE_MAX_WORKERS 256
 im_rc scrape_manager_set_workers(scrape_manager_t *m, size_t n, im_err_t *err);
+/* Limits of the kubernetes_sd_configs discoverers (each 0 = the default, see
+ * discovery/k8s.h). Only before scrape_manager_start. */
+void scrape_manager_set_k8s_limits(scrape_manager_t *m, const k8s_limits_t *lim);
 /* Starts the scrape thread and the workers. */
 im_rc scrape_manager_start(scrape_manager_t *m, im_err_t *err);
 /* Replaces the configuration (takes a reference on cfg). */
