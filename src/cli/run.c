@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/run.h"
 #include "cli/run_rules.h"
+#include "discovery/generate.h"
 #include "http/server.h"
 #include "labels/regex.h"
 #include "promql/promql.h"
@@ -606,5 +607,22 @@ int cli_run(int argc, char **argv)
     }
     pairs[np] = NULL;
     o.flags = pairs;
-    return run_daemon(&o);
+    /* Inside a Kubernetes pod without --config.file: the in-cluster default
+     * (discovery/generate.h; `infermon check config --in-cluster` prints it). */
+    im_buf_t incluster;
+    im_buf_init(&incluster, 0);
+    if (!o.config_file && discovery_incluster_detect(NULL)) {
+        if (discovery_incluster_config(NULL, &incluster, NULL) != IM_OK) {
+            im_buf_free(&incluster);
+            return 2;
+        }
+        IM_INFO("No --config.file given, running in a Kubernetes pod: using the in-cluster "
+                "default (annotated pods, dcgm-exporter, Kueue; see `infermon check config "
+                "--in-cluster`)",
+                NULL);
+        o.config_text = incluster.data;
+    }
+    int st = run_daemon(&o);
+    im_buf_free(&incluster);
+    return st;
 }
