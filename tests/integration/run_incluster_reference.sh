@@ -73,3 +73,20 @@ fi
 [ "$got" = "$WANT" ] || fail "Prometheus discovered $got targets, the recording has $WANT"
 diff -u "$FX/prometheus-2.42.0-targets.json" "$IM_TMP/got.json" || fail "targets differ from the recording"
 echo "PASS: Prometheus 2.42.0 keeps and labels the in-cluster targets as recorded ($WANT targets)"
+
+# The scrape configs generated from PodMonitors / ServiceMonitors
+# (tests/fixtures/k8s/monitors/*.expected.yml, checked byte for byte by
+# tests/unit/discovery/test_monitors.c) load in the same Prometheus.
+{
+  echo "scrape_configs:"
+  for f in "$IM_SOURCE_DIR"/tests/fixtures/k8s/monitors/*.expected.yml; do sed 's/^/  /' "$f"; done
+} | sed "s|^      - role: \(.*\)\$|      - role: \1\n        api_server: http://127.0.0.1:$API|" > "$IM_TMP/monitors.yml"
+NJOBS=$(grep -c '^  - job_name:' "$IM_TMP/monitors.yml")
+PM=$(free_port)
+bg "$IM_TMP/prometheus-k8s" --config.file="$IM_TMP/monitors.yml" --storage.tsdb.path="$IM_TMP/data2" \
+  --web.listen-address="127.0.0.1:$PM" --log.level=warn
+wait_http "http://127.0.0.1:$PM/-/ready" 30
+curl -fsS "http://127.0.0.1:$PM/api/v1/status/config" -o "$IM_TMP/cfg.json"
+got=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["data"]["yaml"].count("- job_name:"))' "$IM_TMP/cfg.json")
+[ "$got" = "$NJOBS" ] || fail "Prometheus loaded $got of the $NJOBS monitor jobs"
+echo "PASS: Prometheus 2.42.0 loads all $NJOBS scrape configs generated from monitors"
