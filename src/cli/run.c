@@ -440,7 +440,7 @@ int cli_run(int argc, char **argv)
                 vals[2]);
         return 2;
     }
-    if (vals[3] && scrape_parse_bytes(vals[3], &o.retention_bytes) != IM_OK) {
+    if (vals[3] && cfg_parse_bytes(vals[3], &o.retention_bytes) != IM_OK) {
         fprintf(stderr, "infermon run: --storage.tsdb.retention.size: bad size \"%s\"\n", vals[3]);
         return 2;
     }
@@ -452,7 +452,7 @@ int cli_run(int argc, char **argv)
     o.wal_fsync = vals[4];
     o.listen_address = vals[5];
     o.web_config_file = vals[6];
-    if (vals[7] && scrape_parse_bytes(vals[7], &o.remote_write_max_bytes) != IM_OK) {
+    if (vals[7] && cfg_parse_bytes(vals[7], &o.remote_write_max_bytes) != IM_OK) {
         fprintf(stderr, "infermon run: --web.remote-write-max-bytes: bad size \"%s\"\n", vals[7]);
         return 2;
     }
@@ -521,7 +521,7 @@ int cli_run(int argc, char **argv)
         if (!v) continue;
         if (k == 0)
             n = strtoll(v, &end, 10);
-        else if (scrape_parse_bytes(v, &n) == IM_OK)
+        else if (cfg_parse_bytes(v, &n) == IM_OK)
             end = (char *)"";
         if (!end || *end || n <= 0 || n > UINT32_MAX) {
             fprintf(stderr, "infermon run: --%s: bad %s \"%s\"\n", flag_names[18 + k],
@@ -544,7 +544,7 @@ int cli_run(int argc, char **argv)
             return 2;
         }
     }
-    if (vals[27] && (scrape_parse_bytes(vals[27], &o.max_request_body_bytes) != IM_OK ||
+    if (vals[27] && (cfg_parse_bytes(vals[27], &o.max_request_body_bytes) != IM_OK ||
                      o.max_request_body_bytes <= 0)) {
         fprintf(stderr, "infermon run: --web.max-request-body-bytes: bad size \"%s\"\n", vals[27]);
         return 2;

@@ -59,17 +59,17 @@ static im_rc st_commit(void *ctx)
     return rc;
 }
 
-static const scrape_cfg_node_t *node_get(const scrape_cfg_node_t *m, const char *key)
+static const cfg_node_t *node_get(const cfg_node_t *m, const char *key)
 {
-    if (!m || m->type != SCRAPE_NODE_MAP) return NULL;
+    if (!m || m->type != CFG_NODE_MAP) return NULL;
     for (size_t i = 0; i + 1 < m->nkids; i += 2)
         if (m->kids[i]->str && strcmp(m->kids[i]->str, key) == 0) return m->kids[i + 1];
     return NULL;
 }
 
-static double node_num(const scrape_cfg_node_t *m, const char *key)
+static double node_num(const cfg_node_t *m, const char *key)
 {
-    const scrape_cfg_node_t *v = node_get(m, key);
+    const cfg_node_t *v = node_get(m, key);
     return v && v->str ? strtod(v->str, NULL) : 0;
 }
 
@@ -135,7 +135,7 @@ static bool load_rules(const scrape_config_t *cfg, tsdb_queryable_t *q, rules_fi
         im_buf_free(&p);
     }
     im_free(dircopy);
-    const scrape_cfg_node_t *bn = node_get(cfg->llm, "builtin_rules");
+    const cfg_node_t *bn = node_get(cfg->llm, "builtin_rules");
     bool builtin = bn && bn->str ? strcmp(bn->str, "true") == 0 : cfg->nrule_files == 0;
     if (builtin) {
         rules_builtin_opts_t bo = {
@@ -144,7 +144,7 @@ static bool load_rules(const scrape_config_t *cfg, tsdb_queryable_t *q, rules_fi
             .queue_waiting_threshold = node_num(cfg->llm, "queue_waiting_threshold"),
             .kv_cache_threshold = node_num(cfg->llm, "kv_cache_threshold"),
         };
-        const scrape_cfg_node_t *nn = node_get(cfg->llm, "vllm_names");
+        const cfg_node_t *nn = node_get(cfg->llm, "vllm_names");
         if (nn && nn->str && strcmp(nn->str, "old") == 0)
             bo.names = RULES_NAMES_OLD;
         else if (nn && nn->str && strcmp(nn->str, "new") == 0)

@@ -56,6 +56,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "config/yaml.h"
 #include "http/http_int.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -231,17 +232,17 @@ static bool sig_eq(const fsig_t *a, const fsig_t *b)
            a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
 }
 
-static const scrape_cfg_node_t *mget(const scrape_cfg_node_t *m, const char *k)
+static const cfg_node_t *mget(const cfg_node_t *m, const char *k)
 {
-    if (!m || m->type != SCRAPE_NODE_MAP) return NULL;
+    if (!m || m->type != CFG_NODE_MAP) return NULL;
     for (size_t i = 0; i + 1 < m->nkids; i += 2)
         if (m->kids[i]->str && !strcmp(m->kids[i]->str, k)) return m->kids[i + 1];
     return NULL;
 }
 
-static bool is_null(const scrape_cfg_node_t *n)
+static bool is_null(const cfg_node_t *n)
 {
-    return !n || (n->type == SCRAPE_NODE_SCALAR && n->plain &&
+    return !n || (n->type == CFG_NODE_SCALAR && n->plain &&
                   (!n->str[0] || !strcmp(n->str, "null") || !strcmp(n->str, "~")));
 }
 
@@ -250,8 +251,8 @@ typedef struct ld {
     im_err_t *err;
 } ld_t;
 
-static im_rc bad(const ld_t *l, const scrape_cfg_node_t *n, const char *fmt, ...) IM_PRINTF(3, 4);
-static im_rc bad(const ld_t *l, const scrape_cfg_node_t *n, const char *fmt, ...)
+static im_rc bad(const ld_t *l, const cfg_node_t *n, const char *fmt, ...) IM_PRINTF(3, 4);
+static im_rc bad(const ld_t *l, const cfg_node_t *n, const char *fmt, ...)
 {
     char msg[768];
     va_list ap;
@@ -264,11 +265,11 @@ static im_rc bad(const ld_t *l, const scrape_cfg_node_t *n, const char *fmt, ...
     return rc;
 }
 
-static im_rc check_keys(const ld_t *l, const scrape_cfg_node_t *m, const char *section,
+static im_rc check_keys(const ld_t *l, const cfg_node_t *m, const char *section,
                         const char *const *keys)
 {
     if (is_null(m)) return IM_OK;
-    if (m->type != SCRAPE_NODE_MAP) return bad(l, m, "%s must be a mapping", section);
+    if (m->type != CFG_NODE_MAP) return bad(l, m, "%s must be a mapping", section);
     for (size_t i = 0; i + 1 < m->nkids; i += 2) {
         bool ok = false;
         for (size_t k = 0; keys[k]; k++)
@@ -280,35 +281,34 @@ static im_rc check_keys(const ld_t *l, const scrape_cfg_node_t *m, const char *s
 }
 
 /* A string value (NULL when unset); a non-scalar is an error. */
-static im_rc get_str(const ld_t *l, const scrape_cfg_node_t *m, const char *k, const char **out)
+static im_rc get_str(const ld_t *l, const cfg_node_t *m, const char *k, const char **out)
 {
-    const scrape_cfg_node_t *n = mget(m, k);
+    const cfg_node_t *n = mget(m, k);
     *out = NULL;
     if (is_null(n)) return IM_OK;
-    if (n->type != SCRAPE_NODE_SCALAR) return bad(l, n, "%s must be a string", k);
+    if (n->type != CFG_NODE_SCALAR) return bad(l, n, "%s must be a string", k);
     *out = n->str;
     return IM_OK;
 }
 
-static im_rc get_list(const ld_t *l, const scrape_cfg_node_t *m, const char *k,
-                      const scrape_cfg_node_t **out)
+static im_rc get_list(const ld_t *l, const cfg_node_t *m, const char *k, const cfg_node_t **out)
 {
-    const scrape_cfg_node_t *n = mget(m, k);
+    const cfg_node_t *n = mget(m, k);
     *out = NULL;
     if (is_null(n)) return IM_OK;
-    if (n->type != SCRAPE_NODE_SEQ) return bad(l, n, "%s must be a list of strings", k);
+    if (n->type != CFG_NODE_SEQ) return bad(l, n, "%s must be a list of strings", k);
     for (size_t i = 0; i < n->nkids; i++)
-        if (n->kids[i]->type != SCRAPE_NODE_SCALAR)
+        if (n->kids[i]->type != CFG_NODE_SCALAR)
             return bad(l, n->kids[i], "%s must be a list of strings", k);
     *out = n;
     return IM_OK;
 }
 
-static im_rc get_bool(const ld_t *l, const scrape_cfg_node_t *m, const char *k, bool *out)
+static im_rc get_bool(const ld_t *l, const cfg_node_t *m, const char *k, bool *out)
 {
-    const scrape_cfg_node_t *n = mget(m, k);
+    const cfg_node_t *n = mget(m, k);
     if (is_null(n)) return IM_OK;
-    if (n->type == SCRAPE_NODE_SCALAR && n->plain) {
+    if (n->type == CFG_NODE_SCALAR && n->plain) {
         if (!strcmp(n->str, "true") || !strcmp(n->str, "True") || !strcmp(n->str, "TRUE")) {
             *out = true;
             return IM_OK;
@@ -429,8 +429,8 @@ static int hello_hook(gnutls_session_t s, unsigned htype, unsigned when, unsigne
                       const gnutls_datum_t *msg);
 
 /* Loads a PEM value (inline or from a file) for `key`/`file_key`. */
-static im_rc pem_value(const ld_t *l, http__webcfg_t *c, const scrape_cfg_node_t *t,
-                       const char *key, const char *file_key, char **out, char **from)
+static im_rc pem_value(const ld_t *l, http__webcfg_t *c, const cfg_node_t *t, const char *key,
+                       const char *file_key, char **out, char **from)
 {
     const char *inl, *file;
     im_rc rc;
@@ -464,7 +464,7 @@ static im_rc pem_value(const ld_t *l, http__webcfg_t *c, const scrape_cfg_node_t
     return IM_OK;
 }
 
-static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const scrape_cfg_node_t *t)
+static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const cfg_node_t *t)
 {
     static const char *const keys[] = {"cert",
                                        "key",
@@ -591,7 +591,7 @@ static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const scrape_cfg_node_t 
         }
     }
     gnutls_certificate_set_verify_function(c->xcred, verify_cb);
-    const scrape_cfg_node_t *sans;
+    const cfg_node_t *sans;
     if ((rc = get_list(l, t, "client_allowed_sans", &sans))) goto done;
     if (sans) {
         if (c->client_auth != HTTP__CLIENT_REQUIRE_ANY &&
@@ -632,7 +632,7 @@ static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const scrape_cfg_node_t 
         (void)im_buf_putc(&prio, ':');
         (void)im_buf_puts(&prio, vers[v]);
     }
-    const scrape_cfg_node_t *cs;
+    const cfg_node_t *cs;
     if ((rc = get_list(l, t, "cipher_suites", &cs))) goto done;
     if (cs && cs->nkids) {
         (void)im_buf_puts(&prio, ":-CIPHER-ALL:-MAC-ALL:-KX-ALL");
@@ -658,7 +658,7 @@ static im_rc load_tls(const ld_t *l, http__webcfg_t *c, const scrape_cfg_node_t 
             (void)im_buf_puts(&prio, ":+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:+AEAD");
         if (c->nsuites == 0) c->nsuites = (size_t)-1; /* a list without a TLS <= 1.2 suite */
     }
-    const scrape_cfg_node_t *cv;
+    const cfg_node_t *cv;
     if ((rc = get_list(l, t, "curve_preferences", &cv))) goto done;
     if (cv && cv->nkids) {
         static const char *const curves[][2] = {{"CurveP256", "GROUP-SECP256R1"},
@@ -744,22 +744,22 @@ static im_rc load(http__web_t *w, const char *path, http__webcfg_t **out, im_err
         cfg_free(c);
         return IM_EIO;
     }
-    scrape_cfg_node_t *root = NULL;
-    im_rc rc = scrape_cfg_parse_yaml(text, strlen(text), path, &root, err);
+    cfg_node_t *root = NULL;
+    im_rc rc = cfg_parse_yaml(text, strlen(text), path, &root, err);
     im_free(text);
     if (rc) {
         cfg_free(c);
         return rc;
     }
-    if (root && root->type != SCRAPE_NODE_MAP) {
+    if (root && root->type != CFG_NODE_MAP) {
         rc = bad(&l, root, "web config must be a mapping");
         goto done;
     }
     if ((rc = check_keys(&l, root, "web.Config", top))) goto done;
-    const scrape_cfg_node_t *t = mget(root, "tls_server_config");
+    const cfg_node_t *t = mget(root, "tls_server_config");
     if (!is_null(t) && (rc = load_tls(&l, c, t))) goto done;
 
-    const scrape_cfg_node_t *h = mget(root, "http_server_config");
+    const cfg_node_t *h = mget(root, "http_server_config");
     static const char *const hkeys[] = {"http2", "headers", NULL};
     if ((rc = check_keys(&l, h, "web.HTTPConfig", hkeys))) goto done;
     bool http2 = false;
@@ -770,14 +770,14 @@ static im_rc load(http__web_t *w, const char *path, http__webcfg_t **out, im_err
                  "only; remove the key or set it to false");
         goto done;
     }
-    const scrape_cfg_node_t *hd = mget(h, "headers");
+    const cfg_node_t *hd = mget(h, "headers");
     if (!is_null(hd)) {
-        if (hd->type != SCRAPE_NODE_MAP) {
+        if (hd->type != CFG_NODE_MAP) {
             rc = bad(&l, hd, "http_server_config.headers must be a mapping");
             goto done;
         }
         for (size_t i = 0; i + 1 < hd->nkids; i += 2) {
-            const scrape_cfg_node_t *k = hd->kids[i], *v = hd->kids[i + 1];
+            const cfg_node_t *k = hd->kids[i], *v = hd->kids[i + 1];
             int x;
             for (x = 0; x < NHDR; x++)
                 if (k->str && !strcmp(k->str, hdr_names[x])) break;
@@ -785,7 +785,7 @@ static im_rc load(http__web_t *w, const char *path, http__webcfg_t **out, im_err
                 rc = bad(&l, k, "HTTP header \"%s\" can not be configured", k->str);
                 goto done;
             }
-            if (v->type != SCRAPE_NODE_SCALAR) {
+            if (v->type != CFG_NODE_SCALAR) {
                 rc = bad(&l, v, "HTTP header %s must be a string", k->str);
                 goto done;
             }
@@ -813,7 +813,7 @@ static im_rc load(http__web_t *w, const char *path, http__webcfg_t **out, im_err
         }
     }
 
-    const scrape_cfg_node_t *rl = mget(root, "rate_limit");
+    const cfg_node_t *rl = mget(root, "rate_limit");
     static const char *const rkeys[] = {"interval", "burst", NULL};
     if ((rc = check_keys(&l, rl, "web.RateLimiterConfig", rkeys))) goto done;
     const char *iv, *bu;
@@ -834,9 +834,9 @@ static im_rc load(http__web_t *w, const char *path, http__webcfg_t **out, im_err
         }
     }
 
-    const scrape_cfg_node_t *u = mget(root, "basic_auth_users");
+    const cfg_node_t *u = mget(root, "basic_auth_users");
     if (!is_null(u)) {
-        if (u->type != SCRAPE_NODE_MAP) {
+        if (u->type != CFG_NODE_MAP) {
             rc = bad(&l, u, "basic_auth_users must be a mapping of user names to bcrypt hashes");
             goto done;
         }
@@ -849,8 +849,8 @@ static im_rc load(http__web_t *w, const char *path, http__webcfg_t **out, im_err
         c->hashes = im_calloc(n + 1, sizeof(char *));
         c->user_sha = im_calloc(n + 1, sizeof *c->user_sha);
         for (size_t i = 0; i + 1 < u->nkids; i += 2) {
-            const scrape_cfg_node_t *v = u->kids[i + 1];
-            if (v->type != SCRAPE_NODE_SCALAR || !bcrypt_hash_ok(v->str)) {
+            const cfg_node_t *v = u->kids[i + 1];
+            if (v->type != CFG_NODE_SCALAR || !bcrypt_hash_ok(v->str)) {
                 rc = bad(&l, v,
                          "basic_auth_users: the password of \"%s\" is not a bcrypt hash "
                          "($2y$10$ followed by 53 characters, e.g. from htpasswd -nBC 10)",
@@ -864,7 +864,7 @@ static im_rc load(http__web_t *w, const char *path, http__webcfg_t **out, im_err
         }
     }
 done:
-    scrape_cfg_node_free(root);
+    cfg_node_free(root);
     if (rc) {
         if (err && !err->file) err->file = path;
         cfg_free(c);

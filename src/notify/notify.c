@@ -22,35 +22,35 @@
 
 /* ---- config ---- */
 
-static const scrape_cfg_node_t *map_get(const scrape_cfg_node_t *m, const char *key)
+static const cfg_node_t *map_get(const cfg_node_t *m, const char *key)
 {
-    if (!m || m->type != SCRAPE_NODE_MAP) return NULL;
+    if (!m || m->type != CFG_NODE_MAP) return NULL;
     for (size_t i = 0; i + 1 < m->nkids; i += 2)
         if (m->kids[i]->str && strcmp(m->kids[i]->str, key) == 0) return m->kids[i + 1];
     return NULL;
 }
 
-static char *scalar(const scrape_cfg_node_t *n)
+static char *scalar(const cfg_node_t *n)
 {
-    return n && n->type == SCRAPE_NODE_SCALAR && n->str ? im_strdup(n->str) : NULL;
+    return n && n->type == CFG_NODE_SCALAR && n->str ? im_strdup(n->str) : NULL;
 }
 
-static im_rc parse_relabel(const scrape_cfg_node_t *seq, scrape_relabel_t **out, size_t *nout,
+static im_rc parse_relabel(const cfg_node_t *seq, labels_relabel_t **out, size_t *nout,
                            im_err_t *err)
 {
     *out = NULL;
     *nout = 0;
     if (!seq) return IM_OK;
-    if (seq->type != SCRAPE_NODE_SEQ)
+    if (seq->type != CFG_NODE_SEQ)
         return im_err_setpos(err, IM_EPARSE, seq->line, seq->col, "relabel configs must be a list");
-    scrape_relabel_t *r = im_calloc(seq->nkids ? seq->nkids : 1, sizeof *r);
+    labels_relabel_t *r = im_calloc(seq->nkids ? seq->nkids : 1, sizeof *r);
     size_t n = 0;
     for (size_t i = 0; i < seq->nkids; i++) {
-        const scrape_cfg_node_t *m = seq->kids[i];
-        scrape_relabel_t *x = &r[n++];
-        scrape_relabel_defaults(x);
-        const scrape_cfg_node_t *v;
-        if ((v = map_get(m, "source_labels")) && v->type == SCRAPE_NODE_SEQ) {
+        const cfg_node_t *m = seq->kids[i];
+        labels_relabel_t *x = &r[n++];
+        labels_relabel_defaults(x);
+        const cfg_node_t *v;
+        if ((v = map_get(m, "source_labels")) && v->type == CFG_NODE_SEQ) {
             x->source_labels = im_calloc(v->nkids ? v->nkids : 1, sizeof(char *));
             for (size_t k = 0; k < v->nkids; k++)
                 x->source_labels[x->nsource++] = scalar(v->kids[k]);
@@ -74,21 +74,21 @@ static im_rc parse_relabel(const scrape_cfg_node_t *seq, scrape_relabel_t **out,
         if ((v = map_get(m, "modulus")) && v->str) x->modulus = strtoull(v->str, NULL, 10);
         if ((v = map_get(m, "action")) && v->str) {
             bool found = false;
-            for (int a = SCRAPE_RELABEL_REPLACE; a <= SCRAPE_RELABEL_UPPERCASE; a++)
-                if (strcmp(scrape_relabel_action_name((scrape_relabel_action_t)a), v->str) == 0) {
-                    x->action = (scrape_relabel_action_t)a;
+            for (int a = LABELS_RELABEL_REPLACE; a <= LABELS_RELABEL_UPPERCASE; a++)
+                if (strcmp(labels_relabel_action_name((labels_relabel_action_t)a), v->str) == 0) {
+                    x->action = (labels_relabel_action_t)a;
                     found = true;
                 }
             if (!found) {
-                for (size_t k = 0; k < n; k++) scrape_relabel_clear(&r[k]);
+                for (size_t k = 0; k < n; k++) labels_relabel_clear(&r[k]);
                 im_free(r);
                 return im_err_setpos(err, IM_EPARSE, v->line, v->col, "unknown relabel action %s",
                                      v->str);
             }
         }
-        im_rc rc = scrape_relabel_compile(x, err);
+        im_rc rc = labels_relabel_compile(x, err);
         if (rc != IM_OK) {
-            for (size_t k = 0; k < n; k++) scrape_relabel_clear(&r[k]);
+            for (size_t k = 0; k < n; k++) labels_relabel_clear(&r[k]);
             im_free(r);
             return rc;
         }
@@ -120,29 +120,29 @@ void notify_config_free(notify_config_t *c)
 {
     for (size_t i = 0; i < c->nams; i++) free_am(&c->ams[i]);
     im_free(c->ams);
-    for (size_t i = 0; i < c->nrelabel; i++) scrape_relabel_clear(&c->relabel[i]);
+    for (size_t i = 0; i < c->nrelabel; i++) labels_relabel_clear(&c->relabel[i]);
     im_free(c->relabel);
     memset(c, 0, sizeof *c);
 }
 
-im_rc notify_config_parse(const scrape_cfg_node_t *alerting, notify_config_t *out, im_err_t *err)
+im_rc notify_config_parse(const cfg_node_t *alerting, notify_config_t *out, im_err_t *err)
 {
     memset(out, 0, sizeof *out);
     if (!alerting) return IM_OK;
     im_rc rc = parse_relabel(map_get(alerting, "alert_relabel_configs"), &out->relabel,
                              &out->nrelabel, err);
     if (rc != IM_OK) return rc;
-    const scrape_cfg_node_t *ams = map_get(alerting, "alertmanagers");
+    const cfg_node_t *ams = map_get(alerting, "alertmanagers");
     if (!ams) return IM_OK;
-    if (ams->type != SCRAPE_NODE_SEQ) {
+    if (ams->type != CFG_NODE_SEQ) {
         notify_config_free(out);
         return im_err_setpos(err, IM_EPARSE, ams->line, ams->col, "alertmanagers must be a list");
     }
     out->ams = im_calloc(ams->nkids ? ams->nkids : 1, sizeof *out->ams);
     for (size_t i = 0; i < ams->nkids; i++) {
-        const scrape_cfg_node_t *m = ams->kids[i];
+        const cfg_node_t *m = ams->kids[i];
         notify_am_t *a = &out->ams[out->nams++];
-        const scrape_cfg_node_t *v;
+        const cfg_node_t *v;
         a->scheme = scalar(map_get(m, "scheme"));
         if (!a->scheme) a->scheme = im_strdup("http");
         a->path_prefix = scalar(map_get(m, "path_prefix"));
@@ -158,28 +158,28 @@ im_rc notify_config_parse(const scrape_cfg_node_t *alerting, notify_config_t *ou
             return im_err_setpos(err, IM_EPARSE, v->line, v->col,
                                  "unsupported Alertmanager api_version %s (only v2)", v->str);
         }
-        const scrape_cfg_node_t *ba = map_get(m, "basic_auth");
+        const cfg_node_t *ba = map_get(m, "basic_auth");
         a->basic_user = scalar(map_get(ba, "username"));
         a->basic_pass = scalar(map_get(ba, "password"));
         a->basic_pass_file = scalar(map_get(ba, "password_file"));
-        const scrape_cfg_node_t *au = map_get(m, "authorization");
+        const cfg_node_t *au = map_get(m, "authorization");
         a->auth_type = scalar(map_get(au, "type"));
         a->auth_cred = scalar(map_get(au, "credentials"));
         a->auth_cred_file = scalar(map_get(au, "credentials_file"));
         if (!a->auth_cred && (v = map_get(m, "bearer_token"))) a->auth_cred = scalar(v);
         if (!a->auth_cred_file && (v = map_get(m, "bearer_token_file")))
             a->auth_cred_file = scalar(v);
-        const scrape_cfg_node_t *tls = map_get(m, "tls_config");
+        const cfg_node_t *tls = map_get(m, "tls_config");
         a->tls_ca_file = scalar(map_get(tls, "ca_file"));
         a->tls_cert_file = scalar(map_get(tls, "cert_file"));
         a->tls_key_file = scalar(map_get(tls, "key_file"));
         a->tls_server_name = scalar(map_get(tls, "server_name"));
         if ((v = map_get(tls, "insecure_skip_verify")) && v->str)
             a->tls_insecure = strcmp(v->str, "true") == 0;
-        const scrape_cfg_node_t *sc = map_get(m, "static_configs");
-        for (size_t k = 0; sc && sc->type == SCRAPE_NODE_SEQ && k < sc->nkids; k++) {
-            const scrape_cfg_node_t *t = map_get(sc->kids[k], "targets");
-            for (size_t j = 0; t && t->type == SCRAPE_NODE_SEQ && j < t->nkids; j++) {
+        const cfg_node_t *sc = map_get(m, "static_configs");
+        for (size_t k = 0; sc && sc->type == CFG_NODE_SEQ && k < sc->nkids; k++) {
+            const cfg_node_t *t = map_get(sc->kids[k], "targets");
+            for (size_t j = 0; t && t->type == CFG_NODE_SEQ && j < t->nkids; j++) {
                 a->targets = im_realloc(a->targets, (a->ntargets + 1) * sizeof *a->targets);
                 a->targets[a->ntargets++] = scalar(t->kids[j]);
             }
@@ -502,7 +502,7 @@ void notify_send(void *vn, const rules_notify_alert_t *alerts, size_t nalerts)
         const im_labels_t *el = n->opts.external_labels;
         for (uint32_t k = 0; el && k < el->n; k++)
             if (!im_lb_get(&b, el->l[k].name->s)) im_lb_set_istr(&b, el->l[k].name, el->l[k].value);
-        if (n->cfg.nrelabel && !scrape_relabel_process(n->cfg.relabel, n->cfg.nrelabel, &b))
+        if (n->cfg.nrelabel && !labels_relabel_process(n->cfg.relabel, n->cfg.nrelabel, &b))
             continue;
         qalert_t a = {.labels = im_lb_build(&b),
                       .annotations = im_labels_ref(alerts[i].annotations),

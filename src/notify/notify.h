@@ -22,7 +22,8 @@
 #define IM_NOTIFY_NOTIFY_H
 
 #include "rules/rules.h"
-#include "scrape/config.h"
+#include "config/yaml.h"
+#include "labels/relabel.h"
 #include "util/base.h"
 #include "util/err.h"
 
@@ -41,12 +42,12 @@ typedef struct notify_am {
 typedef struct notify_config {
     notify_am_t *ams; /* owned */
     size_t nams;
-    scrape_relabel_t *relabel; /* alert_relabel_configs, compiled (owned) */
+    labels_relabel_t *relabel; /* alert_relabel_configs, compiled (owned) */
     size_t nrelabel;
 } notify_config_t;
 
 /* Parses the config file's `alerting:` section (NULL = none). */
-im_rc notify_config_parse(const scrape_cfg_node_t *alerting, notify_config_t *out, im_err_t *err);
+im_rc notify_config_parse(const cfg_node_t *alerting, notify_config_t *out, im_err_t *err);
 void notify_config_free(notify_config_t *c);
 
 typedef struct notify_opts {

@@ -1,458 +1,65 @@
 /* config.c — loads the infermon configuration (a superset of prometheus.yml).
  *
- * libyaml's document API gives a node graph with marks; we copy it into our own
- * small tree (scrape_cfg_node_t, capped at IM_CFG_MAX_NODES so alias bombs are
- * refused), then decode that tree strictly: every mapping key must be known,
- * duplicated keys are errors, and every error names file:line:column. Defaults
- * and validation follow Prometheus 2.x (config.go's rules, in our words). */
+ * The text is parsed into a cfg_node_t tree (config/yaml.h) and decoded
+ * strictly: every mapping key must be known, duplicated keys are errors, and
+ * every error names file:line:column. Defaults and validation follow
+ * Prometheus 2.x (config.go's rules, in our words). */
 #include "util/base.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <yaml.h>
 
+#include "config/relabel_cfg.h"
 #include "scrape/config.h"
 #include "util/timeutil.h"
 
-#define IM_CFG_MAX_NODES 1000000
 #define IM_CFG_MAX_BYTES (16u << 20)
-
-/* ---- YAML -> tree ---- */
-
-void scrape_cfg_node_free(scrape_cfg_node_t *n)
-{
-    if (!n) return;
-    for (size_t i = 0; i < n->nkids; i++) scrape_cfg_node_free(n->kids[i]);
-    im_free(n->kids);
-    im_free(n->str);
-    im_free(n);
-}
-
-typedef struct conv {
-    yaml_document_t *doc;
-    size_t count;
-    int depth;
-} conv_t;
-
-static scrape_cfg_node_t *convert(conv_t *c, yaml_node_t *yn)
-{
-    if (!yn || ++c->count > IM_CFG_MAX_NODES || c->depth > 200) return NULL;
-    scrape_cfg_node_t *n = im_calloc(1, sizeof *n);
-    n->line = (int)yn->start_mark.line + 1;
-    n->col = (int)yn->start_mark.column + 1;
-    c->depth++;
-    bool ok = true;
-    switch (yn->type) {
-    case YAML_SCALAR_NODE:
-        n->type = SCRAPE_NODE_SCALAR;
-        n->str = im_strndup((const char *)yn->data.scalar.value, yn->data.scalar.length);
-        n->plain = yn->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-        break;
-    case YAML_SEQUENCE_NODE: {
-        n->type = SCRAPE_NODE_SEQ;
-        size_t k = (size_t)(yn->data.sequence.items.top - yn->data.sequence.items.start);
-        n->kids = im_calloc(k ? k : 1, sizeof *n->kids);
-        for (size_t i = 0; i < k && ok; i++) {
-            n->kids[i] =
-                convert(c, yaml_document_get_node(c->doc, yn->data.sequence.items.start[i]));
-            if (!n->kids[i])
-                ok = false;
-            else
-                n->nkids++;
-        }
-        break;
-    }
-    case YAML_MAPPING_NODE: {
-        n->type = SCRAPE_NODE_MAP;
-        size_t k = (size_t)(yn->data.mapping.pairs.top - yn->data.mapping.pairs.start);
-        n->kids = im_calloc(k ? 2 * k : 1, sizeof *n->kids);
-        for (size_t i = 0; i < k && ok; i++) {
-            yaml_node_pair_t *p = &yn->data.mapping.pairs.start[i];
-            scrape_cfg_node_t *key = convert(c, yaml_document_get_node(c->doc, p->key));
-            if (!key) {
-                ok = false;
-                break;
-            }
-            n->kids[n->nkids++] = key;
-            scrape_cfg_node_t *val = convert(c, yaml_document_get_node(c->doc, p->value));
-            if (!val) {
-                ok = false;
-                break;
-            }
-            n->kids[n->nkids++] = val;
-        }
-        break;
-    }
-    default: ok = false;
-    }
-    c->depth--;
-    if (!ok) {
-        scrape_cfg_node_free(n);
-        return NULL;
-    }
-    return n;
-}
-
-/* ---- Decoding helpers ---- */
-
-typedef struct dec {
-    const char *file;
-    im_err_t *err;
-} dec_t;
-
-static im_rc fail(dec_t *d, const scrape_cfg_node_t *n, const char *fmt, ...) IM_PRINTF(3, 4);
-static im_rc fail(dec_t *d, const scrape_cfg_node_t *n, const char *fmt, ...)
-{
-    char msg[IM_ERR_MSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    im_err_setpos(d->err, IM_EPARSE, n ? n->line : 0, n ? n->col : 0, "%s", msg);
-    if (d->err) d->err->file = d->file;
-    return IM_EPARSE;
-}
-
-static bool is_null(const scrape_cfg_node_t *n)
-{
-    return !n || (n->type == SCRAPE_NODE_SCALAR && n->plain &&
-                  (n->str[0] == 0 || strcmp(n->str, "~") == 0 || strcmp(n->str, "null") == 0 ||
-                   strcmp(n->str, "Null") == 0 || strcmp(n->str, "NULL") == 0));
-}
-
-static const char *type_name(const scrape_cfg_node_t *n)
-{
-    return n->type == SCRAPE_NODE_MAP   ? "a mapping"
-           : n->type == SCRAPE_NODE_SEQ ? "a sequence"
-                                        : "a scalar";
-}
-
-/* Checks n is a mapping whose keys are all in `known` (NULL-terminated) and
- * unique. A null node is an empty mapping. */
-static im_rc check_map(dec_t *d, const scrape_cfg_node_t *n, const char *what,
-                       const char *const *known)
-{
-    if (is_null(n)) return IM_OK;
-    if (n->type != SCRAPE_NODE_MAP)
-        return fail(d, n, "%s must be a mapping, not %s", what, type_name(n));
-    for (size_t i = 0; i < n->nkids; i += 2) {
-        const scrape_cfg_node_t *k = n->kids[i];
-        if (k->type != SCRAPE_NODE_SCALAR)
-            return fail(d, k, "mapping keys in %s must be strings", what);
-        bool ok = known == NULL;
-        for (size_t j = 0; known && known[j]; j++)
-            if (strcmp(known[j], k->str) == 0) ok = true;
-        if (!ok) return fail(d, k, "field %s not found in %s", k->str, what);
-        for (size_t j = 0; j < i; j += 2)
-            if (strcmp(n->kids[j]->str, k->str) == 0)
-                return fail(d, k, "mapping key \"%s\" already defined at line %d", k->str,
-                            n->kids[j]->line);
-    }
-    return IM_OK;
-}
-
-static const scrape_cfg_node_t *get(const scrape_cfg_node_t *m, const char *key)
-{
-    if (is_null(m) || m->type != SCRAPE_NODE_MAP) return NULL;
-    for (size_t i = 0; i < m->nkids; i += 2)
-        if (strcmp(m->kids[i]->str, key) == 0)
-            return is_null(m->kids[i + 1]) ? NULL : m->kids[i + 1];
-    return NULL;
-}
-
-static im_rc get_str(dec_t *d, const scrape_cfg_node_t *m, const char *key, char **out)
-{
-    const scrape_cfg_node_t *n = get(m, key);
-    if (!n) return IM_OK;
-    if (n->type != SCRAPE_NODE_SCALAR)
-        return fail(d, n, "%s must be a string, not %s", key, type_name(n));
-    im_free(*out);
-    *out = im_strdup(n->str);
-    return IM_OK;
-}
-
-static im_rc get_bool(dec_t *d, const scrape_cfg_node_t *m, const char *key, bool *out)
-{
-    const scrape_cfg_node_t *n = get(m, key);
-    if (!n) return IM_OK;
-    if (n->type == SCRAPE_NODE_SCALAR) {
-        const char *s = n->str;
-        if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE") || !strcmp(s, "yes") ||
-            !strcmp(s, "on")) {
-            *out = true;
-            return IM_OK;
-        }
-        if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE") || !strcmp(s, "no") ||
-            !strcmp(s, "off")) {
-            *out = false;
-            return IM_OK;
-        }
-    }
-    return fail(d, n, "%s: cannot unmarshal \"%s\" into a boolean", key, n->str ? n->str : "");
-}
-
-static im_rc get_dur(dec_t *d, const scrape_cfg_node_t *m, const char *key, int64_t *out)
-{
-    const scrape_cfg_node_t *n = get(m, key);
-    if (!n) return IM_OK;
-    if (n->type != SCRAPE_NODE_SCALAR)
-        return fail(d, n, "%s must be a duration, not %s", key, type_name(n));
-    im_err_t e;
-    im_err_clear(&e);
-    if (im_duration_parse(n->str, strlen(n->str), out, &e) != IM_OK)
-        return fail(d, n, "%s: not a valid duration string: \"%s\"", key, n->str);
-    return IM_OK;
-}
-
-static im_rc get_u64(dec_t *d, const scrape_cfg_node_t *m, const char *key, uint64_t *out)
-{
-    const scrape_cfg_node_t *n = get(m, key);
-    if (!n) return IM_OK;
-    const char *s = n->type == SCRAPE_NODE_SCALAR ? n->str : "";
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (!*s || *end || errno || s[0] == '-' || s[0] == '+')
-        return fail(d, n, "%s: cannot unmarshal \"%s\" into an unsigned integer", key, s);
-    *out = v;
-    return IM_OK;
-}
-
-im_rc scrape_parse_bytes(const char *s, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    if (!*s || *s == '-' || *s == '+') return IM_EINVAL;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno) return IM_EINVAL;
-    if (end == s) return IM_EINVAL;
-    static const struct {
-        const char *u;
-        int shift;
-    } units[] = {{"", 0},     {"B", 0},    {"KB", 10},  {"KiB", 10}, {"MB", 20},
-                 {"MiB", 20}, {"GB", 30},  {"GiB", 30}, {"TB", 40},  {"TiB", 40},
-                 {"PB", 50},  {"PiB", 50}, {"EB", 60},  {"EiB", 60}};
-    for (size_t i = 0; i < IM_ARRAY_LEN(units); i++) {
-        if (strcmp(end, units[i].u) == 0) {
-            if (units[i].u[0] == 0 && v != 0) return IM_EINVAL; /* a unit is required */
-            if (units[i].shift && v > (unsigned long long)(INT64_MAX >> units[i].shift))
-                return IM_EINVAL;
-            *out = (int64_t)(v << units[i].shift);
-            return IM_OK;
-        }
-    }
-    return IM_EINVAL;
-}
-
-static im_rc get_bytes(dec_t *d, const scrape_cfg_node_t *m, const char *key, int64_t *out)
-{
-    const scrape_cfg_node_t *n = get(m, key);
-    if (!n) return IM_OK;
-    if (n->type != SCRAPE_NODE_SCALAR || scrape_parse_bytes(n->str, out) != IM_OK)
-        return fail(d, n, "%s: invalid size \"%s\" (use e.g. 10MB, 512KiB)", key,
-                    n->type == SCRAPE_NODE_SCALAR ? n->str : "");
-    return IM_OK;
-}
-
-static im_rc get_strlist(dec_t *d, const scrape_cfg_node_t *m, const char *key, char ***out,
-                         size_t *nout)
-{
-    const scrape_cfg_node_t *n = get(m, key);
-    if (!n) return IM_OK;
-    if (n->type != SCRAPE_NODE_SEQ) return fail(d, n, "%s must be a list of strings", key);
-    *out = im_calloc(n->nkids ? n->nkids : 1, sizeof(char *));
-    for (size_t i = 0; i < n->nkids; i++) {
-        if (n->kids[i]->type != SCRAPE_NODE_SCALAR)
-            return fail(d, n->kids[i], "%s must be a list of strings", key);
-        (*out)[(*nout)++] = im_strdup(n->kids[i]->str);
-    }
-    return IM_OK;
-}
-
-static im_rc get_labels(dec_t *d, const scrape_cfg_node_t *m, const char *key,
-                        const im_labels_t **out)
-{
-    const scrape_cfg_node_t *n = get(m, key);
-    if (!n) return IM_OK;
-    im_rc rc = check_map(d, n, key, NULL);
-    if (rc) return rc;
-    im_labels_builder_t lb;
-    im_lb_init(&lb);
-    for (size_t i = 0; i < n->nkids; i += 2) {
-        const scrape_cfg_node_t *k = n->kids[i], *v = n->kids[i + 1];
-        if (!im_label_name_valid(k->str, strlen(k->str))) {
-            im_lb_free(&lb);
-            return fail(d, k, "\"%s\" is not a valid label name", k->str);
-        }
-        if (v->type != SCRAPE_NODE_SCALAR) {
-            im_lb_free(&lb);
-            return fail(d, v, "label value for \"%s\" must be a string", k->str);
-        }
-        if (!im_utf8_valid(v->str, strlen(v->str))) {
-            im_lb_free(&lb);
-            return fail(d, v, "\"%s\" is not a valid label value", v->str);
-        }
-        im_lb_set(&lb, k->str, strlen(k->str), v->str, is_null(v) ? 0 : strlen(v->str));
-    }
-    if (*out) im_labels_unref(*out);
-    *out = im_lb_build(&lb);
-    im_lb_free(&lb);
-    return IM_OK;
-}
 
 /* ---- Sections ---- */
 
-static im_rc dec_relabel(dec_t *d, const scrape_cfg_node_t *seq, const char *key,
-                         scrape_relabel_t **out, size_t *nout)
-{
-    static const char *const keys[] = {"source_labels", "separator",   "target_label", "regex",
-                                       "modulus",       "replacement", "action",       NULL};
-    if (!seq) return IM_OK;
-    if (seq->type != SCRAPE_NODE_SEQ) return fail(d, seq, "%s must be a list", key);
-    *out = im_calloc(seq->nkids ? seq->nkids : 1, sizeof **out);
-    for (size_t i = 0; i < seq->nkids; i++) {
-        const scrape_cfg_node_t *n = seq->kids[i];
-        scrape_relabel_t *r = &(*out)[(*nout)++];
-        im_rc rc = check_map(d, n, "relabel_config", keys);
-        if (rc) return rc;
-        if ((rc = get_strlist(d, n, "source_labels", &r->source_labels, &r->nsource))) return rc;
-        /* an explicitly empty separator/replacement is kept (not defaulted) */
-        const scrape_cfg_node_t *sep = get(n, "separator");
-        if (sep && sep->type == SCRAPE_NODE_SCALAR) r->separator = im_strdup(sep->str);
-        if ((rc = get_str(d, n, "target_label", &r->target_label))) return rc;
-        if ((rc = get_str(d, n, "regex", &r->regex))) return rc;
-        if ((rc = get_u64(d, n, "modulus", &r->modulus))) return rc;
-        for (size_t k = 0; !is_null(n) && k < n->nkids; k += 2)
-            if (!strcmp(n->kids[k]->str, "replacement") &&
-                n->kids[k + 1]->type == SCRAPE_NODE_SCALAR)
-                r->replacement = im_strdup(n->kids[k + 1]->str);
-        scrape_relabel_defaults(r);
-        const scrape_cfg_node_t *a = get(n, "action");
-        if (a) {
-            bool found = false;
-            for (int k = 0; k <= SCRAPE_RELABEL_UPPERCASE; k++)
-                if (a->str && strcasecmp(a->str, scrape_relabel_action_name(k)) == 0) {
-                    r->action = k;
-                    found = true;
-                }
-            if (!found) return fail(d, a, "unknown relabel action \"%s\"", a->str ? a->str : "");
-        }
-        im_err_t e;
-        im_err_clear(&e);
-        if (scrape_relabel_compile(r, &e) != IM_OK) return fail(d, n, "%s", e.msg);
-    }
-    return IM_OK;
-}
-
-static im_rc dec_auth(dec_t *d, const scrape_cfg_node_t *job, scrape_job_cfg_t *j)
-{
-    static const char *const bkeys[] = {"username", "password", "password_file", NULL};
-    static const char *const akeys[] = {"type", "credentials", "credentials_file", NULL};
-    static const char *const tkeys[] = {
-        "ca_file",     "cert_file", "key_file", "server_name", "insecure_skip_verify",
-        "min_version", "ca",        "cert",     "key",         NULL};
-    im_rc rc;
-    const scrape_cfg_node_t *b = get(job, "basic_auth");
-    if (b) {
-        if ((rc = check_map(d, b, "basic_auth", bkeys))) return rc;
-        if ((rc = get_str(d, b, "username", &j->basic_user))) return rc;
-        if ((rc = get_str(d, b, "password", &j->basic_pass))) return rc;
-        if ((rc = get_str(d, b, "password_file", &j->basic_pass_file))) return rc;
-        if (j->basic_pass && j->basic_pass_file)
-            return fail(d, b,
-                        "at most one of basic_auth password & password_file must be configured");
-    }
-    const scrape_cfg_node_t *a = get(job, "authorization");
-    if (a) {
-        if ((rc = check_map(d, a, "authorization", akeys))) return rc;
-        if ((rc = get_str(d, a, "type", &j->auth_type))) return rc;
-        if ((rc = get_str(d, a, "credentials", &j->auth_cred))) return rc;
-        if ((rc = get_str(d, a, "credentials_file", &j->auth_cred_file))) return rc;
-        if (j->auth_cred && j->auth_cred_file)
-            return fail(
-                d, a,
-                "at most one of authorization credentials & credentials_file must be configured");
-        if (j->auth_type && strcasecmp(j->auth_type, "basic") == 0)
-            return fail(
-                d, a, "authorization type cannot be set to \"basic\", use \"basic_auth\" instead");
-    }
-    char *bt = NULL, *btf = NULL;
-    if ((rc = get_str(d, job, "bearer_token", &bt)) ||
-        (rc = get_str(d, job, "bearer_token_file", &btf))) {
-        im_free(bt);
-        im_free(btf);
-        return rc;
-    }
-    if (bt || btf) {
-        int nset = (b != NULL) + (a != NULL) + (bt && btf);
-        im_free(j->auth_cred);
-        im_free(j->auth_cred_file);
-        j->auth_cred = bt;
-        j->auth_cred_file = btf;
-        if (nset)
-            return fail(d, job,
-                        "at most one of basic_auth, authorization, bearer_token & "
-                        "bearer_token_file must be configured");
-    }
-    if (b && a)
-        return fail(d, job, "at most one of basic_auth, oauth2 & authorization must be configured");
-    if ((j->auth_cred || j->auth_cred_file) && !j->auth_type) j->auth_type = im_strdup("Bearer");
-    const scrape_cfg_node_t *t = get(job, "tls_config");
-    if (t) {
-        if ((rc = check_map(d, t, "tls_config", tkeys))) return rc;
-        if ((rc = get_str(d, t, "ca_file", &j->tls_ca_file))) return rc;
-        if ((rc = get_str(d, t, "cert_file", &j->tls_cert_file))) return rc;
-        if ((rc = get_str(d, t, "key_file", &j->tls_key_file))) return rc;
-        if ((rc = get_str(d, t, "server_name", &j->tls_server_name))) return rc;
-        if ((rc = get_bool(d, t, "insecure_skip_verify", &j->tls_insecure))) return rc;
-        if (!!j->tls_cert_file != !!j->tls_key_file)
-            return fail(d, t, "client cert file and client key file must both be specified");
-    }
-    return IM_OK;
-}
-
-static im_rc dec_target_groups(dec_t *d, const scrape_cfg_node_t *seq, scrape_job_cfg_t *j)
+static im_rc dec_target_groups(cfg_dec_t *d, const cfg_node_t *seq, scrape_job_cfg_t *j)
 {
     static const char *const keys[] = {"targets", "labels", NULL};
     if (!seq) return IM_OK;
-    if (seq->type != SCRAPE_NODE_SEQ) return fail(d, seq, "static_configs must be a list");
+    if (seq->type != CFG_NODE_SEQ) return cfg_fail(d, seq, "static_configs must be a list");
     j->static_groups = im_calloc(seq->nkids ? seq->nkids : 1, sizeof *j->static_groups);
     for (size_t i = 0; i < seq->nkids; i++) {
-        const scrape_cfg_node_t *n = seq->kids[i];
+        const cfg_node_t *n = seq->kids[i];
         scrape_target_group_t *g = &j->static_groups[j->nstatic++];
         char nb[32];
         snprintf(nb, sizeof nb, "%zu", i);
         g->source = im_strdup(nb);
-        im_rc rc = check_map(d, n, "static_config", keys);
+        im_rc rc = cfg_check_map(d, n, "static_config", keys);
         if (rc) return rc;
-        if ((rc = get_strlist(d, n, "targets", &g->targets, &g->ntargets))) return rc;
+        if ((rc = cfg_get_strlist(d, n, "targets", &g->targets, &g->ntargets))) return rc;
         for (size_t k = 0; k < g->ntargets; k++)
             if (strchr(g->targets[k], '/'))
-                return fail(d, get(n, "targets"), "\"%s\" is not a valid hostname", g->targets[k]);
-        if ((rc = get_labels(d, n, "labels", &g->labels))) return rc;
+                return cfg_fail(d, cfg_get(n, "targets"), "\"%s\" is not a valid hostname",
+                                g->targets[k]);
+        if ((rc = cfg_get_labels(d, n, "labels", &g->labels))) return rc;
         if (!g->labels) g->labels = im_labels_empty();
     }
     return IM_OK;
 }
 
-static im_rc dec_file_sd(dec_t *d, const scrape_cfg_node_t *seq, scrape_job_cfg_t *j)
+static im_rc dec_file_sd(cfg_dec_t *d, const cfg_node_t *seq, scrape_job_cfg_t *j)
 {
     static const char *const keys[] = {"files", "refresh_interval", NULL};
     if (!seq) return IM_OK;
-    if (seq->type != SCRAPE_NODE_SEQ) return fail(d, seq, "file_sd_configs must be a list");
+    if (seq->type != CFG_NODE_SEQ) return cfg_fail(d, seq, "file_sd_configs must be a list");
     j->file_sd = im_calloc(seq->nkids ? seq->nkids : 1, sizeof *j->file_sd);
     for (size_t i = 0; i < seq->nkids; i++) {
-        const scrape_cfg_node_t *n = seq->kids[i];
+        const cfg_node_t *n = seq->kids[i];
         scrape_file_sd_t *f = &j->file_sd[j->nfile_sd++];
         f->refresh_ms = 5 * IM_MS_PER_MINUTE;
-        im_rc rc = check_map(d, n, "file_sd_config", keys);
+        im_rc rc = cfg_check_map(d, n, "file_sd_config", keys);
         if (rc) return rc;
-        if ((rc = get_strlist(d, n, "files", &f->files, &f->nfiles))) return rc;
-        if ((rc = get_dur(d, n, "refresh_interval", &f->refresh_ms))) return rc;
+        if ((rc = cfg_get_strlist(d, n, "files", &f->files, &f->nfiles))) return rc;
+        if ((rc = cfg_get_dur(d, n, "refresh_interval", &f->refresh_ms))) return rc;
         if (f->nfiles == 0)
-            return fail(d, n, "file service discovery config must contain at least one path name");
+            return cfg_fail(d, n,
+                            "file service discovery config must contain at least one path name");
         for (size_t k = 0; k < f->nfiles; k++) {
             const char *p = f->files[k], *b = strrchr(p, '/');
             b = b ? b + 1 : p;
@@ -461,7 +68,8 @@ static im_rc dec_file_sd(dec_t *d, const scrape_cfg_node_t *seq, scrape_job_cfg_
                       (bl > 4 && !strcmp(b + bl - 4, ".yml")) ||
                       (bl > 5 && !strcmp(b + bl - 5, ".yaml"));
             if (!ok)
-                return fail(d, get(n, "files"), "path name %s is not valid for file discovery", p);
+                return cfg_fail(d, cfg_get(n, "files"),
+                                "path name %s is not valid for file discovery", p);
         }
         if (f->refresh_ms <= 0) f->refresh_ms = 5 * IM_MS_PER_MINUTE;
     }
@@ -470,7 +78,7 @@ static im_rc dec_file_sd(dec_t *d, const scrape_cfg_node_t *seq, scrape_job_cfg_
 
 static void job_free(scrape_job_cfg_t *j);
 
-static im_rc dec_job(dec_t *d, const scrape_cfg_node_t *n, const scrape_config_t *c,
+static im_rc dec_job(cfg_dec_t *d, const cfg_node_t *n, const scrape_config_t *c,
                      scrape_job_cfg_t *j)
 {
     static const char *const keys[] = {"job_name",
@@ -491,135 +99,115 @@ static im_rc dec_job(dec_t *d, const scrape_cfg_node_t *n, const scrape_config_t
                                        "file_sd_configs",
                                        "relabel_configs",
                                        "metric_relabel_configs",
-                                       "basic_auth",
-                                       "authorization",
-                                       "bearer_token",
-                                       "bearer_token_file",
-                                       "tls_config",
-                                       "proxy_url",
-                                       "follow_redirects",
-                                       "enable_http2",
                                        NULL};
-    im_rc rc = check_map(d, n, "scrape_config", keys);
+    const char *const *lists[] = {keys, cfg_http_client_keys, NULL};
+    im_rc rc = cfg_check_map_lists(d, n, "scrape_config", lists);
     if (rc) return rc;
-    if (is_null(n)) return fail(d, n, "empty or null scrape config section");
+    if (cfg_is_null(n)) return cfg_fail(d, n, "empty or null scrape config section");
     j->interval_ms = c->scrape_interval_ms;
     j->timeout_ms = -1;
     j->honor_timestamps = true;
-    j->follow_redirects = true;
-    if ((rc = get_str(d, n, "job_name", &j->job_name))) return rc;
-    if (!j->job_name || !*j->job_name) return fail(d, n, "job_name is empty");
-    if ((rc = get_bool(d, n, "honor_labels", &j->honor_labels))) return rc;
-    if ((rc = get_bool(d, n, "honor_timestamps", &j->honor_timestamps))) return rc;
-    if ((rc = get_bool(d, n, "follow_redirects", &j->follow_redirects))) return rc;
-    bool h2 = true;
-    if ((rc = get_bool(d, n, "enable_http2", &h2))) return rc;
-    if ((rc = get_dur(d, n, "scrape_interval", &j->interval_ms))) return rc;
-    if ((rc = get_dur(d, n, "scrape_timeout", &j->timeout_ms))) return rc;
+    cfg_http_client_init(&j->http);
+    if ((rc = cfg_get_str(d, n, "job_name", &j->job_name))) return rc;
+    if (!j->job_name || !*j->job_name) return cfg_fail(d, n, "job_name is empty");
+    if ((rc = cfg_get_bool(d, n, "honor_labels", &j->honor_labels))) return rc;
+    if ((rc = cfg_get_bool(d, n, "honor_timestamps", &j->honor_timestamps))) return rc;
+    if ((rc = cfg_get_dur(d, n, "scrape_interval", &j->interval_ms))) return rc;
+    if ((rc = cfg_get_dur(d, n, "scrape_timeout", &j->timeout_ms))) return rc;
     if (j->interval_ms <= 0)
-        return fail(d, get(n, "scrape_interval"), "scrape_interval must be positive");
+        return cfg_fail(d, cfg_get(n, "scrape_interval"), "scrape_interval must be positive");
     if (j->timeout_ms < 0) {
         j->timeout_ms = c->scrape_timeout_ms;
         if (j->timeout_ms > j->interval_ms) j->timeout_ms = j->interval_ms;
     } else if (j->timeout_ms > j->interval_ms) {
-        return fail(
+        return cfg_fail(
             d, n,
             "scrape timeout greater than scrape interval for scrape config with job name \"%s\"",
             j->job_name);
     }
     if (j->timeout_ms == 0)
-        return fail(d, get(n, "scrape_timeout"), "scrape_timeout must be positive");
-    if ((rc = get_str(d, n, "metrics_path", &j->metrics_path))) return rc;
+        return cfg_fail(d, cfg_get(n, "scrape_timeout"), "scrape_timeout must be positive");
+    if ((rc = cfg_get_str(d, n, "metrics_path", &j->metrics_path))) return rc;
     if (!j->metrics_path) j->metrics_path = im_strdup("/metrics");
-    if ((rc = get_str(d, n, "scheme", &j->scheme))) return rc;
+    if ((rc = cfg_get_str(d, n, "scheme", &j->scheme))) return rc;
     if (!j->scheme) j->scheme = im_strdup("http");
     if (strcmp(j->scheme, "http") && strcmp(j->scheme, "https"))
-        return fail(d, get(n, "scheme"), "unknown scrape config scheme \"%s\" (http or https)",
-                    j->scheme);
-    if ((rc = get_str(d, n, "proxy_url", &j->proxy_url))) return rc;
-    const scrape_cfg_node_t *p = get(n, "params");
+        return cfg_fail(d, cfg_get(n, "scheme"),
+                        "unknown scrape config scheme \"%s\" (http or https)", j->scheme);
+    const cfg_node_t *p = cfg_get(n, "params");
     if (p) {
-        if ((rc = check_map(d, p, "params", NULL))) return rc;
+        if ((rc = cfg_check_map(d, p, "params", NULL))) return rc;
         size_t total = 0;
         for (size_t i = 1; i < p->nkids; i += 2) {
-            if (p->kids[i]->type != SCRAPE_NODE_SEQ)
-                return fail(d, p->kids[i], "params values must be lists of strings");
+            if (p->kids[i]->type != CFG_NODE_SEQ)
+                return cfg_fail(d, p->kids[i], "params values must be lists of strings");
             total += p->kids[i]->nkids;
         }
         j->param_names = im_calloc(total + 1, sizeof(char *));
         j->param_values = im_calloc(total + 1, sizeof(char *));
         for (size_t i = 0; i < p->nkids; i += 2)
             for (size_t k = 0; k < p->kids[i + 1]->nkids; k++) {
-                const scrape_cfg_node_t *v = p->kids[i + 1]->kids[k];
-                if (v->type != SCRAPE_NODE_SCALAR)
-                    return fail(d, v, "params values must be lists of strings");
+                const cfg_node_t *v = p->kids[i + 1]->kids[k];
+                if (v->type != CFG_NODE_SCALAR)
+                    return cfg_fail(d, v, "params values must be lists of strings");
                 j->param_names[j->nparams] = im_strdup(p->kids[i]->str);
                 j->param_values[j->nparams++] = im_strdup(v->str);
             }
     }
-    if ((rc = get_u64(d, n, "sample_limit", &j->sample_limit))) return rc;
-    if ((rc = get_u64(d, n, "target_limit", &j->target_limit))) return rc;
-    if ((rc = get_u64(d, n, "label_limit", &j->label_limit))) return rc;
-    if ((rc = get_u64(d, n, "label_name_length_limit", &j->label_name_length_limit))) return rc;
-    if ((rc = get_u64(d, n, "label_value_length_limit", &j->label_value_length_limit))) return rc;
-    if ((rc = get_bytes(d, n, "body_size_limit", &j->body_size_limit))) return rc;
-    if ((rc = dec_auth(d, n, j))) return rc;
-    if ((rc = dec_target_groups(d, get(n, "static_configs"), j))) return rc;
-    if ((rc = dec_file_sd(d, get(n, "file_sd_configs"), j))) return rc;
-    if ((rc = dec_relabel(d, get(n, "relabel_configs"), "relabel_configs", &j->relabel,
-                          &j->nrelabel)))
+    if ((rc = cfg_get_u64(d, n, "sample_limit", &j->sample_limit))) return rc;
+    if ((rc = cfg_get_u64(d, n, "target_limit", &j->target_limit))) return rc;
+    if ((rc = cfg_get_u64(d, n, "label_limit", &j->label_limit))) return rc;
+    if ((rc = cfg_get_u64(d, n, "label_name_length_limit", &j->label_name_length_limit))) return rc;
+    if ((rc = cfg_get_u64(d, n, "label_value_length_limit", &j->label_value_length_limit)))
         return rc;
-    if ((rc = dec_relabel(d, get(n, "metric_relabel_configs"), "metric_relabel_configs",
-                          &j->metric_relabel, &j->nmetric_relabel)))
+    if ((rc = cfg_get_bytes(d, n, "body_size_limit", &j->body_size_limit))) return rc;
+    if ((rc = cfg_http_client_decode(d, n, &j->http))) return rc;
+    if ((rc = dec_target_groups(d, cfg_get(n, "static_configs"), j))) return rc;
+    if ((rc = dec_file_sd(d, cfg_get(n, "file_sd_configs"), j))) return rc;
+    if ((rc = cfg_relabel_decode(d, cfg_get(n, "relabel_configs"), "relabel_configs", &j->relabel,
+                                 &j->nrelabel)))
+        return rc;
+    if ((rc = cfg_relabel_decode(d, cfg_get(n, "metric_relabel_configs"), "metric_relabel_configs",
+                                 &j->metric_relabel, &j->nmetric_relabel)))
         return rc;
     return IM_OK;
 }
 
-static im_rc dec_storage(dec_t *d, const scrape_cfg_node_t *n, scrape_config_t *c)
+static im_rc dec_storage(cfg_dec_t *d, const cfg_node_t *n, scrape_config_t *c)
 {
     static const char *const keys[] = {"path", "retention", "wal", "tsdb", "exemplars", NULL};
     static const char *const rkeys[] = {"time", "size", NULL};
     static const char *const wkeys[] = {"fsync", "fsync_interval", NULL};
-    im_rc rc = check_map(d, n, "storage", keys);
+    im_rc rc = cfg_check_map(d, n, "storage", keys);
     if (rc) return rc;
-    if ((rc = get_str(d, n, "path", &c->storage_path))) return rc;
-    const scrape_cfg_node_t *r = get(n, "retention");
+    if ((rc = cfg_get_str(d, n, "path", &c->storage_path))) return rc;
+    const cfg_node_t *r = cfg_get(n, "retention");
     if (r) {
-        if ((rc = check_map(d, r, "storage.retention", rkeys))) return rc;
-        if ((rc = get_dur(d, r, "time", &c->retention_ms))) return rc;
-        if ((rc = get_bytes(d, r, "size", &c->retention_bytes))) return rc;
+        if ((rc = cfg_check_map(d, r, "storage.retention", rkeys))) return rc;
+        if ((rc = cfg_get_dur(d, r, "time", &c->retention_ms))) return rc;
+        if ((rc = cfg_get_bytes(d, r, "size", &c->retention_bytes))) return rc;
     }
-    const scrape_cfg_node_t *w = get(n, "wal");
+    const cfg_node_t *w = cfg_get(n, "wal");
     if (w) {
-        if ((rc = check_map(d, w, "storage.wal", wkeys))) return rc;
-        const scrape_cfg_node_t *f = get(w, "fsync");
+        if ((rc = cfg_check_map(d, w, "storage.wal", wkeys))) return rc;
+        const cfg_node_t *f = cfg_get(w, "fsync");
         if (f) {
             c->storage_fsync_set = true;
-            if (f->type == SCRAPE_NODE_SCALAR && !strcmp(f->str, "timer"))
+            if (f->type == CFG_NODE_SCALAR && !strcmp(f->str, "timer"))
                 c->storage_fsync = SCRAPE_FSYNC_TIMER;
-            else if (f->type == SCRAPE_NODE_SCALAR && !strcmp(f->str, "always"))
+            else if (f->type == CFG_NODE_SCALAR && !strcmp(f->str, "always"))
                 c->storage_fsync = SCRAPE_FSYNC_ALWAYS;
-            else if (f->type == SCRAPE_NODE_SCALAR && !strcmp(f->str, "never"))
+            else if (f->type == CFG_NODE_SCALAR && !strcmp(f->str, "never"))
                 c->storage_fsync = SCRAPE_FSYNC_NEVER;
             else
-                return fail(d, f, "storage.wal.fsync must be one of timer, always, never");
+                return cfg_fail(d, f, "storage.wal.fsync must be one of timer, always, never");
         }
-        if ((rc = get_dur(d, w, "fsync_interval", &c->storage_fsync_interval_ms))) return rc;
+        if ((rc = cfg_get_dur(d, w, "fsync_interval", &c->storage_fsync_interval_ms))) return rc;
     }
     return IM_OK;
 }
 
-static scrape_cfg_node_t *node_clone(const scrape_cfg_node_t *n)
-{
-    scrape_cfg_node_t *c = im_calloc(1, sizeof *c);
-    *c = *n;
-    c->str = n->str ? im_strdup(n->str) : NULL;
-    c->kids = im_calloc(n->nkids ? n->nkids : 1, sizeof *c->kids);
-    for (size_t i = 0; i < n->nkids; i++) c->kids[i] = node_clone(n->kids[i]);
-    return c;
-}
-
-static im_rc decode(dec_t *d, const scrape_cfg_node_t *root, scrape_config_t *c)
+static im_rc decode(cfg_dec_t *d, const cfg_node_t *root, scrape_config_t *c)
 {
     static const char *const keys[] = {"global",
                                        "scrape_configs",
@@ -634,62 +222,58 @@ static im_rc decode(dec_t *d, const scrape_cfg_node_t *root, scrape_config_t *c)
                                        NULL};
     static const char *const gkeys[] = {"scrape_interval", "scrape_timeout", "evaluation_interval",
                                         "external_labels", "query_log_file", NULL};
-    im_rc rc = check_map(d, root, "config", keys);
+    im_rc rc = cfg_check_map(d, root, "config", keys);
     if (rc) return rc;
     c->scrape_interval_ms = IM_MS_PER_MINUTE;
     c->scrape_timeout_ms = 10 * IM_MS_PER_SECOND;
     c->evaluation_interval_ms = IM_MS_PER_MINUTE;
-    const scrape_cfg_node_t *g = get(root, "global");
+    const cfg_node_t *g = cfg_get(root, "global");
     if (g) {
-        if ((rc = check_map(d, g, "global", gkeys))) return rc;
-        if ((rc = get_dur(d, g, "scrape_interval", &c->scrape_interval_ms))) return rc;
-        bool tset = get(g, "scrape_timeout") != NULL;
-        if ((rc = get_dur(d, g, "scrape_timeout", &c->scrape_timeout_ms))) return rc;
-        if ((rc = get_dur(d, g, "evaluation_interval", &c->evaluation_interval_ms))) return rc;
+        if ((rc = cfg_check_map(d, g, "global", gkeys))) return rc;
+        if ((rc = cfg_get_dur(d, g, "scrape_interval", &c->scrape_interval_ms))) return rc;
+        bool tset = cfg_get(g, "scrape_timeout") != NULL;
+        if ((rc = cfg_get_dur(d, g, "scrape_timeout", &c->scrape_timeout_ms))) return rc;
+        if ((rc = cfg_get_dur(d, g, "evaluation_interval", &c->evaluation_interval_ms))) return rc;
         if (c->scrape_interval_ms <= 0)
-            return fail(d, get(g, "scrape_interval"), "scrape_interval must be positive");
+            return cfg_fail(d, cfg_get(g, "scrape_interval"), "scrape_interval must be positive");
         if (c->scrape_timeout_ms > c->scrape_interval_ms) {
-            if (tset) return fail(d, g, "global scrape timeout greater than scrape interval");
+            if (tset) return cfg_fail(d, g, "global scrape timeout greater than scrape interval");
             c->scrape_timeout_ms = c->scrape_interval_ms;
         }
-        if ((rc = get_labels(d, g, "external_labels", &c->external_labels))) return rc;
+        if ((rc = cfg_get_labels(d, g, "external_labels", &c->external_labels))) return rc;
     }
     if (!c->external_labels) c->external_labels = im_labels_empty();
-    if ((rc = get_strlist(d, root, "rule_files", &c->rule_files, &c->nrule_files))) return rc;
-    const scrape_cfg_node_t *sc = get(root, "scrape_configs");
+    if ((rc = cfg_get_strlist(d, root, "rule_files", &c->rule_files, &c->nrule_files))) return rc;
+    const cfg_node_t *sc = cfg_get(root, "scrape_configs");
     if (sc) {
-        if (sc->type != SCRAPE_NODE_SEQ) return fail(d, sc, "scrape_configs must be a list");
+        if (sc->type != CFG_NODE_SEQ) return cfg_fail(d, sc, "scrape_configs must be a list");
         c->jobs = im_calloc(sc->nkids ? sc->nkids : 1, sizeof *c->jobs);
         for (size_t i = 0; i < sc->nkids; i++) {
             scrape_job_cfg_t *j = &c->jobs[c->njobs++];
             if ((rc = dec_job(d, sc->kids[i], c, j))) return rc;
             for (size_t k = 0; k + 1 < c->njobs; k++)
                 if (!strcmp(c->jobs[k].job_name, j->job_name))
-                    return fail(d, sc->kids[i],
-                                "found multiple scrape configs with job name \"%s\"", j->job_name);
+                    return cfg_fail(d, sc->kids[i],
+                                    "found multiple scrape configs with job name \"%s\"",
+                                    j->job_name);
         }
     }
-    const scrape_cfg_node_t *st = get(root, "storage");
+    const cfg_node_t *st = cfg_get(root, "storage");
     if (st && (rc = dec_storage(d, st, c))) return rc;
-    const scrape_cfg_node_t *x;
-    if ((x = get(root, "alerting"))) {
-        if ((rc = check_map(d, x, "alerting",
-                            (const char *const[]){"alertmanagers", "alert_relabel_configs", NULL})))
+    const cfg_node_t *x;
+    if ((x = cfg_get(root, "alerting"))) {
+        if ((rc = cfg_check_map(
+                 d, x, "alerting",
+                 (const char *const[]){"alertmanagers", "alert_relabel_configs", NULL})))
             return rc;
-        c->alerting = node_clone(x);
+        c->alerting = cfg_node_clone(x);
     }
-    if ((x = get(root, "remote_write"))) {
-        if (x->type != SCRAPE_NODE_SEQ) return fail(d, x, "remote_write must be a list");
-        for (size_t i = 0; i < x->nkids; i++) {
-            if ((rc = check_map(d, x->kids[i], "remote_write", NULL))) return rc;
-            if (!get(x->kids[i], "url"))
-                return fail(d, x->kids[i], "url for remote_write is empty");
-        }
-        c->remote_write = node_clone(x);
-    }
-    if ((x = get(root, "llm"))) {
-        if ((rc = check_map(d, x, "llm", NULL))) return rc;
-        c->llm = node_clone(x);
+    if ((rc = cfg_remote_write_decode(d, cfg_get(root, "remote_write"), &c->remote_write,
+                                      &c->nremote_write)))
+        return rc;
+    if ((x = cfg_get(root, "llm"))) {
+        if ((rc = cfg_check_map(d, x, "llm", NULL))) return rc;
+        c->llm = cfg_node_clone(x);
     }
     return IM_OK;
 }
@@ -713,13 +297,10 @@ static void job_free(scrape_job_cfg_t *j)
     }
     im_free(j->param_names);
     im_free(j->param_values);
-    char **strs[] = {&j->basic_user,   &j->basic_pass,      &j->basic_pass_file, &j->auth_type,
-                     &j->auth_cred,    &j->auth_cred_file,  &j->tls_ca_file,     &j->tls_cert_file,
-                     &j->tls_key_file, &j->tls_server_name, &j->proxy_url};
-    for (size_t i = 0; i < IM_ARRAY_LEN(strs); i++) im_free(*strs[i]);
-    for (size_t i = 0; i < j->nrelabel; i++) scrape_relabel_clear(&j->relabel[i]);
+    cfg_http_client_free(&j->http);
+    for (size_t i = 0; i < j->nrelabel; i++) labels_relabel_clear(&j->relabel[i]);
     im_free(j->relabel);
-    for (size_t i = 0; i < j->nmetric_relabel; i++) scrape_relabel_clear(&j->metric_relabel[i]);
+    for (size_t i = 0; i < j->nmetric_relabel; i++) labels_relabel_clear(&j->metric_relabel[i]);
     im_free(j->metric_relabel);
     for (size_t i = 0; i < j->nstatic; i++) group_free(&j->static_groups[i]);
     im_free(j->static_groups);
@@ -746,63 +327,28 @@ void scrape_config_free(scrape_config_t *c)
     im_free(c->rule_files);
     if (c->external_labels) im_labels_unref(c->external_labels);
     im_free(c->storage_path);
-    scrape_cfg_node_free(c->alerting);
-    scrape_cfg_node_free(c->remote_write);
-    scrape_cfg_node_free(c->llm);
+    cfg_node_free(c->alerting);
+    cfg_remote_write_free_all(c->remote_write, c->nremote_write);
+    cfg_node_free(c->llm);
     im_free(c->filename);
     im_free(c->text);
     im_free(c);
-}
-
-im_rc scrape_cfg_parse_yaml(const char *text, size_t len, const char *name,
-                            scrape_cfg_node_t **root, im_err_t *err)
-{
-    *root = NULL;
-    yaml_parser_t p;
-    yaml_document_t doc;
-    if (!yaml_parser_initialize(&p)) im_oom(sizeof p);
-    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-    if (!yaml_parser_load(&p, &doc)) {
-        im_rc rc = im_err_setpos(err, IM_EPARSE, (int)p.problem_mark.line + 1,
-                                 (int)p.problem_mark.column + 1, "yaml: %s%s%s",
-                                 p.problem ? p.problem : "syntax error", p.context ? " " : "",
-                                 p.context ? p.context : "");
-        if (err) err->file = name;
-        yaml_parser_delete(&p);
-        return rc;
-    }
-    yaml_node_t *r = yaml_document_get_root_node(&doc);
-    im_rc rc = IM_OK;
-    if (r) {
-        conv_t c = {&doc, 0, 0};
-        *root = convert(&c, r);
-        if (!*root) {
-            rc = im_err_set(
-                err, IM_ELIMIT,
-                "yaml: document too large or too deeply nested (more than %d nodes or 200 levels)",
-                IM_CFG_MAX_NODES);
-            if (err) err->file = name;
-        }
-    }
-    yaml_document_delete(&doc);
-    yaml_parser_delete(&p);
-    return rc;
 }
 
 im_rc scrape_config_parse(const char *text, size_t len, const char *name, scrape_config_t **out,
                           im_err_t *err)
 {
     *out = NULL;
-    scrape_cfg_node_t *root;
-    im_rc rc = scrape_cfg_parse_yaml(text, len, name, &root, err);
+    cfg_node_t *root;
+    im_rc rc = cfg_parse_yaml(text, len, name, &root, err);
     if (rc) return rc;
     scrape_config_t *c = im_calloc(1, sizeof *c);
     c->refs = 1;
     c->filename = name ? im_strdup(name) : NULL;
     c->text = im_strndup(text, len);
-    dec_t d = {name, err};
+    cfg_dec_t d = {name, err};
     rc = decode(&d, root, c);
-    scrape_cfg_node_free(root);
+    cfg_node_free(root);
     if (rc) {
         if (err) err->file = name; /* borrowed from the caller */
         scrape_config_free(c);

@@ -1,93 +1,29 @@
-/* config.h — the infermon configuration file and relabelling: contract.
+/* config.h — the infermon configuration file: contract.
  *
  * The file is a superset of prometheus.yml (see docs/configuration.md): global,
  * scrape_configs, rule_files, alerting, remote_write, plus storage: and llm:.
- * scrape_config_load* parse YAML with libyaml, fill Prometheus' defaults, and
+ * scrape_config_load* parse YAML (config/yaml.h), fill Prometheus' defaults, and
  * validate everything; any unknown key or bad value is an error carrying
  * file:line:column (im_err_t). A loaded scrape_config_t is immutable and owned by
  * the caller; it is refcounted (scrape_config_ref / scrape_config_free drops one
  * reference) so the scrape manager and the HTTP API can share it and only read
  * it, so a reload builds a new one and swaps it in.
  *
- * Sections infermon does not interpret yet (alerting, remote_write, llm) are kept
- * as generic YAML trees (scrape_cfg_node_t) for the subsystems that will.
- *
- * Relabelling follows Prometheus 2.x exactly: regexes are fully anchored,
- * `$1`/`${1}`/`$name` expand as Go's regexp.Expand does (so `$1x` is the empty
- * group "1x"), hashmod takes the last 8 bytes of the MD5 of the joined source
- * values as a big-endian integer modulo `modulus`, lowercase/uppercase are ASCII. */
+ * The YAML tree and the strict getters are config/yaml.h; the HTTP client keys
+ * of a scrape config are config/http_client.h; remote_write is typed
+ * (config/remote_write.h); relabelling is labels/relabel.h. alerting and llm
+ * are still kept as checked YAML trees (cfg_node_t) for notify and cli. */
 #ifndef IM_SCRAPE_CONFIG_H
 #define IM_SCRAPE_CONFIG_H
 
+#include "config/http_client.h"
+#include "config/remote_write.h"
+#include "config/yaml.h"
 #include "labels/labels.h"
+#include "labels/relabel.h"
 #include "util/base.h"
 #include "util/buf.h"
 #include "util/err.h"
-
-/* ---- Generic YAML tree (kept sections) ---- */
-typedef enum scrape_cfg_node_type {
-    SCRAPE_NODE_SCALAR,
-    SCRAPE_NODE_SEQ,
-    SCRAPE_NODE_MAP, /* kids alternate key, value */
-} scrape_cfg_node_type_t;
-
-typedef struct scrape_cfg_node {
-    scrape_cfg_node_type_t type;
-    char *str;  /* owned; scalars only */
-    bool plain; /* scalar was unquoted (null/bool detection) */
-    int line, col;
-    struct scrape_cfg_node **kids; /* owned */
-    size_t nkids;
-} scrape_cfg_node_t;
-
-void scrape_cfg_node_free(scrape_cfg_node_t *n);
-/* Parses any YAML (or JSON) text into a tree; *root is NULL for an empty
- * document. Errors carry line:column. Used for file_sd files and web configs. */
-im_rc scrape_cfg_parse_yaml(const char *text, size_t len, const char *name,
-                            scrape_cfg_node_t **root, im_err_t *err);
-
-/* ---- Relabelling ---- */
-typedef enum scrape_relabel_action {
-    SCRAPE_RELABEL_REPLACE,
-    SCRAPE_RELABEL_KEEP,
-    SCRAPE_RELABEL_DROP,
-    SCRAPE_RELABEL_KEEPEQUAL,
-    SCRAPE_RELABEL_DROPEQUAL,
-    SCRAPE_RELABEL_HASHMOD,
-    SCRAPE_RELABEL_LABELMAP,
-    SCRAPE_RELABEL_LABELDROP,
-    SCRAPE_RELABEL_LABELKEEP,
-    SCRAPE_RELABEL_LOWERCASE,
-    SCRAPE_RELABEL_UPPERCASE,
-} scrape_relabel_action_t;
-
-typedef struct scrape_relabel {
-    scrape_relabel_action_t action;
-    char **source_labels; /* owned array of owned strings */
-    size_t nsource;
-    char *separator;    /* owned, default ";" */
-    char *target_label; /* owned, may be NULL */
-    char *regex;        /* owned, default "(.*)" (unanchored text as written) */
-    char *replacement;  /* owned, default "$1" */
-    uint64_t modulus;
-    struct im_regex *re; /* compiled, IM_REGEX_FULL (labels/regex.h; owned) */
-} scrape_relabel_t;
-
-const char *scrape_relabel_action_name(scrape_relabel_action_t a);
-/* Fills defaults for a zeroed rule (action replace, separator ";", ...). */
-void scrape_relabel_defaults(scrape_relabel_t *r);
-/* Validates as Prometheus does and compiles the regex. */
-im_rc scrape_relabel_compile(scrape_relabel_t *r, im_err_t *err);
-void scrape_relabel_clear(scrape_relabel_t *r);
-/* Applies rules in order to the builder. Returns 1 to keep, 0 when a keep/drop rule
- * drops the label set, or IM_ELIMIT (err filled) when a regex exceeded the regex
- * limit (labels/regex.h); after 0 or an error the builder is in an unspecified
- * state. Thread-safe (the compiled rules are only read). */
-int scrape_relabel_apply(const scrape_relabel_t *rules, size_t n, im_labels_builder_t *lb,
-                         im_err_t *err);
-/* scrape_relabel_apply, with an error logged (rate-limited) and treated as a drop:
- * returns false when the label set is dropped. */
-bool scrape_relabel_process(const scrape_relabel_t *rules, size_t n, im_labels_builder_t *lb);
 
 /* ---- Scrape configs ---- */
 typedef struct scrape_target_group {
@@ -111,15 +47,10 @@ typedef struct scrape_job_cfg {
     char **param_names, **param_values; /* owned, parallel; a name may repeat */
     size_t nparams;
     bool honor_labels, honor_timestamps;
-    bool follow_redirects; /* accepted; redirects are never followed */
-    char *basic_user, *basic_pass, *basic_pass_file;
-    char *auth_type, *auth_cred, *auth_cred_file; /* bearer_token(_file) maps here */
-    char *tls_ca_file, *tls_cert_file, *tls_key_file, *tls_server_name;
-    bool tls_insecure;
-    char *proxy_url;
-    scrape_relabel_t *relabel;
+    cfg_http_client_t http; /* basic_auth, authorization, tls_config, proxy, redirects */
+    labels_relabel_t *relabel;
     size_t nrelabel;
-    scrape_relabel_t *metric_relabel;
+    labels_relabel_t *metric_relabel;
     size_t nmetric_relabel;
     uint64_t sample_limit, target_limit, label_limit, label_name_length_limit,
         label_value_length_limit;
@@ -153,8 +84,10 @@ typedef struct scrape_config {
     bool storage_fsync_set;
     scrape_fsync_t storage_fsync;
     int64_t storage_fsync_interval_ms;
+    cfg_remote_write_t *remote_write; /* owned, typed (config/remote_write.h) */
+    size_t nremote_write;
     /* Kept for other subsystems (NULL when absent). */
-    scrape_cfg_node_t *alerting, *remote_write, *llm;
+    cfg_node_t *alerting, *llm;
 } scrape_config_t;
 
 /* Parses YAML text. name is used in error positions (may be NULL). */
@@ -174,8 +107,5 @@ extern const char scrape_default_config_yaml[];
 /* Writes the loaded config back as YAML with defaults filled and secrets shown
  * as <secret> (for /api/v1/status/config). */
 im_rc scrape_config_dump(const scrape_config_t *c, im_buf_t *out);
-
-/* Parses a size with Go units' base-2 suffixes ("512KB", "10MiB", "1GB", "0"). */
-im_rc scrape_parse_bytes(const char *s, int64_t *out);
 
 #endif

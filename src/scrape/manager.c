@@ -282,7 +282,7 @@ static const im_labels_t *mutate(im_labels_builder_t *lb, const scrape_job_cfg_t
             im_lb_set(lb, nm, strlen(nm), cv[i]->s, cv[i]->len);
         }
     }
-    if (!scrape_relabel_process(job->metric_relabel, job->nmetric_relabel, lb)) return NULL;
+    if (!labels_relabel_process(job->metric_relabel, job->nmetric_relabel, lb)) return NULL;
     if (lb->n == 0) return NULL;
     return im_lb_build(lb);
 }
@@ -751,7 +751,12 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
     return len;
 }
 
-static void target_setup_curl(scrape_manager_t *m, target_t *t)
+/* Sets the handle up for t's job. The HTTP client configuration (auth, TLS,
+ * proxy, redirects) comes from config/http_client.h; it reads secret files, so
+ * a job with password_file / credentials_file is set up again before every
+ * scrape (rotated secrets are used at once). Returns false with msg filled
+ * when the set-up failed (the scrape then fails with msg). */
+static bool target_setup_curl(scrape_manager_t *m, target_t *t, char *msg, size_t msgcap)
 {
     const scrape_job_cfg_t *j = t->job;
     if (!t->easy) {
@@ -766,12 +771,12 @@ static void target_setup_curl(scrape_manager_t *m, target_t *t)
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, t);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, t->errbuf);
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "gzip");
     curl_easy_setopt(c, CURLOPT_USERAGENT, m->user_agent);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)t->timeout_ms);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_slist_free_all(t->hdrs);
     t->hdrs = NULL;
     t->hdrs = curl_slist_append(
@@ -781,61 +786,28 @@ static void target_setup_curl(scrape_manager_t *m, target_t *t)
     snprintf(h, sizeof h, "X-Prometheus-Scrape-Timeout-Seconds: %g",
              (double)t->timeout_ms / 1000.0);
     t->hdrs = curl_slist_append(t->hdrs, h);
-    if (j->auth_type) {
-        char cred[4096] = "";
-        if (j->auth_cred)
-            snprintf(cred, sizeof cred, "%s", j->auth_cred);
-        else if (j->auth_cred_file) {
-            FILE *f = fopen(j->auth_cred_file, "rb");
-            if (f) {
-                size_t n = fread(cred, 1, sizeof cred - 1, f);
-                cred[n] = 0;
-                fclose(f);
-                while (n && (cred[n - 1] == '\n' || cred[n - 1] == '\r' || cred[n - 1] == ' '))
-                    cred[--n] = 0;
-            }
-        }
-        im_buf_t hb;
-        im_buf_init(&hb, 0);
-        (void)im_buf_printf(&hb, "Authorization: %s %s", j->auth_type, cred);
-        t->hdrs = curl_slist_append(t->hdrs, hb.data);
-        im_buf_free(&hb);
-    }
+    im_err_t err;
+    im_err_clear(&err);
+    bool ok = cfg_http_client_apply(&j->http, c, &t->hdrs, &err) == IM_OK;
+    if (!ok && msg) snprintf(msg, msgcap, "%.*s", (int)(msgcap - 1), err.msg);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, t->hdrs);
-    if (j->basic_user || j->basic_pass || j->basic_pass_file) {
-        curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-        curl_easy_setopt(c, CURLOPT_USERNAME, j->basic_user ? j->basic_user : "");
-        char pw[4096] = "";
-        if (j->basic_pass)
-            snprintf(pw, sizeof pw, "%s", j->basic_pass);
-        else if (j->basic_pass_file) {
-            FILE *f = fopen(j->basic_pass_file, "rb");
-            if (f) {
-                size_t n = fread(pw, 1, sizeof pw - 1, f);
-                pw[n] = 0;
-                fclose(f);
-                while (n && (pw[n - 1] == '\n' || pw[n - 1] == '\r')) pw[--n] = 0;
-            }
-        }
-        curl_easy_setopt(c, CURLOPT_PASSWORD, pw);
-    }
-    if (j->tls_ca_file) curl_easy_setopt(c, CURLOPT_CAINFO, j->tls_ca_file);
-    if (j->tls_cert_file) curl_easy_setopt(c, CURLOPT_SSLCERT, j->tls_cert_file);
-    if (j->tls_key_file) curl_easy_setopt(c, CURLOPT_SSLKEY, j->tls_key_file);
-    if (j->tls_insecure) {
-        curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-    }
-    if (j->proxy_url)
-        curl_easy_setopt(c, CURLOPT_PROXY, j->proxy_url);
-    else
-        curl_easy_setopt(c, CURLOPT_PROXY, "");
     t->body.max = (size_t)body_cap(m, j);
+    return ok;
 }
+
+static void dispatch(scrape_manager_t *m, target_t *t, CURLcode cc, const char *forced);
 
 static void start_scrape(scrape_manager_t *m, target_t *t, int64_t now)
 {
-    if (!t->easy) target_setup_curl(m, t);
+    const cfg_http_client_t *hc = &t->job->http;
+    char msg[128];
+    if ((!t->easy || hc->auth_cred_file || hc->basic_pass_file) &&
+        !target_setup_curl(m, t, msg, sizeof msg)) {
+        t->start_ms = now;
+        t->start_ns = im_mono_ns();
+        dispatch(m, t, CURLE_OK, msg);
+        return;
+    }
     t->errbuf[0] = 0;
     t->body_over = false;
     if (!t->body.data && m->nbodypool) {
@@ -853,8 +825,8 @@ static void start_scrape(scrape_manager_t *m, target_t *t, int64_t now)
 /* ---- The work queue ---- */
 
 /* Hands t's finished scrape to the workers (scrape thread). cc: the transfer's
- * result; forced: fail with t->forced_err instead (no transfer). */
-static void dispatch(scrape_manager_t *m, target_t *t, CURLcode cc, bool forced)
+ * result; forced (non-NULL): fail with this message instead (no transfer). */
+static void dispatch(scrape_manager_t *m, target_t *t, CURLcode cc, const char *forced)
 {
     scrape_work_t *w = &t->w;
     w->cfg = scrape_config_ref(m->cfg);
@@ -864,10 +836,10 @@ static void dispatch(scrape_manager_t *m, target_t *t, CURLcode cc, bool forced)
     w->code = 0;
     w->ct = NULL;
     w->dur_s = (double)(im_mono_ns() - t->start_ns) / 1e9;
-    w->forced = forced;
+    w->forced = forced != NULL;
     w->forced_err[0] = 0;
     if (forced) {
-        snprintf(w->forced_err, sizeof w->forced_err, "%s", t->forced_err);
+        snprintf(w->forced_err, sizeof w->forced_err, "%s", forced);
     } else {
         char *ct = NULL;
         curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &w->code);
@@ -940,7 +912,7 @@ static bool drain_done(scrape_manager_t *m)
             target_free(t);
             continue;
         }
-        if (t->needs_setup && t->easy) target_setup_curl(m, t);
+        if (t->needs_setup && t->easy) (void)target_setup_curl(m, t, NULL, 0);
         t->needs_setup = false;
     }
     return any;
@@ -1073,7 +1045,7 @@ static void add_groups(scrape_manager_t *m, size_t ji, const scrape_target_group
                 if (t->state != T_IDLE)
                     t->needs_setup = true; /* not under a transfer or a worker */
                 else if (t->easy)
-                    target_setup_curl(m, t);
+                    (void)target_setup_curl(m, t, NULL, 0);
             } else {
                 t = im_calloc(1, sizeof *t);
                 t->labels = ls;
@@ -1212,36 +1184,36 @@ static im_rc fsd_read(const char *path, scrape_target_group_t **out, size_t *nou
             break;
         }
     fclose(f);
-    scrape_cfg_node_t *root = NULL;
+    cfg_node_t *root = NULL;
     /* JSON is YAML, so the YAML parser reads both */
-    if (!rc) rc = scrape_cfg_parse_yaml(b.data ? b.data : "", b.len, path, &root, err);
+    if (!rc) rc = cfg_parse_yaml(b.data ? b.data : "", b.len, path, &root, err);
     im_buf_free(&b);
     if (rc) return rc;
     if (!root) return IM_OK;
-    if (root->type != SCRAPE_NODE_SEQ) {
-        scrape_cfg_node_free(root);
+    if (root->type != CFG_NODE_SEQ) {
+        cfg_node_free(root);
         return im_err_set(err, IM_EPARSE, "%s: expected a list of target groups", path);
     }
     scrape_target_group_t *gs = im_calloc(root->nkids ? root->nkids : 1, sizeof *gs);
     size_t ng = 0;
     for (size_t i = 0; i < root->nkids && !rc; i++) {
-        scrape_cfg_node_t *g = root->kids[i];
+        cfg_node_t *g = root->kids[i];
         scrape_target_group_t *grp = &gs[ng++];
         grp->source = im_strdup(path);
         grp->labels = im_labels_empty();
-        if (g->type != SCRAPE_NODE_MAP) {
+        if (g->type != CFG_NODE_MAP) {
             rc = im_err_setpos(err, IM_EPARSE, g->line, g->col, "target group must be a mapping");
             break;
         }
         for (size_t k = 0; k < g->nkids && !rc; k += 2) {
             const char *key = g->kids[k]->str;
-            scrape_cfg_node_t *v = g->kids[k + 1];
-            if (key && !strcmp(key, "targets") && v->type == SCRAPE_NODE_SEQ) {
+            cfg_node_t *v = g->kids[k + 1];
+            if (key && !strcmp(key, "targets") && v->type == CFG_NODE_SEQ) {
                 grp->targets = im_calloc(v->nkids ? v->nkids : 1, sizeof(char *));
                 for (size_t t = 0; t < v->nkids; t++)
-                    if (v->kids[t]->type == SCRAPE_NODE_SCALAR)
+                    if (v->kids[t]->type == CFG_NODE_SCALAR)
                         grp->targets[grp->ntargets++] = im_strdup(v->kids[t]->str);
-            } else if (key && !strcmp(key, "labels") && v->type == SCRAPE_NODE_MAP) {
+            } else if (key && !strcmp(key, "labels") && v->type == CFG_NODE_MAP) {
                 im_labels_builder_t lb;
                 im_lb_init(&lb);
                 for (size_t t = 0; t < v->nkids; t += 2) {
@@ -1255,13 +1227,13 @@ static im_rc fsd_read(const char *path, scrape_target_group_t **out, size_t *nou
                 }
                 grp->labels = im_lb_build(&lb);
                 im_lb_free(&lb);
-            } else if (!(v->type == SCRAPE_NODE_SCALAR && v->plain && v->str[0] == 0)) {
+            } else if (!(v->type == CFG_NODE_SCALAR && v->plain && v->str[0] == 0)) {
                 rc = im_err_setpos(err, IM_EPARSE, g->kids[k]->line, g->kids[k]->col,
                                    "unknown field %s in target group", key ? key : "?");
             }
         }
     }
-    scrape_cfg_node_free(root);
+    cfg_node_free(root);
     if (rc) {
         for (size_t g = 0; g < ng; g++) {
             for (size_t k = 0; k < gs[g].ntargets; k++) im_free(gs[g].targets[k]);
@@ -1406,7 +1378,7 @@ static void *scrape_thread(void *arg)
             if (t->next_ms <= now && t->forced_err[0]) {
                 t->start_ms = now;
                 t->start_ns = im_mono_ns();
-                dispatch(m, t, CURLE_OK, true);
+                dispatch(m, t, CURLE_OK, t->forced_err);
                 while (t->next_ms <= now) t->next_ms += t->interval_ms;
             } else if (t->next_ms <= now) {
                 start_scrape(m, t, now);
@@ -1431,7 +1403,7 @@ static void *scrape_thread(void *arg)
             curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
             CURLcode cc = msg->data.result;
             curl_multi_remove_handle(m->multi, msg->easy_handle);
-            dispatch(m, t, cc, false);
+            dispatch(m, t, cc, NULL);
             any = true;
         }
         if (any) continue;

@@ -7,8 +7,6 @@
 #include "tsdb/tsdb.h"
 #include "util/buf.h"
 
-void scrape__md5(const void *data, size_t len, unsigned char out[16]);
-
 /* ---- A target's series cache (cache.c) ----
  * raw series key (name \xff label \xfe value ..., as written) -> final labels
  * and storage reference. Keys are not stored: an entry is found by a 128-bit

@@ -72,7 +72,7 @@ im_rc scrape_target_labels(const scrape_job_cfg_t *job, const im_labels_t *disco
         set_if_missing(&lb, n, job->param_values[i]);
     }
     im_rc rc = IM_OK;
-    if (!scrape_relabel_process(job->relabel, job->nrelabel, &lb)) goto done; /* dropped */
+    if (!labels_relabel_process(job->relabel, job->nrelabel, &lb)) goto done; /* dropped */
     const im_istr_t *a = im_lb_get(&lb, "__address__");
     if (!a) {
         rc = im_err_set(err, IM_EINVAL, "no address");

@@ -35,24 +35,23 @@ static void test_json(void **state)
     im_labels_unref(a);
 }
 
-static scrape_cfg_node_t *yaml(const char *t)
+static cfg_node_t *yaml(const char *t)
 {
-    scrape_cfg_node_t *root = NULL;
+    cfg_node_t *root = NULL;
     im_err_t err;
-    assert_int_equal(scrape_cfg_parse_yaml(t, strlen(t), "t", &root, &err), IM_OK);
+    assert_int_equal(cfg_parse_yaml(t, strlen(t), "t", &root, &err), IM_OK);
     return root;
 }
 
 static void test_config(void **state)
 {
     (void)state;
-    scrape_cfg_node_t *n =
-        yaml("alertmanagers:\n"
-             "  - scheme: https\n    path_prefix: /am\n    timeout: 3s\n"
-             "    basic_auth: {username: u, password: p}\n"
-             "    static_configs: [{targets: ['a:9093', 'b:9093']}]\n"
-             "alert_relabel_configs:\n"
-             "  - source_labels: [severity]\n    regex: debug\n    action: drop\n");
+    cfg_node_t *n = yaml("alertmanagers:\n"
+                         "  - scheme: https\n    path_prefix: /am\n    timeout: 3s\n"
+                         "    basic_auth: {username: u, password: p}\n"
+                         "    static_configs: [{targets: ['a:9093', 'b:9093']}]\n"
+                         "alert_relabel_configs:\n"
+                         "  - source_labels: [severity]\n    regex: debug\n    action: drop\n");
     notify_config_t c;
     im_err_t err;
     assert_int_equal(notify_config_parse(n, &c, &err), IM_OK);
@@ -64,25 +63,24 @@ static void test_config(void **state)
     assert_string_equal(c.ams[0].basic_user, "u");
     assert_int_equal(c.nrelabel, 1);
     notify_config_free(&c);
-    scrape_cfg_node_free(n);
+    cfg_node_free(n);
     n = yaml("alertmanagers:\n  - api_version: v1\n");
     assert_int_equal(notify_config_parse(n, &c, &err), IM_EPARSE);
-    scrape_cfg_node_free(n);
+    cfg_node_free(n);
 }
 
 static void test_queue(void **state)
 {
     (void)state;
     /* An Alertmanager nobody listens on: every send fails. */
-    scrape_cfg_node_t *n =
-        yaml("alertmanagers:\n"
-             "  - timeout: 1s\n    static_configs: [{targets: ['127.0.0.1:1']}]\n"
-             "alert_relabel_configs:\n"
-             "  - source_labels: [severity]\n    regex: debug\n    action: drop\n");
+    cfg_node_t *n = yaml("alertmanagers:\n"
+                         "  - timeout: 1s\n    static_configs: [{targets: ['127.0.0.1:1']}]\n"
+                         "alert_relabel_configs:\n"
+                         "  - source_labels: [severity]\n    regex: debug\n    action: drop\n");
     notify_config_t c;
     im_err_t err;
     assert_int_equal(notify_config_parse(n, &c, &err), IM_OK);
-    scrape_cfg_node_free(n);
+    cfg_node_free(n);
     const im_labels_t *ext = im_labels_from_strs("cluster", "c1", "alertname", "not-this", NULL);
     notify_opts_t o = {.queue_capacity = 5, .max_batch = 2, .external_labels = ext};
     notify_t *nt = notify_new(&o, &c);

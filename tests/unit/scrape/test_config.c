@@ -216,7 +216,7 @@ static char *apply(const char *rules, const char *in)
         im_lb_set(&lb, p, (size_t)(eq - p), eq + 1, strlen(eq + 1));
         p = e ? e + 1 : p + strlen(p);
     }
-    bool keep = scrape_relabel_process(c->jobs[0].relabel, c->jobs[0].nrelabel, &lb);
+    bool keep = labels_relabel_process(c->jobs[0].relabel, c->jobs[0].nrelabel, &lb);
     out[0] = 0;
     if (!keep) {
         snprintf(out, sizeof out, "DROP");
@@ -344,15 +344,15 @@ static void test_bytes(void **state)
 {
     (void)state;
     int64_t v;
-    assert_int_equal(scrape_parse_bytes("0", &v), IM_OK);
+    assert_int_equal(cfg_parse_bytes("0", &v), IM_OK);
     assert_int_equal(v, 0);
-    assert_int_equal(scrape_parse_bytes("512KB", &v), IM_OK);
+    assert_int_equal(cfg_parse_bytes("512KB", &v), IM_OK);
     assert_int_equal(v, 512 * 1024);
-    assert_int_equal(scrape_parse_bytes("3MiB", &v), IM_OK);
+    assert_int_equal(cfg_parse_bytes("3MiB", &v), IM_OK);
     assert_int_equal(v, 3 << 20);
-    assert_int_not_equal(scrape_parse_bytes("12", &v), IM_OK);
-    assert_int_not_equal(scrape_parse_bytes("-1MB", &v), IM_OK);
-    assert_int_not_equal(scrape_parse_bytes("1XB", &v), IM_OK);
+    assert_int_not_equal(cfg_parse_bytes("12", &v), IM_OK);
+    assert_int_not_equal(cfg_parse_bytes("-1MB", &v), IM_OK);
+    assert_int_not_equal(cfg_parse_bytes("1XB", &v), IM_OK);
 }
 
 int main(void)

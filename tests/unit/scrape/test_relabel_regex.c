@@ -64,11 +64,11 @@ static void test_go_semantics_and_limit(void **state)
     im_lb_init(&lb);
     im_lb_set(&lb, "v", 1, "ab cd", 5);
     im_err_clear(&e);
-    assert_int_equal(scrape_relabel_apply(c->jobs[0].relabel, c->jobs[0].nrelabel, &lb, &e), 1);
+    assert_int_equal(labels_relabel_apply(c->jobs[0].relabel, c->jobs[0].nrelabel, &lb, &e), 1);
     assert_string_equal(im_lb_get(&lb, "t")->s, "ab-cd");
     im_lb_reset(&lb);
     im_lb_set(&lb, "v", 1, "ab\vcd", 5);
-    assert_int_equal(scrape_relabel_apply(c->jobs[0].relabel, c->jobs[0].nrelabel, &lb, &e), 1);
+    assert_int_equal(labels_relabel_apply(c->jobs[0].relabel, c->jobs[0].nrelabel, &lb, &e), 1);
     assert_null(im_lb_get(&lb, "t"));
     scrape_config_free(c);
 
@@ -83,13 +83,13 @@ static void test_go_semantics_and_limit(void **state)
     im_lb_reset(&lb);
     im_lb_set(&lb, "v", 1, v, N);
     im_err_clear(&e);
-    assert_int_equal(scrape_relabel_apply(c->jobs[0].relabel, c->jobs[0].nrelabel, &lb, &e),
+    assert_int_equal(labels_relabel_apply(c->jobs[0].relabel, c->jobs[0].nrelabel, &lb, &e),
                      IM_ELIMIT);
     assert_non_null(strstr(e.msg, "--regex.match-limit"));
     /* the bool wrapper logs and drops; it never keeps what it could not decide */
     im_lb_reset(&lb);
     im_lb_set(&lb, "v", 1, v, N);
-    assert_false(scrape_relabel_process(c->jobs[0].relabel, c->jobs[0].nrelabel, &lb));
+    assert_false(labels_relabel_process(c->jobs[0].relabel, c->jobs[0].nrelabel, &lb));
     scrape_config_free(c);
     im_lb_free(&lb);
 }

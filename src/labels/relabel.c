@@ -13,8 +13,8 @@
 #include <stdio.h>
 
 #include "labels/regex.h"
-#include "scrape/config.h"
-#include "scrape/scrape_int.h"
+#include "labels/relabel.h"
+#include "labels/labels_int.h"
 #include "util/log.h"
 
 static const char *const action_names[] = {
@@ -22,20 +22,20 @@ static const char *const action_names[] = {
     "labelmap", "labeldrop", "labelkeep", "lowercase", "uppercase",
 };
 
-const char *scrape_relabel_action_name(scrape_relabel_action_t a)
+const char *labels_relabel_action_name(labels_relabel_action_t a)
 {
     return (size_t)a < IM_ARRAY_LEN(action_names) ? action_names[a] : "?";
 }
 
-void scrape_relabel_defaults(scrape_relabel_t *r)
+void labels_relabel_defaults(labels_relabel_t *r)
 {
-    r->action = SCRAPE_RELABEL_REPLACE;
+    r->action = LABELS_RELABEL_REPLACE;
     if (!r->separator) r->separator = im_strdup(";");
     if (!r->regex) r->regex = im_strdup("(.*)");
     if (!r->replacement) r->replacement = im_strdup("$1");
 }
 
-void scrape_relabel_clear(scrape_relabel_t *r)
+void labels_relabel_clear(labels_relabel_t *r)
 {
     for (size_t i = 0; i < r->nsource; i++) im_free(r->source_labels[i]);
     im_free(r->source_labels);
@@ -84,42 +84,42 @@ static bool is_default(const char *s, const char *def)
     return s && strcmp(s, def) == 0;
 }
 
-im_rc scrape_relabel_compile(scrape_relabel_t *r, im_err_t *err)
+im_rc labels_relabel_compile(labels_relabel_t *r, im_err_t *err)
 {
-    const char *an = scrape_relabel_action_name(r->action);
-    scrape_relabel_action_t a = r->action;
-    if (a == SCRAPE_RELABEL_HASHMOD && r->modulus == 0)
+    const char *an = labels_relabel_action_name(r->action);
+    labels_relabel_action_t a = r->action;
+    if (a == LABELS_RELABEL_HASHMOD && r->modulus == 0)
         return im_err_set(err, IM_EINVAL,
                           "relabel configuration for hashmod requires non-zero modulus");
-    if ((a == SCRAPE_RELABEL_REPLACE || a == SCRAPE_RELABEL_HASHMOD ||
-         a == SCRAPE_RELABEL_LOWERCASE || a == SCRAPE_RELABEL_UPPERCASE ||
-         a == SCRAPE_RELABEL_KEEPEQUAL || a == SCRAPE_RELABEL_DROPEQUAL) &&
+    if ((a == LABELS_RELABEL_REPLACE || a == LABELS_RELABEL_HASHMOD ||
+         a == LABELS_RELABEL_LOWERCASE || a == LABELS_RELABEL_UPPERCASE ||
+         a == LABELS_RELABEL_KEEPEQUAL || a == LABELS_RELABEL_DROPEQUAL) &&
         (!r->target_label || !*r->target_label))
         return im_err_set(err, IM_EINVAL,
                           "relabel configuration for %s action requires 'target_label' value", an);
-    if ((a == SCRAPE_RELABEL_REPLACE) && !target_template_ok(r->target_label))
+    if ((a == LABELS_RELABEL_REPLACE) && !target_template_ok(r->target_label))
         return im_err_set(err, IM_EINVAL, "\"%s\" is invalid 'target_label' for %s action",
                           r->target_label, an);
-    if ((a == SCRAPE_RELABEL_HASHMOD || a == SCRAPE_RELABEL_LOWERCASE ||
-         a == SCRAPE_RELABEL_UPPERCASE || a == SCRAPE_RELABEL_KEEPEQUAL ||
-         a == SCRAPE_RELABEL_DROPEQUAL) &&
+    if ((a == LABELS_RELABEL_HASHMOD || a == LABELS_RELABEL_LOWERCASE ||
+         a == LABELS_RELABEL_UPPERCASE || a == LABELS_RELABEL_KEEPEQUAL ||
+         a == LABELS_RELABEL_DROPEQUAL) &&
         !im_label_name_valid(r->target_label, strlen(r->target_label)))
         return im_err_set(err, IM_EINVAL, "\"%s\" is invalid 'target_label' for %s action",
                           r->target_label, an);
-    if (a == SCRAPE_RELABEL_LABELMAP && !target_template_ok(r->replacement))
+    if (a == LABELS_RELABEL_LABELMAP && !target_template_ok(r->replacement))
         return im_err_set(err, IM_EINVAL, "\"%s\" is invalid 'replacement' for %s action",
                           r->replacement, an);
-    if ((a == SCRAPE_RELABEL_LOWERCASE || a == SCRAPE_RELABEL_UPPERCASE ||
-         a == SCRAPE_RELABEL_KEEPEQUAL || a == SCRAPE_RELABEL_DROPEQUAL) &&
+    if ((a == LABELS_RELABEL_LOWERCASE || a == LABELS_RELABEL_UPPERCASE ||
+         a == LABELS_RELABEL_KEEPEQUAL || a == LABELS_RELABEL_DROPEQUAL) &&
         !is_default(r->replacement, "$1"))
         return im_err_set(err, IM_EINVAL, "'replacement' can not be set for %s action", an);
-    if (a == SCRAPE_RELABEL_LABELDROP || a == SCRAPE_RELABEL_LABELKEEP) {
+    if (a == LABELS_RELABEL_LABELDROP || a == LABELS_RELABEL_LABELKEEP) {
         if (r->nsource > 0 || !is_default(r->separator, ";") || r->modulus != 0 ||
             (r->target_label && *r->target_label) || !is_default(r->replacement, "$1"))
             return im_err_set(err, IM_EINVAL,
                               "%s action requires only 'regex', and no other fields", an);
     }
-    if (a == SCRAPE_RELABEL_KEEPEQUAL || a == SCRAPE_RELABEL_DROPEQUAL) {
+    if (a == LABELS_RELABEL_KEEPEQUAL || a == LABELS_RELABEL_DROPEQUAL) {
         if (r->nsource == 0 || !is_default(r->regex, "(.*)") || r->modulus != 0 ||
             !is_default(r->replacement, "$1"))
             return im_err_set(err, IM_EINVAL,
@@ -155,7 +155,7 @@ static const char *lb_val(const im_labels_builder_t *lb, const char *name, size_
     return v ? v->s : "";
 }
 
-int scrape_relabel_apply(const scrape_relabel_t *rules, size_t n, im_labels_builder_t *lb,
+int labels_relabel_apply(const labels_relabel_t *rules, size_t n, im_labels_builder_t *lb,
                          im_err_t *err)
 {
     if (n == 0) return 1;
@@ -167,7 +167,7 @@ int scrape_relabel_apply(const scrape_relabel_t *rules, size_t n, im_labels_buil
     bool keep = true;
     int rc = 0;
     for (size_t i = 0; i < n && keep && rc >= 0; i++) {
-        const scrape_relabel_t *r = &rules[i];
+        const labels_relabel_t *r = &rules[i];
         const im_regex_t *re = r->re;
         size_t need = 2 * ((size_t)im_regex_groups(re) + 1);
         if (need > ovcap) {
@@ -182,21 +182,21 @@ int scrape_relabel_apply(const scrape_relabel_t *rules, size_t n, im_labels_buil
             (void)im_buf_append(&val, v, vl);
         }
         switch (r->action) {
-        case SCRAPE_RELABEL_DROP:
+        case LABELS_RELABEL_DROP:
             if ((rc = im_regex_match(re, val.data, val.len, err)) == 1) keep = false;
             break;
-        case SCRAPE_RELABEL_KEEP:
+        case LABELS_RELABEL_KEEP:
             if ((rc = im_regex_match(re, val.data, val.len, err)) == 0) keep = false;
             break;
-        case SCRAPE_RELABEL_DROPEQUAL:
-        case SCRAPE_RELABEL_KEEPEQUAL: {
+        case LABELS_RELABEL_DROPEQUAL:
+        case LABELS_RELABEL_KEEPEQUAL: {
             size_t tl;
             const char *tv = lb_val(lb, r->target_label, &tl);
             bool eq = tl == val.len && memcmp(tv, val.data, tl) == 0;
-            if (eq == (r->action == SCRAPE_RELABEL_DROPEQUAL)) keep = false;
+            if (eq == (r->action == LABELS_RELABEL_DROPEQUAL)) keep = false;
             break;
         }
-        case SCRAPE_RELABEL_REPLACE: {
+        case LABELS_RELABEL_REPLACE: {
             if ((rc = im_regex_exec(re, val.data, val.len, 0, ov, err)) <= 0) break;
             buf_clear(&tgt);
             im_regex_expand(re, r->target_label, strlen(r->target_label), val.data, ov, &tgt);
@@ -213,19 +213,19 @@ int scrape_relabel_apply(const scrape_relabel_t *rules, size_t n, im_labels_buil
             im_lb_set(lb, tgt.data, tgt.len, tmp.data, tmp.len);
             break;
         }
-        case SCRAPE_RELABEL_LOWERCASE:
-        case SCRAPE_RELABEL_UPPERCASE:
+        case LABELS_RELABEL_LOWERCASE:
+        case LABELS_RELABEL_UPPERCASE:
             for (size_t k = 0; k < val.len; k++) {
                 char c = val.data[k];
-                if (r->action == SCRAPE_RELABEL_LOWERCASE && c >= 'A' && c <= 'Z') c += 32;
-                if (r->action == SCRAPE_RELABEL_UPPERCASE && c >= 'a' && c <= 'z') c -= 32;
+                if (r->action == LABELS_RELABEL_LOWERCASE && c >= 'A' && c <= 'Z') c += 32;
+                if (r->action == LABELS_RELABEL_UPPERCASE && c >= 'a' && c <= 'z') c -= 32;
                 val.data[k] = c;
             }
             im_lb_set(lb, r->target_label, strlen(r->target_label), val.data, val.len);
             break;
-        case SCRAPE_RELABEL_HASHMOD: {
+        case LABELS_RELABEL_HASHMOD: {
             unsigned char d[16];
-            scrape__md5(val.data, val.len, d);
+            labels__md5(val.data, val.len, d);
             uint64_t h = 0;
             for (int k = 8; k < 16; k++) h = h << 8 | d[k];
             char nb[32];
@@ -233,7 +233,7 @@ int scrape_relabel_apply(const scrape_relabel_t *rules, size_t n, im_labels_buil
             im_lb_set(lb, r->target_label, strlen(r->target_label), nb, (size_t)nl);
             break;
         }
-        case SCRAPE_RELABEL_LABELMAP: {
+        case LABELS_RELABEL_LABELMAP: {
             /* Snapshot: renames must see the labels as they were. */
             uint32_t cnt = lb->n;
             im_label_t *snap = im_malloc(sizeof(im_label_t) * (cnt ? cnt : 1));
@@ -256,13 +256,13 @@ int scrape_relabel_apply(const scrape_relabel_t *rules, size_t n, im_labels_buil
             im_free(snap);
             break;
         }
-        case SCRAPE_RELABEL_LABELDROP:
-        case SCRAPE_RELABEL_LABELKEEP:
+        case LABELS_RELABEL_LABELDROP:
+        case LABELS_RELABEL_LABELKEEP:
             for (uint32_t k = 0; k < lb->n;) {
                 const im_istr_t *nm = lb->l[k].name;
                 if ((rc = im_regex_match(re, nm->s, nm->len, err)) < 0) break;
                 bool m = rc == 1;
-                if (m == (r->action == SCRAPE_RELABEL_LABELDROP)) {
+                if (m == (r->action == LABELS_RELABEL_LABELDROP)) {
                     im_lb_set(lb, nm->s, nm->len, "", 0);
                     continue;
                 }
@@ -279,11 +279,11 @@ int scrape_relabel_apply(const scrape_relabel_t *rules, size_t n, im_labels_buil
     return keep ? 1 : 0;
 }
 
-bool scrape_relabel_process(const scrape_relabel_t *rules, size_t n, im_labels_builder_t *lb)
+bool labels_relabel_process(const labels_relabel_t *rules, size_t n, im_labels_builder_t *lb)
 {
     im_err_t err;
     im_err_clear(&err);
-    int rc = scrape_relabel_apply(rules, n, lb, &err);
+    int rc = labels_relabel_apply(rules, n, lb, &err);
     if (rc >= 0) return rc == 1;
     /* Never silent: the label set is dropped and said so (every 1000th after the first
      * ten, so that a pathological regex over many samples does not flood the log). */

@@ -2,7 +2,7 @@
  * Prometheus derives from an MD5 digest. Not used for anything security-related. */
 #include "util/base.h"
 
-#include "scrape/scrape_int.h"
+#include "labels/labels_int.h"
 
 typedef struct md5_ctx {
     uint32_t a, b, c, d;
@@ -81,7 +81,7 @@ static void md5_update(md5_ctx_t *s, const unsigned char *p, size_t n)
     }
 }
 
-void scrape__md5(const void *data, size_t len, unsigned char out[16])
+void labels__md5(const void *data, size_t len, unsigned char out[16])
 {
     md5_ctx_t s = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0, {0}, 0};
     md5_update(&s, data, len);
