@@ -171,9 +171,9 @@ static void test_kueue_auth(void **state)
     scrape_config_t *c = load_generated();
     const scrape_job_cfg_t *k = job(c, "kueue");
     assert_string_equal(k->scheme, "https");
-    assert_string_equal(k->auth_type, "Bearer");
-    assert_string_equal(k->auth_cred_file, DISCOVERY_SA_DIR "/token");
-    assert_true(k->tls_insecure);
+    assert_string_equal(k->http.auth_type, "Bearer");
+    assert_string_equal(k->http.auth_cred_file, DISCOVERY_SA_DIR "/token");
+    assert_true(k->http.tls.insecure_skip_verify);
     assert_int_equal(c->scrape_interval_ms, 15000);
     scrape_config_free(c);
 }
