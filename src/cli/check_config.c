@@ -3,7 +3,8 @@
  * like promtool check config. `--in-cluster` (or no FILE inside a Kubernetes pod)
  * prints the in-cluster default `infermon run` would use there, as explicit
  * scrape_configs on stdout, and checks it (the verdict on stderr, so the output
- * can be redirected into a file and edited). */
+ * can be redirected into a file and edited); `--kubernetes-monitors FILE` does
+ * the same for the jobs FILE's kubernetes_monitors: section reads from the API. */
 #include "util/base.h"
 
 #include <stdio.h>
@@ -53,17 +54,66 @@ static int check_in_cluster(void)
     return bad;
 }
 
+/* Loads FILE, reads the monitors its kubernetes_monitors: section selects, prints
+ * the scrape_configs they generate (stdout) and checks them (stderr). */
+static int check_monitors(const char *file)
+{
+    scrape_config_t *c = NULL;
+    im_err_t err;
+    im_err_clear(&err);
+    char eb[1024];
+    if (scrape_config_load_file(file, &c, &err) != IM_OK) {
+        fprintf(stderr, "infermon check config: %s\n", im_err_format(&err, eb, sizeof eb));
+        return 1;
+    }
+    if (!c->k8s_monitors) {
+        fprintf(stderr, "infermon check config: %s has no kubernetes_monitors: section\n", file);
+        scrape_config_free(c);
+        return 2;
+    }
+    im_buf_t jobs, text;
+    im_buf_init(&jobs, 0);
+    im_buf_init(&text, 0);
+    size_t n = 0;
+    int bad = 0;
+    if (discovery_monitors_fetch(c->k8s_monitors, NULL, &jobs, &n, &err) != IM_OK) {
+        fprintf(stderr, "infermon check config: %s\n", im_err_format(&err, eb, sizeof eb));
+        bad = 1;
+    } else {
+        im_buf_printf(&text, "# %zu monitors read through kubernetes_monitors: of %s\n", n, file);
+        im_buf_puts(&text, "scrape_configs:\n");
+        for (const char *p = jobs.data ? jobs.data : ""; *p;) {
+            const char *e = strchr(p, '\n');
+            size_t l = e ? (size_t)(e - p) + 1 : strlen(p);
+            im_buf_puts(&text, "  ");
+            im_buf_append(&text, p, l);
+            p += l;
+        }
+        fputs(text.data, stdout);
+        fflush(stdout);
+        bad = check_one(stderr, "<kubernetes_monitors>", text.data);
+    }
+    im_buf_free(&jobs);
+    im_buf_free(&text);
+    scrape_config_free(c);
+    return bad;
+}
+
 int cli_check_config(int argc, char **argv)
 {
+    if (argc == 3 && !strcmp(argv[1], "--kubernetes-monitors")) return check_monitors(argv[2]);
     bool in_cluster = argc == 2 && !strcmp(argv[1], "--in-cluster");
     if (argc < 2 && discovery_incluster_detect(NULL)) in_cluster = true;
     if ((argc < 2 && !in_cluster) || cli_wants_help(argc, argv)) {
         fprintf(argc < 2 ? stderr : stdout,
                 "usage: infermon check config FILE...\n"
                 "       infermon check config --in-cluster\n"
+                "       infermon check config --kubernetes-monitors FILE\n"
                 "Checks infermon / prometheus.yml configuration files. --in-cluster (the\n"
                 "default with no FILE inside a Kubernetes pod) prints the configuration\n"
-                "`infermon run` uses in a pod without --config.file, then checks it.\n");
+                "`infermon run` uses in a pod without --config.file, then checks it.\n"
+                "--kubernetes-monitors reads the PodMonitors and ServiceMonitors FILE's\n"
+                "kubernetes_monitors: section selects and prints their scrape_configs.\n");
         return argc < 2 ? 2 : 0;
     }
     if (in_cluster) return check_in_cluster();

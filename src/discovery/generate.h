@@ -30,6 +30,8 @@
 #ifndef IM_DISCOVERY_GENERATE_H
 #define IM_DISCOVERY_GENERATE_H
 
+#include "config/http_client.h"
+#include "config/yaml.h"
 #include "util/base.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -80,5 +82,43 @@ typedef struct discovery_monitor_opts {
 im_rc discovery_monitor_scrape_configs(const char *json, size_t len,
                                        const discovery_monitor_opts_t *opts, im_buf_t *out,
                                        discovery_monitor_kind_t *kind_out, im_err_t *err);
+
+/* ---- The kubernetes_monitors: section ---- */
+
+/* kubernetes_monitors:
+ *   api_server: URL            # absent: in-cluster (KUBERNETES_SERVICE_HOST/PORT,
+ *                              # the service-account token and CA)
+ *   namespaces: {names: [..]}  # where to read monitors; absent = all namespaces
+ *   selector: "k=v,k2 in (a)"  # labelSelector on the monitor objects
+ *   service_monitors: true     # read ServiceMonitors (default true)
+ *   pod_monitors: true         # read PodMonitors (default true)
+ *   max_response_bytes: 64MiB  # largest List or Secret answer accepted
+ *   <HTTP client keys>         # config/http_client.h, for the API server
+ * Decoded strictly: unknown keys are errors with line:column. */
+typedef struct discovery_monitors_cfg {
+    char *api_server;  /* owned; NULL = in-cluster */
+    char **namespaces; /* owned; none = all */
+    size_t nnamespaces;
+    char *selector; /* owned; NULL = every monitor */
+    bool service_monitors, pod_monitors;
+    int64_t max_response_bytes;
+    cfg_http_client_t http;
+} discovery_monitors_cfg_t;
+
+im_rc discovery_monitors_cfg_decode(cfg_dec_t *d, const cfg_node_t *n,
+                                    discovery_monitors_cfg_t *out);
+void discovery_monitors_cfg_free(discovery_monitors_cfg_t *c);
+
+/* Lists the selected ServiceMonitors and PodMonitors from the API server
+ * (GET /apis/monitoring.coreos.com/v1[/namespaces/NS]/{servicemonitors,podmonitors}),
+ * reads the Secrets they reference (GET /api/v1/namespaces/NS/secrets/NAME), and
+ * appends their scrape_configs items to out (discovery_monitor_scrape_configs;
+ * each job's kubernetes_sd_configs gets the section's api_server and
+ * credentials). sa_dir (NULL = DISCOVERY_SA_DIR) is used in-cluster. A monitor
+ * that cannot be translated is skipped with a warning naming it (the others are
+ * kept); a failed List is an error (err names the URL). *nmonitors (may be NULL)
+ * receives the number of monitors translated. */
+im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa_dir, im_buf_t *out,
+                               size_t *nmonitors, im_err_t *err);
 
 #endif

@@ -217,6 +217,7 @@ static im_rc decode(cfg_dec_t *d, const cfg_node_t *root, scrape_config_t *c)
                                        "remote_read",
                                        "storage",
                                        "llm",
+                                       "kubernetes_monitors",
                                        "scrape_config_files",
                                        "tracing",
                                        NULL};
@@ -271,6 +272,10 @@ static im_rc decode(cfg_dec_t *d, const cfg_node_t *root, scrape_config_t *c)
     if ((rc = cfg_remote_write_decode(d, cfg_get(root, "remote_write"), &c->remote_write,
                                       &c->nremote_write)))
         return rc;
+    if ((x = cfg_get(root, "kubernetes_monitors"))) {
+        c->k8s_monitors = im_calloc(1, sizeof *c->k8s_monitors);
+        if ((rc = discovery_monitors_cfg_decode(d, x, c->k8s_monitors))) return rc;
+    }
     if ((x = cfg_get(root, "llm"))) {
         if ((rc = cfg_check_map(d, x, "llm", NULL))) return rc;
         c->llm = cfg_node_clone(x);
@@ -330,6 +335,8 @@ void scrape_config_free(scrape_config_t *c)
     cfg_node_free(c->alerting);
     cfg_remote_write_free_all(c->remote_write, c->nremote_write);
     cfg_node_free(c->llm);
+    discovery_monitors_cfg_free(c->k8s_monitors);
+    im_free(c->k8s_monitors);
     im_free(c->filename);
     im_free(c->text);
     im_free(c);

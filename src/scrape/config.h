@@ -19,6 +19,7 @@
 #include "config/http_client.h"
 #include "config/remote_write.h"
 #include "config/yaml.h"
+#include "discovery/generate.h"
 #include "labels/labels.h"
 #include "labels/relabel.h"
 #include "util/base.h"
@@ -88,6 +89,9 @@ typedef struct scrape_config {
     size_t nremote_write;
     /* Kept for other subsystems (NULL when absent). */
     cfg_node_t *alerting, *llm;
+    /* kubernetes_monitors: (owned; NULL when absent): the daemon reads the monitors
+     * at load and reload and adds their jobs (discovery/generate.h). */
+    discovery_monitors_cfg_t *k8s_monitors;
 } scrape_config_t;
 
 /* Parses YAML text. name is used in error positions (may be NULL). */

@@ -9,8 +9,10 @@ GET PATH returns FILE (a List, as `kubectl get --raw PATH` shows it); GET
 PATH?watch=true answers 200 and then sends nothing until timeoutSeconds (or the
 client leaves), as an API server does when nothing changes. /version answers
 like a 1.29 server. Everything else is 404 with a Status object. It prints
-"ready" once listening."""
+"ready" once listening. With K8S_API_LOG=FILE each request line (path and
+Authorization header) is appended to FILE."""
 import json
+import os
 import sys
 import time
 import urllib.parse
@@ -34,6 +36,9 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
+        if os.environ.get("K8S_API_LOG"):
+            with open(os.environ["K8S_API_LOG"], "a") as f:
+                f.write("%s %s\n" % (self.path, self.headers.get("Authorization", "")))
         u = urllib.parse.urlsplit(self.path)
         q = urllib.parse.parse_qs(u.query)
         if u.path == "/version":
