@@ -307,7 +307,7 @@ im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa
                 url_escape(&path, c->namespaces[i]);
             }
             im_buf_printf(&path, "/%s", res[k]);
-            if (c->selector) {
+            if (c->selector && *c->selector) {
                 im_buf_puts(&path, "?labelSelector=");
                 url_escape(&path, c->selector);
             }
