@@ -330,12 +330,14 @@ im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa
                 if (rc) break;
                 /* Items of a List may omit their kind. */
                 json_object_set_new(it, "kind", json_string(kinds[k]));
-                char *txt = json_dumps(it, JSON_COMPACT);
+                size_t tlen = json_dumpb(it, NULL, 0, JSON_COMPACT);
+                char *txt = im_malloc(tlen + 1);
+                tlen = json_dumpb(it, txt, tlen, JSON_COMPACT);
                 size_t before = out->len;
                 im_err_t me;
                 im_err_clear(&me);
-                im_rc mrc = discovery_monitor_scrape_configs(txt, strlen(txt), &mo, out, NULL, &me);
-                free(txt);
+                im_rc mrc = discovery_monitor_scrape_configs(txt, tlen, &mo, out, NULL, &me);
+                im_free(txt);
                 if (mrc == IM_ELIMIT) {
                     rc = im_err_set(err, mrc, "%s", me.msg);
                 } else if (mrc != IM_OK) {
