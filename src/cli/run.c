@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/run.h"
 #include "cli/run_rules.h"
+#include "discovery/generate.h"
 #include "http/server.h"
 #include "labels/regex.h"
 #include "promql/promql.h"
@@ -50,12 +51,64 @@ typedef struct daemon {
     run_rules_t *rules;
 } daemon_t;
 
+/* kubernetes_monitors: reads the selected PodMonitors / ServiceMonitors now and
+ * appends the jobs they generate to c (with c's global interval and timeout). */
+static im_rc add_monitor_jobs(scrape_config_t *c, im_err_t *err)
+{
+    im_buf_t jobs, text;
+    im_buf_init(&jobs, 0);
+    im_buf_init(&text, 0);
+    size_t n = 0;
+    im_rc rc = discovery_monitors_fetch(c->k8s_monitors, NULL, &jobs, &n, err);
+    scrape_config_t *g = NULL;
+    if (rc == IM_OK) {
+        char iv[64], tv[64];
+        im_duration_format(c->scrape_interval_ms, iv, sizeof iv);
+        im_duration_format(c->scrape_timeout_ms, tv, sizeof tv);
+        im_buf_printf(&text,
+                      "global:\n  scrape_interval: %s\n  scrape_timeout: %s\nscrape_configs:\n", iv,
+                      tv);
+        im_buf_puts(&text, jobs.len ? jobs.data : "");
+        rc = scrape_config_parse(text.data, text.len, "<kubernetes_monitors>", &g, err);
+    }
+    if (rc == IM_OK && g->njobs) {
+        for (size_t i = 0; i < g->njobs && rc == IM_OK; i++)
+            for (size_t k = 0; k < c->njobs; k++)
+                if (!strcmp(c->jobs[k].job_name, g->jobs[i].job_name))
+                    rc = im_err_set(err, IM_EINVAL,
+                                    "kubernetes_monitors: job name \"%s\" is also in "
+                                    "scrape_configs",
+                                    g->jobs[i].job_name);
+        if (rc == IM_OK) {
+            c->jobs = im_realloc(c->jobs, (c->njobs + g->njobs) * sizeof *c->jobs);
+            memcpy(c->jobs + c->njobs, g->jobs, g->njobs * sizeof *c->jobs);
+            c->njobs += g->njobs;
+            g->njobs = 0; /* moved */
+        }
+    }
+    if (rc == IM_OK)
+        IM_INFO("Read prometheus-operator monitors", "monitors=%zu jobs=%zu", n, c->njobs);
+    scrape_config_free(g);
+    im_buf_free(&jobs);
+    im_buf_free(&text);
+    return rc;
+}
+
 static im_rc load_config(const run_opts_t *o, scrape_config_t **out, im_err_t *err)
 {
-    if (o->config_file) return scrape_config_load_file(o->config_file, out, err);
-    const char *t = o->config_text ? o->config_text : scrape_default_config_yaml;
-    return scrape_config_parse(t, strlen(t), o->config_text ? "<config>" : "<embedded default>",
-                               out, err);
+    im_rc rc;
+    if (o->config_file) {
+        rc = scrape_config_load_file(o->config_file, out, err);
+    } else {
+        const char *t = o->config_text ? o->config_text : scrape_default_config_yaml;
+        rc = scrape_config_parse(t, strlen(t), o->config_text ? "<config>" : "<embedded default>",
+                                 out, err);
+    }
+    if (rc == IM_OK && (*out)->k8s_monitors && (rc = add_monitor_jobs(*out, err)) != IM_OK) {
+        scrape_config_free(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 static im_rc do_reload(void *ud, im_err_t *err)
@@ -606,5 +659,22 @@ int cli_run(int argc, char **argv)
     }
     pairs[np] = NULL;
     o.flags = pairs;
-    return run_daemon(&o);
+    /* Inside a Kubernetes pod without --config.file: the in-cluster default
+     * (discovery/generate.h; `infermon check config --in-cluster` prints it). */
+    im_buf_t incluster;
+    im_buf_init(&incluster, 0);
+    if (!o.config_file && discovery_incluster_detect(NULL)) {
+        if (discovery_incluster_config(NULL, &incluster, NULL) != IM_OK) {
+            im_buf_free(&incluster);
+            return 2;
+        }
+        IM_INFO("No --config.file given, running in a Kubernetes pod: using the in-cluster "
+                "default (annotated pods, dcgm-exporter, Kueue; see `infermon check config "
+                "--in-cluster`)",
+                NULL);
+        o.config_text = incluster.data;
+    }
+    int st = run_daemon(&o);
+    im_buf_free(&incluster);
+    return st;
 }

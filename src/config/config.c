@@ -203,6 +203,7 @@ static im_rc decode(cfg_dec_t *d, const cfg_node_t *root, scrape_config_t *c)
                                        "remote_read",
                                        "storage",
                                        "llm",
+                                       "kubernetes_monitors",
                                        "scrape_config_files",
                                        "tracing",
                                        NULL};
@@ -258,6 +259,10 @@ static im_rc decode(cfg_dec_t *d, const cfg_node_t *root, scrape_config_t *c)
                                       &c->nremote_write)))
         return rc;
     if ((rc = cfg_llm_decode(d, cfg_get_raw(root, "llm"), &c->llm))) return rc;
+    if ((x = cfg_get(root, "kubernetes_monitors"))) {
+        c->k8s_monitors = im_calloc(1, sizeof *c->k8s_monitors);
+        if ((rc = discovery_monitors_cfg_decode(d, x, c->k8s_monitors))) return rc;
+    }
     return IM_OK;
 }
 
@@ -314,6 +319,8 @@ void scrape_config_free(scrape_config_t *c)
     im_free(c->storage_path);
     cfg_node_free(c->alerting);
     cfg_remote_write_free_all(c->remote_write, c->nremote_write);
+    discovery_monitors_cfg_free(c->k8s_monitors);
+    im_free(c->k8s_monitors);
     im_free(c->filename);
     im_free(c->text);
     im_free(c);

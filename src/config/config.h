@@ -18,6 +18,7 @@
 #define IM_CONFIG_CONFIG_H
 
 #include "config/http_client.h"
+#include "config/k8s_monitors.h"
 #include "config/k8s_sd.h"
 #include "config/llm.h"
 #include "config/remote_write.h"
@@ -94,6 +95,9 @@ typedef struct scrape_config {
     cfg_llm_t llm;        /* the llm: section, typed (config/llm.h) */
     cfg_node_t *alerting; /* checked by config/alerting.h at load; decoded by notify (NULL
                              when absent) */
+    /* kubernetes_monitors: (owned; NULL when absent): the daemon reads the monitors
+     * at load and reload and adds their jobs (discovery/generate.h). */
+    discovery_monitors_cfg_t *k8s_monitors;
 } scrape_config_t;
 
 /* Parses YAML text. name is used in error positions (may be NULL). */

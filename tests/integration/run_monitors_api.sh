@@ -1,0 +1,105 @@
+#!/bin/bash
+# run_monitors_api.sh — kubernetes_monitors: against a test API server that serves
+# the fixture monitors (tests/fixtures/k8s/monitors/*.json) as Lists and their
+# Secrets: `infermon check config --kubernetes-monitors` must list both kinds with
+# the labelSelector and the section's bearer token, read each referenced Secret,
+# print one job per endpoint (the operator's names, the secret values resolved,
+# api_server added to every discovery entry), and skip — with a warning naming
+# it — a monitor whose Secret is missing, keeping the others.
+. "$IM_SOURCE_DIR/tests/lib/common.sh"
+FX=$IM_SOURCE_DIR/tests/fixtures/k8s/monitors
+$PY - "$FX" "$IM_TMP" <<'PYEOF'
+import base64, glob, json, os, sys
+fx, tmp = sys.argv[1], sys.argv[2]
+lists = {"ServiceMonitor": [], "PodMonitor": []}
+for f in sorted(glob.glob(fx + "/*.json")):
+    o = json.load(open(f))
+    lists[o["kind"]].append(o)
+# One more monitor whose Secret does not exist: skipped, the rest kept.
+lists["PodMonitor"].append({"apiVersion": "monitoring.coreos.com/v1", "kind": "PodMonitor",
+    "metadata": {"name": "broken", "namespace": "serving"},
+    "spec": {"podMetricsEndpoints": [{"port": "m", "bearerTokenSecret": {"name": "absent", "key": "t"}}]}})
+for kind, res in (("ServiceMonitor", "servicemonitors"), ("PodMonitor", "podmonitors")):
+    json.dump({"apiVersion": "monitoring.coreos.com/v1", "kind": kind + "List",
+               "metadata": {"resourceVersion": "777"}, "items": lists[kind]},
+              open(os.path.join(tmp, res + ".json"), "w"))
+def secret(name, data):
+    json.dump({"kind": "Secret", "apiVersion": "v1", "metadata": {"name": name, "namespace": "serving"},
+               "type": "Opaque", "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}},
+              open(os.path.join(tmp, "secret-" + name + ".json"), "w"))
+secret("gw-metrics", {"user": "scraper", "pass": "s3cr\"et\\pw"})
+secret("gw-token", {"token": "tok-123"})
+secret("router-auth", {"token": "router-tok"})
+PYEOF
+API=$(free_port)
+S=/api/v1/namespaces/serving/secrets
+K8S_API_LOG=$IM_TMP/requests.log bg $PY "$IM_SOURCE_DIR/tests/integration/k8s_list_api.py" "$API" \
+  "/apis/monitoring.coreos.com/v1/servicemonitors=$IM_TMP/servicemonitors.json" \
+  "/apis/monitoring.coreos.com/v1/podmonitors=$IM_TMP/podmonitors.json" \
+  "/apis/monitoring.coreos.com/v1/namespaces/llm/servicemonitors=$IM_TMP/servicemonitors.json" \
+  "/apis/monitoring.coreos.com/v1/namespaces/serving/servicemonitors=$IM_TMP/servicemonitors.json" \
+  "$S/gw-metrics=$IM_TMP/secret-gw-metrics.json" "$S/gw-token=$IM_TMP/secret-gw-token.json" \
+  "$S/router-auth=$IM_TMP/secret-router-auth.json"
+wait_http "http://127.0.0.1:$API/version" 10
+cat > "$IM_TMP/infermon.yml" <<YML
+global:
+  scrape_interval: 30s
+kubernetes_monitors:
+  api_server: http://127.0.0.1:$API
+  selector: "app.kubernetes.io/part-of in (llm),tier!=dev"
+  authorization:
+    credentials: test-token
+YML
+"$IM_BINARY" check config --kubernetes-monitors "$IM_TMP/infermon.yml" > "$IM_TMP/out.yml" \
+  2> "$IM_TMP/err.txt" || true
+grep -q "6 monitors read" "$IM_TMP/out.yml" || { cat "$IM_TMP/out.yml" "$IM_TMP/err.txt"; fail "not 6 monitors"; }
+grep -q 'broken' "$IM_TMP/err.txt" || fail "the broken monitor was not reported"
+grep -q 'absent' "$IM_TMP/err.txt" || fail "the missing Secret was not named"
+grep -q 'podMonitor/serving/broken' "$IM_TMP/out.yml" && fail "the broken monitor left a job"
+want=$(cat "$FX"/*.expected.yml | grep -c '^- job_name:')
+got=$(grep -c '^  - job_name:' "$IM_TMP/out.yml")
+[ "$got" = "$want" ] || fail "$got jobs, want $want"
+# Every job is the fixture's expected job, plus the api_server line(s) in its discovery entry.
+$PY - "$FX" "$IM_TMP/out.yml" "$API" <<'PYEOF' || fail "generated jobs differ from the expected files"
+import glob, sys
+fx, out, port = sys.argv[1], sys.argv[2], sys.argv[3]
+want = "".join(open(f).read() for f in sorted(glob.glob(fx + "/*.expected.yml")))
+got = [l[2:] for l in open(out).read().splitlines(True)[2:]]
+extra = '      api_server: http://127.0.0.1:%s\n      authorization:\n        type: Bearer\n        credentials: test-token\n' % port
+norm = "".join(l for l in got)
+if norm.count(extra) != want.count("- job_name:"): print(norm[:1500]); sys.exit(1)
+norm = norm.replace(extra, "")
+def jobs(t):
+    return sorted(t.split("- job_name: ")[1:])
+if jobs(norm) != jobs(want):
+    for a, b in zip(jobs(norm), jobs(want)):
+        if a != b: print("GOT\n" + a + "\nWANT\n" + b); break
+    sys.exit(1)
+PYEOF
+grep -q '^/apis/monitoring.coreos.com/v1/servicemonitors?labelSelector=app.kubernetes.io%2Fpart-of%20in%20%28llm%29%2Ctier%21%3Ddev Bearer test-token$' \
+  "$IM_TMP/requests.log" || { cat "$IM_TMP/requests.log"; fail "ServiceMonitor List request"; }
+grep -q '^/apis/monitoring.coreos.com/v1/podmonitors?labelSelector=' "$IM_TMP/requests.log" || fail "no PodMonitor List"
+grep -q '^/api/v1/namespaces/serving/secrets/gw-metrics Bearer test-token$' "$IM_TMP/requests.log" || fail "Secret not read"
+# Namespaced Lists when namespaces.names is given.
+cat >> "$IM_TMP/infermon.yml" <<YML
+  namespaces:
+    names: [llm, serving]
+  pod_monitors: false
+YML
+: > "$IM_TMP/requests.log"
+"$IM_BINARY" check config --kubernetes-monitors "$IM_TMP/infermon.yml" > /dev/null 2>&1 || true
+grep -q '^/apis/monitoring.coreos.com/v1/namespaces/llm/servicemonitors?' "$IM_TMP/requests.log" || fail "no namespaced List"
+grep -q '^/apis/monitoring.coreos.com/v1/namespaces/serving/servicemonitors?' "$IM_TMP/requests.log" || fail "no namespaced List (2)"
+grep -q 'podmonitors' "$IM_TMP/requests.log" && fail "pod_monitors: false still listed PodMonitors"
+# A List the API server refuses is an error naming the URL (and the RBAC to check).
+sed -i 's/names: \[llm, serving\]/names: [llm, forbidden]/' "$IM_TMP/infermon.yml"
+"$IM_BINARY" check config --kubernetes-monitors "$IM_TMP/infermon.yml" > /dev/null 2> "$IM_TMP/err2.txt" \
+  && fail "a failed List was not an error"
+grep -q 'namespaces/forbidden/servicemonitors?.*HTTP 404 (the ClusterRole needs list on servicemonitors)' \
+  "$IM_TMP/err2.txt" || { cat "$IM_TMP/err2.txt"; fail "failed List not explained"; }
+# An unknown key in the section is refused with its position.
+printf 'kubernetes_monitors:\n  api_server: http://127.0.0.1:1\n  selectr: x\n' > "$IM_TMP/bad.yml"
+"$IM_BINARY" check config "$IM_TMP/bad.yml" > "$IM_TMP/bad.out" && fail "unknown key accepted"
+grep -q 'bad.yml:3:3: field selectr not found in kubernetes_monitors' "$IM_TMP/bad.out" \
+  || { cat "$IM_TMP/bad.out"; fail "unknown key not refused with its position"; }
+echo "PASS: kubernetes_monitors lists, resolves Secrets and generates the expected jobs"
