@@ -518,6 +518,17 @@ void http__query_leave(http_server_t *s, http__req_t *r, im_rc rc)
 
 /* ---- Routing ---- */
 
+/* Agent mode (--agent): the API over local data answers as Prometheus' agent. */
+static bool agent_refused(const char *p)
+{
+    static const char *const refused[] = {"/query", "/query_range", "/query_exemplars", "/series",
+                                          "/labels", "/rules", "/alerts", "/status/tsdb",
+                                          "/format_query", NULL};
+    for (size_t i = 0; refused[i]; i++)
+        if (!strcmp(p, refused[i])) return true;
+    return !strncmp(p, "/label/", 7);
+}
+
 static enum MHD_Result route(http_server_t *s, http__req_t *r)
 {
     const char *u = r->url;
@@ -537,7 +548,15 @@ static enum MHD_Result route(http_server_t *s, http__req_t *r)
             if (!post) return http__send_text(s, r, 405, "Method Not Allowed\n");
             return http__remote_write(s, r);
         }
+        if (s->opts.agent && agent_refused(u + 7)) {
+            r->handler = "agent";
+            return http__send_error(s, r, "execution", "unavailable with infermon agent");
+        }
         return http__api(s, r, u + 7);
+    }
+    if (s->opts.agent && !strcmp(u, "/federate")) {
+        r->handler = "/federate";
+        return http__send_text(s, r, 500, "unsupported operation with WAL-only storage\n");
     }
     if (!strcmp(u, "/metrics")) {
         r->handler = "/metrics";
@@ -552,6 +571,7 @@ static enum MHD_Result route(http_server_t *s, http__req_t *r)
         pthread_mutex_lock(&s->mu);
         bool ready = s->ready;
         pthread_mutex_unlock(&s->mu);
+        if (ready && s->opts.agent) return http__send_text(s, r, 200, "infermon Agent is Ready.\n");
         return ready ? http__send_text(s, r, 200, "infermon Server is Ready.\n")
                      : http__send_text(s, r, 503, "Service Unavailable");
     }

@@ -80,6 +80,7 @@ typedef struct http_server_opts {
     bool enable_lifecycle;
     bool enable_remote_write;
     int64_t remote_write_max_bytes; /* compressed request cap; 0 = 32 MiB */
+    bool agent; /* --agent: the query API over local data answers 422, as Prometheus' agent */
     int64_t max_request_body_bytes; /* other request bodies (forms); 0 = 16 MiB */
     int max_connections;            /* simultaneous connections (--web.max-connections); 0 = 512 */
     int query_max_concurrency; /* queries evaluated at once (--query.max-concurrency); 0 = 20 */

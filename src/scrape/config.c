@@ -14,6 +14,7 @@
 #include <yaml.h>
 
 #include "scrape/config.h"
+#include "scrape/scrape_int.h"
 #include "util/timeutil.h"
 
 #define IM_CFG_MAX_NODES 1000000
@@ -609,6 +610,183 @@ static im_rc dec_storage(dec_t *d, const scrape_cfg_node_t *n, scrape_config_t *
     return IM_OK;
 }
 
+/* ---- remote_write ---- */
+
+static void node_text(im_buf_t *b, const scrape_cfg_node_t *n)
+{
+    if (n->str) (void)im_buf_printf(b, "%d:%s;", (int)n->type, n->str);
+    for (size_t i = 0; i < n->nkids; i++) node_text(b, n->kids[i]);
+    (void)im_buf_putc(b, '/');
+}
+
+static im_rc get_pos_int(dec_t *d, const scrape_cfg_node_t *m, const char *key, int64_t *out)
+{
+    uint64_t v = (uint64_t)*out;
+    im_rc rc = get_u64(d, m, key, &v);
+    if (rc) return rc;
+    if (v > INT32_MAX) return fail(d, get(m, key), "%s is too large (at most %d)", key, INT32_MAX);
+    *out = (int64_t)v;
+    return IM_OK;
+}
+
+static im_rc dec_remote_write(dec_t *d, const scrape_cfg_node_t *n, scrape_remote_write_t *w)
+{
+    static const char *const keys[] = {
+        "url", "name", "remote_timeout", "headers", "write_relabel_configs", "send_exemplars",
+        "send_native_histograms", "queue_config", "metadata_config", "basic_auth", "authorization",
+        "bearer_token", "bearer_token_file", "tls_config", "proxy_url", "follow_redirects",
+        "enable_http2", "oauth2", "sigv4", "azuread", NULL};
+    static const char *const qkeys[] = {"capacity", "max_shards", "min_shards",
+                                        "max_samples_per_send", "batch_send_deadline",
+                                        "min_backoff", "max_backoff", "retry_on_http_429", NULL};
+    static const char *const mkeys[] = {"send", "send_interval", "max_samples_per_send", NULL};
+    im_rc rc = check_map(d, n, "remote_write", keys);
+    if (rc) return rc;
+    w->remote_timeout_ms = 30 * IM_MS_PER_SECOND;
+    w->follow_redirects = w->enable_http2 = true;
+    w->capacity = 2500;
+    w->min_shards = 1;
+    w->max_shards = 200;
+    w->max_samples_per_send = 500;
+    w->batch_send_deadline_ms = 5 * IM_MS_PER_SECOND;
+    w->min_backoff_ms = 30;
+    w->max_backoff_ms = 5 * IM_MS_PER_SECOND;
+    w->md_send = true;
+    w->md_send_interval_ms = IM_MS_PER_MINUTE;
+    w->md_max_samples_per_send = 500;
+    if (!get(n, "url")) return fail(d, n, "url for remote_write is empty");
+    if ((rc = get_str(d, n, "url", &w->url))) return rc;
+    if (strncmp(w->url, "http://", 7) != 0 && strncmp(w->url, "https://", 8) != 0)
+        return fail(d, get(n, "url"), "unsupported scheme in remote_write url \"%s\"", w->url);
+    if ((rc = get_str(d, n, "name", &w->name))) return rc;
+    if ((rc = get_dur(d, n, "remote_timeout", &w->remote_timeout_ms))) return rc;
+    static const char *const refused[] = {"oauth2", "sigv4", "azuread", NULL};
+    for (size_t i = 0; refused[i]; i++)
+        if (get(n, refused[i]))
+            return fail(d, get(n, refused[i]),
+                        "remote_write %s is not supported by infermon (use basic_auth, "
+                        "authorization or a proxy)",
+                        refused[i]);
+    const scrape_cfg_node_t *h = get(n, "headers");
+    if (h) {
+        if ((rc = check_map(d, h, "remote_write headers", NULL))) return rc;
+        w->hdr_names = im_calloc(h->nkids / 2 + 1, sizeof *w->hdr_names);
+        w->hdr_values = im_calloc(h->nkids / 2 + 1, sizeof *w->hdr_values);
+        for (size_t i = 0; i < h->nkids; i += 2) {
+            const char *k = h->kids[i]->str;
+            static const char *const reserved[] = {"Authorization", "Host", "Content-Encoding",
+                                                   "Content-Length", "Content-Type", "User-Agent",
+                                                   "Connection", "Keep-Alive", "Proxy-Authenticate",
+                                                   "Proxy-Authorization", "Www-Authenticate",
+                                                   "Accept-Encoding",
+                                                   "X-Prometheus-Remote-Write-Version",
+                                                   "X-Prometheus-Remote-Read-Version",
+                                                   "X-Prometheus-Scrape-Timeout-Seconds", NULL};
+            for (size_t r = 0; reserved[r]; r++)
+                if (strcasecmp(k, reserved[r]) == 0)
+                    return fail(d, h->kids[i], "%s is a reserved header. It must not be changed",
+                                k);
+            if (h->kids[i + 1]->type != SCRAPE_NODE_SCALAR)
+                return fail(d, h->kids[i + 1], "header %s must be a string", k);
+            w->hdr_names[w->nhdr] = im_strdup(k);
+            w->hdr_values[w->nhdr++] = im_strdup(h->kids[i + 1]->str);
+        }
+    }
+    if ((rc = dec_relabel(d, get(n, "write_relabel_configs"), "write_relabel_configs",
+                          &w->relabel, &w->nrelabel)))
+        return rc;
+    if ((rc = get_bool(d, n, "send_exemplars", &w->send_exemplars))) return rc;
+    if ((rc = get_bool(d, n, "send_native_histograms", &w->send_native_histograms))) return rc;
+    scrape_job_cfg_t j;
+    memset(&j, 0, sizeof j);
+    rc = dec_auth(d, n, &j);
+    if (rc == IM_OK) rc = get_str(d, n, "proxy_url", &j.proxy_url);
+    w->basic_user = j.basic_user;
+    w->basic_pass = j.basic_pass;
+    w->basic_pass_file = j.basic_pass_file;
+    w->auth_type = j.auth_type;
+    w->auth_cred = j.auth_cred;
+    w->auth_cred_file = j.auth_cred_file;
+    w->tls_ca_file = j.tls_ca_file;
+    w->tls_cert_file = j.tls_cert_file;
+    w->tls_key_file = j.tls_key_file;
+    w->tls_server_name = j.tls_server_name;
+    w->tls_insecure = j.tls_insecure;
+    w->proxy_url = j.proxy_url;
+    if (rc) return rc;
+    if ((rc = get_bool(d, n, "follow_redirects", &w->follow_redirects))) return rc;
+    if ((rc = get_bool(d, n, "enable_http2", &w->enable_http2))) return rc;
+    const scrape_cfg_node_t *q = get(n, "queue_config");
+    if (q) {
+        if ((rc = check_map(d, q, "queue_config", qkeys))) return rc;
+        if ((rc = get_pos_int(d, q, "capacity", &w->capacity)) ||
+            (rc = get_pos_int(d, q, "max_shards", &w->max_shards)) ||
+            (rc = get_pos_int(d, q, "min_shards", &w->min_shards)) ||
+            (rc = get_pos_int(d, q, "max_samples_per_send", &w->max_samples_per_send)) ||
+            (rc = get_dur(d, q, "batch_send_deadline", &w->batch_send_deadline_ms)) ||
+            (rc = get_dur(d, q, "min_backoff", &w->min_backoff_ms)) ||
+            (rc = get_dur(d, q, "max_backoff", &w->max_backoff_ms)) ||
+            (rc = get_bool(d, q, "retry_on_http_429", &w->retry_on_http_429)))
+            return rc;
+        if (w->max_shards < 1) return fail(d, q, "queue_config max_shards must be at least 1");
+        if (w->min_shards < 1) return fail(d, q, "queue_config min_shards must be at least 1");
+        if (w->min_shards > w->max_shards)
+            return fail(d, q, "queue_config min_shards (%lld) is above max_shards (%lld)",
+                        (long long)w->min_shards, (long long)w->max_shards);
+        if (w->max_samples_per_send < 1)
+            return fail(d, q, "queue_config max_samples_per_send must be at least 1");
+        if (w->capacity < w->max_samples_per_send)
+            w->capacity = w->max_samples_per_send; /* a batch must fit a shard's queue */
+        if (w->batch_send_deadline_ms <= 0)
+            return fail(d, q, "queue_config batch_send_deadline must be positive");
+        if (w->min_backoff_ms <= 0 || w->max_backoff_ms < w->min_backoff_ms)
+            return fail(d, q, "queue_config needs 0 < min_backoff <= max_backoff");
+    }
+    const scrape_cfg_node_t *m = get(n, "metadata_config");
+    if (m) {
+        if ((rc = check_map(d, m, "metadata_config", mkeys))) return rc;
+        if ((rc = get_bool(d, m, "send", &w->md_send)) ||
+            (rc = get_dur(d, m, "send_interval", &w->md_send_interval_ms)) ||
+            (rc = get_pos_int(d, m, "max_samples_per_send", &w->md_max_samples_per_send)))
+            return rc;
+        if (w->md_send_interval_ms <= 0)
+            return fail(d, m, "metadata_config send_interval must be positive");
+        if (w->md_max_samples_per_send < 1)
+            return fail(d, m, "metadata_config max_samples_per_send must be at least 1");
+    }
+    if (w->name) {
+        snprintf(w->queue_name, sizeof w->queue_name, "%s", w->name);
+    } else {
+        im_buf_t b;
+        im_buf_init(&b, 0);
+        node_text(&b, n);
+        unsigned char md[16];
+        scrape__md5(b.data ? b.data : "", b.len, md);
+        im_buf_free(&b);
+        snprintf(w->queue_name, sizeof w->queue_name, "%02x%02x%02x", md[0], md[1], md[2]);
+    }
+    return IM_OK;
+}
+
+void scrape_remote_write_clear(scrape_remote_write_t *w)
+{
+    im_free(w->url);
+    im_free(w->name);
+    for (size_t i = 0; i < w->nhdr; i++) {
+        im_free(w->hdr_names[i]);
+        im_free(w->hdr_values[i]);
+    }
+    im_free(w->hdr_names);
+    im_free(w->hdr_values);
+    for (size_t i = 0; i < w->nrelabel; i++) scrape_relabel_clear(&w->relabel[i]);
+    im_free(w->relabel);
+    char **strs[] = {&w->basic_user,    &w->basic_pass,    &w->basic_pass_file, &w->auth_type,
+                     &w->auth_cred,     &w->auth_cred_file, &w->tls_ca_file,    &w->tls_cert_file,
+                     &w->tls_key_file,  &w->tls_server_name, &w->proxy_url};
+    for (size_t i = 0; i < IM_ARRAY_LEN(strs); i++) im_free(*strs[i]);
+    memset(w, 0, sizeof *w);
+}
+
 static scrape_cfg_node_t *node_clone(const scrape_cfg_node_t *n)
 {
     scrape_cfg_node_t *c = im_calloc(1, sizeof *c);
@@ -680,10 +858,15 @@ static im_rc decode(dec_t *d, const scrape_cfg_node_t *root, scrape_config_t *c)
     }
     if ((x = get(root, "remote_write"))) {
         if (x->type != SCRAPE_NODE_SEQ) return fail(d, x, "remote_write must be a list");
+        c->remote_writes = im_calloc(x->nkids ? x->nkids : 1, sizeof *c->remote_writes);
         for (size_t i = 0; i < x->nkids; i++) {
-            if ((rc = check_map(d, x->kids[i], "remote_write", NULL))) return rc;
-            if (!get(x->kids[i], "url"))
-                return fail(d, x->kids[i], "url for remote_write is empty");
+            if ((rc = dec_remote_write(d, x->kids[i], &c->remote_writes[c->nremote_writes++])))
+                return rc;
+            for (size_t k = 0; k < i; k++)
+                if (!strcmp(c->remote_writes[k].queue_name, c->remote_writes[i].queue_name))
+                    return fail(d, x->kids[i], "found multiple remote write configs with job name "
+                                               "\"%s\"",
+                                c->remote_writes[i].queue_name);
         }
         c->remote_write = node_clone(x);
     }
@@ -748,6 +931,8 @@ void scrape_config_free(scrape_config_t *c)
     im_free(c->storage_path);
     scrape_cfg_node_free(c->alerting);
     scrape_cfg_node_free(c->remote_write);
+    for (size_t i = 0; i < c->nremote_writes; i++) scrape_remote_write_clear(&c->remote_writes[i]);
+    im_free(c->remote_writes);
     scrape_cfg_node_free(c->llm);
     im_free(c->filename);
     im_free(c->text);

@@ -130,6 +130,36 @@ typedef struct scrape_job_cfg {
     size_t nfile_sd;
 } scrape_job_cfg_t;
 
+/* One remote_write entry, every key of Prometheus 2.42 with its defaults (the
+ * sender is src/remote). */
+typedef struct scrape_remote_write {
+    char *url;  /* owned */
+    char *name; /* owned; NULL = unnamed */
+    int64_t remote_timeout_ms; /* 30s */
+    char **hdr_names, **hdr_values; /* owned, parallel */
+    size_t nhdr;
+    scrape_relabel_t *relabel; /* write_relabel_configs, owned */
+    size_t nrelabel;
+    bool send_exemplars, send_native_histograms; /* infermon stores neither: nothing to send */
+    /* HTTP client (as a scrape job's) */
+    char *basic_user, *basic_pass, *basic_pass_file;
+    char *auth_type, *auth_cred, *auth_cred_file;
+    char *tls_ca_file, *tls_cert_file, *tls_key_file, *tls_server_name;
+    bool tls_insecure;
+    char *proxy_url;
+    bool follow_redirects, enable_http2;
+    /* queue_config (defaults 2500, 1, 200, 500, 5s, 30ms, 5s, false) */
+    int64_t capacity, min_shards, max_shards, max_samples_per_send;
+    int64_t batch_send_deadline_ms, min_backoff_ms, max_backoff_ms;
+    bool retry_on_http_429;
+    /* metadata_config (defaults true, 1m, 500) */
+    bool md_send;
+    int64_t md_send_interval_ms, md_max_samples_per_send;
+    /* remote_name: name, else the first 6 hex digits of a hash of the entry */
+    char queue_name[64];
+} scrape_remote_write_t;
+void scrape_remote_write_clear(scrape_remote_write_t *w);
+
 typedef enum scrape_fsync {
     SCRAPE_FSYNC_TIMER,
     SCRAPE_FSYNC_ALWAYS,
@@ -153,6 +183,8 @@ typedef struct scrape_config {
     bool storage_fsync_set;
     scrape_fsync_t storage_fsync;
     int64_t storage_fsync_interval_ms;
+    scrape_remote_write_t *remote_writes; /* remote_write, decoded */
+    size_t nremote_writes;
     /* Kept for other subsystems (NULL when absent). */
     scrape_cfg_node_t *alerting, *remote_write, *llm;
 } scrape_config_t;
