@@ -82,6 +82,7 @@ struct queue {
     const scrape_remote_write_t *cfg; /* borrowed from rs->cfg */
     const im_labels_t *ext;           /* borrowed from rs->cfg */
     char posfile[4200];
+    char *url; /* owned: cfg->url with a password replaced by xxxxx (labels, logs) */
     pthread_t th;
     bool started;
     _Atomic bool stop;
@@ -474,7 +475,7 @@ static send_result_t attempt(shard_t *s, size_t nsamples, bool metadata)
     if (code / 100 == 5 || (code == 429 && q->cfg->retry_on_http_429)) return RETRY;
     IM_ERROR("non-recoverable error sending to remote storage; batch dropped", "remote_name=%s "
              "url=%s count=%zu status=%ld err=%s",
-             im_logq(q->cfg->queue_name), im_logq(q->cfg->url), nsamples, code, im_logq(body));
+             im_logq(q->cfg->queue_name), im_logq(q->url), nsamples, code, im_logq(body));
     return DROP;
 }
 
@@ -802,10 +803,31 @@ static void *queue_main(void *arg)
 
 /* ---- Queue life ---- */
 
+/* The URL with the password of its userinfo replaced, as Go's URL.Redacted. */
+static char *redact(const char *url)
+{
+    const char *s = strstr(url, "://");
+    if (!s) return im_strdup(url);
+    s += 3;
+    const char *end = s + strcspn(s, "/?#");
+    const char *at = NULL;
+    for (const char *p = s; p < end; p++)
+        if (*p == '@') at = p;
+    const char *colon = at ? memchr(s, ':', (size_t)(at - s)) : NULL;
+    if (!colon) return im_strdup(url);
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    (void)im_buf_append(&b, url, (size_t)(colon + 1 - url));
+    (void)im_buf_puts(&b, "xxxxx");
+    (void)im_buf_puts(&b, at);
+    return im_buf_steal(&b, NULL);
+}
+
 static queue_t *queue_new(remote_storage_t *rs, const scrape_remote_write_t *cfg,
                           const im_labels_t *ext)
 {
     queue_t *q = im_calloc(1, sizeof *q);
+    q->url = redact(cfg->url);
     q->rs = rs;
     q->cfg = cfg;
     q->ext = ext;
@@ -855,7 +877,7 @@ static queue_t *queue_new(remote_storage_t *rs, const scrape_remote_write_t *cfg
         if (pthread_create(&q->th, NULL, queue_main, q) == 0) q->started = true;
     }
     IM_INFO("remote write queue started", "remote_name=%s url=%s shards=%zu resume=%s",
-            im_logq(cfg->queue_name), im_logq(cfg->url), nsh, have ? "saved position" : "WAL end");
+            im_logq(cfg->queue_name), im_logq(q->url), nsh, have ? "saved position" : "WAL end");
     return q;
 }
 
@@ -877,6 +899,7 @@ static void queue_free(queue_t *q)
     im_free(q->grave);
     pthread_mutex_destroy(&q->pos_mu);
     pthread_mutex_destroy(&q->err_mu);
+    im_free(q->url);
     im_free(q);
 }
 
@@ -1004,7 +1027,7 @@ static void lbl(im_buf_t *b, const queue_t *q)
     (void)im_buf_puts(b, "{remote_name=");
     (void)im_quote_string(b, q->cfg->queue_name, strlen(q->cfg->queue_name));
     (void)im_buf_puts(b, ",url=");
-    (void)im_quote_string(b, q->cfg->url, strlen(q->cfg->url));
+    (void)im_quote_string(b, q->url, strlen(q->url));
     (void)im_buf_puts(b, "}");
 }
 
@@ -1141,7 +1164,7 @@ void remote_storage_metrics(void *ctx, im_buf_t *b)
                 (void)im_buf_printf(b, "%s_bucket{remote_name=", h);
                 (void)im_quote_string(b, q->cfg->queue_name, strlen(q->cfg->queue_name));
                 (void)im_buf_puts(b, ",url=");
-                (void)im_quote_string(b, q->cfg->url, strlen(q->cfg->url));
+                (void)im_quote_string(b, q->url, strlen(q->url));
                 (void)im_buf_printf(b, ",le=\"%s\"}", le);
                 num(b, (double)cum);
             }
@@ -1211,7 +1234,7 @@ void remote_storage_status_json(remote_storage_t *rs, im_buf_t *b)
         (void)im_buf_puts(b, "{\"name\":");
         (void)im_quote_string(b, q->cfg->queue_name, strlen(q->cfg->queue_name));
         (void)im_buf_puts(b, ",\"url\":");
-        (void)im_quote_string(b, q->cfg->url, strlen(q->cfg->url));
+        (void)im_quote_string(b, q->url, strlen(q->url));
         (void)im_buf_printf(
             b,
             ",\"shards\":%zu,\"desiredShards\":%" PRId64 ",\"pendingSamples\":%zu,"

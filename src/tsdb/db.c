@@ -68,6 +68,7 @@ void tsdb__head_checkpoint(tsdb__head_t *h, im_buf_t *out);
 #define DEFAULT_BLOCK_MS     (2 * IM_MS_PER_HOUR)
 #define DEFAULT_SEGMENT      (128u << 20)
 #define MAINT_INTERVAL_MS    60000
+#define AGENT_TRUNCATE_MS    10000 /* agent mode: drop sent WAL segments this often */
 #define ZLEVEL_PERSIST       9
 #define ZLEVEL_COMPACT       19
 
@@ -847,7 +848,8 @@ static void *bg_main(void *arg)
             im_err_t e;
             if (sync_unlocked(db, &e) != IM_OK) failed_logged = true;
         }
-        if (!failed_logged && im_mono_ns() - last_maint > (int64_t)MAINT_INTERVAL_MS * 1000000) {
+        int64_t every = db->opts.agent ? AGENT_TRUNCATE_MS : MAINT_INTERVAL_MS;
+        if (!failed_logged && im_mono_ns() - last_maint > every * 1000000) {
             last_maint = im_mono_ns();
             im_err_t e;
             im_err_clear(&e);
