@@ -157,6 +157,26 @@ static im_rc on_ckp_record(void *ctx, const uint8_t *rec, size_t len)
 
 /* ---- Open / poll ---- */
 
+/* The series of the newest checkpoint (the definitions of deleted segments). */
+static im_rc read_checkpoint(tsdb_wal_watcher_t *w, im_err_t *err)
+{
+    uint32_t ckp;
+    (void)scan_dir(w->dir, 1, &ckp, NULL);
+    if (!ckp) return IM_OK;
+    char p[4200];
+    snprintf(p, sizeof p, "%s/checkpoint.%08u", w->dir, ckp);
+    uint8_t *data;
+    size_t len;
+    im_rc rc = tsdb__io_read_file(p, &data, &len);
+    if (rc != IM_OK)
+        return errno == ENOENT ? IM_OK /* replaced meanwhile */
+                               : im_err_set(err, IM_EIO, "cannot read WAL checkpoint %s: %s", p,
+                                            strerror(errno));
+    if (len >= WW_HDR) (void)tsdb__wal_scan(data + WW_HDR, len - WW_HDR, on_ckp_record, w);
+    im_free(data);
+    return IM_OK;
+}
+
 im_rc tsdb_wal_watcher_open(const char *dir, const tsdb_wal_pos_t *start,
                             const tsdb_wal_watch_cb_t *cb, void *ctx, tsdb_wal_watcher_t **out,
                             im_err_t *err)
@@ -173,23 +193,12 @@ im_rc tsdb_wal_watcher_open(const char *dir, const tsdb_wal_pos_t *start,
         w->start = *start;
     else
         w->to_end = true;
-    uint32_t ckp, newest;
-    uint32_t first = scan_dir(w->dir, 1, &ckp, &newest);
-    (void)newest;
-    if (ckp) {
-        char p[4200];
-        snprintf(p, sizeof p, "%s/checkpoint.%08u", w->dir, ckp);
-        uint8_t *data;
-        size_t len;
-        im_rc rc = tsdb__io_read_file(p, &data, &len);
-        if (rc == IM_OK) {
-            if (len >= WW_HDR) (void)tsdb__wal_scan(data + WW_HDR, len - WW_HDR, on_ckp_record, w);
-            im_free(data);
-        } else if (errno != ENOENT) {
-            rc = im_err_set(err, IM_EIO, "cannot read WAL checkpoint %s: %s", p, strerror(errno));
-            tsdb_wal_watcher_close(w);
-            return rc;
-        }
+    uint32_t ckp;
+    uint32_t first = scan_dir(w->dir, 1, &ckp, NULL);
+    im_rc rc = read_checkpoint(w, err);
+    if (rc != IM_OK) {
+        tsdb_wal_watcher_close(w);
+        return rc;
     }
     w->seg = first ? first : (ckp ? ckp + 1 : 1);
     w->off = WW_HDR;
@@ -259,6 +268,8 @@ im_rc tsdb_wal_watcher_poll(tsdb_wal_watcher_t *w, size_t *nrec, im_err_t *err)
                 uint32_t next = scan_dir(w->dir, w->seg, NULL, NULL);
                 if (next == 0) break; /* not written yet */
                 if (w->cb->gap) w->cb->gap(w->ctx, w->seg, next - 1);
+                rc = read_checkpoint(w, err); /* the series the lost segments defined */
+                if (rc != IM_OK) return rc;
                 IM_WARN("WAL segments were deleted before the remote-write queue read them; "
                         "their samples are lost to it",
                         "from=%u to=%u", w->seg, next - 1);
