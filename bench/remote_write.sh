@@ -10,8 +10,8 @@
 #   - CPU seconds per million samples forwarded (utime+stime from /proc/<pid>/stat
 #     / samples sent: prometheus_remote_storage_samples_total for infermon and
 #     Prometheus, vmagent_remotewrite_... rows for vmagent);
-#   - RSS per active series: VmRSS at the end / series in VictoriaMetrics with its
-#     agent label;
+#   - RSS per active series: VmRSS at the end / the fleet's series (exposed
+#     samples + 5 per target);
 #   - bytes on the wire per sample (prometheus_remote_storage_bytes_total,
 #     vmagent_remotewrite_bytes_sent_total / samples);
 # then VictoriaMetrics is stopped for OUTAGE seconds and restarted, and each
@@ -56,6 +56,18 @@ PIDS+=($!)
 for _ in $(seq 200); do grep -q 'listening on' "$TMP/sim.out" && break; sleep 0.1; done
 sport=$(grep -o 'listening on [0-9.]*:[0-9]*' "$TMP/sim.out" | sed 's/.*://')
 curl -fsS "http://127.0.0.1:$sport/targets" >"$TMP/targets.json"
+# Active series: the fleet's exposed samples plus the 5 a scrape adds per target
+# (up, scrape_*), the same for all three agents.
+NS=$($PY - "$TMP/targets.json" <<'PY'
+import json, sys, urllib.request
+groups = json.load(open(sys.argv[1]))
+n = 5 * len(groups)
+for g in groups:
+    u = "http://%s%s" % (g["targets"][0], g["labels"]["__metrics_path__"])
+    n += sum(1 for l in urllib.request.urlopen(u).read().decode().splitlines() if l and l[0] != "#")
+print(n)
+PY
+)
 vport=$(port); iport=$(port); pport=$(port); aport=$(port)
 V="http://127.0.0.1:$vport"
 start_vm() {
@@ -117,8 +129,7 @@ echo "fleet: infermon simulate --pods $PODS ($(
 : >"$TMP/res"
 for n in $NAMES; do
   c=$(cpu_s "$(pid_of $n)"); s=$(sent $n); b=$(bytes $n); r=$(rss_kb "$(pid_of $n)")
-  series=$(curl -fsS "$V/api/v1/query" \
-    --data-urlencode "query=count({agent=\"$n\"})" | $PY -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)')
+  series=$NS
   $PY - "$n" "${c0[$n]}" "$c" "${s0[$n]}" "$s" "${b0[$n]}" "$b" "$r" "$series" <<'PY' | tee -a "$TMP/res"
 import sys
 n, c0, c1, s0, s1, b0, b1, rss, series = sys.argv[1], *map(float, sys.argv[2:])
@@ -135,16 +146,16 @@ t0=$(date +%s.%N)
 # Caught up: infermon and Prometheus: the newest sample acknowledged is within 3
 # intervals of now; vmagent: nothing pending in its queues.
 caught() {
-  case $1 in
-    infermon | prometheus)
-      local u=http://127.0.0.1:$([ $1 = infermon ] && echo $iport || echo $pport)
-      local hs
-      hs=$(counter "$u" prometheus_remote_storage_queue_highest_sent_timestamp_seconds)
-      [ "$hs" -ge $(($(date +%s) - 3 * IV)) ] ;;
-    vmagent)
-      [ "$(counter "http://127.0.0.1:$aport" vmagent_remotewrite_pending_data_bytes)" = 0 ] &&
-        [ "$(counter "http://127.0.0.1:$aport" vmagent_remotewrite_pending_inmemory_blocks)" = 0 ] ;;
-  esac
+  local hs
+  if [ "$1" = vmagent ]; then
+    [ "$(counter "http://127.0.0.1:$aport" vmagent_remotewrite_pending_data_bytes)" = 0 ] &&
+      [ "$(counter "http://127.0.0.1:$aport" vmagent_remotewrite_pending_inmemory_blocks)" = 0 ]
+    return
+  fi
+  local u="http://127.0.0.1:$iport"
+  [ "$1" = prometheus ] && u="http://127.0.0.1:$pport"
+  hs=$(counter "$u" prometheus_remote_storage_queue_highest_sent_timestamp_seconds)
+  [ "$hs" -ge $(($(date +%s) - 3 * IV)) ]
 }
 declare -A done_at
 while [ ${#done_at[@]} -lt 3 ]; do

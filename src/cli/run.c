@@ -66,8 +66,9 @@ static im_rc check_mode(const run_opts_t *o, const scrape_config_t *c, im_err_t 
     if (c->alerting)
         return im_err_set(err, IM_EINVAL, "field alerting is not allowed in agent mode");
     if (o->memory_only)
-        return im_err_set(err, IM_EINVAL, "--agent forwards from the WAL: not with "
-                                          "--storage.memory-only");
+        return im_err_set(err, IM_EINVAL,
+                          "--agent forwards from the WAL: not with "
+                          "--storage.memory-only");
     return IM_OK;
 }
 
@@ -474,7 +475,7 @@ static const char *const flag_names[] = {
     "query.max-concurrency", "web.max-connections", "web.max-request-body-bytes", "scrape.workers",
     "web.basic-auth.bcrypt-concurrency", "web.basic-auth.bcrypt-wait", "regex.match-limit",
     "storage.remote.max-wal-retention", "agent", NULL};
-#define FLAG_AGENT 33
+#define FLAG_AGENT      33
 #define NUM_VALUE_FLAGS 22
 #define NUM_BOOL_FLAGS  3
 
@@ -683,11 +684,10 @@ int cli_run(int argc, char **argv)
     o.agent = vals[FLAG_AGENT] && strcmp(vals[FLAG_AGENT], "false");
     /* flags for /api/v1/status/flags, with defaults shown */
     static const char *defaults[] = {
-        "",      "data/",    "0s",   "0B",    "timer", ":9470", "",      "32MiB",
-        "5m",    "50000000", "2m",   "info",  "",      "1h",    "10m",   "1m",
-        "10000", "10m",      "4096", "0B",    "0B",    "1MiB",  "false", "false",
-        "false", "20",       "512",  "16MiB", "",      "2",     "250ms", "1000000",
-        "2GiB",  "false"};
+        "",         "data/", "0s",   "0B",    "timer",   ":9470", "",      "32MiB", "5m",
+        "50000000", "2m",    "info", "",      "1h",      "10m",   "1m",    "10000", "10m",
+        "4096",     "0B",    "0B",   "1MiB",  "false",   "false", "false", "20",    "512",
+        "16MiB",    "",      "2",    "250ms", "1000000", "2GiB",  "false"};
     _Static_assert(IM_ARRAY_LEN(defaults) == IM_ARRAY_LEN(flag_names) - 1,
                    "a default for every flag");
     char workers_def[24];

@@ -521,9 +521,9 @@ void http__query_leave(http_server_t *s, http__req_t *r, im_rc rc)
 /* Agent mode (--agent): the API over local data answers as Prometheus' agent. */
 static bool agent_refused(const char *p)
 {
-    static const char *const refused[] = {"/query", "/query_range", "/query_exemplars", "/series",
-                                          "/labels", "/rules", "/alerts", "/status/tsdb",
-                                          "/format_query", NULL};
+    static const char *const refused[] = {
+        "/query", "/query_range", "/query_exemplars", "/series",       "/labels",
+        "/rules", "/alerts",      "/status/tsdb",     "/format_query", NULL};
     for (size_t i = 0; refused[i]; i++)
         if (!strcmp(p, refused[i])) return true;
     return !strncmp(p, "/label/", 7);

@@ -57,8 +57,8 @@ static size_t sample_len(int64_t t)
 
 static int md_type(const char *t)
 {
-    static const char *const names[] = {"unknown", "counter", "gauge", "histogram",
-                                        "gaugehistogram", "summary", "info", "stateset"};
+    static const char *const names[] = {"unknown",        "counter", "gauge", "histogram",
+                                        "gaugehistogram", "summary", "info",  "stateset"};
     for (int i = 0; i < 8; i++)
         if (t && !strcmp(t, names[i])) return i;
     return 0;
@@ -107,8 +107,8 @@ void remote_encode_write_request(im_buf_t *out, const remote_series_t *s, size_t
         int ty = md_type(md[i].type);
         size_t fl = strlen(md[i].family), hl = md[i].help ? strlen(md[i].help) : 0;
         size_t ul = md[i].unit ? strlen(md[i].unit) : 0;
-        size_t len = (ty ? 1 + uv_len((uint64_t)ty) : 0) + bytes_len(fl) + (hl ? bytes_len(hl) : 0) +
-                     (ul ? bytes_len(ul) : 0);
+        size_t len = (ty ? 1 + uv_len((uint64_t)ty) : 0) + bytes_len(fl) +
+                     (hl ? bytes_len(hl) : 0) + (ul ? bytes_len(ul) : 0);
         put_uv(out, 3 << 3 | 2);
         put_uv(out, len);
         if (ty) {

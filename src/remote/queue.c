@@ -41,7 +41,7 @@
 #define DEFAULT_MAX_WAL  (2LL << 30)
 
 static const double batch_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
-                                       2.5,   5,    10,    25,    60,  120, 300};
+                                       2.5,   5,    10,    25,   60,  120,  300};
 #define NBUCKETS (sizeof batch_buckets / sizeof batch_buckets[0])
 
 typedef struct rq_ent {
@@ -142,8 +142,8 @@ static void pos_save_locked(queue_t *q)
     snprintf(tmp, sizeof tmp, "%s.tmp", q->posfile);
     FILE *f = fopen(tmp, "w");
     if (!f) {
-        IM_ERROR("cannot write the remote-write position file", "file=%s err=%s",
-                 im_logq(tmp), im_logq(strerror(errno)));
+        IM_ERROR("cannot write the remote-write position file", "file=%s err=%s", im_logq(tmp),
+                 im_logq(strerror(errno)));
         return;
     }
     fprintf(f, "infermon-remote-positions 1\n%zu\n", q->nsh);
@@ -176,8 +176,10 @@ static bool pos_load(const char *path, tsdb_wal_pos_t **out, size_t *n)
     for (size_t i = 0; ok && i < ns; i++) {
         unsigned seg;
         unsigned long long off;
-        if (fscanf(f, "%u %llu", &seg, &off) != 2) ok = false;
-        else p[i] = (tsdb_wal_pos_t){seg, off};
+        if (fscanf(f, "%u %llu", &seg, &off) != 2)
+            ok = false;
+        else
+            p[i] = (tsdb_wal_pos_t){seg, off};
     }
     fclose(f);
     if (!ok) {
@@ -473,7 +475,8 @@ static send_result_t attempt(shard_t *s, size_t nsamples, bool metadata)
         if (body[i] == '\n' || body[i] == '\r') body[i] = ' ';
     set_err(q, "server returned HTTP status %ld: %s", code, body);
     if (code / 100 == 5 || (code == 429 && q->cfg->retry_on_http_429)) return RETRY;
-    IM_ERROR("non-recoverable error sending to remote storage; batch dropped", "remote_name=%s "
+    IM_ERROR("non-recoverable error sending to remote storage; batch dropped",
+             "remote_name=%s "
              "url=%s count=%zu status=%ld err=%s",
              im_logq(q->cfg->queue_name), im_logq(q->url), nsamples, code, im_logq(body));
     return DROP;
@@ -712,7 +715,8 @@ static void reshard(queue_t *q, rate_t *r)
         r->out = 0.2 * rout + 0.8 * r->out;
         if (nsps > 0) r->ns_per_sample = 0.2 * nsps + 0.8 * r->ns_per_sample;
     }
-    double delay = (double)(atomic_load(&q->highest_in_ms) - atomic_load(&q->highest_sent_ms)) / 1e3;
+    double delay =
+        (double)(atomic_load(&q->highest_in_ms) - atomic_load(&q->highest_sent_ms)) / 1e3;
     if (delay < 0) delay = 0;
     double pending = delay * r->in;
     double want = r->ns_per_sample / 1e9 * (r->in + 0.05 * pending);
@@ -1110,13 +1114,11 @@ void remote_storage_metrics(void *ctx, im_buf_t *b)
          "Bytes of metadata requests sent, after compression.", offsetof(queue_t, md_bytes), 0},
         {"prometheus_remote_storage_samples_pending", GAUGE,
          "Samples waiting in the shards' queues.", SIZE_MAX, 1},
-        {"prometheus_remote_storage_shards", GAUGE, "Shards sending in parallel now.", SIZE_MAX,
-         2},
+        {"prometheus_remote_storage_shards", GAUGE, "Shards sending in parallel now.", SIZE_MAX, 2},
         {"prometheus_remote_storage_shards_min", GAUGE, "queue_config min_shards.", SIZE_MAX, 3},
         {"prometheus_remote_storage_shards_max", GAUGE, "queue_config max_shards.", SIZE_MAX, 4},
         {"prometheus_remote_storage_shards_desired", GAUGE,
-         "Shards the resharding computed from the rates in and out and the backlog.", SIZE_MAX,
-         5},
+         "Shards the resharding computed from the rates in and out and the backlog.", SIZE_MAX, 5},
         {"prometheus_remote_storage_shard_capacity", GAUGE, "queue_config capacity (per shard).",
          SIZE_MAX, 6},
         {"prometheus_remote_storage_max_samples_per_send", GAUGE,
@@ -1148,8 +1150,9 @@ void remote_storage_metrics(void *ctx, im_buf_t *b)
     }
     if (rs->nq) {
         const char *h = "prometheus_remote_storage_sent_batch_duration_seconds";
-        (void)im_buf_printf(b, "# HELP %s Duration of each send to the remote storage.\n# TYPE %s "
-                               "histogram\n",
+        (void)im_buf_printf(b,
+                            "# HELP %s Duration of each send to the remote storage.\n# TYPE %s "
+                            "histogram\n",
                             h, h);
         for (size_t i = 0; i < rs->nq; i++) {
             queue_t *q = rs->q[i];
@@ -1235,17 +1238,17 @@ void remote_storage_status_json(remote_storage_t *rs, im_buf_t *b)
         (void)im_quote_string(b, q->cfg->queue_name, strlen(q->cfg->queue_name));
         (void)im_buf_puts(b, ",\"url\":");
         (void)im_quote_string(b, q->url, strlen(q->url));
-        (void)im_buf_printf(
-            b,
-            ",\"shards\":%zu,\"desiredShards\":%" PRId64 ",\"pendingSamples\":%zu,"
-            "\"lagSeconds\":%.3f,\"sentSamples\":%" PRIu64 ",\"failedSamples\":%" PRIu64
-            ",\"retriedSamples\":%" PRIu64 ",\"droppedSamples\":%" PRIu64
-            ",\"lastSuccessMs\":%" PRId64 ",\"lastErrorMs\":%" PRId64 ",\"lastError\":",
-            q->nsh, atomic_load(&q->desired), pending(q),
-            hs > 0 && hi > hs ? (double)(hi - hs) / 1e3 : 0.0, atomic_load(&q->samples_total),
-            atomic_load(&q->samples_failed), atomic_load(&q->samples_retried),
-            atomic_load(&q->samples_dropped), atomic_load(&q->last_ok_ms),
-            atomic_load(&q->last_err_ms));
+        (void)im_buf_printf(b,
+                            ",\"shards\":%zu,\"desiredShards\":%" PRId64 ",\"pendingSamples\":%zu,"
+                            "\"lagSeconds\":%.3f,\"sentSamples\":%" PRIu64
+                            ",\"failedSamples\":%" PRIu64 ",\"retriedSamples\":%" PRIu64
+                            ",\"droppedSamples\":%" PRIu64 ",\"lastSuccessMs\":%" PRId64
+                            ",\"lastErrorMs\":%" PRId64 ",\"lastError\":",
+                            q->nsh, atomic_load(&q->desired), pending(q),
+                            hs > 0 && hi > hs ? (double)(hi - hs) / 1e3 : 0.0,
+                            atomic_load(&q->samples_total), atomic_load(&q->samples_failed),
+                            atomic_load(&q->samples_retried), atomic_load(&q->samples_dropped),
+                            atomic_load(&q->last_ok_ms), atomic_load(&q->last_err_ms));
         (void)im_quote_string(b, err, strlen(err));
         (void)im_buf_putc(b, '}');
     }

@@ -631,14 +631,36 @@ static im_rc get_pos_int(dec_t *d, const scrape_cfg_node_t *m, const char *key, 
 
 static im_rc dec_remote_write(dec_t *d, const scrape_cfg_node_t *n, scrape_remote_write_t *w)
 {
-    static const char *const keys[] = {
-        "url", "name", "remote_timeout", "headers", "write_relabel_configs", "send_exemplars",
-        "send_native_histograms", "queue_config", "metadata_config", "basic_auth", "authorization",
-        "bearer_token", "bearer_token_file", "tls_config", "proxy_url", "follow_redirects",
-        "enable_http2", "oauth2", "sigv4", "azuread", NULL};
-    static const char *const qkeys[] = {"capacity", "max_shards", "min_shards",
-                                        "max_samples_per_send", "batch_send_deadline",
-                                        "min_backoff", "max_backoff", "retry_on_http_429", NULL};
+    static const char *const keys[] = {"url",
+                                       "name",
+                                       "remote_timeout",
+                                       "headers",
+                                       "write_relabel_configs",
+                                       "send_exemplars",
+                                       "send_native_histograms",
+                                       "queue_config",
+                                       "metadata_config",
+                                       "basic_auth",
+                                       "authorization",
+                                       "bearer_token",
+                                       "bearer_token_file",
+                                       "tls_config",
+                                       "proxy_url",
+                                       "follow_redirects",
+                                       "enable_http2",
+                                       "oauth2",
+                                       "sigv4",
+                                       "azuread",
+                                       NULL};
+    static const char *const qkeys[] = {"capacity",
+                                        "max_shards",
+                                        "min_shards",
+                                        "max_samples_per_send",
+                                        "batch_send_deadline",
+                                        "min_backoff",
+                                        "max_backoff",
+                                        "retry_on_http_429",
+                                        NULL};
     static const char *const mkeys[] = {"send", "send_interval", "max_samples_per_send", NULL};
     im_rc rc = check_map(d, n, "remote_write", keys);
     if (rc) return rc;
@@ -674,14 +696,22 @@ static im_rc dec_remote_write(dec_t *d, const scrape_cfg_node_t *n, scrape_remot
         w->hdr_values = im_calloc(h->nkids / 2 + 1, sizeof *w->hdr_values);
         for (size_t i = 0; i < h->nkids; i += 2) {
             const char *k = h->kids[i]->str;
-            static const char *const reserved[] = {"Authorization", "Host", "Content-Encoding",
-                                                   "Content-Length", "Content-Type", "User-Agent",
-                                                   "Connection", "Keep-Alive", "Proxy-Authenticate",
-                                                   "Proxy-Authorization", "Www-Authenticate",
+            static const char *const reserved[] = {"Authorization",
+                                                   "Host",
+                                                   "Content-Encoding",
+                                                   "Content-Length",
+                                                   "Content-Type",
+                                                   "User-Agent",
+                                                   "Connection",
+                                                   "Keep-Alive",
+                                                   "Proxy-Authenticate",
+                                                   "Proxy-Authorization",
+                                                   "Www-Authenticate",
                                                    "Accept-Encoding",
                                                    "X-Prometheus-Remote-Write-Version",
                                                    "X-Prometheus-Remote-Read-Version",
-                                                   "X-Prometheus-Scrape-Timeout-Seconds", NULL};
+                                                   "X-Prometheus-Scrape-Timeout-Seconds",
+                                                   NULL};
             for (size_t r = 0; reserved[r]; r++)
                 if (strcasecmp(k, reserved[r]) == 0)
                     return fail(d, h->kids[i], "%s is a reserved header. It must not be changed",
@@ -692,8 +722,8 @@ static im_rc dec_remote_write(dec_t *d, const scrape_cfg_node_t *n, scrape_remot
             w->hdr_values[w->nhdr++] = im_strdup(h->kids[i + 1]->str);
         }
     }
-    if ((rc = dec_relabel(d, get(n, "write_relabel_configs"), "write_relabel_configs",
-                          &w->relabel, &w->nrelabel)))
+    if ((rc = dec_relabel(d, get(n, "write_relabel_configs"), "write_relabel_configs", &w->relabel,
+                          &w->nrelabel)))
         return rc;
     if ((rc = get_bool(d, n, "send_exemplars", &w->send_exemplars))) return rc;
     if ((rc = get_bool(d, n, "send_native_histograms", &w->send_native_histograms))) return rc;
@@ -780,9 +810,9 @@ void scrape_remote_write_clear(scrape_remote_write_t *w)
     im_free(w->hdr_values);
     for (size_t i = 0; i < w->nrelabel; i++) scrape_relabel_clear(&w->relabel[i]);
     im_free(w->relabel);
-    char **strs[] = {&w->basic_user,    &w->basic_pass,    &w->basic_pass_file, &w->auth_type,
-                     &w->auth_cred,     &w->auth_cred_file, &w->tls_ca_file,    &w->tls_cert_file,
-                     &w->tls_key_file,  &w->tls_server_name, &w->proxy_url};
+    char **strs[] = {&w->basic_user,   &w->basic_pass,      &w->basic_pass_file, &w->auth_type,
+                     &w->auth_cred,    &w->auth_cred_file,  &w->tls_ca_file,     &w->tls_cert_file,
+                     &w->tls_key_file, &w->tls_server_name, &w->proxy_url};
     for (size_t i = 0; i < IM_ARRAY_LEN(strs); i++) im_free(*strs[i]);
     memset(w, 0, sizeof *w);
 }
@@ -864,8 +894,9 @@ static im_rc decode(dec_t *d, const scrape_cfg_node_t *root, scrape_config_t *c)
                 return rc;
             for (size_t k = 0; k < i; k++)
                 if (!strcmp(c->remote_writes[k].queue_name, c->remote_writes[i].queue_name))
-                    return fail(d, x->kids[i], "found multiple remote write configs with job name "
-                                               "\"%s\"",
+                    return fail(d, x->kids[i],
+                                "found multiple remote write configs with job name "
+                                "\"%s\"",
                                 c->remote_writes[i].queue_name);
         }
         c->remote_write = node_clone(x);

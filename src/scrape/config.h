@@ -133,9 +133,9 @@ typedef struct scrape_job_cfg {
 /* One remote_write entry, every key of Prometheus 2.42 with its defaults (the
  * sender is src/remote). */
 typedef struct scrape_remote_write {
-    char *url;  /* owned */
-    char *name; /* owned; NULL = unnamed */
-    int64_t remote_timeout_ms; /* 30s */
+    char *url;                      /* owned */
+    char *name;                     /* owned; NULL = unnamed */
+    int64_t remote_timeout_ms;      /* 30s */
     char **hdr_names, **hdr_values; /* owned, parallel */
     size_t nhdr;
     scrape_relabel_t *relabel; /* write_relabel_configs, owned */

@@ -299,6 +299,8 @@ im_rc tsdb__wal_open_keep(const char *dir, size_t seg_bytes, uint32_t (*keep)(vo
  * where the head keeps no samples and the queues have sent them. */
 void tsdb__wal_drop_before(tsdb__wal_t *w, uint32_t before);
 uint32_t tsdb__wal_segment(const tsdb__wal_t *w);
+/* A segment file name (8 decimal digits) as its number. */
+bool tsdb__wal_parse_num(const char *s, uint32_t *out);
 /* Reads a record's label set (head_append.c). 1: *out set (a reference); 0:
  * malformed; -1: over the format caps, skipped (*out NULL, *p after it). */
 int tsdb__wal_get_labels(const uint8_t **p, const uint8_t *end, const im_labels_t **out);

@@ -275,7 +275,7 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static bool parse_num(const char *s, uint32_t *out)
+bool tsdb__wal_parse_num(const char *s, uint32_t *out)
 {
     if (strlen(s) != 8) return false;
     uint32_t v = 0;
@@ -392,10 +392,11 @@ im_rc tsdb__wal_open_keep(const char *dir, size_t seg_bytes, uint32_t (*keep)(vo
         if (nl > 4 && strcmp(de->d_name + nl - 4, ".tmp") == 0) {
             snprintf(p, sizeof p, "%s/%s", w->dir, de->d_name);
             (void)tsdb__io_unlink(p); /* a leftover: harmless if it stays */
-        } else if (strncmp(de->d_name, "checkpoint.", 11) == 0 && parse_num(de->d_name + 11, &n)) {
+        } else if (strncmp(de->d_name, "checkpoint.", 11) == 0 &&
+                   tsdb__wal_parse_num(de->d_name + 11, &n)) {
             if (!have_ckp || n > ckp) ckp = n;
             have_ckp = true;
-        } else if (parse_num(de->d_name, &n)) {
+        } else if (tsdb__wal_parse_num(de->d_name, &n)) {
             if (nsegs == capsegs) {
                 capsegs = capsegs ? capsegs * 2 : 16;
                 segs = im_realloc(segs, capsegs * sizeof *segs);
@@ -428,8 +429,8 @@ im_rc tsdb__wal_open_keep(const char *dir, size_t seg_bytes, uint32_t (*keep)(vo
         d = opendir(w->dir);
         while (d && (de = readdir(d))) {
             uint32_t n;
-            if (strncmp(de->d_name, "checkpoint.", 11) == 0 && parse_num(de->d_name + 11, &n) &&
-                n < ckp) {
+            if (strncmp(de->d_name, "checkpoint.", 11) == 0 &&
+                tsdb__wal_parse_num(de->d_name + 11, &n) && n < ckp) {
                 snprintf(p, sizeof p, "%s/%s", w->dir, de->d_name);
                 (void)tsdb__io_unlink(p);
             }
@@ -662,9 +663,9 @@ im_rc tsdb__wal_checkpoint(tsdb__wal_t *w, uint32_t upto, const im_buf_t *record
         uint32_t n;
         char fp[4400];
         snprintf(fp, sizeof fp, "%s/%s", w->dir, de->d_name);
-        if ((parse_num(de->d_name, &n) && n <= upto && !kept(w, n)) ||
-            (strncmp(de->d_name, "checkpoint.", 11) == 0 && parse_num(de->d_name + 11, &n) &&
-             n < upto)) {
+        if ((tsdb__wal_parse_num(de->d_name, &n) && n <= upto && !kept(w, n)) ||
+            (strncmp(de->d_name, "checkpoint.", 11) == 0 &&
+             tsdb__wal_parse_num(de->d_name + 11, &n) && n < upto)) {
             if (tsdb__io_unlink(fp) != IM_OK)
                 IM_WARN("cannot delete a WAL file replaced by a checkpoint", "file=%s err=%s",
                         im_logq(fp), im_logq(strerror(errno)));
@@ -685,7 +686,7 @@ void tsdb__wal_drop_before(tsdb__wal_t *w, uint32_t before)
     bool any = false;
     while (d && (de = readdir(d))) {
         uint32_t n;
-        if (!parse_num(de->d_name, &n) || n >= before || n >= w->seg) continue;
+        if (!tsdb__wal_parse_num(de->d_name, &n) || n >= before || n >= w->seg) continue;
         char fp[4400];
         snprintf(fp, sizeof fp, "%s/%s", w->dir, de->d_name);
         struct stat st;

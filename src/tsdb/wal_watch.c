@@ -48,18 +48,6 @@ struct tsdb_wal_watcher {
     size_t nrec;
 };
 
-static bool parse_num8(const char *s, uint32_t *out)
-{
-    if (strlen(s) != 8) return false;
-    uint32_t v = 0;
-    for (int i = 0; i < 8; i++) {
-        if (s[i] < '0' || s[i] > '9') return false;
-        v = v * 10 + (uint32_t)(s[i] - '0');
-    }
-    *out = v;
-    return true;
-}
-
 /* The lowest segment >= from (0: none), and the newest checkpoint (0: none). */
 static uint32_t scan_dir(const char *dir, uint32_t from, uint32_t *ckp, uint32_t *newest)
 {
@@ -70,9 +58,10 @@ static uint32_t scan_dir(const char *dir, uint32_t from, uint32_t *ckp, uint32_t
     struct dirent *de;
     while (d && (de = readdir(d))) {
         uint32_t n;
-        if (strncmp(de->d_name, "checkpoint.", 11) == 0 && parse_num8(de->d_name + 11, &n)) {
+        if (strncmp(de->d_name, "checkpoint.", 11) == 0 &&
+            tsdb__wal_parse_num(de->d_name + 11, &n)) {
             if (ckp && n > *ckp) *ckp = n;
-        } else if (parse_num8(de->d_name, &n)) {
+        } else if (tsdb__wal_parse_num(de->d_name, &n)) {
             if (newest && n > *newest) *newest = n;
             if (n >= from && (best == 0 || n < best)) best = n;
         }
@@ -224,8 +213,7 @@ static im_rc read_more(tsdb_wal_watcher_t *w, bool *progress, im_err_t *err)
     *progress = false;
     struct stat st;
     if (fstat(w->fd, &st) != 0)
-        return im_err_set(err, IM_EIO, "cannot stat WAL segment %08u: %s", w->seg,
-                          strerror(errno));
+        return im_err_set(err, IM_EIO, "cannot stat WAL segment %08u: %s", w->seg, strerror(errno));
     if ((uint64_t)st.st_size <= w->off) return IM_OK;
     if (!w->cap) {
         w->cap = WW_READ_INIT;
@@ -330,7 +318,7 @@ void tsdb_wal_watcher_close(tsdb_wal_watcher_t *w)
 
 uint64_t tsdb_wal_bytes_from(const char *dir, uint32_t seg)
 {
-    char wd[4100], p[4200];
+    char wd[4100], p[4400];
     snprintf(wd, sizeof wd, "%s/wal", dir);
     DIR *d = opendir(wd);
     uint64_t total = 0;
@@ -338,7 +326,7 @@ uint64_t tsdb_wal_bytes_from(const char *dir, uint32_t seg)
     while (d && (de = readdir(d))) {
         uint32_t n;
         struct stat st;
-        if (!parse_num8(de->d_name, &n) || n < seg) continue;
+        if (!tsdb__wal_parse_num(de->d_name, &n) || n < seg) continue;
         snprintf(p, sizeof p, "%s/%s", wd, de->d_name);
         if (stat(p, &st) == 0) total += (uint64_t)st.st_size;
     }

@@ -46,21 +46,21 @@ static void test_all_keys(void **state)
 {
     (void)state;
     im_err_t e;
-    scrape_config_t *c = load(
-        "remote_write:\n"
-        "  - url: https://a:1/w\n"
-        "    name: central\n"
-        "    remote_timeout: 2s\n"
-        "    headers: {X-Scope-OrgID: t1}\n"
-        "    write_relabel_configs: [{source_labels: [job], regex: x, action: drop}]\n"
-        "    basic_auth: {username: u, password: p}\n"
-        "    tls_config: {insecure_skip_verify: true}\n"
-        "    proxy_url: http://proxy:3128\n"
-        "    queue_config: {capacity: 10, min_shards: 2, max_shards: 3,\n"
-        "                   max_samples_per_send: 5, batch_send_deadline: 1s,\n"
-        "                   min_backoff: 10ms, max_backoff: 1s, retry_on_http_429: true}\n"
-        "    metadata_config: {send: false, send_interval: 5s, max_samples_per_send: 7}\n",
-        &e);
+    scrape_config_t *c =
+        load("remote_write:\n"
+             "  - url: https://a:1/w\n"
+             "    name: central\n"
+             "    remote_timeout: 2s\n"
+             "    headers: {X-Scope-OrgID: t1}\n"
+             "    write_relabel_configs: [{source_labels: [job], regex: x, action: drop}]\n"
+             "    basic_auth: {username: u, password: p}\n"
+             "    tls_config: {insecure_skip_verify: true}\n"
+             "    proxy_url: http://proxy:3128\n"
+             "    queue_config: {capacity: 10, min_shards: 2, max_shards: 3,\n"
+             "                   max_samples_per_send: 5, batch_send_deadline: 1s,\n"
+             "                   min_backoff: 10ms, max_backoff: 1s, retry_on_http_429: true}\n"
+             "    metadata_config: {send: false, send_interval: 5s, max_samples_per_send: 7}\n",
+             &e);
     if (!c) fprintf(stderr, "%s\n", e.msg);
     assert_non_null(c);
     const remote_write_cfg_t *w = &c->remote_writes[0];
@@ -109,8 +109,8 @@ static void test_errors(void **state)
     err_at("remote_write:\n  - url: http://a/w\n    queue_config: {min_shards: 5, max_shards: 2}\n",
            3, 19, "above max_shards");
     err_at("remote_write:\n  - url: http://a/w\n    sigv4: {region: x}\n", 3, 12, "not supported");
-    err_at("remote_write:\n  - {url: 'http://a/w', name: n}\n  - {url: 'http://b/w', name: n}\n",
-           3, 5, "multiple remote write configs");
+    err_at("remote_write:\n  - {url: 'http://a/w', name: n}\n  - {url: 'http://b/w', name: n}\n", 3,
+           5, "multiple remote write configs");
 }
 
 int main(void)
