@@ -338,6 +338,7 @@ int run_daemon(const run_opts_t *o)
         remote_storage_set_metadata_ud(d.rs, d.sm);
         remote_storage_apply(d.rs, d.cfg);
         http_server_add_metrics_hook(d.http, remote_storage_metrics, d.rs);
+        http_server_set_remote_status(d.http, remote_storage_status_json, d.rs);
     }
     scrape_manager_apply(d.sm, d.cfg);
     if (scrape_manager_start(d.sm, &err) != IM_OK) {

@@ -548,6 +548,20 @@ static enum MHD_Result route(http_server_t *s, http__req_t *r)
             if (!post) return http__send_text(s, r, 405, "Method Not Allowed\n");
             return http__remote_write(s, r);
         }
+        if (!strcmp(u, "/api/v1/status/remote_write")) {
+            r->handler = "/api/v1/status/remote_write";
+            pthread_mutex_lock(&s->mu);
+            void (*fn)(void *, im_buf_t *) = s->remote_status;
+            void *ud = s->remote_status_ud;
+            pthread_mutex_unlock(&s->mu);
+            im_buf_t b;
+            im_buf_init(&b, 0);
+            if (fn)
+                fn(ud, &b);
+            else
+                (void)im_buf_puts(&b, "[]");
+            return http__send_data(s, r, &b);
+        }
         if (s->opts.agent && agent_refused(u + 7)) {
             r->handler = "agent";
             return http__send_error(s, r, "execution", "unavailable with infermon agent");
@@ -949,6 +963,14 @@ void http_server_set_asset_lookup(http_server_t *s, http_asset_lookup_fn fn)
 {
     pthread_mutex_lock(&s->mu);
     s->assets = fn;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void http_server_set_remote_status(http_server_t *s, void (*fn)(void *ud, im_buf_t *out), void *ud)
+{
+    pthread_mutex_lock(&s->mu);
+    s->remote_status = fn;
+    s->remote_status_ud = ud;
     pthread_mutex_unlock(&s->mu);
 }
 

@@ -106,6 +106,9 @@ void http_server_set_reload_status(http_server_t *s, bool ok, int64_t t_ms);
 void http_server_set_ready(http_server_t *s, bool ready);
 void http_server_set_rules_hook(http_server_t *s, const http_rules_hook_t *h);
 void http_server_set_asset_lookup(http_server_t *s, http_asset_lookup_fn fn);
+/* GET /api/v1/status/remote_write answers {"status":"success","data":<fn's JSON>}
+ * (the remote-write queues, for the dashboard's Targets page). */
+void http_server_set_remote_status(http_server_t *s, void (*fn)(void *ud, im_buf_t *out), void *ud);
 /* Extra text appended to /metrics (Prometheus text format). */
 void http_server_add_metrics_hook(http_server_t *s, void (*fn)(void *ud, im_buf_t *out), void *ud);
 

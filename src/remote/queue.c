@@ -1222,8 +1222,9 @@ void remote_storage_metrics(void *ctx, im_buf_t *b)
     pthread_mutex_unlock(&rs->mu);
 }
 
-void remote_storage_status_json(remote_storage_t *rs, im_buf_t *b)
+void remote_storage_status_json(void *ctx, im_buf_t *b)
 {
+    remote_storage_t *rs = ctx;
     pthread_mutex_lock(&rs->mu);
     (void)im_buf_putc(b, '[');
     for (size_t i = 0; i < rs->nq; i++) {

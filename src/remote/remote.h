@@ -95,7 +95,7 @@ void remote_storage_apply(remote_storage_t *rs, scrape_config_t *cfg);
 /* Self-monitoring, Prometheus' names and labels (remote_name, url). */
 void remote_storage_metrics(void *rs, im_buf_t *out);
 /* The dashboard's view: a JSON array, one object per queue. */
-void remote_storage_status_json(remote_storage_t *rs, im_buf_t *out);
+void remote_storage_status_json(void *rs, im_buf_t *out);
 /* True when every queue has sent everything the WAL held at the call. */
 bool remote_storage_idle(remote_storage_t *rs);
 /* Stops the queues (positions saved; unsent data stays in the WAL) and frees. */

@@ -180,6 +180,11 @@ assert metric("prometheus_remote_storage_samples_dropped_total", "prom") > 0, "p
 assert metric("prometheus_remote_storage_samples_retried_total", "dead") > 0, "dead: no retries"
 assert metric("prometheus_remote_storage_samples_pending", "dead") > 0, "dead: nothing pending"
 assert (metric("prometheus_remote_storage_shards", "prom") or 0) >= 1
+# The dashboard's view of the queues (Targets page, "Remote write").
+st = {q["name"]: q for q in json.loads(get(I + "/api/v1/status/remote_write"))["data"]}
+assert sorted(st) == ["dead", "faulty", "prom", "vm"], sorted(st)
+assert st["dead"]["lastError"] and st["dead"]["pendingSamples"] > 0, st["dead"]
+assert st["prom"]["sentSamples"] > 0 and st["prom"]["lastSuccessMs"] > 0, st["prom"]
 print("ok: %d samples of %d series at prometheus (bit for bit) and victoriametrics; faulty refused %d, counted %d"
       % (n, len(mine), len(ref), failed))
 PY

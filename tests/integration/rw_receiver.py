@@ -147,4 +147,9 @@ class H(http.server.BaseHTTPRequestHandler):
         self.end_headers()
 
 
-http.server.ThreadingHTTPServer(("127.0.0.1", PORT), H).serve_forever()
+class S(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        pass  # a connection the sender gave up on (timeout) or we closed
+
+
+S(("127.0.0.1", PORT), H).serve_forever()
