@@ -157,7 +157,7 @@ caught() {
   hs=$(counter "$u" prometheus_remote_storage_queue_highest_sent_timestamp_seconds)
   [ "$hs" -ge $(($(date +%s) - 3 * IV)) ]
 }
-declare -A done_at
+declare -A done_at=()
 while [ ${#done_at[@]} -lt 3 ]; do
   for n in $NAMES; do
     [ -n "${done_at[$n]:-}" ] && continue

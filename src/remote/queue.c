@@ -97,6 +97,8 @@ struct queue {
     pthread_mutex_t pos_mu;
     tsdb_wal_pos_t oldest; /* min shard position (under pos_mu), for wal_keep */
     bool have_oldest;
+    bool pos_dirty;       /* a position moved since the last save (under pos_mu) */
+    int64_t pos_saved_ns; /* when the file was last written (under pos_mu) */
     tsdb_wal_watcher_t *w;
     /* metrics */
     _Atomic uint64_t samples_total, samples_failed, samples_retried, samples_dropped;
@@ -160,6 +162,19 @@ static void pos_save_locked(queue_t *q)
                  im_logq(q->posfile), im_logq(strerror(errno)));
     q->oldest = mn;
     q->have_oldest = true;
+    q->pos_dirty = false;
+    q->pos_saved_ns = im_mono_ns();
+}
+
+/* Saves now when samples were acknowledged (delivery 2: before the shard's next
+ * batch); a move over records without samples for the shard is saved within
+ * POS_LAZY_MS (resending nothing if lost). Caller holds pos_mu. */
+#define POS_LAZY_MS 200
+static void pos_maybe_save_locked(queue_t *q, bool acked_samples)
+{
+    q->pos_dirty = true;
+    if (acked_samples || im_mono_ns() - q->pos_saved_ns >= (int64_t)POS_LAZY_MS * 1000000)
+        pos_save_locked(q);
 }
 
 /* Reads the saved positions; false when there are none. */
@@ -569,7 +584,7 @@ static void *shard_main(void *arg)
         if (done && mark) {
             pthread_mutex_lock(&q->pos_mu);
             s->pos = mpos;
-            pos_save_locked(q); /* before the next batch (remote.h, delivery 2) */
+            pos_maybe_save_locked(q, k > 0); /* before the next batch (remote.h, delivery 2) */
             pthread_mutex_unlock(&q->pos_mu);
         }
         pthread_mutex_lock(&s->mu);
@@ -787,6 +802,10 @@ static void *queue_main(void *arg)
                      im_logq(q->cfg->queue_name), im_logq(e.msg));
         }
         atomic_store(&q->cur_seg, tsdb_wal_watcher_pos(q->w).seg);
+        pthread_mutex_lock(&q->pos_mu);
+        if (q->pos_dirty && im_mono_ns() - q->pos_saved_ns >= (int64_t)POS_LAZY_MS * 1000000)
+            pos_save_locked(q);
+        pthread_mutex_unlock(&q->pos_mu);
         int64_t now = now_ms();
         if (now - last_reshard >= RESHARD_EVERY_MS) {
             last_reshard = now;
