@@ -562,6 +562,26 @@
           h("td", { class: "mono", text: series.get(x.labels.job + "/" + x.labels.instance) || "" }),
           h("td", { class: "err", text: x.lastError || "" })))));
     }
+    // Remote write: one row per queue (lag, backlog, errors), when any is configured.
+    let rw = [];
+    try { rw = await api("status/remote_write"); } catch (e) { /* optional */ }
+    if (my !== gen) return;
+    if (rw.length) {
+      out.push(h("h2", { text: "Remote write" }));
+      out.push(h("table", { class: "list remote-write" },
+        h("tr", {}, ...["queue", "url", "shards", "lag", "pending", "sent", "retried", "failed", "dropped", "last error"].map((s) => h("th", { text: s }))),
+        ...rw.map((q) => h("tr", { class: "rw-row", "data-healthy": String(q.lastSuccessMs >= q.lastErrorMs) },
+          h("td", { class: "mono", text: q.name }),
+          h("td", { class: "mono", text: q.url }),
+          h("td", { class: "mono", text: `${q.shards} (wants ${q.desiredShards})` }),
+          h("td", { class: "mono", text: fmtNum(q.lagSeconds, "s") }),
+          h("td", { class: "mono", text: String(q.pendingSamples) }),
+          h("td", { class: "mono", text: String(q.sentSamples) }),
+          h("td", { class: "mono", text: String(q.retriedSamples) }),
+          h("td", { class: "mono", text: String(q.failedSamples) }),
+          h("td", { class: "mono", text: String(q.droppedSamples) }),
+          h("td", { class: "err", text: q.lastErrorMs > q.lastSuccessMs ? q.lastError : "" })))));
+    }
     main.replaceChildren(...(out.length ? out : [h("div", { class: "empty", text: "no targets configured" })]));
     status(`${(t.activeTargets || []).length} targets`);
   }

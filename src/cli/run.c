@@ -19,6 +19,7 @@
 #include "labels/regex.h"
 #include "promql/promql.h"
 #include "config/config.h"
+#include "remote/remote.h"
 #include "scrape/scrape.h"
 #include "tsdb/tsdb.h"
 #include "ui/ui.h"
@@ -49,6 +50,7 @@ typedef struct daemon {
     scrape_manager_t *sm;
     http_server_t *http;
     run_rules_t *rules;
+    remote_storage_t *rs; /* NULL with --storage.memory-only */
 } daemon_t;
 
 /* kubernetes_monitors: reads the selected PodMonitors / ServiceMonitors now and
@@ -94,6 +96,52 @@ static im_rc add_monitor_jobs(scrape_config_t *c, im_err_t *err)
     return rc;
 }
 
+/* What a configuration may not hold in this mode: remote_write needs a WAL;
+ * agent mode has no rules, alerting or remote_read (as Prometheus' agent). */
+static im_rc check_mode(const run_opts_t *o, const scrape_config_t *c, im_err_t *err)
+{
+    if (o->memory_only && c->nremote_write)
+        return im_err_set(err, IM_EINVAL,
+                          "remote_write reads the WAL, which --storage.memory-only does not keep: "
+                          "drop one of them");
+    if (!o->agent) return IM_OK;
+    if (c->nrule_files)
+        return im_err_set(err, IM_EINVAL, "field rule_files is not allowed in agent mode");
+    if (c->alerting)
+        return im_err_set(err, IM_EINVAL, "field alerting is not allowed in agent mode");
+    if (o->memory_only)
+        return im_err_set(err, IM_EINVAL,
+                          "--agent forwards from the WAL: not with "
+                          "--storage.memory-only");
+    return IM_OK;
+}
+
+static void md_fetch(void *ud, remote_metadata_t **out, size_t *n, void **keep)
+{
+    scrape_metadata_t *md = NULL;
+    size_t nm = 0;
+    scrape_manager_metadata(ud, &md, &nm);
+    remote_metadata_t *r = im_calloc(nm ? nm : 1, sizeof *r);
+    for (size_t i = 0; i < nm; i++)
+        r[i] = (remote_metadata_t){md[i].metric, md[i].type, md[i].help, md[i].unit};
+    void **k = im_malloc(2 * sizeof *k);
+    k[0] = md;
+    k[1] = (void *)(uintptr_t)nm;
+    *out = r;
+    *n = nm;
+    *keep = k;
+    r = NULL;
+    (void)r;
+}
+
+static void md_free(void *ud, void *keep)
+{
+    (void)ud;
+    void **k = keep;
+    scrape_metadata_free(k[0], (size_t)(uintptr_t)k[1]);
+    im_free(k);
+}
+
 static im_rc load_config(const run_opts_t *o, scrape_config_t **out, im_err_t *err)
 {
     im_rc rc;
@@ -125,7 +173,15 @@ static im_rc do_reload(void *ud, im_err_t *err)
         pthread_mutex_unlock(&d->reload_mu);
         return rc;
     }
+    if (check_mode(d->o, c, err) != IM_OK) {
+        IM_ERROR("Error reloading config, keeping the previous one", "err=%s", im_logq(err->msg));
+        if (d->http) http_server_set_reload_status(d->http, false, im_now_ms());
+        scrape_config_free(c);
+        pthread_mutex_unlock(&d->reload_mu);
+        return IM_EINVAL;
+    }
     scrape_manager_apply(d->sm, c);
+    if (d->rs) remote_storage_apply(d->rs, c);
     run_rules_reload(d->rules, c);
     if (d->http) {
         http_server_set_config(d->http, c);
@@ -237,6 +293,10 @@ int run_daemon(const run_opts_t *o)
         IM_ERROR("Error loading config", "err=%s", im_logq(im_err_format(&err, eb, sizeof eb)));
         goto out;
     }
+    if (check_mode(o, d.cfg, &err) != IM_OK) {
+        IM_ERROR("Error loading config", "err=%s", im_logq(err.msg));
+        goto out;
+    }
     tsdb_opts_t to;
     memset(&to, 0, sizeof to);
     to.dir = o->memory_only        ? NULL
@@ -257,6 +317,18 @@ int run_daemon(const run_opts_t *o)
     to.max_future_ms = o->tsdb_max_future_ms;
     to.limits = (tsdb_limits_t){o->tsdb_max_labels, o->tsdb_max_label_name_bytes,
                                 o->tsdb_max_label_value_bytes, o->tsdb_max_series_bytes};
+    if (to.dir) {
+        remote_opts_t ro = {.storage_dir = to.dir,
+                            .max_wal_retention_bytes = o->remote_max_wal_retention_bytes,
+                            .user_agent = "infermon/remote-write",
+                            .metadata = md_fetch,
+                            .metadata_free = md_free};
+        d.rs = remote_storage_new(&ro);
+        to.wal_keep = remote_storage_wal_keep;
+        to.wal_keep_ctx = d.rs;
+    }
+    to.agent = o->agent;
+    if (o->agent) IM_INFO("Agent mode: scrape and forward only (no queries, no rules)", NULL);
     IM_INFO("Starting TSDB", "path=%s", im_logq(to.dir ? to.dir : "<memory>"));
     if (tsdb_open(&to, &db, &err) != IM_OK) {
         IM_ERROR("Opening storage failed", "err=%s", im_logq(im_err_format(&err, eb, sizeof eb)));
@@ -292,6 +364,7 @@ int run_daemon(const run_opts_t *o)
     ho.enable_lifecycle = o->enable_lifecycle;
     ho.enable_remote_write = o->enable_remote_write;
     ho.remote_write_max_bytes = o->remote_write_max_bytes;
+    ho.agent = o->agent;
     ho.max_request_body_bytes = o->max_request_body_bytes;
     ho.max_connections = (int)o->web_max_connections;
     ho.query_max_concurrency = (int)o->query_max_concurrency;
@@ -312,7 +385,14 @@ int run_daemon(const run_opts_t *o)
                             .grace_period_ms = o->rules_grace_period_ms,
                             .resend_delay_ms = o->rules_resend_delay_ms,
                             .notify_queue_capacity = (size_t)o->notify_queue_capacity};
-    d.rules = run_rules_start(d.cfg, tsdb_storage(db), eng, d.http, &rro);
+    if (!o->agent) d.rules = run_rules_start(d.cfg, tsdb_storage(db), eng, d.http, &rro);
+    if (d.rs) {
+        /* Before the first scrape: a new queue starts at the WAL's end. */
+        remote_storage_set_metadata_ud(d.rs, d.sm);
+        remote_storage_apply(d.rs, d.cfg);
+        http_server_add_metrics_hook(d.http, remote_storage_metrics, d.rs);
+        http_server_set_remote_status(d.http, remote_storage_status_json, d.rs);
+    }
     scrape_manager_apply(d.sm, d.cfg);
     if (scrape_manager_start(d.sm, &err) != IM_OK) {
         IM_ERROR("Starting the scrape manager failed", "err=%s", im_logq(err.msg));
@@ -357,6 +437,7 @@ out:
     IM_INFO("Stopping storage...", NULL);
     if (d.sm) scrape_manager_free(d.sm);
     if (db) tsdb_close(db);
+    remote_storage_free(d.rs); /* after the store: its maintenance asks wal_keep */
     if (eng) promql_engine_free(eng);
     scrape_config_free(d.cfg);
     pthread_mutex_destroy(&d.reload_mu);
@@ -384,6 +465,11 @@ static void usage(FILE *f)
         "  --storage.tsdb.retention.size=SIZE maximum bytes of blocks (e.g. 10GB; default none)\n"
         "  --storage.tsdb.wal-fsync=POLICY    timer|always|never (default timer)\n"
         "  --storage.memory-only              keep everything in memory (no WAL, no blocks)\n"
+        "  --storage.remote.max-wal-retention=SIZE  WAL kept for remote_write queues that\n"
+        "                                     have not sent it (default 2GiB); past it the\n"
+        "                                     oldest unsent data is given up (logged)\n"
+        "  --agent                            agent mode: scrape, relabel and forward through\n"
+        "                                     remote_write only (no queries, no rules)\n"
         "  --web.listen-address=ADDR          listen address (default :9470)\n"
         "  --web.config.file=FILE             TLS and basic auth (Prometheus web-config format)\n"
         "  --web.basic-auth.bcrypt-concurrency=N  bcrypt password checks at once (default 2)\n"
@@ -441,7 +527,9 @@ static const char *const flag_names[] = {
     "web.enable-lifecycle", "web.enable-remote-write-receiver", "storage.memory-only",
     /* values again (appended after the booleans) */
     "query.max-concurrency", "web.max-connections", "web.max-request-body-bytes", "scrape.workers",
-    "web.basic-auth.bcrypt-concurrency", "web.basic-auth.bcrypt-wait", "regex.match-limit", NULL};
+    "web.basic-auth.bcrypt-concurrency", "web.basic-auth.bcrypt-wait", "regex.match-limit",
+    "storage.remote.max-wal-retention", "agent", NULL};
+#define FLAG_AGENT      33
 #define NUM_VALUE_FLAGS 22
 #define NUM_BOOL_FLAGS  3
 
@@ -469,7 +557,7 @@ int cli_run(int argc, char **argv)
             fprintf(stderr, "infermon run: unknown flag --%.*s\n", (int)nl, a);
             return 2;
         }
-        if (k >= NUM_VALUE_FLAGS && k < NUM_VALUE_FLAGS + NUM_BOOL_FLAGS) {
+        if ((k >= NUM_VALUE_FLAGS && k < NUM_VALUE_FLAGS + NUM_BOOL_FLAGS) || k == FLAG_AGENT) {
             vals[k] = eq ? eq + 1 : "true";
             continue;
         }
@@ -641,12 +729,19 @@ int cli_run(int argc, char **argv)
         }
         im_regex_set_limits(&(im_regex_limits_t){.match_limit = (uint32_t)lim});
     }
+    if (vals[32] && (cfg_parse_bytes(vals[32], &o.remote_max_wal_retention_bytes) != IM_OK ||
+                     o.remote_max_wal_retention_bytes <= 0)) {
+        fprintf(stderr, "infermon run: --storage.remote.max-wal-retention: bad size \"%s\"\n",
+                vals[32]);
+        return 2;
+    }
+    o.agent = vals[FLAG_AGENT] && strcmp(vals[FLAG_AGENT], "false");
     /* flags for /api/v1/status/flags, with defaults shown */
     static const char *defaults[] = {
-        "",      "data/",    "0s",   "0B",    "timer", ":9470", "",      "32MiB",
-        "5m",    "50000000", "2m",   "info",  "",      "1h",    "10m",   "1m",
-        "10000", "10m",      "4096", "0B",    "0B",    "1MiB",  "false", "false",
-        "false", "20",       "512",  "16MiB", "",      "2",     "250ms", "1000000"};
+        "",         "data/", "0s",   "0B",    "timer",   ":9470", "",      "32MiB", "5m",
+        "50000000", "2m",    "info", "",      "1h",      "10m",   "1m",    "10000", "10m",
+        "4096",     "0B",    "0B",   "1MiB",  "false",   "false", "false", "20",    "512",
+        "16MiB",    "",      "2",    "250ms", "1000000", "2GiB",  "false"};
     _Static_assert(IM_ARRAY_LEN(defaults) == IM_ARRAY_LEN(flag_names) - 1,
                    "a default for every flag");
     char workers_def[24];

@@ -48,6 +48,8 @@ typedef struct run_opts {
     /* For /api/v1/status/flags: name/value pairs, NULL-terminated. */
     const char *const *flags;
     size_t scrape_workers; /* threads parsing and committing scrapes; 0 = default */
+    bool agent;            /* --agent: scrape and forward only (remote/remote.h) */
+    int64_t remote_max_wal_retention_bytes; /* --storage.remote.max-wal-retention; 0 = 2 GiB */
 } run_opts_t;
 
 void run_opts_defaults(run_opts_t *o);

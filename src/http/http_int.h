@@ -136,6 +136,9 @@ struct http_server {
         void *ud;
     } mhooks[8];
     size_t nmhooks;
+    /* GET /api/v1/status/remote_write: the queues as a JSON array (under mu). */
+    void (*remote_status)(void *ud, im_buf_t *out);
+    void *remote_status_ud;
     http__counter_t *counters;
     size_t ncounters;
     uint64_t rw_requests, rw_samples, rw_failures;

@@ -850,11 +850,11 @@ static const char *rw2_labels(rw2_ctx_t *c, const uint32_t *refs, size_t n, bool
                  "invalid labels_refs length %zu (name and value references come in pairs)", n);
         return buf;
     }
-    if (n / 2 > TSDB_FMT_MAX_LABELS) {
+    if (n / 2 > STORAGE_FMT_MAX_LABELS) {
         snprintf(buf, bsz,
                  "%zu labels, more than the %u any series can have "
                  "(--storage.tsdb.max-labels-per-series can only lower it)",
-                 n / 2, TSDB_FMT_MAX_LABELS);
+                 n / 2, STORAGE_FMT_MAX_LABELS);
         return buf;
     }
     bool valid = true;

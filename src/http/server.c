@@ -500,6 +500,17 @@ void http__query_leave(http_server_t *s, http__req_t *r, im_rc rc)
 
 /* ---- Routing ---- */
 
+/* Agent mode (--agent): the API over local data answers as Prometheus' agent. */
+static bool agent_refused(const char *p)
+{
+    static const char *const refused[] = {
+        "/query", "/query_range", "/query_exemplars", "/series",       "/labels",
+        "/rules", "/alerts",      "/status/tsdb",     "/format_query", NULL};
+    for (size_t i = 0; refused[i]; i++)
+        if (!strcmp(p, refused[i])) return true;
+    return !strncmp(p, "/label/", 7);
+}
+
 static enum MHD_Result route(http_server_t *s, http__req_t *r)
 {
     const char *u = r->url;
@@ -519,7 +530,29 @@ static enum MHD_Result route(http_server_t *s, http__req_t *r)
             if (!post) return http__send_text(s, r, 405, "Method Not Allowed\n");
             return http__remote_write(s, r);
         }
+        if (!strcmp(u, "/api/v1/status/remote_write")) {
+            r->handler = "/api/v1/status/remote_write";
+            pthread_mutex_lock(&s->mu);
+            void (*fn)(void *, im_buf_t *) = s->remote_status;
+            void *ud = s->remote_status_ud;
+            pthread_mutex_unlock(&s->mu);
+            im_buf_t b;
+            im_buf_init(&b, 0);
+            if (fn)
+                fn(ud, &b);
+            else
+                (void)im_buf_puts(&b, "[]");
+            return http__send_data(s, r, &b);
+        }
+        if (s->opts.agent && agent_refused(u + 7)) {
+            r->handler = "agent";
+            return http__send_error(s, r, "execution", "unavailable with infermon agent");
+        }
         return http__api(s, r, u + 7);
+    }
+    if (s->opts.agent && !strcmp(u, "/federate")) {
+        r->handler = "/federate";
+        return http__send_text(s, r, 500, "unsupported operation with WAL-only storage\n");
     }
     if (!strcmp(u, "/metrics")) {
         r->handler = "/metrics";
@@ -534,6 +567,7 @@ static enum MHD_Result route(http_server_t *s, http__req_t *r)
         pthread_mutex_lock(&s->mu);
         bool ready = s->ready;
         pthread_mutex_unlock(&s->mu);
+        if (ready && s->opts.agent) return http__send_text(s, r, 200, "infermon Agent is Ready.\n");
         return ready ? http__send_text(s, r, 200, "infermon Server is Ready.\n")
                      : http__send_text(s, r, 503, "Service Unavailable");
     }
@@ -914,6 +948,14 @@ void http_server_set_asset_lookup(http_server_t *s, http_asset_lookup_fn fn)
 {
     pthread_mutex_lock(&s->mu);
     s->assets = fn;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void http_server_set_remote_status(http_server_t *s, void (*fn)(void *ud, im_buf_t *out), void *ud)
+{
+    pthread_mutex_lock(&s->mu);
+    s->remote_status = fn;
+    s->remote_status_ud = ud;
     pthread_mutex_unlock(&s->mu);
 }
 

@@ -80,6 +80,7 @@ typedef struct http_server_opts {
     bool enable_lifecycle;
     bool enable_remote_write;
     int64_t remote_write_max_bytes; /* compressed request cap; 0 = 32 MiB */
+    bool agent; /* --agent: the query API over local data answers 422, as Prometheus' agent */
     int64_t max_request_body_bytes; /* other request bodies (forms); 0 = 16 MiB */
     int max_connections;            /* simultaneous connections (--web.max-connections); 0 = 512 */
     int query_max_concurrency; /* queries evaluated at once (--query.max-concurrency); 0 = 20 */
@@ -105,6 +106,9 @@ void http_server_set_reload_status(http_server_t *s, bool ok, int64_t t_ms);
 void http_server_set_ready(http_server_t *s, bool ready);
 void http_server_set_rules_hook(http_server_t *s, const http_rules_hook_t *h);
 void http_server_set_asset_lookup(http_server_t *s, http_asset_lookup_fn fn);
+/* GET /api/v1/status/remote_write answers {"status":"success","data":<fn's JSON>}
+ * (the remote-write queues, for the dashboard's Targets page). */
+void http_server_set_remote_status(http_server_t *s, void (*fn)(void *ud, im_buf_t *out), void *ud);
 /* Extra text appended to /metrics (Prometheus text format). */
 void http_server_add_metrics_hook(http_server_t *s, void (*fn)(void *ud, im_buf_t *out), void *ud);
 

@@ -42,6 +42,10 @@
 
 #define STORAGE_STALE_NAN_BITS 0x7ff0000000000002ULL
 
+/* The most labels any series can have in any store (the on-disk formats' bound;
+ * tsdb/limits.h TSDB_FMT_MAX_LABELS is this value). */
+#define STORAGE_FMT_MAX_LABELS 4096u
+
 static inline double storage_stale_nan(void)
 {
     uint64_t b = STORAGE_STALE_NAN_BITS;

@@ -68,6 +68,7 @@ void tsdb__head_checkpoint(tsdb__head_t *h, im_buf_t *out);
 #define DEFAULT_BLOCK_MS     (2 * IM_MS_PER_HOUR)
 #define DEFAULT_SEGMENT      (128u << 20)
 #define MAINT_INTERVAL_MS    60000
+#define AGENT_TRUNCATE_MS    10000 /* agent mode: drop sent WAL segments this often */
 #define ZLEVEL_PERSIST       9
 #define ZLEVEL_COMPACT       19
 
@@ -225,6 +226,7 @@ im_rc tsdb_open(const tsdb_opts_t *opts, tsdb_t **out, im_err_t *err)
     pthread_mutex_init(&db->bg_mu, NULL);
     pthread_cond_init(&db->bg_cv, NULL);
     db->head = tsdb__head_new(db->opts.block_range_ms);
+    db->head->agent = db->opts.agent;
     db->head->replay_max_t = INT64_MAX;
     im_rc rc = tsdb_limits_resolve(&db->opts.limits, err);
     if (rc != IM_OK) goto fail;
@@ -263,8 +265,8 @@ im_rc tsdb_open(const tsdb_opts_t *opts, tsdb_t **out, im_err_t *err)
         if (bmax != INT64_MIN) atomic_store(&db->head->min_valid_t, bmax + 1);
         tsdb__wal_replay_stats_t st;
         db->head->replay_max_t = tsdb__max_valid_t(db);
-        rc =
-            tsdb__wal_open(db->dir, db->opts.wal_segment_bytes, replay_rec, db, &st, &db->wal, err);
+        rc = tsdb__wal_open_keep(db->dir, db->opts.wal_segment_bytes, db->opts.wal_keep,
+                                 db->opts.wal_keep_ctx, replay_rec, db, &st, &db->wal, err);
         tsdb__head_replay_done(db->head);
         db->head->replay_max_t = INT64_MAX;
         if (rc != IM_OK) goto fail;
@@ -730,6 +732,24 @@ im_rc tsdb_maintain(tsdb_t *db, im_err_t *err)
     return maint_end(db, maintain(db, &e), &e, err);
 }
 
+/* Agent mode (no blocks): a new segment, a checkpoint of the series, and the
+ * segments the queues have sent deleted with it (wal.c invariant 8 keeps the
+ * others). Caller holds maint_mu. */
+static im_rc agent_truncate(tsdb_t *db, im_err_t *err)
+{
+    if (!db->wal) return IM_OK;
+    im_buf_t ck;
+    im_buf_init(&ck, 0);
+    uint32_t last;
+    pthread_mutex_lock(&db->commit_mu);
+    im_rc rc = tsdb__wal_cut(db->wal, &last, err);
+    if (rc == IM_OK) tsdb__head_checkpoint(db->head, &ck);
+    pthread_mutex_unlock(&db->commit_mu);
+    if (rc == IM_OK) rc = tsdb__wal_checkpoint(db->wal, last, &ck, err);
+    im_buf_free(&ck);
+    return rc;
+}
+
 static im_rc maintain(tsdb_t *db, im_err_t *err)
 {
     pthread_mutex_lock(&db->maint_mu);
@@ -752,6 +772,11 @@ static im_rc maintain(tsdb_t *db, im_err_t *err)
         }
         pthread_mutex_unlock(&db->maint_mu);
         return IM_OK;
+    }
+    if (db->opts.agent) {
+        rc = agent_truncate(db, err);
+        pthread_mutex_unlock(&db->maint_mu);
+        return rc;
     }
     for (;;) {
         pthread_rwlock_rdlock(&h->lock);
@@ -824,7 +849,8 @@ static void *bg_main(void *arg)
             im_err_t e;
             if (sync_unlocked(db, &e) != IM_OK) failed_logged = true;
         }
-        if (!failed_logged && im_mono_ns() - last_maint > (int64_t)MAINT_INTERVAL_MS * 1000000) {
+        int64_t every = db->opts.agent ? AGENT_TRUNCATE_MS : MAINT_INTERVAL_MS;
+        if (!failed_logged && im_mono_ns() - last_maint > every * 1000000) {
             last_maint = im_mono_ns();
             im_err_t e;
             im_err_clear(&e);

@@ -212,6 +212,14 @@ static int64_t floordiv(int64_t a, int64_t b)
 
 void tsdb__head_append(tsdb__head_t *h, tsdb__series_t *s, int64_t t, double v)
 {
+    if (h->agent) {
+        /* Agent mode: the WAL holds the samples; only what validation needs. */
+        uint64_t b;
+        memcpy(&b, &v, sizeof b);
+        atomic_store_explicit(&s->last_vbits, b, memory_order_relaxed);
+        atomic_store_explicit(&s->maxt, t, memory_order_release);
+        return;
+    }
     tsdb__hchunk_t *c = s->nchunks ? &s->chunks[s->nchunks - 1] : NULL;
     if (!c || c->n >= TSDB__CHUNK_MAX_SAMPLES ||
         floordiv(t, h->chunk_range_ms) != floordiv(c->mint, h->chunk_range_ms)) {

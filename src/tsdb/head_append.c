@@ -342,7 +342,7 @@ out:
 /* Reads a label set. 1: *out set; 0: malformed (the record is corrupt); -1:
  * well-formed but over the format caps (tsdb/limits.h) — written by an older
  * version that did not check; skipped, *out NULL, *p after it. */
-static int get_labels(const uint8_t **p, const uint8_t *end, const im_labels_t **out)
+int tsdb__wal_get_labels(const uint8_t **p, const uint8_t *end, const im_labels_t **out)
 {
     uint64_t nl;
     *out = NULL;
@@ -415,7 +415,7 @@ im_rc tsdb__head_apply_record(tsdb__head_t *h, const uint8_t *rec, size_t len)
         uint64_t id, nch;
         const im_labels_t *ls;
         if (!tsdb__get_uvarint(&p, end, &id) || id == 0 || id >= UINT32_MAX) return IM_ECORRUPT;
-        int gl = get_labels(&p, end, &ls);
+        int gl = tsdb__wal_get_labels(&p, end, &ls);
         if (gl == 0) return IM_ECORRUPT;
         if (gl < 0) {
             skipped_series(h, id);
@@ -457,7 +457,7 @@ im_rc tsdb__head_apply_record(tsdb__head_t *h, const uint8_t *rec, size_t len)
         uint64_t id;
         const im_labels_t *ls;
         if (!tsdb__get_uvarint(&p, end, &id) || id == 0 || id >= UINT32_MAX) return IM_ECORRUPT;
-        int gl = get_labels(&p, end, &ls);
+        int gl = tsdb__wal_get_labels(&p, end, &ls);
         if (gl == 0) return IM_ECORRUPT;
         if (gl < 0) {
             skipped_series(h, id);

@@ -45,10 +45,11 @@
 #define IM_TSDB_LIMITS_H
 
 #include "labels/labels.h"
+#include "storage/storage.h"
 #include "util/base.h"
 #include "util/err.h"
 
-#define TSDB_FMT_MAX_LABELS        4096u
+#define TSDB_FMT_MAX_LABELS        STORAGE_FMT_MAX_LABELS
 #define TSDB_FMT_MAX_SERIES_BYTES  (16u << 20)
 #define TSDB_FMT_MAX_WAL_RECORD    (64u << 20)
 #define TSDB_FMT_WAL_RECORD_TARGET (16u << 20)

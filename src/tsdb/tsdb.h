@@ -129,6 +129,14 @@ typedef struct tsdb_opts {
     tsdb_limits_t limits;      /* 0 fields = the format caps (tsdb/limits.h) */
     int64_t max_future_ms;     /* 0 = TSDB_DEFAULT_MAX_FUTURE_MS; < 0 = no check */
     int64_t (*now_ms)(void);   /* wall clock; NULL = im_now_ms (tests set it) */
+    /* The lowest WAL segment a reader still needs (0 = none), consulted before a
+     * segment is deleted (remote write; see the WAL watcher below). */
+    uint32_t (*wal_keep)(void *ctx);
+    void *wal_keep_ctx;
+    /* Agent mode: samples go to the WAL only (the head keeps series, no
+     * chunks, nothing is persisted into blocks) and maintenance deletes the WAL
+     * segments below wal_keep (the queues have sent them). */
+    bool agent;
 } tsdb_opts_t;
 
 im_rc tsdb_open(const tsdb_opts_t *opts, tsdb_t **out, im_err_t *err);
@@ -172,5 +180,59 @@ void tsdb_get_stats(tsdb_t *db, tsdb_stats_t *out);
 
 /* The head index cardinality (storage_postings_stats_t says what). */
 void tsdb_postings_stats(tsdb_t *db, size_t limit, tsdb_postings_stats_t *out);
+
+/* ---- WAL watcher (remote write) ----
+ *
+ * A read-only tail of a store's WAL (DIR/wal), as Prometheus' WAL watcher: the
+ * newest checkpoint's series, then every segment in order, the live one
+ * included, handing out series definitions and each commit's samples. It never
+ * writes; it may run in another thread (or process) than the store. Only
+ * complete records are handed out (a record being written is read on a later
+ * poll). Positions: {seg, off} is the byte offset in segment seg just after a
+ * record; records ending at or before the start position give their series
+ * only. A segment that is gone before it was read (deleted past every keep,
+ * see tsdb_opts_t.wal_keep) is reported through gap and skipped.
+ * The store keeps the segments at or after wal_keep(wal_keep_ctx) (not 0)
+ * even when a checkpoint replaces them. */
+typedef struct tsdb_wal_pos {
+    uint32_t seg;
+    uint64_t off;
+} tsdb_wal_pos_t;
+static inline int tsdb_wal_pos_cmp(tsdb_wal_pos_t a, tsdb_wal_pos_t b)
+{
+    if (a.seg != b.seg) return a.seg < b.seg ? -1 : 1;
+    return a.off < b.off ? -1 : a.off > b.off;
+}
+typedef struct tsdb_wal_sample {
+    uint32_t id; /* the series' id in its definition */
+    int64_t t_ms;
+    double v;
+} tsdb_wal_sample_t;
+typedef struct tsdb_wal_watch_cb {
+    /* A series definition; ls is borrowed for the call. A later definition of
+     * the same id replaces the earlier one. */
+    void (*series)(void *ctx, uint32_t id, const im_labels_t *ls);
+    /* The samples of one commit after the start position (s borrowed for the
+     * call); end is the position just after it. Returning false stops the poll
+     * before this record (it is handed out again by the next poll). */
+    bool (*samples)(void *ctx, const tsdb_wal_sample_t *s, size_t n, tsdb_wal_pos_t end);
+    /* Segments from_seg..to_seg were deleted before being read. May be NULL. */
+    void (*gap)(void *ctx, uint32_t from_seg, uint32_t to_seg);
+} tsdb_wal_watch_cb_t;
+typedef struct tsdb_wal_watcher tsdb_wal_watcher_t;
+/* Opens a watcher of storage directory dir, reading series from the newest
+ * checkpoint. start NULL = the current end of the WAL (only later commits give
+ * samples). cb and ctx are borrowed until close. */
+im_rc tsdb_wal_watcher_open(const char *dir, const tsdb_wal_pos_t *start,
+                            const tsdb_wal_watch_cb_t *cb, void *ctx, tsdb_wal_watcher_t **out,
+                            im_err_t *err);
+/* Reads what was written since the last poll; *nrec (may be NULL) = records read.
+ * Returns IM_OK also when a callback stopped it. */
+im_rc tsdb_wal_watcher_poll(tsdb_wal_watcher_t *w, size_t *nrec, im_err_t *err);
+/* The position just after the last record read. */
+tsdb_wal_pos_t tsdb_wal_watcher_pos(const tsdb_wal_watcher_t *w);
+void tsdb_wal_watcher_close(tsdb_wal_watcher_t *w);
+/* Bytes of the WAL segments from segment seg on (the backlog of a reader). */
+uint64_t tsdb_wal_bytes_from(const char *dir, uint32_t seg);
 
 #endif

@@ -168,6 +168,7 @@ typedef struct tsdb__head {
     _Atomic int64_t min_valid_t; /* samples older than this are out of bounds */
     int64_t mint, maxt;          /* of the data held; INT64_MAX/INT64_MIN when empty */
     int64_t chunk_range_ms;      /* chunks never straddle a multiple of this */
+    bool agent;                  /* agent mode: series and their newest sample only */
     uint64_t nseries, nchunks, nsamples, chunk_bytes;
     /* WAL replay only: ids that name a series already known under another id
      * (the series was dropped and made again, and a crash kept both records). */
@@ -286,6 +287,22 @@ void tsdb__wal_frame(im_buf_t *out, const uint8_t *rec, size_t len);
  * (fragments joined); returns the offset just after the last good logical
  * record (== len when all good). */
 size_t tsdb__wal_scan(const uint8_t *p, size_t len, tsdb__wal_rec_fn fn, void *ctx);
+/* As tsdb__wal_scan, also telling fn the offset (in p) just after each record. */
+typedef im_rc (*tsdb__wal_rec_end_fn)(void *ctx, const uint8_t *rec, size_t len, size_t end);
+size_t tsdb__wal_scan_ex(const uint8_t *p, size_t len, tsdb__wal_rec_end_fn fn, void *ctx);
+/* tsdb__wal_open with a keep hook (wal.c invariant 8; NULL = none). */
+im_rc tsdb__wal_open_keep(const char *dir, size_t seg_bytes, uint32_t (*keep)(void *),
+                          void *keep_ctx, tsdb__wal_rec_fn fn, void *ctx,
+                          tsdb__wal_replay_stats_t *st, tsdb__wal_t **out, im_err_t *err);
+/* Deletes segments < before (not the open one) without a checkpoint: agent mode,
+ * where the head keeps no samples and the queues have sent them. */
+void tsdb__wal_drop_before(tsdb__wal_t *w, uint32_t before);
+uint32_t tsdb__wal_segment(const tsdb__wal_t *w);
+/* A segment file name (8 decimal digits) as its number. */
+bool tsdb__wal_parse_num(const char *s, uint32_t *out);
+/* Reads a record's label set (head_append.c). 1: *out set (a reference); 0:
+ * malformed; -1: over the format caps, skipped (*out NULL, *p after it). */
+int tsdb__wal_get_labels(const uint8_t **p, const uint8_t *end, const im_labels_t **out);
 uint64_t tsdb__wal_bytes(tsdb__wal_t *w);
 
 /* ---- Blocks (block.c) ---- */

@@ -51,6 +51,10 @@
  *     until the store is reopened. A partial write is never undone or retried:
  *     after a failed write or fsync the state of the file and of the page cache
  *     is unknown; the reopen's replay decides what is good (invariant 3).
+ *  8. A segment a reader still needs (the keep hook: remote-write queues that
+ *     have not sent it, storage/remote) is not deleted by a checkpoint or an
+ *     open even when a checkpoint replaces it; replay still skips it. The
+ *     hook's owner bounds what it keeps (--storage.remote.max-wal-retention).
  *
  * State of the writer:
  *
@@ -91,6 +95,10 @@ struct tsdb__wal {
     uint64_t size;  /* bytes in the current segment */
     bool dirty;     /* written since the last sync */
     uint64_t total; /* bytes in all segments (approximate) */
+    /* Segments a reader still needs (invariant 8): keep(keep_ctx) is the lowest
+     * segment number to keep, 0 = none. Borrowed; set before the open. */
+    uint32_t (*keep)(void *ctx);
+    void *keep_ctx;
     /* Sticky failure (invariant 7): set once, read on every write. */
     _Atomic bool failed;
     pthread_mutex_t fail_mu; /* guards failmsg */
@@ -209,7 +217,25 @@ void tsdb__wal_frame(im_buf_t *out, const uint8_t *rec, size_t len)
     im_free(hdrs);
 }
 
+typedef struct scan_adapt {
+    tsdb__wal_rec_fn fn;
+    void *ctx;
+} scan_adapt_t;
+
+static im_rc scan_adapt(void *ctx, const uint8_t *rec, size_t len, size_t end)
+{
+    (void)end;
+    scan_adapt_t *a = ctx;
+    return a->fn ? a->fn(a->ctx, rec, len) : IM_OK;
+}
+
 size_t tsdb__wal_scan(const uint8_t *p, size_t len, tsdb__wal_rec_fn fn, void *ctx)
+{
+    scan_adapt_t a = {fn, ctx};
+    return tsdb__wal_scan_ex(p, len, scan_adapt, &a);
+}
+
+size_t tsdb__wal_scan_ex(const uint8_t *p, size_t len, tsdb__wal_rec_end_fn fn, void *ctx)
 {
     size_t off = 0, good = 0;
     bool pending = false; /* pieces of a logical record gathered in asm */
@@ -227,14 +253,15 @@ size_t tsdb__wal_scan(const uint8_t *p, size_t len, tsdb__wal_rec_fn fn, void *c
             pending = true;
             if (pl[0] == TSDB__REC_FRAG_MORE) continue;
             pending = false;
-            if (asm_.len == 0 || (fn && fn(ctx, (const uint8_t *)asm_.data, asm_.len) != IM_OK))
+            if (asm_.len == 0 ||
+                (fn && fn(ctx, (const uint8_t *)asm_.data, asm_.len, off) != IM_OK))
                 break;
             im_buf_reset(&asm_);
             good = off;
             continue;
         }
         if (pending) break; /* a whole record inside a fragmented one */
-        if (fn && fn(ctx, pl, rl) != IM_OK) break;
+        if (fn && fn(ctx, pl, rl, off + 8 + rl) != IM_OK) break;
         off += 8 + rl;
         good = off;
     }
@@ -248,7 +275,7 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static bool parse_num(const char *s, uint32_t *out)
+bool tsdb__wal_parse_num(const char *s, uint32_t *out)
 {
     if (strlen(s) != 8) return false;
     uint32_t v = 0;
@@ -318,6 +345,20 @@ static void wal_free(tsdb__wal_t *w)
 im_rc tsdb__wal_open(const char *dir, size_t seg_bytes, tsdb__wal_rec_fn fn, void *ctx,
                      tsdb__wal_replay_stats_t *st, tsdb__wal_t **out, im_err_t *err)
 {
+    return tsdb__wal_open_keep(dir, seg_bytes, NULL, NULL, fn, ctx, st, out, err);
+}
+
+/* True when segment n must stay although a checkpoint replaces it. */
+static bool kept(const tsdb__wal_t *w, uint32_t n)
+{
+    uint32_t k = w->keep ? w->keep(w->keep_ctx) : 0;
+    return k != 0 && n >= k;
+}
+
+im_rc tsdb__wal_open_keep(const char *dir, size_t seg_bytes, uint32_t (*keep)(void *),
+                          void *keep_ctx, tsdb__wal_rec_fn fn, void *ctx,
+                          tsdb__wal_replay_stats_t *st, tsdb__wal_t **out, im_err_t *err)
+{
     memset(st, 0, sizeof *st);
     *out = NULL;
     tsdb__wal_t *w = im_calloc(1, sizeof *w);
@@ -327,6 +368,8 @@ im_rc tsdb__wal_open(const char *dir, size_t seg_bytes, tsdb__wal_rec_fn fn, voi
     snprintf(w->dir, dl, "%s/wal", dir);
     w->seg_bytes = seg_bytes;
     w->fd = -1;
+    w->keep = keep;
+    w->keep_ctx = keep_ctx;
     if (mkdir(w->dir, 0755) != 0 && errno != EEXIST) {
         im_rc rc = im_err_set(err, IM_EIO, "cannot create %s: %s", w->dir, strerror(errno));
         wal_free(w);
@@ -349,10 +392,11 @@ im_rc tsdb__wal_open(const char *dir, size_t seg_bytes, tsdb__wal_rec_fn fn, voi
         if (nl > 4 && strcmp(de->d_name + nl - 4, ".tmp") == 0) {
             snprintf(p, sizeof p, "%s/%s", w->dir, de->d_name);
             (void)tsdb__io_unlink(p); /* a leftover: harmless if it stays */
-        } else if (strncmp(de->d_name, "checkpoint.", 11) == 0 && parse_num(de->d_name + 11, &n)) {
+        } else if (strncmp(de->d_name, "checkpoint.", 11) == 0 &&
+                   tsdb__wal_parse_num(de->d_name + 11, &n)) {
             if (!have_ckp || n > ckp) ckp = n;
             have_ckp = true;
-        } else if (parse_num(de->d_name, &n)) {
+        } else if (tsdb__wal_parse_num(de->d_name, &n)) {
             if (nsegs == capsegs) {
                 capsegs = capsegs ? capsegs * 2 : 16;
                 segs = im_realloc(segs, capsegs * sizeof *segs);
@@ -385,8 +429,8 @@ im_rc tsdb__wal_open(const char *dir, size_t seg_bytes, tsdb__wal_rec_fn fn, voi
         d = opendir(w->dir);
         while (d && (de = readdir(d))) {
             uint32_t n;
-            if (strncmp(de->d_name, "checkpoint.", 11) == 0 && parse_num(de->d_name + 11, &n) &&
-                n < ckp) {
+            if (strncmp(de->d_name, "checkpoint.", 11) == 0 &&
+                tsdb__wal_parse_num(de->d_name + 11, &n) && n < ckp) {
                 snprintf(p, sizeof p, "%s/%s", w->dir, de->d_name);
                 (void)tsdb__io_unlink(p);
             }
@@ -398,7 +442,8 @@ im_rc tsdb__wal_open(const char *dir, size_t seg_bytes, tsdb__wal_rec_fn fn, voi
     for (uint32_t i = 0; i < nsegs; i++) {
         seg_path(w, segs[i], false, p, sizeof p);
         if (have_ckp && segs[i] <= ckp) {
-            (void)tsdb__io_unlink(p); /* replaced by the checkpoint; replay skips it anyway */
+            /* replaced by the checkpoint; replay skips it anyway */
+            if (!kept(w, segs[i])) (void)tsdb__io_unlink(p);
             continue;
         }
         if (segs[i] > last) last = segs[i];
@@ -613,9 +658,9 @@ im_rc tsdb__wal_checkpoint(tsdb__wal_t *w, uint32_t upto, const im_buf_t *record
         uint32_t n;
         char fp[4400];
         snprintf(fp, sizeof fp, "%s/%s", w->dir, de->d_name);
-        if ((parse_num(de->d_name, &n) && n <= upto) ||
-            (strncmp(de->d_name, "checkpoint.", 11) == 0 && parse_num(de->d_name + 11, &n) &&
-             n < upto)) {
+        if ((tsdb__wal_parse_num(de->d_name, &n) && n <= upto && !kept(w, n)) ||
+            (strncmp(de->d_name, "checkpoint.", 11) == 0 &&
+             tsdb__wal_parse_num(de->d_name + 11, &n) && n < upto)) {
             if (tsdb__io_unlink(fp) != IM_OK)
                 IM_WARN("cannot delete a WAL file replaced by a checkpoint", "file=%s err=%s",
                         im_logq(fp), im_logq(strerror(errno)));
@@ -627,4 +672,30 @@ im_rc tsdb__wal_checkpoint(tsdb__wal_t *w, uint32_t upto, const im_buf_t *record
     if (d) closedir(d);
     w->total = total;
     return IM_OK;
+}
+
+void tsdb__wal_drop_before(tsdb__wal_t *w, uint32_t before)
+{
+    DIR *d = opendir(w->dir);
+    struct dirent *de;
+    bool any = false;
+    while (d && (de = readdir(d))) {
+        uint32_t n;
+        if (!tsdb__wal_parse_num(de->d_name, &n) || n >= before || n >= w->seg) continue;
+        char fp[4400];
+        snprintf(fp, sizeof fp, "%s/%s", w->dir, de->d_name);
+        struct stat st;
+        uint64_t sz = stat(fp, &st) == 0 ? (uint64_t)st.st_size : 0;
+        if (tsdb__io_unlink(fp) == IM_OK) {
+            w->total = w->total > sz ? w->total - sz : 0;
+            any = true;
+        }
+    }
+    if (d) closedir(d);
+    if (any) (void)tsdb__io_fsync_dir(w->dir);
+}
+
+uint32_t tsdb__wal_segment(const tsdb__wal_t *w)
+{
+    return w->seg;
 }
