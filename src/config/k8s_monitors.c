@@ -55,4 +55,3 @@ void discovery_monitors_cfg_free(discovery_monitors_cfg_t *c)
     cfg_http_client_free(&c->http);
     memset(c, 0, sizeof *c);
 }
-

@@ -86,7 +86,6 @@ im_rc discovery_monitor_scrape_configs(const char *json, size_t len,
 
 /* ---- The kubernetes_monitors: section ---- */
 
-
 /* Lists the selected ServiceMonitors and PodMonitors from the API server
  * (GET /apis/monitoring.coreos.com/v1[/namespaces/NS]/{servicemonitors,podmonitors}),
  * reads the Secrets they reference (GET /api/v1/namespaces/NS/secrets/NAME), and

@@ -202,8 +202,8 @@ static im_rc rw_uncompress(const char *body, size_t len, char **raw, size_t *got
     return IM_OK;
 }
 
-im_rc http_remote_write_decode_append(storage_t *storage, const char *body, size_t len, http_rw_stats_t *st,
-                                      im_err_t *err)
+im_rc http_remote_write_decode_append(storage_t *storage, const char *body, size_t len,
+                                      http_rw_stats_t *st, im_err_t *err)
 {
     memset(st, 0, sizeof *st);
     char *raw;

@@ -81,9 +81,9 @@ struct remote_storage;
 struct queue {
     struct remote_storage *rs;
     const cfg_remote_write_t *cfg; /* borrowed from rs->cfg */
-    const im_labels_t *ext;           /* borrowed from rs->cfg */
-    cfg_queue_t qc;                   /* cfg->queue with values the sender can use */
-    char name[64];                    /* remote_name: cfg->name, else a hash of the entry */
+    const im_labels_t *ext;        /* borrowed from rs->cfg */
+    cfg_queue_t qc;                /* cfg->queue with values the sender can use */
+    char name[64];                 /* remote_name: cfg->name, else a hash of the entry */
     char posfile[4200];
     char *url; /* owned: cfg->url with a password replaced by xxxxx (labels, logs) */
     pthread_t th;
@@ -764,8 +764,8 @@ static void *queue_main(void *arg)
         im_err_clear(&e);
         if (tsdb_wal_watcher_poll(q->w, &nrec, &e) != IM_OK) {
             atomic_fetch_add(&q->decode_failures, 1);
-            IM_ERROR("remote-write WAL watcher failed", "remote_name=%s err=%s",
-                     im_logq(q->name), im_logq(e.msg));
+            IM_ERROR("remote-write WAL watcher failed", "remote_name=%s err=%s", im_logq(q->name),
+                     im_logq(e.msg));
         }
         atomic_store(&q->cur_seg, tsdb_wal_watcher_pos(q->w).seg);
         pthread_mutex_lock(&q->pos_mu);
@@ -878,8 +878,8 @@ static queue_t *queue_new(remote_storage_t *rs, const cfg_remote_write_t *cfg,
     im_err_t e;
     im_err_clear(&e);
     if (tsdb_wal_watcher_open(rs->dir, have ? &mn : NULL, &watch_cb, q, &q->w, &e) != IM_OK)
-        IM_ERROR("cannot read the WAL for remote write", "remote_name=%s err=%s",
-                 im_logq(q->name), im_logq(e.msg));
+        IM_ERROR("cannot read the WAL for remote write", "remote_name=%s err=%s", im_logq(q->name),
+                 im_logq(e.msg));
     if (!have && q->w) {
         /* A new queue starts at the WAL's end: read the series up to it. */
         (void)tsdb_wal_watcher_poll(q->w, NULL, &e);

@@ -57,7 +57,8 @@ static void test_roundtrip(void **state)
     memset(&st, 0, sizeof st);
     im_err_t e;
     im_err_clear(&e);
-    assert_int_equal(http_remote_write_decode_append(tsdb_storage(db), comp.data, comp.len, &st, &e), IM_OK);
+    assert_int_equal(
+        http_remote_write_decode_append(tsdb_storage(db), comp.data, comp.len, &st, &e), IM_OK);
     assert_int_equal(st.series, NS);
     assert_int_equal(st.samples, NS * NP);
     tsdb_queryable_t *q = tsdb_queryable(db);
