@@ -22,6 +22,7 @@
 
 #include "discovery/k8s.h"
 #include "util/buf.h"
+#include "util/hash.h"
 #include "util/log.h"
 #include "util/mem.h"
 #include "util/timeutil.h"
@@ -429,13 +430,16 @@ static void url_param(im_buf_t *u, bool *first, const char *k, const char *v)
     *first = false;
 }
 
-/* Logs an informer's failure, at most once per 30 s per informer. */
+/* Logs an informer's failure: a failure unlike the last one logged at once, the
+ * same failure again at most once per 30 s per informer. */
 static void inf_fail(informer_t *inf, const char *what)
 {
     int64_t now = im_now_ms();
     atomic_fetch_add(&inf->d->errors, 1);
-    if (inf->last_log_ms && now - inf->last_log_ms < 30000) return;
+    uint64_t h = im_hash(what, strlen(what));
+    if (inf->last_log_ms && h == inf->last_log_hash && now - inf->last_log_ms < 30000) return;
     inf->last_log_ms = now;
+    inf->last_log_hash = h;
     IM_ERROR("Kubernetes discovery failed", "job=%s role=%s resource=%s namespace=%s err=%s",
              im_logq(inf->d->job), k8s_role_name(inf->d->cfg.role), k8s_role_name(inf->kind),
              im_logq(inf->ns[0] ? inf->ns : "(all)"), im_logq(what));

@@ -28,6 +28,7 @@ typedef struct informer {
     struct curl_slist *hdrs;
     char errbuf[CURL_ERROR_SIZE];
     int64_t last_log_ms;
+    uint64_t last_log_hash; /* of the failure last logged (inf_fail) */
     pthread_t thread;
     bool running;
 } informer_t;
