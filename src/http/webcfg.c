@@ -677,7 +677,10 @@ static bool bcrypt_hash_ok(const char *h)
 {
     if (h[0] != '$' || h[1] != '2') return false;
     size_t p = 2;
-    if (h[p] != '$') p++;
+    if (h[p] != '$') {
+        if (!h[p]) return false; /* "$2": the string ends here */
+        p++;
+    }
     if (h[p] != '$' || !isdigit((unsigned char)h[p + 1]) || !isdigit((unsigned char)h[p + 2]) ||
         h[p + 3] != '$')
         return false;
