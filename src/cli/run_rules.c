@@ -93,16 +93,9 @@ run_rules_t *run_rules_start(const scrape_config_t *cfg, storage_t *store, promq
                             (unsigned)(http ? http_server_port(http) : 9470));
         r->external_url = im_buf_steal(&b, NULL);
     }
-    notify_config_t nc;
-    im_err_t err;
-    im_err_clear(&err);
-    if (notify_config_parse(cfg->alerting, &nc, &err) != IM_OK) {
-        IM_ERROR("Invalid alerting configuration, not sending alerts", "err=%s", im_logq(err.msg));
-        memset(&nc, 0, sizeof nc);
-    }
     notify_opts_t no = {.external_labels = r->ext_labels,
                         .queue_capacity = o->notify_queue_capacity};
-    r->notify = notify_new(&no, &nc);
+    r->notify = notify_new(&no, cfg->alerting);
     rules_opts_t ro = {.engine = eng,
                        .eval_interval_ms = cfg->evaluation_interval_ms,
                        .external_labels = r->ext_labels,
@@ -133,12 +126,7 @@ void run_rules_reload(run_rules_t *r, const scrape_config_t *cfg)
     if (!rules_manager_reload(r->m, &rc))
         IM_ERROR("Keeping the previous rules: a rule file did not load", NULL);
     im_free(dircopy);
-    notify_config_t nc;
-    im_err_t err;
-    if (notify_config_parse(cfg->alerting, &nc, &err) == IM_OK)
-        notify_set_config(r->notify, &nc);
-    else
-        IM_ERROR("Keeping the previous alerting configuration", "err=%s", im_logq(err.msg));
+    notify_set_config(r->notify, cfg->alerting);
 }
 
 void run_rules_stop(run_rules_t *r)

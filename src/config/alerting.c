@@ -54,10 +54,11 @@ static im_rc dec_am(cfg_dec_t *d, const cfg_node_t *m, cfg_alertmanager_t *a)
     return cfg_http_client_decode(d, m, &a->http);
 }
 
-im_rc cfg_alerting_decode(cfg_dec_t *d, const cfg_node_t *n, cfg_alerting_t *out)
+static void alerting_free(cfg_alerting_t *a);
+
+static im_rc dec_alerting(cfg_dec_t *d, const cfg_node_t *n, cfg_alerting_t *out)
 {
     static const char *const keys[] = {"alertmanagers", "alert_relabel_configs", NULL};
-    memset(out, 0, sizeof *out);
     if (cfg_is_null(n)) return IM_OK;
     im_rc rc;
     if ((rc = cfg_check_map(d, n, "alerting", keys))) return rc;
@@ -73,7 +74,31 @@ im_rc cfg_alerting_decode(cfg_dec_t *d, const cfg_node_t *n, cfg_alerting_t *out
     return IM_OK;
 }
 
-void cfg_alerting_free(cfg_alerting_t *a)
+im_rc cfg_alerting_decode(cfg_dec_t *d, const cfg_node_t *n, cfg_alerting_t **out)
+{
+    cfg_alerting_t *a = im_calloc(1, sizeof *a);
+    a->refs = 1;
+    im_rc rc = dec_alerting(d, n, a);
+    if (rc) {
+        alerting_free(a);
+        a = NULL;
+    }
+    *out = a;
+    return rc;
+}
+
+cfg_alerting_t *cfg_alerting_ref(cfg_alerting_t *a)
+{
+    if (a) __atomic_add_fetch(&a->refs, 1, __ATOMIC_RELAXED);
+    return a;
+}
+
+void cfg_alerting_unref(cfg_alerting_t *a)
+{
+    if (a && __atomic_sub_fetch(&a->refs, 1, __ATOMIC_ACQ_REL) == 0) alerting_free(a);
+}
+
+static void alerting_free(cfg_alerting_t *a)
 {
     for (size_t i = 0; i < a->nams; i++) {
         cfg_alertmanager_t *m = &a->ams[i];
@@ -84,5 +109,5 @@ void cfg_alerting_free(cfg_alerting_t *a)
     }
     im_free(a->ams);
     cfg_relabel_free_all(a->relabel, a->nrelabel);
-    memset(a, 0, sizeof *a);
+    im_free(a);
 }

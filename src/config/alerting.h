@@ -30,11 +30,14 @@ typedef struct cfg_alerting {
     size_t nams;
     labels_relabel_t *relabel; /* alert_relabel_configs, compiled (owned) */
     size_t nrelabel;
+    int refs; /* atomic; immutable once decoded, shared by the config and the notifier */
 } cfg_alerting_t;
 
-/* Decodes the `alerting:` mapping (NULL: none) into a zeroed *out. On error
- * *out holds what was decoded and must be freed with cfg_alerting_free. */
-im_rc cfg_alerting_decode(cfg_dec_t *d, const cfg_node_t *alerting, cfg_alerting_t *out);
-void cfg_alerting_free(cfg_alerting_t *a);
+/* Decodes the `alerting:` mapping (NULL: none, an empty section) into a new
+ * section with one reference (*out; NULL on error, nothing leaks). */
+im_rc cfg_alerting_decode(cfg_dec_t *d, const cfg_node_t *alerting, cfg_alerting_t **out);
+cfg_alerting_t *cfg_alerting_ref(cfg_alerting_t *a);
+/* Drops one reference (NULL is a no-op); the last one frees. */
+void cfg_alerting_unref(cfg_alerting_t *a);
 
 #endif

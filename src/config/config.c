@@ -249,11 +249,8 @@ static im_rc decode(cfg_dec_t *d, const cfg_node_t *root, scrape_config_t *c)
     if (st && (rc = dec_storage(d, st, c))) return rc;
     const cfg_node_t *x;
     if ((x = cfg_get(root, "alerting"))) {
-        cfg_alerting_t a;
-        rc = cfg_alerting_decode(d, x, &a); /* validated here, decoded again by notify */
-        cfg_alerting_free(&a);
-        if (rc) return rc;
-        c->alerting = cfg_node_clone(x);
+        if ((rc = cfg_alerting_decode(d, x, &c->alerting))) return rc;
+        c->alerting_yaml = cfg_node_clone(x);
     }
     if ((rc = cfg_remote_write_decode(d, cfg_get(root, "remote_write"), &c->remote_write,
                                       &c->nremote_write)))
@@ -317,7 +314,8 @@ void scrape_config_free(scrape_config_t *c)
     im_free(c->rule_files);
     if (c->external_labels) im_labels_unref(c->external_labels);
     im_free(c->storage_path);
-    cfg_node_free(c->alerting);
+    cfg_alerting_unref(c->alerting);
+    cfg_node_free(c->alerting_yaml);
     cfg_remote_write_free_all(c->remote_write, c->nremote_write);
     discovery_monitors_cfg_free(c->k8s_monitors);
     im_free(c->k8s_monitors);

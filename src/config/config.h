@@ -12,11 +12,12 @@
  * The YAML tree and the strict getters are config/yaml.h; the HTTP client keys
  * of a scrape config are config/http_client.h; remote_write is typed
  * (config/remote_write.h), llm too (config/llm.h); relabelling is
- * labels/relabel.h. alerting is checked at load with config/alerting.h and kept
- * as a YAML tree that notify decodes with the same function. */
+ * labels/relabel.h; alerting is decoded once at load (config/alerting.h) and the
+ * notifier keeps a reference to that typed section. */
 #ifndef IM_CONFIG_CONFIG_H
 #define IM_CONFIG_CONFIG_H
 
+#include "config/alerting.h"
 #include "config/http_client.h"
 #include "config/k8s_monitors.h"
 #include "config/k8s_sd.h"
@@ -92,9 +93,10 @@ typedef struct scrape_config {
     int64_t storage_fsync_interval_ms;
     cfg_remote_write_t *remote_write; /* owned, typed (config/remote_write.h) */
     size_t nremote_write;
-    cfg_llm_t llm;        /* the llm: section, typed (config/llm.h) */
-    cfg_node_t *alerting; /* checked by config/alerting.h at load; decoded by notify (NULL
-                             when absent) */
+    cfg_llm_t llm;             /* the llm: section, typed (config/llm.h) */
+    cfg_alerting_t *alerting;  /* typed, decoded once at load (config/alerting.h; a reference
+                                  is what the notifier keeps); NULL when absent */
+    cfg_node_t *alerting_yaml; /* the section as written, for the config dump only */
     /* kubernetes_monitors: (owned; NULL when absent): the daemon reads the monitors
      * at load and reload and adds their jobs (discovery/generate.h). */
     discovery_monitors_cfg_t *k8s_monitors;

@@ -62,9 +62,9 @@ im_rc scrape_config_dump(const scrape_config_t *c, im_buf_t *o)
     cfg_emit_dur(o, 2, "scrape_timeout", c->scrape_timeout_ms);
     cfg_emit_dur(o, 2, "evaluation_interval", c->evaluation_interval_ms);
     klabels(o, 2, "external_labels", c->external_labels);
-    if (c->alerting) {
+    if (c->alerting_yaml) {
         (void)im_buf_puts(o, "alerting:");
-        node(o, c->alerting, 2, PLAIN, false);
+        node(o, c->alerting_yaml, 2, PLAIN, false);
     }
     if (c->nrule_files) {
         (void)im_buf_puts(o, "rule_files:\n");

@@ -20,21 +20,6 @@
 #include "util/timeutil.h"
 #include "labels/json.h"
 
-/* ---- config ---- */
-
-void notify_config_free(notify_config_t *c)
-{
-    cfg_alerting_free(c);
-}
-
-im_rc notify_config_parse(const cfg_node_t *alerting, notify_config_t *out, im_err_t *err)
-{
-    cfg_dec_t d = {NULL, err};
-    im_rc rc = cfg_alerting_decode(&d, alerting, out);
-    if (rc) cfg_alerting_free(out);
-    return rc;
-}
-
 /* ---- queue and sender ---- */
 
 typedef struct qalert {
@@ -45,7 +30,7 @@ typedef struct qalert {
 
 struct notify {
     notify_opts_t opts;
-    notify_config_t cfg;
+    notify_config_t *cfg; /* a reference; NULL = no Alertmanager */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pthread_t thread;
@@ -225,7 +210,7 @@ static void *sender(void *arg)
         n->sending = (int)cnt;
         /* snapshot of the config: the sender is the only one using it while
          * unlocked; set_config swaps under the lock between batches */
-        notify_config_t *cfg = &n->cfg;
+        const notify_config_t *cfg = n->cfg;
         im_buf_t body;
         im_buf_init(&body, 0);
         (void)im_buf_putc(&body, '[');
@@ -235,8 +220,8 @@ static void *sender(void *arg)
                        batch[i].ends_at, batch[i].generator_url);
         }
         (void)im_buf_putc(&body, ']');
-        size_t nams = cfg->nams;
-        notify_am_t *ams = cfg->ams;
+        size_t nams = cfg ? cfg->nams : 0;
+        notify_am_t *ams = cfg ? cfg->ams : NULL;
         bool stopping = n->stop;
         pthread_mutex_unlock(&n->mu);
         bool ok = false;
@@ -291,8 +276,7 @@ notify_t *notify_new(const notify_opts_t *opts, notify_config_t *cfg)
     if (!n->opts.max_batch) n->opts.max_batch = 64;
     n->cap = n->opts.queue_capacity;
     n->q = im_calloc(n->cap, sizeof *n->q);
-    n->cfg = *cfg;
-    memset(cfg, 0, sizeof *cfg);
+    n->cfg = cfg_alerting_ref(cfg);
     pthread_mutex_init(&n->mu, NULL);
     pthread_cond_init(&n->cv, NULL);
     pthread_create(&n->thread, NULL, sender, n);
@@ -303,9 +287,8 @@ void notify_set_config(notify_t *n, notify_config_t *cfg)
 {
     pthread_mutex_lock(&n->mu);
     while (n->sending) pthread_cond_wait(&n->cv, &n->mu);
-    notify_config_free(&n->cfg);
-    n->cfg = *cfg;
-    memset(cfg, 0, sizeof *cfg);
+    cfg_alerting_unref(n->cfg);
+    n->cfg = cfg_alerting_ref(cfg);
     pthread_mutex_unlock(&n->mu);
 }
 
@@ -320,7 +303,8 @@ void notify_send(void *vn, const rules_notify_alert_t *alerts, size_t nalerts)
         const im_labels_t *el = n->opts.external_labels;
         for (uint32_t k = 0; el && k < el->n; k++)
             if (!im_lb_get(&b, el->l[k].name->s)) im_lb_set_istr(&b, el->l[k].name, el->l[k].value);
-        if (n->cfg.nrelabel && !labels_relabel_process(n->cfg.relabel, n->cfg.nrelabel, &b))
+        if (n->cfg && n->cfg->nrelabel &&
+            !labels_relabel_process(n->cfg->relabel, n->cfg->nrelabel, &b))
             continue;
         qalert_t a = {.labels = im_lb_build(&b),
                       .annotations = im_labels_ref(alerts[i].annotations),
@@ -363,7 +347,7 @@ void notify_free(notify_t *n)
     pthread_join(n->thread, NULL);
     for (size_t i = 0; i < n->len; i++) qalert_free(&n->q[(n->head + i) % n->cap]);
     im_free(n->q);
-    notify_config_free(&n->cfg);
+    cfg_alerting_unref(n->cfg);
     pthread_mutex_destroy(&n->mu);
     pthread_cond_destroy(&n->cv);
     im_free(n);
@@ -376,7 +360,7 @@ void notify_get_stats(notify_t *n, notify_stats_t *out)
     out->queue_length = n->len;
     out->queue_capacity = n->cap;
     size_t t = 0;
-    for (size_t i = 0; i < n->cfg.nams; i++) t += n->cfg.ams[i].ntargets;
+    for (size_t i = 0; n->cfg && i < n->cfg->nams; i++) t += n->cfg->ams[i].ntargets;
     out->alertmanagers = t;
     pthread_mutex_unlock(&n->mu);
 }

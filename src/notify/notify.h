@@ -34,10 +34,8 @@
 typedef cfg_alertmanager_t notify_am_t;
 typedef cfg_alerting_t notify_config_t;
 
-/* Decodes the config file's `alerting:` section (NULL = none) with
- * cfg_alerting_decode (strict; errors carry line:column). */
-im_rc notify_config_parse(const cfg_node_t *alerting, notify_config_t *out, im_err_t *err);
-void notify_config_free(notify_config_t *c);
+/* The notifier never decodes: it is given the section the configuration
+ * decoded at load (scrape_config_t.alerting) and keeps a reference to it. */
 
 typedef struct notify_opts {
     size_t queue_capacity;              /* --alertmanager.notification-queue-capacity; 0 = 10000 */
@@ -56,10 +54,10 @@ typedef struct notify_stats {
 
 typedef struct notify notify_t;
 
-/* Starts the sender thread. cfg is moved into the notifier (the caller's copy
- * is zeroed). */
+/* Starts the sender thread. The notifier takes a reference to cfg (NULL = no
+ * Alertmanager); the caller keeps its own. */
 notify_t *notify_new(const notify_opts_t *opts, notify_config_t *cfg);
-/* Replaces the Alertmanager configuration (reload); cfg is moved. */
+/* Replaces the Alertmanager configuration (reload); a reference is taken as above. */
 void notify_set_config(notify_t *n, notify_config_t *cfg);
 /* Enqueues alerts (rules_notify_fn-compatible: ctx = the notifier). */
 void notify_send(void *n, const rules_notify_alert_t *alerts, size_t nalerts);

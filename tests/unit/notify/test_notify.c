@@ -43,6 +43,13 @@ static cfg_node_t *yaml(const char *t)
     return root;
 }
 
+/* The alerting section as the configuration decodes it at load. */
+static im_rc decode(const cfg_node_t *n, notify_config_t **out, im_err_t *err)
+{
+    cfg_dec_t d = {NULL, err};
+    return cfg_alerting_decode(&d, n, out);
+}
+
 static void test_config(void **state)
 {
     (void)state;
@@ -52,20 +59,21 @@ static void test_config(void **state)
                          "    static_configs: [{targets: ['a:9093', 'b:9093']}]\n"
                          "alert_relabel_configs:\n"
                          "  - source_labels: [severity]\n    regex: debug\n    action: drop\n");
-    notify_config_t c;
+    notify_config_t *c;
     im_err_t err;
-    assert_int_equal(notify_config_parse(n, &c, &err), IM_OK);
-    assert_int_equal(c.nams, 1);
-    assert_string_equal(c.ams[0].scheme, "https");
-    assert_string_equal(c.ams[0].path_prefix, "/am");
-    assert_int_equal(c.ams[0].timeout_ms, 3000);
-    assert_int_equal(c.ams[0].ntargets, 2);
-    assert_string_equal(c.ams[0].http.basic_user, "u");
-    assert_int_equal(c.nrelabel, 1);
-    notify_config_free(&c);
+    assert_int_equal(decode(n, &c, &err), IM_OK);
+    assert_int_equal(c->nams, 1);
+    assert_string_equal(c->ams[0].scheme, "https");
+    assert_string_equal(c->ams[0].path_prefix, "/am");
+    assert_int_equal(c->ams[0].timeout_ms, 3000);
+    assert_int_equal(c->ams[0].ntargets, 2);
+    assert_string_equal(c->ams[0].http.basic_user, "u");
+    assert_int_equal(c->nrelabel, 1);
+    cfg_alerting_unref(c);
     cfg_node_free(n);
     n = yaml("alertmanagers:\n  - api_version: v1\n");
-    assert_int_equal(notify_config_parse(n, &c, &err), IM_EPARSE);
+    assert_int_equal(decode(n, &c, &err), IM_EPARSE);
+    assert_null(c);
     cfg_node_free(n);
 }
 
@@ -77,13 +85,14 @@ static void test_queue(void **state)
                          "  - timeout: 1s\n    static_configs: [{targets: ['127.0.0.1:1']}]\n"
                          "alert_relabel_configs:\n"
                          "  - source_labels: [severity]\n    regex: debug\n    action: drop\n");
-    notify_config_t c;
+    notify_config_t *c;
     im_err_t err;
-    assert_int_equal(notify_config_parse(n, &c, &err), IM_OK);
+    assert_int_equal(decode(n, &c, &err), IM_OK);
     cfg_node_free(n);
     const im_labels_t *ext = im_labels_from_strs("cluster", "c1", "alertname", "not-this", NULL);
     notify_opts_t o = {.queue_capacity = 5, .max_batch = 2, .external_labels = ext};
-    notify_t *nt = notify_new(&o, &c);
+    notify_t *nt = notify_new(&o, c);
+    cfg_alerting_unref(c); /* the notifier keeps its own reference */
     const im_labels_t *ann = im_labels_ref(im_labels_empty());
     for (int i = 0; i < 10; i++) {
         char v[16];
