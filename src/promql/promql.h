@@ -157,8 +157,8 @@ const char *promql_error_type(im_rc rc);
 
 typedef enum promql_json_times {
     /* ".mmm" whenever the milliseconds are not zero: 1.500, 2 (the HTTP API;
-     * Prometheus' form for vector and matrix points — its scalar and string
-     * results use the SHORT form, which the API does not follow yet) */
+     * Prometheus' form for vector and matrix points; the time of a scalar or
+     * string result is always written in the SHORT form, as Prometheus does) */
     PROMQL_JSON_TIMES_API = 0,
     /* the shortest decimal: 1.5, 2 (promql_result_to_json) */
     PROMQL_JSON_TIMES_SHORT,

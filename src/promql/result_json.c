@@ -65,10 +65,10 @@ static void put_value(im_buf_t *out, double v)
 }
 
 /* [t,"v"] */
-static void put_point(const promql_json_writer_t *w, im_buf_t *out, int64_t t_ms, double v)
+static void put_point(im_buf_t *out, int64_t t_ms, double v, promql_json_times_t times)
 {
     (void)im_buf_putc(out, '[');
-    promql_json_time(out, t_ms, w->times);
+    promql_json_time(out, t_ms, times);
     (void)im_buf_putc(out, ',');
     put_value(out, v);
     (void)im_buf_putc(out, ']');
@@ -129,13 +129,15 @@ bool promql_json_step(promql_json_writer_t *w, im_buf_t *out, size_t chunk)
             (void)im_buf_puts(out, "{\"resultType\":\"");
             (void)im_buf_puts(out, result_type(r->type));
             (void)im_buf_puts(out, "\",\"result\":");
+            /* Prometheus prints the time of a scalar or string result as the
+             * shortest decimal (1000.5), whatever form the points take */
             if (r->type == PROMQL_RESULT_SCALAR) {
-                put_point(w, out, r->scalar.t_ms, r->scalar.v);
+                put_point(out, r->scalar.t_ms, r->scalar.v, PROMQL_JSON_TIMES_SHORT);
                 (void)im_buf_putc(out, '}');
                 w->phase = PH_DONE;
             } else if (r->type == PROMQL_RESULT_STRING) {
                 (void)im_buf_putc(out, '[');
-                promql_json_time(out, r->scalar.t_ms, w->times);
+                promql_json_time(out, r->scalar.t_ms, PROMQL_JSON_TIMES_SHORT);
                 (void)im_buf_putc(out, ',');
                 im_json_string(out, r->str ? r->str : "", r->str_len, IM_JSON_GO);
                 (void)im_buf_puts(out, "]}");
@@ -164,7 +166,8 @@ bool promql_json_step(promql_json_writer_t *w, im_buf_t *out, size_t chunk)
                 break;
             }
             (void)im_buf_puts(out, ",\"value\":");
-            put_point(w, out, s->npoints ? s->points[0].t_ms : 0, s->npoints ? s->points[0].v : 0);
+            put_point(out, s->npoints ? s->points[0].t_ms : 0, s->npoints ? s->points[0].v : 0,
+                      w->times);
             (void)im_buf_putc(out, '}');
             w->si++;
             break;
@@ -173,7 +176,7 @@ bool promql_json_step(promql_json_writer_t *w, im_buf_t *out, size_t chunk)
             const promql_series_t *s = &r->series[w->si];
             while (w->pi < s->npoints && out->len < goal && room(w, out, POINT_WORST + 1)) {
                 if (w->pi) (void)im_buf_putc(out, ',');
-                put_point(w, out, s->points[w->pi].t_ms, s->points[w->pi].v);
+                put_point(out, s->points[w->pi].t_ms, s->points[w->pi].v, w->times);
                 w->pi++;
             }
             if (w->pi >= s->npoints && room(w, out, 2)) {

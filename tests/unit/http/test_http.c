@@ -148,7 +148,7 @@ static void test_api(void **state)
     im_buf_free(&r.body);
     get_expect("/api/v1/query?query=1%2B1&time=1970-01-01T00:16:40.5Z",
                "{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\","
-               "\"result\":[1000.500,\"2\"]}}");
+               "\"result\":[1000.5,\"2\"]}}");
     req(&r, "POST", "/api/v1/query_range",
         "query=m%7Bjob%3D%22a%22%7D&start=1000&end=2000&step=500", 55,
         "application/x-www-form-urlencoded", NULL, false);
