@@ -3,15 +3,64 @@
  * like promtool check config. `--in-cluster` (or no FILE inside a Kubernetes pod)
  * prints the in-cluster default `infermon run` would use there, as explicit
  * scrape_configs on stdout, and checks it (the verdict on stderr, so the output
- * can be redirected into a file and edited); `--kubernetes-monitors FILE` does
+ * can be redirected into a file and edited); the files a configuration names are
+ * resolved against its directory and checked as promtool does (a scrape job's
+ * credentials file, client cert and key, a Kubernetes SD's client cert and key
+ * must exist; a file_sd pattern matching nothing is a warning); `--kubernetes-monitors FILE` does
  * the same for the jobs FILE's kubernetes_monitors: section reads from the API. */
 #include "util/base.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <glob.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "config/config.h"
 #include "discovery/generate.h"
+
+/* A file the configuration names must exist (what promtool check config checks,
+ * after the paths were resolved against the configuration file's directory). */
+static bool file_ok(FILE *f, const char *what, const char *path)
+{
+    struct stat st;
+    if (!path || stat(path, &st) == 0) return true;
+    char e[128];
+    snprintf(e, sizeof e, "%s", strerror(errno));
+    e[0] = (char)tolower((unsigned char)e[0]); /* Go's error text: "no such file or directory" */
+    fprintf(f, "  FAILED: error checking %s \"%s\": stat %s: %s\n\n", what, path, path, e);
+    return false;
+}
+
+static bool tls_files_ok(FILE *f, const cfg_http_client_t *h)
+{
+    return file_ok(f, "client cert file", h->tls.cert_file) &&
+           file_ok(f, "client key file", h->tls.key_file);
+}
+
+static bool files_ok(FILE *f, const scrape_config_t *c)
+{
+    for (size_t i = 0; i < c->njobs; i++) {
+        const scrape_job_cfg_t *j = &c->jobs[i];
+        if (!file_ok(f, "authorization credentials or bearer token file", j->http.auth_cred_file) ||
+            !tls_files_ok(f, &j->http))
+            return false;
+        for (size_t k = 0; k < j->nk8s_sd; k++)
+            if (!tls_files_ok(f, &j->k8s_sd[k].http)) return false;
+        for (size_t s = 0; s < j->nfile_sd; s++)
+            for (size_t k = 0; k < j->file_sd[s].nfiles; k++) {
+                glob_t gl;
+                if (glob(j->file_sd[s].files[k], 0, NULL, &gl) != 0)
+                    fprintf(
+                        f,
+                        "  WARNING: file \"%s\" for file_sd in scrape job \"%s\" does not exist\n",
+                        j->file_sd[s].files[k], j->job_name);
+                globfree(&gl);
+            }
+    }
+    return true; /* promtool checks no file of alertmanagers but their file_sd */
+}
 
 static int check_one(FILE *f, const char *name, const char *text)
 {
@@ -24,6 +73,10 @@ static int check_one(FILE *f, const char *name, const char *text)
     if (rc != IM_OK) {
         char b[1024];
         fprintf(f, "  FAILED: %s\n\n", im_err_format(&err, b, sizeof b));
+        return 1;
+    }
+    if (!files_ok(f, c)) {
+        scrape_config_free(c);
         return 1;
     }
     size_t ntargets = 0;

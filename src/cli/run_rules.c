@@ -4,7 +4,6 @@
  * notifier, and the HTTP hooks. */
 #include "util/base.h"
 
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -22,15 +21,13 @@ struct run_rules {
     char *external_url;
 };
 
-/* The rule runner's view of cfg: rule_files relative to the config file, and
- * the built-in rules (llm.builtin_rules; default: when there are no rule files)
- * as a generator. *dircopy is the caller's to free. */
-static rules_run_config_t run_config(const scrape_config_t *cfg, char **dircopy)
+/* The rule runner's view of cfg: rule_files (the configuration resolved them
+ * against its own directory at load), and the built-in rules (llm.builtin_rules;
+ * default: when there are no rule files) as a generator. */
+static rules_run_config_t run_config(const scrape_config_t *cfg)
 {
-    *dircopy = cfg->filename ? im_strdup(cfg->filename) : NULL;
-    rules_run_config_t rc = {.base_dir = *dircopy ? dirname(*dircopy) : ".",
-                             .rule_files = cfg->rule_files,
-                             .nrule_files = cfg->nrule_files};
+    rules_run_config_t rc = {
+        .base_dir = ".", .rule_files = cfg->rule_files, .nrule_files = cfg->nrule_files};
     const cfg_llm_t *llm = &cfg->llm;
     bool builtin = llm->builtin_rules_set ? llm->builtin_rules : cfg->nrule_files == 0;
     if (builtin) {
@@ -106,10 +103,8 @@ run_rules_t *run_rules_start(const scrape_config_t *cfg, storage_t *store, promq
                        .resend_delay_ms = o->resend_delay_ms,
                        .notify = notify_send,
                        .notify_ctx = r->notify};
-    char *dircopy;
-    rules_run_config_t rc = run_config(cfg, &dircopy);
+    rules_run_config_t rc = run_config(cfg);
     r->m = rules_manager_start(&ro, store, &rc);
-    im_free(dircopy);
     if (http) {
         http_rules_hook_t h = {hook_rules, hook_alerts, r};
         http_server_set_rules_hook(http, &h);
@@ -121,11 +116,9 @@ run_rules_t *run_rules_start(const scrape_config_t *cfg, storage_t *store, promq
 void run_rules_reload(run_rules_t *r, const scrape_config_t *cfg)
 {
     if (!r) return;
-    char *dircopy;
-    rules_run_config_t rc = run_config(cfg, &dircopy);
+    rules_run_config_t rc = run_config(cfg);
     if (!rules_manager_reload(r->m, &rc))
         IM_ERROR("Keeping the previous rules: a rule file did not load", NULL);
-    im_free(dircopy);
     notify_set_config(r->notify, cfg->alerting);
 }
 

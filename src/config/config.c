@@ -7,6 +7,7 @@
 #include "util/base.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -347,6 +348,30 @@ im_rc scrape_config_parse(const char *text, size_t len, const char *name, scrape
     return IM_OK;
 }
 
+/* Every file name of c relative to dir, the configuration file's directory (as
+ * Prometheus' SetDirectory): rule_files, file_sd files, kubeconfig_file and the
+ * files of each HTTP client configuration. */
+static void set_dir(scrape_config_t *c, const char *dir)
+{
+    for (size_t i = 0; i < c->nrule_files; i++) cfg_join_dir(dir, &c->rule_files[i]);
+    for (size_t i = 0; i < c->njobs; i++) {
+        scrape_job_cfg_t *j = &c->jobs[i];
+        cfg_http_client_set_dir(&j->http, dir);
+        for (size_t f = 0; f < j->nfile_sd; f++)
+            for (size_t k = 0; k < j->file_sd[f].nfiles; k++)
+                cfg_join_dir(dir, &j->file_sd[f].files[k]);
+        for (size_t k = 0; k < j->nk8s_sd; k++) {
+            cfg_join_dir(dir, &j->k8s_sd[k].kubeconfig_file);
+            cfg_http_client_set_dir(&j->k8s_sd[k].http, dir);
+        }
+    }
+    for (size_t i = 0; c->alerting && i < c->alerting->nams; i++)
+        cfg_http_client_set_dir(&c->alerting->ams[i].http, dir);
+    for (size_t i = 0; i < c->nremote_write; i++)
+        cfg_http_client_set_dir(&c->remote_write[i].http, dir);
+    if (c->k8s_monitors) cfg_http_client_set_dir(&c->k8s_monitors->http, dir);
+}
+
 im_rc scrape_config_load_file(const char *path, scrape_config_t **out, im_err_t *err)
 {
     *out = NULL;
@@ -363,6 +388,11 @@ im_rc scrape_config_load_file(const char *path, scrape_config_t **out, im_err_t 
     else if (rc)
         rc = im_err_set(err, IM_EIO, "error reading %s", path);
     if (!rc) rc = scrape_config_parse(b.data ? b.data : "", b.len, path, out, err);
+    if (!rc) {
+        char *pc = im_strdup(path);
+        set_dir(*out, dirname(pc));
+        im_free(pc);
+    }
     if (rc && err && !err->file) err->file = path;
     im_buf_free(&b);
     return rc;

@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <strings.h>
 
 #include "config/http_client.h"
 
@@ -224,6 +225,61 @@ static long tls_max(cfg_tls_version_t v)
     return CURL_SSLVERSION_MAX_DEFAULT;
 }
 
+/* tls_config.server_name for an https URL whose host is another name: curl
+ * sends the URL's host as SNI and verifies the certificate against it, so the
+ * URL's host becomes server_name, the connection goes to the real host and port
+ * (CURLOPT_CONNECT_TO) and the Host header carries the real authority, as Go's
+ * client does (a followed redirect to another host drops that Host header). */
+static im_rc set_url(const cfg_http_client_t *c, CURL *h, const char *url, struct curl_slist **hdrs,
+                     struct curl_slist **conn_to, im_err_t *err)
+{
+    const char *sn = c->tls.server_name;
+    CURLU *u = curl_url();
+    if (!u) im_oom(0);
+    char *scheme = NULL, *host = NULL, *port = NULL, *explicit_port = NULL, *nu = NULL;
+    im_rc rc = IM_OK;
+    if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) {
+        rc = im_err_set(err, IM_EINVAL, "cannot parse URL %s", url);
+    } else if (!sn || !*sn || strcasecmp(scheme, "https") != 0 || strcasecmp(host, sn) == 0) {
+        curl_easy_setopt(h, CURLOPT_URL, url);
+    } else if (curl_url_set(u, CURLUPART_HOST, sn, 0) != CURLUE_OK ||
+               curl_url_get(u, CURLUPART_URL, &nu, 0) != CURLUE_OK) {
+        rc = im_err_set(err, IM_EINVAL, "tls_config.server_name \"%s\" is not a host name", sn);
+    } else {
+        (void)curl_url_get(u, CURLUPART_PORT, &explicit_port, 0);
+        im_buf_t b;
+        im_buf_init(&b, 0);
+        (void)im_buf_printf(&b, "%s:%s:%s:%s", sn, port, host, port);
+        *conn_to = curl_slist_append(*conn_to, b.data);
+        b.len = 0;
+        (void)im_buf_printf(&b, "Host: %s%s%s", host, explicit_port ? ":" : "",
+                            explicit_port ? explicit_port : "");
+        *hdrs = curl_slist_append(*hdrs, b.data);
+        im_buf_free(&b);
+        if (!*conn_to || !*hdrs) im_oom(0);
+        curl_easy_setopt(h, CURLOPT_URL, nu);
+        curl_easy_setopt(h, CURLOPT_CONNECT_TO, *conn_to);
+    }
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_free(explicit_port);
+    curl_free(nu);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+im_rc cfg_http_client_apply_url(const cfg_http_client_t *c, CURL *h, const char *url,
+                                struct curl_slist **hdrs, struct curl_slist **conn_to,
+                                im_err_t *err)
+{
+    im_rc rc = set_url(c, h, url, hdrs, conn_to, err);
+    return rc ? rc : cfg_http_client_apply(c, h, hdrs, err);
+}
+
 im_rc cfg_http_client_apply(const cfg_http_client_t *c, CURL *h, struct curl_slist **hdrs,
                             im_err_t *err)
 {
@@ -308,6 +364,47 @@ void cfg_http_client_free(cfg_http_client_t *c)
 static char *dup0(const char *s)
 {
     return s ? im_strdup(s) : NULL;
+}
+
+void cfg_join_dir(const char *dir, char **path)
+{
+    const char *p = *path;
+    if (!p || !*p || *p == '/' || !dir) return;
+    im_buf_t j, o;
+    im_buf_init(&j, 0);
+    im_buf_init(&o, 0);
+    (void)im_buf_printf(&j, "%s/%s", dir, p);
+    bool abs = j.data[0] == '/';
+    size_t nseg = 0, *seg = im_calloc(j.len + 1, sizeof *seg); /* segment starts in j */
+    for (char *q = j.data; *q;) {
+        while (*q == '/') *q++ = 0;
+        if (!*q) break;
+        char *e = q;
+        while (*e && *e != '/') e++;
+        bool dot = e - q == 1 && q[0] == '.', dotdot = e - q == 2 && q[0] == '.' && q[1] == '.';
+        if (dotdot && nseg && strcmp(j.data + seg[nseg - 1], "..") != 0)
+            nseg--;                        /* ".." cancels the segment before it */
+        else if (!dot && !(dotdot && abs)) /* "/.." is "/" */
+            seg[nseg++] = (size_t)(q - j.data);
+        q = e;
+    }
+    (void)im_buf_puts(&o, abs ? "/" : "");
+    for (size_t i = 0; i < nseg; i++) {
+        if (i) (void)im_buf_putc(&o, '/');
+        (void)im_buf_puts(&o, j.data + seg[i]);
+    }
+    if (!o.len) (void)im_buf_putc(&o, '.');
+    im_free(seg);
+    im_free(*path);
+    *path = im_buf_steal(&o, NULL);
+    im_buf_free(&j);
+}
+
+void cfg_http_client_set_dir(cfg_http_client_t *c, const char *dir)
+{
+    char **files[] = {&c->tls.ca_file, &c->tls.cert_file, &c->tls.key_file, &c->basic_pass_file,
+                      &c->auth_cred_file};
+    for (size_t i = 0; i < IM_ARRAY_LEN(files); i++) cfg_join_dir(dir, files[i]);
 }
 
 void cfg_http_client_copy(cfg_http_client_t *dst, const cfg_http_client_t *src)

@@ -86,7 +86,26 @@ im_rc cfg_http_client_decode(cfg_dec_t *d, const cfg_node_t *parent_map, cfg_htt
  * (a secret file that cannot be read) the handle must not be used for a request. */
 im_rc cfg_http_client_apply(const cfg_http_client_t *c, CURL *h, struct curl_slist **hdrs,
                             im_err_t *err);
+/* Sets CURLOPT_URL to url, then cfg_http_client_apply. With tls_config.server_name
+ * and an https URL whose host is another name, server_name is the TLS SNI and the
+ * name the certificate is verified against (as Prometheus): the request goes to
+ * https://<server_name>:<port>/..., CURLOPT_CONNECT_TO (entries appended to
+ * *conn_to, owned by the caller like *hdrs and kept until the transfer is done)
+ * sends the connection to the URL's host and port, and a Host header with the
+ * URL's authority is appended to *hdrs. cfg_http_client_apply alone leaves the
+ * URL as the caller set it, so the certificate must then match the URL's host. */
+im_rc cfg_http_client_apply_url(const cfg_http_client_t *c, CURL *h, const char *url,
+                                struct curl_slist **hdrs, struct curl_slist **conn_to,
+                                im_err_t *err);
 void cfg_http_client_free(cfg_http_client_t *c);
+/* A relative, non-empty *path becomes dir/path, cleaned of "." and ".." segments
+ * and repeated slashes (Go's filepath.Join); NULL, empty and absolute paths are
+ * kept. How Prometheus resolves file names against the configuration file's
+ * directory. */
+void cfg_join_dir(const char *dir, char **path);
+/* cfg_join_dir on every file of c: the TLS ca/cert/key files, the basic auth
+ * password file and the authorization credentials (bearer token) file. */
+void cfg_http_client_set_dir(cfg_http_client_t *c, const char *dir);
 /* Deep copy. */
 void cfg_http_client_copy(cfg_http_client_t *dst, const cfg_http_client_t *src);
 /* Appends the keys as YAML at indentation ind (each line "<ind>key: value\n"),

@@ -150,10 +150,9 @@ static bool post_am(const notify_am_t *am, const char *body, size_t len, uint64_
                             ppl && pp[0] != '/' ? "/" : "", (int)ppl, pp);
         CURL *c = curl_easy_init();
         if (!c) im_oom(0);
-        struct curl_slist *h = NULL;
+        struct curl_slist *h = NULL, *conn_to = NULL;
         h = curl_slist_append(h, "Content-Type: application/json");
         h = curl_slist_append(h, "User-Agent: infermon/0.1.0");
-        curl_easy_setopt(c, CURLOPT_URL, url.data);
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)am->timeout_ms);
@@ -161,11 +160,12 @@ static bool post_am(const notify_am_t *am, const char *body, size_t len, uint64_
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
         im_err_t aerr;
         im_err_clear(&aerr);
-        if (cfg_http_client_apply(&am->http, c, &h, &aerr) != IM_OK) {
+        if (cfg_http_client_apply_url(&am->http, c, url.data, &h, &conn_to, &aerr) != IM_OK) {
             (*errors)++;
             IM_WARN("Error sending alerts", "alertmanager=%s err=%s", im_logq(url.data),
                     im_logq(aerr.msg));
             curl_slist_free_all(h);
+            curl_slist_free_all(conn_to);
             curl_easy_cleanup(c);
             im_buf_free(&url);
             continue;
@@ -182,6 +182,7 @@ static bool post_am(const notify_am_t *am, const char *body, size_t len, uint64_
                     im_logq(curl_easy_strerror(cr)), code);
         }
         curl_slist_free_all(h);
+        curl_slist_free_all(conn_to);
         curl_easy_cleanup(c);
         im_buf_free(&url);
     }

@@ -113,6 +113,7 @@ typedef struct target {
     scrape_work_t w;
     CURL *easy;
     struct curl_slist *hdrs;
+    struct curl_slist *conn_to; /* CURLOPT_CONNECT_TO for tls_config.server_name */
     char errbuf[CURL_ERROR_SIZE];
     im_buf_t body;
     bool body_over;
@@ -782,7 +783,6 @@ static bool target_setup_curl(scrape_manager_t *m, target_t *t, char *msg, size_
         curl_easy_reset(t->easy);
     }
     CURL *c = t->easy;
-    curl_easy_setopt(c, CURLOPT_URL, t->url);
     curl_easy_setopt(c, CURLOPT_PRIVATE, t);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, t);
@@ -794,7 +794,8 @@ static bool target_setup_curl(scrape_manager_t *m, target_t *t, char *msg, size_
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_slist_free_all(t->hdrs);
-    t->hdrs = NULL;
+    curl_slist_free_all(t->conn_to);
+    t->hdrs = t->conn_to = NULL;
     t->hdrs = curl_slist_append(
         t->hdrs, "Accept: application/openmetrics-text;version=1.0.0,application/"
                  "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1");
@@ -804,7 +805,7 @@ static bool target_setup_curl(scrape_manager_t *m, target_t *t, char *msg, size_
     t->hdrs = curl_slist_append(t->hdrs, h);
     im_err_t err;
     im_err_clear(&err);
-    bool ok = cfg_http_client_apply(&j->http, c, &t->hdrs, &err) == IM_OK;
+    bool ok = cfg_http_client_apply_url(&j->http, c, t->url, &t->hdrs, &t->conn_to, &err) == IM_OK;
     if (!ok && msg) snprintf(msg, msgcap, "%.*s", (int)(msgcap - 1), err.msg);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, t->hdrs);
     t->body.max = (size_t)body_cap(m, j);
@@ -941,6 +942,7 @@ static void target_free(target_t *t)
     scrape__cache_free(&t->cache);
     if (t->easy) curl_easy_cleanup(t->easy);
     curl_slist_free_all(t->hdrs);
+    curl_slist_free_all(t->conn_to);
     im_buf_free(&t->body);
     if (t->labels) im_labels_unref(t->labels);
     if (t->discovered) im_labels_unref(t->discovered);

@@ -109,6 +109,38 @@ static void test_decode_errors(void **state)
     expect_err("no_proxy: localhost\n", 1, 1, "field no_proxy not found in scrape_config");
 }
 
+/* Relative file names joined to the configuration file's directory as Go's
+ * filepath.Join does. */
+static void test_join_dir(void **state)
+{
+    (void)state;
+    static const char *const cases[][3] = {
+        {"conf", "ca.pem", "conf/ca.pem"},
+        {".", "rules.yml", "rules.yml"},
+        {"../conf", "a/../b", "../conf/b"},
+        {"/etc/p", "../x", "/etc/x"},
+        {"/", "../../x", "/x"},
+        {"a", "../../x", "../x"},
+        {"./a//b/", "./c/./d", "a/b/c/d"},
+        {"conf", "/abs/f", "/abs/f"},
+        {"..", "..", "../.."},
+        {"a", "..", "."},
+    };
+    for (size_t i = 0; i < IM_ARRAY_LEN(cases); i++) {
+        char *p = im_strdup(cases[i][1]);
+        cfg_join_dir(cases[i][0], &p);
+        assert_string_equal(p, cases[i][2]);
+        im_free(p);
+    }
+    char *p = NULL;
+    cfg_join_dir("conf", &p);
+    assert_null(p);
+    p = im_strdup("");
+    cfg_join_dir("conf", &p);
+    assert_string_equal(p, "");
+    im_free(p);
+}
+
 static void test_decode_dump(void **state)
 {
     (void)state;
@@ -388,9 +420,8 @@ int main(void)
     if (!mkdtemp(tmpdir)) return 1;
     curl_global_init(CURL_GLOBAL_ALL);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_decode_errors),
-        cmocka_unit_test(test_decode_dump),
-        cmocka_unit_test(test_apply_auth_redirects),
+        cmocka_unit_test(test_decode_errors), cmocka_unit_test(test_join_dir),
+        cmocka_unit_test(test_decode_dump),   cmocka_unit_test(test_apply_auth_redirects),
         cmocka_unit_test(test_apply_tls),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
