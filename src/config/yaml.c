@@ -7,6 +7,7 @@
  * names file:line:column (see yaml.h). */
 #include "util/base.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -279,32 +280,44 @@ im_rc cfg_get_dur(cfg_dec_t *d, const cfg_node_t *m, const char *key, int64_t *o
     return IM_OK;
 }
 
-im_rc cfg_get_u64(cfg_dec_t *d, const cfg_node_t *m, const char *key, uint64_t *out)
+/* The decimal integer at key, signed in [lo, hi] (*sv) or unsigned without a
+ * sign (*uv); nothing set when absent. The error names what it is not. */
+static im_rc get_decimal(cfg_dec_t *d, const cfg_node_t *m, const char *key, const char *what,
+                         long long lo, long long hi, long long *sv, unsigned long long *uv)
 {
     const cfg_node_t *n = cfg_get(m, key);
     if (!n) return IM_OK;
     const char *s = n->type == CFG_NODE_SCALAR ? n->str : "";
     char *end;
     errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (!*s || *end || errno || s[0] == '-' || s[0] == '+')
-        return cfg_fail(d, n, "%s: cannot unmarshal \"%s\" into an unsigned integer", key, s);
-    *out = v;
+    long long v = 0;
+    unsigned long long u = 0;
+    if (sv)
+        v = strtoll(s, &end, 10);
+    else
+        u = strtoull(s, &end, 10);
+    bool bad = !*s || *end || errno || isspace((unsigned char)s[0]) || v < lo || v > hi ||
+               (uv && (s[0] == '-' || s[0] == '+'));
+    if (bad) return cfg_fail(d, n, "%s: cannot unmarshal \"%s\" into %s", key, s, what);
+    if (sv) *sv = v;
+    if (uv) *uv = u;
     return IM_OK;
+}
+
+im_rc cfg_get_u64(cfg_dec_t *d, const cfg_node_t *m, const char *key, uint64_t *out)
+{
+    unsigned long long u = *out;
+    im_rc rc = get_decimal(d, m, key, "an unsigned integer", 0, 0, NULL, &u);
+    *out = u;
+    return rc;
 }
 
 im_rc cfg_get_int(cfg_dec_t *d, const cfg_node_t *m, const char *key, int *out)
 {
-    const cfg_node_t *n = cfg_get(m, key);
-    if (!n) return IM_OK;
-    const char *s = n->type == CFG_NODE_SCALAR ? n->str : "";
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || *end || errno || v > INT_MAX || v < INT_MIN || s[0] == ' ')
-        return cfg_fail(d, n, "%s: cannot unmarshal \"%s\" into an integer", key, s);
+    long long v = *out;
+    im_rc rc = get_decimal(d, m, key, "an integer", INT_MIN, INT_MAX, &v, NULL);
     *out = (int)v;
-    return IM_OK;
+    return rc;
 }
 
 im_rc cfg_get_float(cfg_dec_t *d, const cfg_node_t *m, const char *key, double *out)

@@ -163,6 +163,14 @@ void tmpl__query_escape(im_buf_t *b, im_sv_t s)
     }
 }
 
+/* What Go's html and js escapers write for a byte (NULL: the byte itself; js
+ * writes the other control bytes as \uXXXX). */
+static const char *const html_esc[256] = {['"'] = "&#34;", ['\''] = "&#39;", ['&'] = "&amp;",
+                                          ['<'] = "&lt;",  ['>'] = "&gt;",   [0] = "\xEF\xBF\xBD"};
+static const char *const js_esc[256] = {
+    ['\\'] = "\\\\",   ['\''] = "\\'",    ['"'] = "\\\"", ['<'] = "\\u003C", ['>'] = "\\u003E",
+    ['&'] = "\\u0026", ['='] = "\\u003D", ['\n'] = "\\n", ['\r'] = "\\r",    ['\t'] = "\\t"};
+
 static void html_escape(im_buf_t *b, const tv_t *args, size_t n, int mode)
 {
     im_buf_t tmp;
@@ -172,38 +180,17 @@ static void html_escape(im_buf_t *b, const tv_t *args, size_t n, int mode)
     else
         tmpl__sprint(&tmp, args, n, false);
     for (size_t i = 0; i < tmp.len; i++) {
-        char ch = tmp.data[i];
-        if (mode == 0) {
-            switch (ch) {
-            case '"': (void)im_buf_puts(b, "&#34;"); break;
-            case '\'': (void)im_buf_puts(b, "&#39;"); break;
-            case '&': (void)im_buf_puts(b, "&amp;"); break;
-            case '<': (void)im_buf_puts(b, "&lt;"); break;
-            case '>': (void)im_buf_puts(b, "&gt;"); break;
-            case '\0': (void)im_buf_puts(b, "\xEF\xBF\xBD"); break;
-            default: (void)im_buf_putc(b, ch);
-            }
-        } else if (mode == 1) {
-            switch (ch) {
-            case '\\': (void)im_buf_puts(b, "\\\\"); break;
-            case '\'': (void)im_buf_puts(b, "\\'"); break;
-            case '"': (void)im_buf_puts(b, "\\\""); break;
-            case '<': (void)im_buf_puts(b, "\\u003C"); break;
-            case '>': (void)im_buf_puts(b, "\\u003E"); break;
-            case '&': (void)im_buf_puts(b, "\\u0026"); break;
-            case '=': (void)im_buf_puts(b, "\\u003D"); break;
-            case '\n': (void)im_buf_puts(b, "\\n"); break;
-            case '\r': (void)im_buf_puts(b, "\\r"); break;
-            case '\t': (void)im_buf_puts(b, "\\t"); break;
-            default:
-                if ((unsigned char)ch < 0x20)
-                    (void)im_buf_printf(b, "\\u%04X", (unsigned char)ch);
-                else
-                    (void)im_buf_putc(b, ch);
-            }
-        } else {
+        unsigned char ch = (unsigned char)tmp.data[i];
+        const char *r = mode == 0 ? html_esc[ch] : mode == 1 ? js_esc[ch] : NULL;
+        if (r) {
+            (void)im_buf_puts(b, r);
+        } else if (mode == 2) {
             im_sv_t sv = {tmp.data + i, 1};
             tmpl__query_escape(b, sv);
+        } else if (mode == 1 && ch < 0x20) {
+            (void)im_buf_printf(b, "\\u%04X", ch);
+        } else {
+            (void)im_buf_putc(b, (char)ch);
         }
     }
     im_buf_free(&tmp);

@@ -106,6 +106,29 @@ static void describe_rune(char *buf, size_t cap, const char *s, size_t n)
 
 static void lex_inside(lexer_t *l);
 
+/* Past the closing quote q of a "..." string or '...' character constant (the
+ * opening one is consumed). An end of input or a newline before it, also right
+ * after a backslash, is the error msg (false), as Go's lexQuote and lexChar. */
+static bool lex_quoted(lexer_t *l, char q, const char *msg)
+{
+    for (;;) {
+        if (l->pos >= l->n || l->s[l->pos] == '\n') {
+            lex_error(l, "%s", msg);
+            return false;
+        }
+        char d = l->s[l->pos++];
+        if (d == '\\') {
+            if (l->pos >= l->n || l->s[l->pos] == '\n') {
+                lex_error(l, "%s", msg);
+                return false;
+            }
+            l->pos++;
+        } else if (d == q) {
+            return true;
+        }
+    }
+}
+
 static void lex_text(lexer_t *l)
 {
     for (;;) {
@@ -230,22 +253,7 @@ static void lex_inside(lexer_t *l)
             continue;
         case '|': emit_tok(l, T_PIPE); continue;
         case '"':
-            for (;;) {
-                if (l->pos >= l->n || l->s[l->pos] == '\n') {
-                    lex_error(l, "unterminated quoted string");
-                    return;
-                }
-                char d = l->s[l->pos++];
-                if (d == '\\') {
-                    if (l->pos >= l->n || l->s[l->pos] == '\n') {
-                        lex_error(l, "unterminated quoted string");
-                        return;
-                    }
-                    l->pos++;
-                } else if (d == '"') {
-                    break;
-                }
-            }
+            if (!lex_quoted(l, '"', "unterminated quoted string")) return;
             emit_tok(l, T_STRING);
             continue;
         case '`': {
@@ -259,18 +267,7 @@ static void lex_inside(lexer_t *l)
             continue;
         }
         case '\'':
-            for (;;) {
-                if (l->pos >= l->n || l->s[l->pos] == '\n') {
-                    lex_error(l, "unterminated character constant");
-                    return;
-                }
-                char d = l->s[l->pos++];
-                if (d == '\\') {
-                    if (l->pos < l->n) l->pos++;
-                } else if (d == '\'') {
-                    break;
-                }
-            }
+            if (!lex_quoted(l, '\'', "unterminated character constant")) return;
             emit_tok(l, T_CHARCONST);
             continue;
         case '$':

@@ -721,15 +721,21 @@ static im_rc maint_end(tsdb_t *db, im_rc rc, im_err_t *e, im_err_t *err)
     return rc;
 }
 
-static im_rc maintain(tsdb_t *db, im_err_t *err);
-
-im_rc tsdb_maintain(tsdb_t *db, im_err_t *err)
+/* Runs one maintenance step between maint_begin and maint_end. */
+static im_rc maint_run(tsdb_t *db, im_rc (*step)(tsdb_t *, im_err_t *), im_err_t *err)
 {
     im_rc rc = maint_begin(db, err);
     if (rc != IM_OK) return rc;
     im_err_t e;
     im_err_clear(&e);
-    return maint_end(db, maintain(db, &e), &e, err);
+    return maint_end(db, step(db, &e), &e, err);
+}
+
+static im_rc maintain(tsdb_t *db, im_err_t *err);
+
+im_rc tsdb_maintain(tsdb_t *db, im_err_t *err)
+{
+    return maint_run(db, maintain, err);
 }
 
 /* Agent mode (no blocks): a new segment, a checkpoint of the series, and the
@@ -800,11 +806,7 @@ static im_rc flush_head(tsdb_t *db, im_err_t *err);
 im_rc tsdb_flush_head(tsdb_t *db, im_err_t *err)
 {
     if (!db->dir) return IM_OK;
-    im_rc rc = maint_begin(db, err);
-    if (rc != IM_OK) return rc;
-    im_err_t e;
-    im_err_clear(&e);
-    return maint_end(db, flush_head(db, &e), &e, err);
+    return maint_run(db, flush_head, err);
 }
 
 static im_rc flush_head(tsdb_t *db, im_err_t *err)

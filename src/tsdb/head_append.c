@@ -395,6 +395,28 @@ static void skipped_series(tsdb__head_t *h, uint64_t id)
                 TSDB_FMT_MAX_LABELS, TSDB_FMT_MAX_SERIES_BYTES);
 }
 
+/* One series entry of a record (id, labels): *s is the series made with that id,
+ * NULL when its labels are over the limits and it was skipped (counted). */
+static im_rc replay_series(tsdb__head_t *h, const uint8_t **p, const uint8_t *end,
+                           tsdb__series_t **s)
+{
+    uint64_t id;
+    const im_labels_t *ls;
+    *s = NULL;
+    if (!tsdb__get_uvarint(p, end, &id) || id == 0 || id >= UINT32_MAX) return IM_ECORRUPT;
+    int gl = tsdb__wal_get_labels(p, end, &ls);
+    if (gl == 0) return IM_ECORRUPT;
+    if (gl < 0) {
+        skipped_series(h, id);
+        return IM_OK;
+    }
+    *s = tsdb__head_create_with_id(h, (uint32_t)id, ls);
+    im_labels_unref(ls);
+    if (!*s) return IM_ECORRUPT;
+    (*s)->logged = true;
+    return IM_OK;
+}
+
 /* Applies one WAL/checkpoint record to the head (no WAL write). Samples that do
  * not fit (older than the series' newest) are skipped: a replay is idempotent. */
 im_rc tsdb__head_apply_record(tsdb__head_t *h, const uint8_t *rec, size_t len);
@@ -412,19 +434,10 @@ im_rc tsdb__head_apply_record(tsdb__head_t *h, const uint8_t *rec, size_t len)
         return IM_OK;
     }
     if (rec[0] == TSDB__REC_CKP_SERIES) {
-        uint64_t id, nch;
-        const im_labels_t *ls;
-        if (!tsdb__get_uvarint(&p, end, &id) || id == 0 || id >= UINT32_MAX) return IM_ECORRUPT;
-        int gl = tsdb__wal_get_labels(&p, end, &ls);
-        if (gl == 0) return IM_ECORRUPT;
-        if (gl < 0) {
-            skipped_series(h, id);
-            return IM_OK;
-        }
-        tsdb__series_t *s = tsdb__head_create_with_id(h, (uint32_t)id, ls);
-        im_labels_unref(ls);
-        if (!s) return IM_ECORRUPT;
-        s->logged = true;
+        uint64_t nch;
+        tsdb__series_t *s;
+        im_rc src = replay_series(h, &p, end, &s);
+        if (src != IM_OK || !s) return src;
         if (!tsdb__get_uvarint(&p, end, &nch)) return IM_ECORRUPT;
         pthread_rwlock_wrlock(&h->lock);
         for (uint64_t c = 0; c < nch; c++) {
@@ -454,19 +467,9 @@ im_rc tsdb__head_apply_record(tsdb__head_t *h, const uint8_t *rec, size_t len)
     uint64_t nser, nsm;
     if (!tsdb__get_uvarint(&p, end, &nser)) return IM_ECORRUPT;
     for (uint64_t i = 0; i < nser; i++) {
-        uint64_t id;
-        const im_labels_t *ls;
-        if (!tsdb__get_uvarint(&p, end, &id) || id == 0 || id >= UINT32_MAX) return IM_ECORRUPT;
-        int gl = tsdb__wal_get_labels(&p, end, &ls);
-        if (gl == 0) return IM_ECORRUPT;
-        if (gl < 0) {
-            skipped_series(h, id);
-            continue;
-        }
-        tsdb__series_t *s = tsdb__head_create_with_id(h, (uint32_t)id, ls);
-        im_labels_unref(ls);
-        if (!s) return IM_ECORRUPT;
-        s->logged = true;
+        tsdb__series_t *s;
+        im_rc src = replay_series(h, &p, end, &s);
+        if (src != IM_OK) return src;
     }
     int64_t base;
     if (!tsdb__get_uvarint(&p, end, &nsm) || !tsdb__get_varint(&p, end, &base)) return IM_ECORRUPT;

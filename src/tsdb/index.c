@@ -60,52 +60,44 @@ static void ids_reserve(tsdb__ids_t *l, size_t n)
     }
 }
 
-void tsdb__ids_and(const tsdb__ids_t *a, const tsdb__ids_t *b, tsdb__ids_t *out)
+/* One walk over two sorted lists: ids in both always go to out; ids only in a
+ * when only_a, ids only in b when only_b (and: neither, or: both, minus: a). */
+static void ids_merge(const tsdb__ids_t *a, const tsdb__ids_t *b, tsdb__ids_t *out, bool only_a,
+                      bool only_b, bool keep_both)
 {
     out->n = 0;
-    ids_reserve(out, IM_MIN(a->n, b->n) + 1);
+    ids_reserve(out, a->n + (only_b ? b->n : 0) + 1);
     size_t i = 0, j = 0;
     while (i < a->n && j < b->n) {
-        if (a->v[i] < b->v[j])
+        if (a->v[i] < b->v[j]) {
+            if (only_a) out->v[out->n++] = a->v[i];
             i++;
-        else if (a->v[i] > b->v[j])
+        } else if (a->v[i] > b->v[j]) {
+            if (only_b) out->v[out->n++] = b->v[j];
             j++;
-        else {
-            out->v[out->n++] = a->v[i];
+        } else {
+            if (keep_both) out->v[out->n++] = a->v[i];
             i++;
             j++;
         }
     }
+    for (; only_a && i < a->n; i++) out->v[out->n++] = a->v[i];
+    for (; only_b && j < b->n; j++) out->v[out->n++] = b->v[j];
+}
+
+void tsdb__ids_and(const tsdb__ids_t *a, const tsdb__ids_t *b, tsdb__ids_t *out)
+{
+    ids_merge(a, b, out, false, false, true);
 }
 
 void tsdb__ids_or(const tsdb__ids_t *a, const tsdb__ids_t *b, tsdb__ids_t *out)
 {
-    out->n = 0;
-    ids_reserve(out, a->n + b->n + 1);
-    size_t i = 0, j = 0;
-    while (i < a->n || j < b->n) {
-        if (j >= b->n || (i < a->n && a->v[i] < b->v[j]))
-            out->v[out->n++] = a->v[i++];
-        else if (i >= a->n || b->v[j] < a->v[i])
-            out->v[out->n++] = b->v[j++];
-        else {
-            out->v[out->n++] = a->v[i];
-            i++;
-            j++;
-        }
-    }
+    ids_merge(a, b, out, true, true, true);
 }
 
 void tsdb__ids_minus(const tsdb__ids_t *a, const tsdb__ids_t *b, tsdb__ids_t *out)
 {
-    out->n = 0;
-    ids_reserve(out, a->n + 1);
-    size_t j = 0;
-    for (size_t i = 0; i < a->n; i++) {
-        while (j < b->n && b->v[j] < a->v[i]) j++;
-        if (j < b->n && b->v[j] == a->v[i]) continue;
-        out->v[out->n++] = a->v[i];
-    }
+    ids_merge(a, b, out, true, false, false);
 }
 
 static int cmp_u32(const void *a, const void *b)

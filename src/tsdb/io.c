@@ -169,24 +169,25 @@ im_rc tsdb__io_write_all(int fd, const void *p, size_t n, size_t *done)
     return tsdb__io_writev_all(fd, &iov, 1, done);
 }
 
-im_rc tsdb__io_fsync(int fd)
+/* fsync and fdatasync share the fault point TSDB__IO_FSYNC. */
+static im_rc sync_fd(int fd, int (*sync_fn)(int))
 {
     tsdb__io_fault_t k;
     if (fault(TSDB__IO_FSYNC, &k)) {
         errno = fault_errno(k);
         return IM_EIO;
     }
-    return fsync(fd) == 0 ? IM_OK : IM_EIO;
+    return sync_fn(fd) == 0 ? IM_OK : IM_EIO;
+}
+
+im_rc tsdb__io_fsync(int fd)
+{
+    return sync_fd(fd, fsync);
 }
 
 im_rc tsdb__io_fdatasync(int fd)
 {
-    tsdb__io_fault_t k;
-    if (fault(TSDB__IO_FSYNC, &k)) {
-        errno = fault_errno(k);
-        return IM_EIO;
-    }
-    return fdatasync(fd) == 0 ? IM_OK : IM_EIO;
+    return sync_fd(fd, fdatasync);
 }
 
 im_rc tsdb__io_rename(const char *from, const char *to)

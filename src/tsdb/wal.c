@@ -307,6 +307,22 @@ static im_rc read_error(im_rc rc, const char *what, const char *path, im_err_t *
                       what, path, strerror(errno));
 }
 
+/* Reads a whole WAL file and replays its records through fn: *good is the
+ * length of its good part (0 without a good header), *len its size. A read
+ * failure is the open's error. */
+static im_rc read_scan(const char *what, const char *path, tsdb__wal_rec_fn fn, void *ctx,
+                       size_t *good, size_t *len, im_err_t *err)
+{
+    uint8_t *data;
+    im_rc rc = tsdb__io_read_file(path, &data, len);
+    if (rc != IM_OK) return read_error(rc, what, path, err);
+    *good = good_magic(data, *len)
+                ? WAL_HDR + tsdb__wal_scan(data + WAL_HDR, *len - WAL_HDR, fn, ctx)
+                : 0;
+    im_free(data);
+    return IM_OK;
+}
+
 /* ---- Writing ---- */
 
 static im_rc open_segment(tsdb__wal_t *w, uint32_t n, im_err_t *err)
@@ -409,22 +425,15 @@ im_rc tsdb__wal_open_keep(const char *dir, size_t seg_bytes, uint32_t (*keep)(vo
     int64_t t0 = im_mono_ns();
     if (have_ckp) {
         seg_path(w, ckp, true, p, sizeof p);
-        uint8_t *data;
-        size_t len;
-        rc = tsdb__io_read_file(p, &data, &len);
-        if (rc != IM_OK) {
-            rc = read_error(rc, "checkpoint", p, err);
-            goto fail;
-        }
-        size_t good = WAL_HDR;
-        if (good_magic(data, len)) good += tsdb__wal_scan(data + WAL_HDR, len - WAL_HDR, fn, ctx);
+        size_t good, len;
+        if ((rc = read_scan("checkpoint", p, fn, ctx, &good, &len, err)) != IM_OK) goto fail;
+        if (!good) good = WAL_HDR; /* no good header: all of it is bad */
         if (good != len) {
             st->corruptions++;
             IM_WARN("WAL checkpoint is corrupt; using its good part", "file=%s offset=%zu size=%zu",
                     im_logq(p), good, len);
         }
         st->bytes += len;
-        im_free(data);
         /* Delete older checkpoints (best effort: the newest one wins anyway). */
         d = opendir(w->dir);
         while (d && (de = readdir(d))) {
@@ -459,19 +468,10 @@ im_rc tsdb__wal_open_keep(const char *dir, size_t seg_bytes, uint32_t (*keep)(vo
             IM_WARN("WAL segment deleted after a corrupt one", "file=%s", im_logq(p));
             continue;
         }
-        uint8_t *data;
-        size_t len;
-        rc = tsdb__io_read_file(p, &data, &len);
-        if (rc != IM_OK) {
-            rc = read_error(rc, "segment", p, err);
-            goto fail;
-        }
-        size_t good = 0;
-        if (good_magic(data, len))
-            good = WAL_HDR + tsdb__wal_scan(data + WAL_HDR, len - WAL_HDR, fn, ctx);
+        size_t good, len;
+        if ((rc = read_scan("segment", p, fn, ctx, &good, &len, err)) != IM_OK) goto fail;
         st->segments++;
         st->bytes += len;
-        im_free(data);
         if (good != len) {
             st->corruptions++;
             cut = true;
