@@ -17,6 +17,18 @@ static void klabels(im_buf_t *o, int ind, const char *k, const im_labels_t *ls)
         cfg_emit_kv(o, ind + 2, ls->l[i].name->s, ls->l[i].value->s);
 }
 
+/* "  - key:" and the strings as a list under it (an item of a list of mappings
+ * at indentation 2). */
+static void item_list(im_buf_t *o, const char *key, char *const *v, size_t n)
+{
+    (void)im_buf_printf(o, "  - %s:\n", key);
+    for (size_t k = 0; k < n; k++) {
+        (void)im_buf_puts(o, "    - ");
+        cfg_emit_str(o, v[k]);
+        (void)im_buf_putc(o, '\n');
+    }
+}
+
 /* Emits n at indentation ind; the cursor is already positioned after "key:" or
  * "- " (inline) and the node decides whether to break the line. */
 typedef enum { PLAIN, SECRET, URL } ctx_t;
@@ -119,12 +131,7 @@ im_rc scrape_config_dump(const scrape_config_t *c, im_buf_t *o)
         if (j->nfile_sd) {
             (void)im_buf_puts(o, "  file_sd_configs:\n");
             for (size_t f = 0; f < j->nfile_sd; f++) {
-                (void)im_buf_puts(o, "  - files:\n");
-                for (size_t k = 0; k < j->file_sd[f].nfiles; k++) {
-                    (void)im_buf_puts(o, "    - ");
-                    cfg_emit_str(o, j->file_sd[f].files[k]);
-                    (void)im_buf_putc(o, '\n');
-                }
+                item_list(o, "files", j->file_sd[f].files, j->file_sd[f].nfiles);
                 cfg_emit_dur(o, 4, "refresh_interval", j->file_sd[f].refresh_ms);
             }
         }
@@ -132,12 +139,7 @@ im_rc scrape_config_dump(const scrape_config_t *c, im_buf_t *o)
         if (j->nstatic) {
             (void)im_buf_puts(o, "  static_configs:\n");
             for (size_t g = 0; g < j->nstatic; g++) {
-                (void)im_buf_puts(o, "  - targets:\n");
-                for (size_t k = 0; k < j->static_groups[g].ntargets; k++) {
-                    (void)im_buf_puts(o, "    - ");
-                    cfg_emit_str(o, j->static_groups[g].targets[k]);
-                    (void)im_buf_putc(o, '\n');
-                }
+                item_list(o, "targets", j->static_groups[g].targets, j->static_groups[g].ntargets);
                 klabels(o, 4, "labels", j->static_groups[g].labels);
             }
         }

@@ -79,6 +79,24 @@ static im_rc dec_tls(cfg_dec_t *d, const cfg_node_t *t, cfg_tls_t *o)
     return IM_OK;
 }
 
+/* basic_auth {username, password, password_file} and authorization {type,
+ * credentials, credentials_file}: a name and a secret given inline or in a file,
+ * at most one of the two. keys = {name key, secret key, secret file key, NULL}. */
+static im_rc dec_secret_map(cfg_dec_t *d, const cfg_node_t *n, const char *section,
+                            const char *const keys[4], char **name, char **secret,
+                            char **secret_file)
+{
+    im_rc rc;
+    if ((rc = cfg_check_map(d, n, section, keys))) return rc;
+    if ((rc = cfg_get_str(d, n, keys[0], name))) return rc;
+    if ((rc = cfg_get_str(d, n, keys[1], secret))) return rc;
+    if ((rc = cfg_get_str(d, n, keys[2], secret_file))) return rc;
+    if (*secret && *secret_file)
+        return cfg_fail(d, n, "at most one of %s %s & %s must be configured", section, keys[1],
+                        keys[2]);
+    return IM_OK;
+}
+
 im_rc cfg_http_client_decode(cfg_dec_t *d, const cfg_node_t *m, cfg_http_client_t *o)
 {
     static const char *const bkeys[] = {"username", "password", "password_file", NULL};
@@ -94,24 +112,15 @@ im_rc cfg_http_client_decode(cfg_dec_t *d, const cfg_node_t *m, cfg_http_client_
     const cfg_node_t *b = cfg_get(m, "basic_auth");
     if (b) {
         o->has_basic = true;
-        if ((rc = cfg_check_map(d, b, "basic_auth", bkeys))) return rc;
-        if ((rc = cfg_get_str(d, b, "username", &o->basic_user))) return rc;
-        if ((rc = cfg_get_str(d, b, "password", &o->basic_pass))) return rc;
-        if ((rc = cfg_get_str(d, b, "password_file", &o->basic_pass_file))) return rc;
-        if (o->basic_pass && o->basic_pass_file)
-            return cfg_fail(
-                d, b, "at most one of basic_auth password & password_file must be configured");
+        if ((rc = dec_secret_map(d, b, "basic_auth", bkeys, &o->basic_user, &o->basic_pass,
+                                 &o->basic_pass_file)))
+            return rc;
     }
     const cfg_node_t *a = cfg_get(m, "authorization");
     if (a) {
-        if ((rc = cfg_check_map(d, a, "authorization", akeys))) return rc;
-        if ((rc = cfg_get_str(d, a, "type", &o->auth_type))) return rc;
-        if ((rc = cfg_get_str(d, a, "credentials", &o->auth_cred))) return rc;
-        if ((rc = cfg_get_str(d, a, "credentials_file", &o->auth_cred_file))) return rc;
-        if (o->auth_cred && o->auth_cred_file)
-            return cfg_fail(
-                d, a,
-                "at most one of authorization credentials & credentials_file must be configured");
+        if ((rc = dec_secret_map(d, a, "authorization", akeys, &o->auth_type, &o->auth_cred,
+                                 &o->auth_cred_file)))
+            return rc;
         if (o->auth_type && strcasecmp(o->auth_type, "basic") == 0)
             return cfg_fail(
                 d, a, "authorization type cannot be set to \"basic\", use \"basic_auth\" instead");

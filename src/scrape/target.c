@@ -45,6 +45,20 @@ typedef struct qparam {
     const char *k, *v;
 } qparam_t;
 
+/* The duration in label name of lb (__scrape_interval__, __scrape_timeout__),
+ * which must be there and not 0; what names it in the error. */
+static im_rc label_duration(const im_labels_builder_t *lb, const char *name, const char *what,
+                            int64_t *out, im_err_t *err)
+{
+    const im_istr_t *x = im_lb_get(lb, name);
+    if (x && im_duration_parse(x->s, x->len, out, NULL) != IM_OK)
+        return im_err_set(err, IM_EINVAL,
+                          "error parsing scrape %s: not a valid duration string: \"%s\"", what,
+                          x->s);
+    if (*out == 0) return im_err_set(err, IM_EINVAL, "scrape %s cannot be 0", what);
+    return IM_OK;
+}
+
 static int qcmp(const void *a, const void *b)
 {
     return strcmp(((const qparam_t *)a)->k, ((const qparam_t *)b)->k);
@@ -101,26 +115,9 @@ im_rc scrape_target_labels(const scrape_job_cfg_t *job, const im_labels_t *disco
         goto done;
     }
     int64_t ims = 0, tms = 0;
-    const im_istr_t *x = im_lb_get(&lb, "__scrape_interval__");
-    if (x && im_duration_parse(x->s, x->len, &ims, NULL) != IM_OK) {
-        rc = im_err_set(err, IM_EINVAL,
-                        "error parsing scrape interval: not a valid duration string: \"%s\"", x->s);
+    if ((rc = label_duration(&lb, "__scrape_interval__", "interval", &ims, err)) ||
+        (rc = label_duration(&lb, "__scrape_timeout__", "timeout", &tms, err)))
         goto done;
-    }
-    if (ims == 0) {
-        rc = im_err_set(err, IM_EINVAL, "scrape interval cannot be 0");
-        goto done;
-    }
-    x = im_lb_get(&lb, "__scrape_timeout__");
-    if (x && im_duration_parse(x->s, x->len, &tms, NULL) != IM_OK) {
-        rc = im_err_set(err, IM_EINVAL,
-                        "error parsing scrape timeout: not a valid duration string: \"%s\"", x->s);
-        goto done;
-    }
-    if (tms == 0) {
-        rc = im_err_set(err, IM_EINVAL, "scrape timeout cannot be 0");
-        goto done;
-    }
     if (tms > ims) {
         rc = im_err_set(err, IM_EINVAL, "scrape timeout cannot be greater than scrape interval");
         goto done;

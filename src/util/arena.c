@@ -19,14 +19,18 @@ void im_arena_init(im_arena_t *a, size_t block_size, size_t max_bytes)
     a->block_size = block_size ? block_size : 64 * 1024;
 }
 
-void im_arena_free(im_arena_t *a)
+static void free_blocks(im_arena_block_t *b)
 {
-    im_arena_block_t *b = a->head;
     while (b) {
         im_arena_block_t *n = b->next;
         im_free(b);
         b = n;
     }
+}
+
+void im_arena_free(im_arena_t *a)
+{
+    free_blocks(a->head);
     a->head = NULL;
     a->used_bytes = a->total_bytes = 0;
 }
@@ -35,12 +39,7 @@ void im_arena_reset(im_arena_t *a)
 {
     if (!a->head) return;
     im_arena_block_t *keep = a->head;
-    im_arena_block_t *b = keep->next;
-    while (b) {
-        im_arena_block_t *n = b->next;
-        im_free(b);
-        b = n;
-    }
+    free_blocks(keep->next);
     keep->next = NULL;
     keep->used = 0;
     a->used_bytes = 0;
