@@ -106,6 +106,13 @@ static void describe_rune(char *buf, size_t cap, const char *s, size_t n)
 
 static void lex_inside(lexer_t *l);
 
+/* Past the white space a trim marker ("{{- ", " -}}") removes, counting lines. */
+static void skip_trimmed_space(lexer_t *l)
+{
+    for (; l->pos < l->n && is_space(l->s[l->pos]); l->pos++)
+        if (l->s[l->pos] == '\n') l->line++;
+}
+
 /* Past the closing quote q of a "..." string or '...' character constant (the
  * opening one is consumed). An end of input or a newline before it, also right
  * after a backslash, is the error msg (false), as Go's lexQuote and lexChar. */
@@ -181,11 +188,7 @@ static void lex_text(lexer_t *l)
             for (size_t i = l->start; i < ce; i++)
                 if (l->s[i] == '\n') l->line++;
             l->pos = ce;
-            if (rtrim)
-                while (l->pos < l->n && is_space(l->s[l->pos])) {
-                    if (l->s[l->pos] == '\n') l->line++;
-                    l->pos++;
-                }
+            if (rtrim) skip_trimmed_space(l);
             l->start = l->pos;
             l->start_line = l->line;
             continue;
@@ -218,10 +221,7 @@ static void lex_inside(lexer_t *l)
             l->pos += trim ? 3 : 2;
             emit_tok(l, T_RDELIM);
             if (trim) {
-                while (l->pos < l->n && is_space(l->s[l->pos])) {
-                    if (l->s[l->pos] == '\n') l->line++;
-                    l->pos++;
-                }
+                skip_trimmed_space(l);
                 l->start = l->pos;
                 l->start_line = l->line;
             }

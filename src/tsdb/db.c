@@ -756,12 +756,29 @@ static im_rc agent_truncate(tsdb_t *db, im_err_t *err)
     return rc;
 }
 
+/* Persists the head's oldest block window after window: all of them (flush), or
+ * as long as the head reaches 1.5 windows past it. Caller holds maint_mu. */
+static im_rc persist_windows(tsdb_t *db, bool all, im_err_t *err)
+{
+    tsdb__head_t *h = db->head;
+    int64_t R = db->opts.block_range_ms;
+    for (;;) {
+        pthread_rwlock_rdlock(&h->lock);
+        int64_t mint = h->mint, maxt = h->maxt;
+        pthread_rwlock_unlock(&h->lock);
+        if (maxt == INT64_MIN) return IM_OK;
+        int64_t w0 = floordiv(mint, R) * R;
+        if (!all && persist_ref(db, maxt) < w0 + R + R / 2) return IM_OK;
+        im_rc rc = persist_window(db, w0, w0 + R - 1, err);
+        if (rc != IM_OK) return rc;
+    }
+}
+
 static im_rc maintain(tsdb_t *db, im_err_t *err)
 {
     pthread_mutex_lock(&db->maint_mu);
     im_rc rc = IM_OK;
     tsdb__head_t *h = db->head;
-    int64_t R = db->opts.block_range_ms;
     if (!db->dir) {
         /* Memory only: keep the retention window in the head. */
         pthread_rwlock_rdlock(&h->lock);
@@ -784,16 +801,7 @@ static im_rc maintain(tsdb_t *db, im_err_t *err)
         pthread_mutex_unlock(&db->maint_mu);
         return rc;
     }
-    for (;;) {
-        pthread_rwlock_rdlock(&h->lock);
-        int64_t mint = h->mint, maxt = h->maxt;
-        pthread_rwlock_unlock(&h->lock);
-        if (maxt == INT64_MIN) break;
-        int64_t w0 = floordiv(mint, R) * R;
-        if (persist_ref(db, maxt) < w0 + R + R / 2) break;
-        rc = persist_window(db, w0, w0 + R - 1, err);
-        if (rc != IM_OK) break;
-    }
+    rc = persist_windows(db, false, err);
     while (rc == IM_OK && compact_once(db, err, &rc)) {
     }
     if (rc == IM_OK) retention(db);
@@ -812,18 +820,7 @@ im_rc tsdb_flush_head(tsdb_t *db, im_err_t *err)
 static im_rc flush_head(tsdb_t *db, im_err_t *err)
 {
     pthread_mutex_lock(&db->maint_mu);
-    im_rc rc = IM_OK;
-    tsdb__head_t *h = db->head;
-    int64_t R = db->opts.block_range_ms;
-    for (;;) {
-        pthread_rwlock_rdlock(&h->lock);
-        int64_t mint = h->mint, maxt = h->maxt;
-        pthread_rwlock_unlock(&h->lock);
-        if (maxt == INT64_MIN) break;
-        int64_t w0 = floordiv(mint, R) * R;
-        rc = persist_window(db, w0, w0 + R - 1, err);
-        if (rc != IM_OK) break;
-    }
+    im_rc rc = persist_windows(db, true, err);
     pthread_mutex_unlock(&db->maint_mu);
     return rc;
 }
