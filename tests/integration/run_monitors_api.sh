@@ -123,10 +123,13 @@ ep = {"apiVersion": "v1", "kind": "Endpoints",
       "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
                    "ports": [{"name": "http", "port": imp, "protocol": "TCP"}]}]}
 def sm(name, path, labels):
+    # each monitor's series carry monitor=<name> (the targets are the same address)
     return {"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor",
             "metadata": {"name": name, "namespace": "llm", "labels": labels},
             "spec": {"selector": {"matchLabels": lab},
-                     "endpoints": [{"port": "http", "path": path, "interval": "1s"}]}}
+                     "endpoints": [{"port": "http", "path": path, "interval": "1s",
+                                    "relabelings": [{"targetLabel": "monitor",
+                                                     "replacement": name}]}]}}
 sel = {"app.kubernetes.io/part-of": "llm"}
 json.dump([svc, ep, sm("base", "/metrics", sel)], open(w + "/cluster.json", "w"))
 json.dump([
@@ -198,7 +201,17 @@ grep -q 'Kubernetes discovery failed.*job=kubernetes_monitors.*resource=servicem
 step # vllm's path changed
 wait_pools "$BASE $VLLM/v2/metrics" "a changed ServiceMonitor"
 [ "$(reloads)" = 2 ] || fail "$(reloads) reloads after the second change (a re-list reloaded?)"
+# nvllm: how many series up{monitor="vllm"} has now (5 min lookback: only a
+# staleness marker empties it at once)
+nvllm() {
+  curl -fsS -G "$I/api/v1/query" --data-urlencode 'query=up{monitor="vllm"}' \
+    | $PY -c 'import json,sys; print(len(json.load(sys.stdin)["data"]["result"]))'
+}
+for i in $(seq 200); do [ "$(nvllm)" = 1 ] && break; sleep 0.1; done
+[ "$(nvllm)" = 1 ] || fail "the changed monitor's target was not scraped"
 step # vllm deleted
 wait_pools "$BASE" "a deleted ServiceMonitor"
+for i in $(seq 200); do [ "$(nvllm)" = 0 ] && break; sleep 0.1; done
+[ "$(nvllm)" = 0 ] || fail "the deleted monitor's series were not marked stale"
 grep -q 'SIGHUP\|Received' "$W/im.log" && fail "unexpected signal handling in the log"
 echo "PASS: kubernetes_monitors lists, resolves Secrets and generates the expected jobs; watched monitors added, changed and deleted reach the targets"
