@@ -972,6 +972,11 @@ bool k8s_watcher_fingerprint(k8s_discoverer_t *d, uint64_t *fp)
 {
     pthread_mutex_lock(&d->mu);
     bool ok = d->synced;
+    if (ok && d->fp_gen == d->gen + 1) { /* nothing changed since the last call */
+        *fp = d->fp;
+        pthread_mutex_unlock(&d->mu);
+        return true;
+    }
     uint64_t acc = 0;
     for (size_t i = 0; ok && i < d->ninf; i++) {
         const char *k;
@@ -979,8 +984,12 @@ bool k8s_watcher_fingerprint(k8s_discoverer_t *d, uint64_t *fp)
         json_object_foreach(d->inf[i]->store, k, o) acc =
             k8s_fingerprint_add(acc, d->inf[i]->res, o);
     }
+    if (ok) {
+        d->fp = acc;
+        d->fp_gen = d->gen + 1;
+        *fp = acc;
+    }
     pthread_mutex_unlock(&d->mu);
-    if (ok) *fp = acc;
     return ok;
 }
 

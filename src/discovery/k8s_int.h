@@ -38,8 +38,9 @@ struct k8s_discoverer {
     k8s_sd_cfg_t cfg; /* owned copy */
     char *job;
     k8s_limits_t lim;
-    bool watch_only; /* k8s_watcher_start: objects kept, no groups built */
-    char *watch_sel; /* its labelSelector (owned) */
+    bool watch_only;     /* k8s_watcher_start: objects kept, no groups built */
+    char *watch_sel;     /* its labelSelector (owned) */
+    uint64_t fp, fp_gen; /* k8s_watcher_fingerprint's last answer, of generation fp_gen + 1 */
     /* connection */
     char *base; /* scheme://host:port, no trailing '/' */
     char *token, *token_file, *ca_file, *cert_file, *key_file; /* in-cluster, kubeconfig */
