@@ -15,6 +15,7 @@
 #include "cli/run.h"
 #include "cli/run_rules.h"
 #include "discovery/generate.h"
+#include "discovery/k8s.h"
 #include "http/server.h"
 #include "labels/regex.h"
 #include "promql/promql.h"
@@ -51,17 +52,22 @@ typedef struct daemon {
     http_server_t *http;
     run_rules_t *rules;
     remote_storage_t *rs; /* NULL with --storage.memory-only */
+    /* kubernetes_monitors: the watch of the monitors and the fingerprint of
+     * those the current configuration was generated from (reload_mu) */
+    k8s_discoverer_t *mon_watch;
+    uint64_t mon_fp, mon_tried;
+    int64_t mon_last_ms;
 } daemon_t;
 
 /* kubernetes_monitors: reads the selected PodMonitors / ServiceMonitors now and
  * appends the jobs they generate to c (with c's global interval and timeout). */
-static im_rc add_monitor_jobs(scrape_config_t *c, im_err_t *err)
+static im_rc add_monitor_jobs(scrape_config_t *c, uint64_t *fp, im_err_t *err)
 {
     im_buf_t jobs, text;
     im_buf_init(&jobs, 0);
     im_buf_init(&text, 0);
     size_t n = 0;
-    im_rc rc = discovery_monitors_fetch(c->k8s_monitors, NULL, &jobs, &n, err);
+    im_rc rc = discovery_monitors_fetch(c->k8s_monitors, NULL, &jobs, &n, fp, err);
     scrape_config_t *g = NULL;
     if (rc == IM_OK) {
         char iv[64], tv[64];
@@ -142,7 +148,8 @@ static void md_free(void *ud, void *keep)
     im_free(k);
 }
 
-static im_rc load_config(const run_opts_t *o, scrape_config_t **out, im_err_t *err)
+static im_rc load_config(const run_opts_t *o, scrape_config_t **out, uint64_t *mon_fp,
+                         im_err_t *err)
 {
     im_rc rc;
     if (o->config_file) {
@@ -152,11 +159,53 @@ static im_rc load_config(const run_opts_t *o, scrape_config_t **out, im_err_t *e
         rc = scrape_config_parse(t, strlen(t), o->config_text ? "<config>" : "<embedded default>",
                                  out, err);
     }
-    if (rc == IM_OK && (*out)->k8s_monitors && (rc = add_monitor_jobs(*out, err)) != IM_OK) {
+    if (rc == IM_OK && (*out)->k8s_monitors &&
+        (rc = add_monitor_jobs(*out, mon_fp, err)) != IM_OK) {
         scrape_config_free(*out);
         *out = NULL;
     }
     return rc;
+}
+
+/* kubernetes_monitors: (re)starts the watch of the monitors the configuration
+ * just loaded selects; fp is the fingerprint of those it was generated from
+ * (reload_mu held, or before any other thread runs). */
+static void monitors_watch_restart(daemon_t *d, uint64_t fp)
+{
+    k8s_discoverer_stop(d->mon_watch);
+    d->mon_watch = NULL;
+    d->mon_fp = d->mon_tried = fp;
+    if (!d->cfg->k8s_monitors) return;
+    im_err_t err;
+    im_err_clear(&err);
+    if (discovery_monitors_watch(d->cfg->k8s_monitors, NULL, &d->mon_watch, &err) != IM_OK)
+        IM_ERROR("Cannot watch the prometheus-operator monitors: they are read at reloads only",
+                 "err=%s", im_logq(err.msg));
+}
+
+static im_rc do_reload(void *ud, im_err_t *err);
+
+/* Reloads when the watched monitors differ from those the configuration was
+ * generated from: at most once a second (a burst of changes is one reload of the
+ * latest state); a reload that failed for a state is retried at the next change,
+ * a SIGHUP, or after 30 s — the previous jobs keep running meanwhile. */
+static void monitors_check(daemon_t *d)
+{
+    uint64_t fp = 0;
+    pthread_mutex_lock(&d->reload_mu);
+    int64_t now = im_now_ms();
+    bool due = d->mon_watch && k8s_watcher_fingerprint(d->mon_watch, &fp) && fp != d->mon_fp &&
+               now - d->mon_last_ms >= (fp != d->mon_tried ? 1000 : 30000);
+    if (due) {
+        d->mon_tried = fp;
+        d->mon_last_ms = now;
+    }
+    pthread_mutex_unlock(&d->reload_mu);
+    if (!due) return;
+    IM_INFO("The prometheus-operator monitors changed: reloading", NULL);
+    im_err_t err;
+    im_err_clear(&err);
+    (void)do_reload(d, &err);
 }
 
 static im_rc do_reload(void *ud, im_err_t *err)
@@ -164,7 +213,8 @@ static im_rc do_reload(void *ud, im_err_t *err)
     daemon_t *d = ud;
     pthread_mutex_lock(&d->reload_mu);
     scrape_config_t *c = NULL;
-    im_rc rc = load_config(d->o, &c, err);
+    uint64_t mon_fp = 0;
+    im_rc rc = load_config(d->o, &c, &mon_fp, err);
     if (rc != IM_OK) {
         char b[1200];
         IM_ERROR("Error reloading config, keeping the previous one", "err=%s",
@@ -189,6 +239,7 @@ static im_rc do_reload(void *ud, im_err_t *err)
     }
     scrape_config_free(d->cfg);
     d->cfg = c;
+    monitors_watch_restart(d, mon_fp);
     IM_INFO("Completed loading of configuration file", "filename=%s jobs=%zu",
             im_logq(d->o->config_file ? d->o->config_file : "<embedded>"), c->njobs);
     pthread_mutex_unlock(&d->reload_mu);
@@ -289,7 +340,8 @@ int run_daemon(const run_opts_t *o)
                                  "at localhost:8000 and dcgm-exporter at localhost:9400 every 15s, "
                                  "store under ./data, serve on :9470)",
                 NULL);
-    if (load_config(o, &d.cfg, &err) != IM_OK) {
+    uint64_t mon_fp = 0;
+    if (load_config(o, &d.cfg, &mon_fp, &err) != IM_OK) {
         IM_ERROR("Error loading config", "err=%s", im_logq(im_err_format(&err, eb, sizeof eb)));
         goto out;
     }
@@ -402,6 +454,9 @@ int run_daemon(const run_opts_t *o)
     IM_INFO("Server is ready to receive web requests.", "addr=%s port=%u",
             im_logq(ho.listen_address), (unsigned)http_server_port(d.http));
     if (o->on_ready) o->on_ready(o->on_ready_ud, http_server_port(d.http));
+    pthread_mutex_lock(&d.reload_mu);
+    if (!d.mon_watch) monitors_watch_restart(&d, mon_fp); /* unless a reload started it */
+    pthread_mutex_unlock(&d.reload_mu);
     while (!g_stop) {
         if (o->handle_signals) {
             struct timespec ts = {0, 200 * 1000 * 1000};
@@ -421,6 +476,7 @@ int run_daemon(const run_opts_t *o)
             im_err_clear(&err);
             (void)do_reload(&d, &err);
         }
+        monitors_check(&d);
     }
     if (o->handle_signals) { /* a second signal exits at once */
         signal(SIGTERM, die_now);
@@ -431,6 +487,7 @@ int run_daemon(const run_opts_t *o)
     IM_INFO("Stopping scrape manager...", NULL);
     status = 0;
 out:
+    k8s_discoverer_stop(d.mon_watch);
     if (d.sm) scrape_manager_stop(d.sm, false);
     if (d.http) http_server_stop(d.http);
     run_rules_stop(d.rules);

@@ -94,8 +94,18 @@ im_rc discovery_monitor_scrape_configs(const char *json, size_t len,
  * credentials). sa_dir (NULL = DISCOVERY_SA_DIR) is used in-cluster. A monitor
  * that cannot be translated is skipped with a warning naming it (the others are
  * kept); a failed List is an error (err names the URL). *nmonitors (may be NULL)
- * receives the number of monitors translated. */
+ * receives the number of monitors translated; *fingerprint (may be NULL) the
+ * k8s_fingerprint_add of every listed monitor, translated or not. */
 im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa_dir, im_buf_t *out,
-                               size_t *nmonitors, im_err_t *err);
+                               size_t *nmonitors, uint64_t *fingerprint, im_err_t *err);
+
+/* Watches the same monitors (list+watch of servicemonitors / podmonitors per
+ * selected namespace, with the selector) until k8s_discoverer_stop. The daemon
+ * compares k8s_watcher_fingerprint with the fetch's fingerprint and reloads when
+ * they differ. Errors only for settings that cannot work (no api_server outside
+ * a cluster); API errors are retried by the informers (k8s.h invariant 4). */
+struct k8s_discoverer;
+im_rc discovery_monitors_watch(const discovery_monitors_cfg_t *c, const char *sa_dir,
+                               struct k8s_discoverer **out, im_err_t *err);
 
 #endif

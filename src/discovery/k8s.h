@@ -129,6 +129,26 @@ uint64_t k8s_discoverer_generation(k8s_discoverer_t *d);
  * (im_malloc'd array the caller frees after unref'ing each); returns the count. */
 size_t k8s_discoverer_snapshot(k8s_discoverer_t *d, const im_labels_t ***out);
 
+/* ---- Watching other resources (kubernetes_monitors) ---- */
+
+/* Starts list+watch informers (the same state machine, backoff and 410 handling
+ * as a discoverer) on group/resources[i] (group "/apis/G/V" or "/api/v1"), in
+ * each of conn->namespaces (none = all namespaces), with label_selector (NULL or
+ * "" = none), reaching the API server as conn says (api_server, kubeconfig_file
+ * or in-cluster; conn->http). The objects are only kept: no groups, snapshot is
+ * empty. what names the watcher in log lines (the job= field). Stop it with
+ * k8s_discoverer_stop; k8s_discoverer_generation increases on every change. */
+im_rc k8s_watcher_start(const k8s_sd_cfg_t *conn, const char *what, const char *group,
+                        const char *const *resources, size_t nres, const char *label_selector,
+                        const k8s_limits_t *lim, k8s_discoverer_t **out, im_err_t *err);
+/* The fingerprint of every object the watcher holds (k8s_fingerprint_add over
+ * each, with its resource); false until every informer finished its first list. */
+bool k8s_watcher_fingerprint(k8s_discoverer_t *d, uint64_t *fp);
+/* Adds obj of resource to a set fingerprint acc (start at 0). Order does not
+ * matter; kind, apiVersion, status, metadata.resourceVersion and managedFields
+ * are ignored, so a List item and the same object from a watch count equal. */
+uint64_t k8s_fingerprint_add(uint64_t acc, const char *resource, const json_t *obj);
+
 /* The service-account directory (token, ca.crt, namespace):
  * $INFERMON_K8S_SERVICEACCOUNT_DIR when set (tests), else
  * /var/run/secrets/kubernetes.io/serviceaccount. */

@@ -2,8 +2,9 @@
  * reading the selected PodMonitors / ServiceMonitors (and the Secrets they
  * reference) from the API server with one List per kind and namespace, turned
  * into scrape_configs text by monitors.c. The daemon calls this when it loads
- * (or reloads) the configuration; watching the objects between reloads is not
- * done here (see docs/kubernetes.md). */
+ * (or reloads) the configuration, and watches the same objects between reloads
+ * (discovery_monitors_watch, on k8s_client.c's informers): when their
+ * fingerprint differs from the one the last load read, it reloads. */
 #include "util/base.h"
 
 #include <curl/curl.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 
 #include "discovery/generate.h"
+#include "discovery/k8s.h"
 #include "util/log.h"
 
 /* ---- Talking to the API server ---- */
@@ -202,15 +204,13 @@ static void url_escape(im_buf_t *b, const char *s)
     }
 }
 
-im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa_dir, im_buf_t *out,
-                               size_t *nmonitors, im_err_t *err)
+/* Fills a's base URL and the HTTP settings to use (*incluster receives the
+ * in-cluster defaults when there is no api_server; the caller frees it). */
+static im_rc api_connect(const discovery_monitors_cfg_t *c, const char *sa, api_t *a,
+                         cfg_http_client_t *incluster, im_err_t *err)
 {
-    const char *sa = sa_dir ? sa_dir : DISCOVERY_SA_DIR;
-    cfg_http_client_t incluster;
-    cfg_http_client_init(&incluster);
-    api_t a = {.http = &c->http, .max = c->max_response_bytes, .err = err};
     if (c->api_server) {
-        snprintf(a.base, sizeof a.base, "%s", c->api_server);
+        snprintf(a->base, sizeof a->base, "%s", c->api_server);
     } else {
         const char *h = getenv("KUBERNETES_SERVICE_HOST"), *p = getenv("KUBERNETES_SERVICE_PORT");
         if (!h || !*h)
@@ -218,32 +218,78 @@ im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa
                               "kubernetes_monitors: no api_server and not running in a cluster "
                               "(KUBERNETES_SERVICE_HOST is not set)");
         bool v6 = strchr(h, ':') != NULL;
-        snprintf(a.base, sizeof a.base, "https://%s%s%s:%s", v6 ? "[" : "", h, v6 ? "]" : "",
+        snprintf(a->base, sizeof a->base, "https://%s%s%s:%s", v6 ? "[" : "", h, v6 ? "]" : "",
                  p && *p ? p : "443");
         /* The pod's credentials unless the section gives its own. */
-        cfg_http_client_copy(&incluster, &c->http);
+        cfg_http_client_copy(incluster, &c->http);
         char f[4200];
-        if (!incluster.auth_type && !incluster.has_basic) {
+        if (!incluster->auth_type && !incluster->has_basic) {
             snprintf(f, sizeof f, "%s/token", sa);
-            incluster.auth_type = im_strdup("Bearer");
-            incluster.auth_cred_file = im_strdup(f);
+            incluster->auth_type = im_strdup("Bearer");
+            incluster->auth_cred_file = im_strdup(f);
         }
-        if (!incluster.tls.ca_file && !incluster.tls.ca) {
+        if (!incluster->tls.ca_file && !incluster->tls.ca) {
             snprintf(f, sizeof f, "%s/ca.crt", sa);
-            incluster.tls.ca_file = im_strdup(f);
+            incluster->tls.ca_file = im_strdup(f);
         }
-        a.http = &incluster;
+        a->http = incluster;
     }
-    size_t len0 = a.base[0] ? strlen(a.base) : 0;
-    while (len0 && a.base[len0 - 1] == '/') a.base[--len0] = 0;
+    size_t len0 = a->base[0] ? strlen(a->base) : 0;
+    while (len0 && a->base[len0 - 1] == '/') a->base[--len0] = 0;
+    return IM_OK;
+}
+
+static const char *const g_res[2] = {"servicemonitors", "podmonitors"};
+
+im_rc discovery_monitors_watch(const discovery_monitors_cfg_t *c, const char *sa_dir,
+                               k8s_discoverer_t **out, im_err_t *err)
+{
+    *out = NULL;
+    cfg_http_client_t incluster;
+    cfg_http_client_init(&incluster);
+    api_t a = {.http = &c->http, .max = c->max_response_bytes, .err = err};
+    im_rc rc = api_connect(c, sa_dir ? sa_dir : DISCOVERY_SA_DIR, &a, &incluster, err);
+    const char *res[2];
+    size_t nres = 0;
+    if (c->service_monitors) res[nres++] = g_res[0];
+    if (c->pod_monitors) res[nres++] = g_res[1];
+    if (rc == IM_OK && nres) {
+        k8s_sd_cfg_t conn;
+        memset(&conn, 0, sizeof conn);
+        conn.api_server = a.base;
+        conn.namespaces = c->namespaces;
+        conn.nnamespaces = c->nnamespaces;
+        conn.http = *a.http; /* borrowed: the watcher copies conn */
+        k8s_limits_t lim = {.max_list_page_bytes = (size_t)c->max_response_bytes,
+                            .max_event_bytes = (size_t)c->max_response_bytes};
+        rc = k8s_watcher_start(&conn, "kubernetes_monitors", "/apis/monitoring.coreos.com/v1", res,
+                               nres, c->selector, &lim, out, err);
+    }
+    cfg_http_client_free(&incluster);
+    return rc;
+}
+
+im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa_dir, im_buf_t *out,
+                               size_t *nmonitors, uint64_t *fingerprint, im_err_t *err)
+{
+    const char *sa = sa_dir ? sa_dir : DISCOVERY_SA_DIR;
+    cfg_http_client_t incluster;
+    cfg_http_client_init(&incluster);
+    api_t a = {.http = &c->http, .max = c->max_response_bytes, .err = err};
+    im_rc crc = api_connect(c, sa, &a, &incluster, err);
+    if (crc) {
+        cfg_http_client_free(&incluster);
+        return crc;
+    }
     im_buf_t extra;
     im_buf_init(&extra, 0);
     sd_extra(c, &extra);
     discovery_monitor_opts_t mo = {
         .secret = read_secret, .secret_ctx = &a, .sd_extra_yaml = extra.len ? extra.data : NULL};
     size_t count = 0;
+    uint64_t fp = 0;
     im_rc rc = IM_OK;
-    static const char *const res[2] = {"servicemonitors", "podmonitors"};
+    const char *const *res = g_res;
     static const char *const kinds[2] = {"ServiceMonitor", "PodMonitor"};
     size_t nns = c->nnamespaces ? c->nnamespaces : 1;
     for (int k = 0; k < 2 && rc == IM_OK; k++) {
@@ -278,6 +324,7 @@ im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa
             json_array_foreach(items, j, it)
             {
                 if (rc) break;
+                fp = k8s_fingerprint_add(fp, res[k], it);
                 /* Items of a List may omit their kind. */
                 json_object_set_new(it, "kind", json_string(kinds[k]));
                 size_t tlen = json_dumpb(it, NULL, 0, JSON_COMPACT);
@@ -307,5 +354,6 @@ im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa
     im_buf_free(&extra);
     cfg_http_client_free(&incluster);
     if (nmonitors) *nmonitors = count;
+    if (fingerprint && rc == IM_OK) *fingerprint = fp;
     return rc;
 }
