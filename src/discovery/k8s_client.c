@@ -536,8 +536,8 @@ static im_rc do_list(informer_t *inf, char *msg, size_t cap)
         if (atomic_load(&d->stop))
             rc = IM_ECANCELED;
         else if (cc == CURLE_WRITE_ERROR && x.status == 200) {
-            snprintf(msg, cap, "%s: a list page is larger than %zu bytes (the list page limit)",
-                     inf->path, d->lim.max_list_page_bytes);
+            snprintf(msg, cap, "%s: a list page is larger than %zu bytes (raise %s)", inf->path,
+                     d->lim.max_list_page_bytes, d->lim.list_setting);
             rc = IM_ELIMIT;
         } else if (cc != CURLE_OK || x.status != 200) {
             describe(inf, cc, &x, msg, cap);
@@ -654,6 +654,9 @@ static im_rc do_watch(informer_t *inf, bool *progressed, char *msg, size_t cap)
         rc = IM_ENOTFOUND;
     else if (x.evmsg[0]) {
         snprintf(msg, cap, "%s: %s", inf->path, x.evmsg);
+        rc = IM_EPARSE;
+    } else if (x.dec_rc == IM_ELIMIT) {
+        snprintf(msg, cap, "%s: %s (raise %s)", inf->path, x.dec.err, d->lim.event_setting);
         rc = IM_EPARSE;
     } else if (x.dec_rc && x.dec_rc != IM_ECANCELED) {
         snprintf(msg, cap, "%s: %s", inf->path, x.dec.err);
@@ -853,13 +856,11 @@ static im_rc disc_new(const k8s_sd_cfg_t *cfg, const char *job, const k8s_limits
     k8s_discoverer_t *d = im_calloc(1, sizeof *d);
     k8s_sd_cfg_copy(&d->cfg, cfg);
     d->job = im_strdup(job ? job : "");
-    d->lim.max_list_page_bytes = 512u << 20;
-    d->lim.max_event_bytes = 64u << 20;
-    if (lim) {
-        if (lim->max_list_page_bytes) d->lim.max_list_page_bytes = lim->max_list_page_bytes;
-        if (lim->max_event_bytes) d->lim.max_event_bytes = lim->max_event_bytes;
-        d->lim.watch_timeout_s = lim->watch_timeout_s;
-    }
+    if (lim) d->lim = *lim;
+    if (!d->lim.max_list_page_bytes) d->lim.max_list_page_bytes = K8S_DEFAULT_MAX_LIST_PAGE_BYTES;
+    if (!d->lim.max_event_bytes) d->lim.max_event_bytes = K8S_DEFAULT_MAX_EVENT_BYTES;
+    if (!d->lim.list_setting) d->lim.list_setting = "--discovery.kubernetes.max-list-page-bytes";
+    if (!d->lim.event_setting) d->lim.event_setting = "--discovery.kubernetes.max-event-bytes";
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->cv, NULL);
     d->dirty = json_object();
@@ -918,25 +919,31 @@ im_rc k8s_discoverer_start(const k8s_sd_cfg_t *cfg, const char *job, const k8s_l
     return IM_OK;
 }
 
-im_rc k8s_watcher_start(const k8s_sd_cfg_t *conn, const char *what, const char *group,
-                        const char *const *resources, size_t nres, const char *label_selector,
-                        const k8s_limits_t *lim, k8s_discoverer_t **out, im_err_t *err)
+static char *opt_dup(const char *s)
+{
+    return s && *s ? im_strdup(s) : NULL;
+}
+
+im_rc k8s_watcher_start(const k8s_sd_cfg_t *conn, const char *what, const k8s_watch_spec_t *specs,
+                        size_t nspecs, const k8s_limits_t *lim, k8s_discoverer_t **out,
+                        im_err_t *err)
 {
     *out = NULL;
     k8s_discoverer_t *d;
     im_rc rc = disc_new(conn, what, lim, &d, err);
     if (rc) return rc;
     d->watch_only = true;
-    d->watch_sel = label_selector && *label_selector ? im_strdup(label_selector) : NULL;
-    size_t nns = conn->nnamespaces ? conn->nnamespaces : 1;
-    for (size_t r = 0; r < nres; r++)
-        for (size_t i = 0; i < nns; i++) {
-            const char *ns = conn->nnamespaces ? conn->namespaces[i] : "";
-            char path[600];
-            collection_path(path, sizeof path, group, ns, resources[r]);
-            /* kind only decides the store keys ("NS/NAME"): any namespaced one */
-            add_informer_at(d, K8S_ROLE_POD, ns, path, resources[r], d->watch_sel, NULL);
-        }
+    for (size_t i = 0; i < nspecs; i++) {
+        const k8s_watch_spec_t *s = &specs[i];
+        const char *ns = s->ns ? s->ns : "";
+        char path[600];
+        collection_path(path, sizeof path, s->group, ns, s->resource);
+        char *ls = opt_dup(s->label_selector), *fs = opt_dup(s->field_selector);
+        /* kind only decides the store keys ("NS/NAME"): any namespaced one */
+        add_informer_at(d, K8S_ROLE_POD, ns, path, s->resource, ls, fs);
+        d->inf[d->ninf - 1]->own_sel[0] = ls;
+        d->inf[d->ninf - 1]->own_sel[1] = fs;
+    }
     disc_run(d);
     *out = d;
     return IM_OK;
@@ -1010,11 +1017,12 @@ void k8s_discoverer_stop(k8s_discoverer_t *d)
         curl_easy_cleanup(inf->easy);
         curl_slist_free_all(inf->hdrs);
         json_decref(inf->store);
+        im_free(inf->own_sel[0]);
+        im_free(inf->own_sel[1]);
         im_free(inf);
     }
     if (d->builder_running) pthread_join(d->builder, NULL);
     json_decref(d->dirty);
-    im_free(d->watch_sel);
     im_free(d->inf);
     for (int k = 0; k < K8S_NROLES; k++) im_free(d->stores[k]);
     gmap_free(&d->groups);

@@ -21,7 +21,8 @@ typedef struct informer {
     char ns[256];            /* "" = all namespaces */
     char path[600];          /* e.g. /api/v1/namespaces/llm/pods */
     char res[64];            /* the resource in log lines: a role name, or e.g. servicemonitors */
-    const char *lsel, *fsel; /* selectors sent (borrowed from d), NULL = none */
+    const char *lsel, *fsel; /* selectors sent (borrowed from d or own_sel), NULL = none */
+    char *own_sel[2];        /* k8s_watcher_start's copies of lsel, fsel */
     json_t *store;           /* "NS/NAME" -> object; replaced by a list (d->mu) */
     size_t slot;             /* index in d->stores[kind] */
     char rv[64];             /* last resourceVersion seen (d->mu) */
@@ -40,7 +41,6 @@ struct k8s_discoverer {
     char *job;
     k8s_limits_t lim;
     bool watch_only;     /* k8s_watcher_start: objects kept, no groups built */
-    char *watch_sel;     /* its labelSelector (owned) */
     uint64_t fp, fp_gen; /* k8s_watcher_fingerprint's last answer, of generation fp_gen + 1 */
     /* connection */
     char *base; /* scheme://host:port, no trailing '/' */

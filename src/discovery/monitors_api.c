@@ -23,6 +23,7 @@ typedef struct api {
     const cfg_http_client_t *http; /* borrowed */
     int64_t max;
     im_err_t *err;
+    json_t *secrets; /* "NS/NAME" -> the Secret read, or null when it could not be */
 } api_t;
 
 typedef struct body {
@@ -125,11 +126,17 @@ static char *b64decode(const char *s)
     return o;
 }
 
-static im_rc read_secret(void *ctx, const char *ns, const char *name, const char *key, char **value,
-                         im_err_t *err)
+/* GETs Secret ns/name once per fetch (a.secrets remembers it, read or not: the
+ * watch follows every Secret referenced). */
+static json_t *get_secret(api_t *a, const char *ns, const char *name, im_err_t *err)
 {
-    api_t *a = ctx;
-    char path[1024];
+    char key[600], path[1024];
+    snprintf(key, sizeof key, "%s/%s", ns, name);
+    json_t *j = json_object_get(a->secrets, key);
+    if (j) {
+        if (json_is_null(j)) im_err_set(err, IM_ENOTFOUND, "Secret %s cannot be read", key);
+        return json_is_null(j) ? NULL : j;
+    }
     snprintf(path, sizeof path, "/api/v1/namespaces/%s/secrets/%s", ns, name);
     char *body = NULL;
     size_t len = 0;
@@ -138,23 +145,31 @@ static im_rc read_secret(void *ctx, const char *ns, const char *name, const char
     a->err = err;
     im_rc rc = api_get(a, path, &body, &len, &status);
     a->err = saved;
-    if (rc) return rc;
-    if (status != 200) {
-        im_free(body);
-        return im_err_set(err, IM_ENOTFOUND, "GET %s: HTTP %ld", path, status);
+    if (rc == IM_OK && status != 200)
+        im_err_set(err, IM_ENOTFOUND, "GET %s: HTTP %ld", path, status);
+    else if (rc == IM_OK && !json_is_object(j = json_loadb(body, len, 0, NULL)))
+        im_err_set(err, IM_EPARSE, "GET %s: not a JSON object", path);
+    if (!json_is_object(j)) {
+        json_decref(j);
+        j = NULL;
     }
-    json_t *j = json_loadb(body, len, 0, NULL);
     im_free(body);
+    json_object_set_new(a->secrets, key, j ? j : json_null());
+    return j;
+}
+
+static im_rc read_secret(void *ctx, const char *ns, const char *name, const char *key, char **value,
+                         im_err_t *err)
+{
+    json_t *j = get_secret(ctx, ns, name, err);
+    if (!j) return err && err->code ? err->code : IM_ENOTFOUND;
     json_t *v = json_object_get(json_object_get(j, "data"), key);
-    rc = IM_OK;
-    if (!json_is_string(v)) {
-        rc = im_err_set(err, IM_ENOTFOUND, "Secret %s/%s has no key %s", ns, name, key);
-    } else if (!(*value = b64decode(json_string_value(v)))) {
-        rc = im_err_set(err, IM_EPARSE, "Secret %s/%s key %s is not valid base64 text", ns, name,
-                        key);
-    }
-    json_decref(j);
-    return rc;
+    if (!json_is_string(v))
+        return im_err_set(err, IM_ENOTFOUND, "Secret %s/%s has no key %s", ns, name, key);
+    if (!(*value = b64decode(json_string_value(v))))
+        return im_err_set(err, IM_EPARSE, "Secret %s/%s key %s is not valid base64 text", ns,
+                          name, key);
+    return IM_OK;
 }
 
 /* The lines each generated kubernetes_sd_configs entry gets: how to reach the
@@ -241,44 +256,80 @@ static im_rc api_connect(const discovery_monitors_cfg_t *c, const char *sa, api_
 
 static const char *const g_res[2] = {"servicemonitors", "podmonitors"};
 
+void discovery_monitors_seen_free(discovery_monitors_seen_t *s)
+{
+    if (!s) return;
+    for (size_t i = 0; i < s->nsecrets; i++) im_free(s->secrets[i]);
+    im_free(s->secrets);
+    memset(s, 0, sizeof *s);
+}
+
 im_rc discovery_monitors_watch(const discovery_monitors_cfg_t *c, const char *sa_dir,
-                               k8s_discoverer_t **out, im_err_t *err)
+                               const discovery_monitors_seen_t *seen, k8s_discoverer_t **out,
+                               im_err_t *err)
 {
     *out = NULL;
     cfg_http_client_t incluster;
     cfg_http_client_init(&incluster);
     api_t a = {.http = &c->http, .max = c->max_response_bytes, .err = err};
     im_rc rc = api_connect(c, sa_dir ? sa_dir : DISCOVERY_SA_DIR, &a, &incluster, err);
-    const char *res[2];
-    size_t nres = 0;
-    if (c->service_monitors) res[nres++] = g_res[0];
-    if (c->pod_monitors) res[nres++] = g_res[1];
-    if (rc == IM_OK && nres) {
+    size_t nns = c->nnamespaces ? c->nnamespaces : 1, nsec = seen ? seen->nsecrets : 0;
+    k8s_watch_spec_t *specs = im_calloc(2 * nns + nsec + 1, sizeof *specs);
+    char **fsel = im_calloc(nsec + 1, sizeof *fsel), **nsv = im_calloc(nsec + 1, sizeof *nsv);
+    size_t n = 0;
+    for (int k = 0; k < 2; k++) {
+        if ((k == 0 && !c->service_monitors) || (k == 1 && !c->pod_monitors)) continue;
+        for (size_t i = 0; i < nns; i++)
+            specs[n++] = (k8s_watch_spec_t){.group = "/apis/monitoring.coreos.com/v1",
+                                            .resource = g_res[k],
+                                            .ns = c->nnamespaces ? c->namespaces[i] : "",
+                                            .label_selector = c->selector};
+    }
+    /* Each referenced Secret by name, so a rotated one reloads the jobs. */
+    for (size_t i = 0; i < nsec; i++) {
+        const char *s = seen->secrets[i], *slash = strchr(s, '/');
+        if (!slash) continue;
+        nsv[i] = im_strndup(s, (size_t)(slash - s));
+        im_buf_t f;
+        im_buf_init(&f, 0);
+        im_buf_printf(&f, "metadata.name=%s", slash + 1);
+        fsel[i] = im_buf_steal(&f, NULL);
+        specs[n++] = (k8s_watch_spec_t){
+            .group = "/api/v1", .resource = "secrets", .ns = nsv[i], .field_selector = fsel[i]};
+    }
+    if (rc == IM_OK && n) {
         k8s_sd_cfg_t conn;
         memset(&conn, 0, sizeof conn);
         conn.api_server = a.base;
-        conn.namespaces = c->namespaces;
-        conn.nnamespaces = c->nnamespaces;
         conn.http = *a.http; /* borrowed: the watcher copies conn */
         k8s_limits_t lim = {.max_list_page_bytes = (size_t)c->max_response_bytes,
-                            .max_event_bytes = (size_t)c->max_response_bytes};
-        rc = k8s_watcher_start(&conn, "kubernetes_monitors", "/apis/monitoring.coreos.com/v1", res,
-                               nres, c->selector, &lim, out, err);
+                            .max_event_bytes = (size_t)c->max_response_bytes,
+                            .list_setting = "kubernetes_monitors.max_response_bytes",
+                            .event_setting = "kubernetes_monitors.max_response_bytes"};
+        rc = k8s_watcher_start(&conn, "kubernetes_monitors", specs, n, &lim, out, err);
     }
+    for (size_t i = 0; i < nsec; i++) {
+        im_free(fsel[i]);
+        im_free(nsv[i]);
+    }
+    im_free(fsel);
+    im_free(nsv);
+    im_free(specs);
     cfg_http_client_free(&incluster);
     return rc;
 }
 
 im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa_dir, im_buf_t *out,
-                               size_t *nmonitors, uint64_t *fingerprint, im_err_t *err)
+                               size_t *nmonitors, discovery_monitors_seen_t *seen, im_err_t *err)
 {
     const char *sa = sa_dir ? sa_dir : DISCOVERY_SA_DIR;
     cfg_http_client_t incluster;
     cfg_http_client_init(&incluster);
-    api_t a = {.http = &c->http, .max = c->max_response_bytes, .err = err};
+    api_t a = {.http = &c->http, .max = c->max_response_bytes, .err = err, .secrets = json_object()};
     im_rc crc = api_connect(c, sa, &a, &incluster, err);
     if (crc) {
         cfg_http_client_free(&incluster);
+        json_decref(a.secrets);
         return crc;
     }
     im_buf_t extra;
@@ -319,6 +370,10 @@ im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa
             json_t *items = json_object_get(list, "items");
             if (rc == IM_OK && !json_is_array(items))
                 rc = im_err_set(err, IM_EPARSE, "GET %s%s: not a List", a.base, path.data);
+            if (rc != IM_OK) /* say which list: the log line names resource and namespace */
+                im_err_prefix(err, "listing %s in %s%s: ", res[k],
+                              c->nnamespaces ? "namespace " : "all namespaces",
+                              c->nnamespaces ? c->namespaces[i] : "");
             size_t j;
             json_t *it;
             json_array_foreach(items, j, it)
@@ -354,6 +409,18 @@ im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa
     im_buf_free(&extra);
     cfg_http_client_free(&incluster);
     if (nmonitors) *nmonitors = count;
-    if (fingerprint && rc == IM_OK) *fingerprint = fp;
+    if (seen && rc == IM_OK) {
+        discovery_monitors_seen_free(seen);
+        const char *key;
+        json_t *s;
+        seen->secrets = im_calloc(json_object_size(a.secrets) + 1, sizeof(char *));
+        json_object_foreach(a.secrets, key, s)
+        {
+            seen->secrets[seen->nsecrets++] = im_strdup(key);
+            if (!json_is_null(s)) fp = k8s_fingerprint_add(fp, "secrets", s);
+        }
+        seen->fingerprint = fp;
+    }
+    json_decref(a.secrets);
     return rc;
 }

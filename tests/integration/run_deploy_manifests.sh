@@ -97,6 +97,8 @@ for res in re.findall(r'"(servicemonitors|podmonitors)"', api):
     if "k8s_watcher_start(" in api:  # watched between reloads
         want.add(("monitoring.coreos.com", res, "watch"))
 if "/secrets/" in api: want.add(("", "secrets", "get"))
+if '.resource = "secrets"' in api:  # each referenced Secret watched by name
+    want |= {("", "secrets", "list"), ("", "secrets", "watch")}
 if "credentials_file: %s/token" in open(os.path.join(src, "src/discovery/incluster.c")).read():
     want.add(("nonResourceURL", "/metrics", "get"))
 
