@@ -371,7 +371,7 @@ im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa
             if (rc == IM_OK && !json_is_array(items))
                 rc = im_err_set(err, IM_EPARSE, "GET %s%s: not a List", a.base, path.data);
             if (rc != IM_OK) /* say which list: the log line names resource and namespace */
-                im_err_prefix(err, "listing %s in %s%s: ", res[k],
+                im_err_prefix(err, "listing %s in %s%s", res[k],
                               c->nnamespaces ? "namespace " : "all namespaces",
                               c->nnamespaces ? c->namespaces[i] : "");
             size_t j;
