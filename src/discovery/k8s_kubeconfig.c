@@ -14,6 +14,7 @@
 
 #include "config/yaml.h"
 #include "k8s_int.h"
+#include "util/base64.h"
 #include "util/mem.h"
 
 /* A string value of mapping m (NULL when absent, null, empty or not a scalar):
@@ -34,34 +35,6 @@ static const cfg_node_t *named(const cfg_node_t *root, const char *list, const c
         if (n && !strcmp(n, name)) return cfg_get(l->kids[i], inner);
     }
     return NULL;
-}
-
-static int b64v(int c)
-{
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
-    return -1;
-}
-
-static im_rc b64_decode(const char *s, im_buf_t *out)
-{
-    uint32_t acc = 0;
-    int bits = 0;
-    for (; *s; s++) {
-        if (*s == '=' || *s == '\n' || *s == '\r' || *s == ' ') continue;
-        int v = b64v((unsigned char)*s);
-        if (v < 0) return IM_EPARSE;
-        acc = (acc << 6) | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            if (im_buf_putc(out, (char)((acc >> bits) & 0xFF))) return IM_ELIMIT;
-        }
-    }
-    return IM_OK;
 }
 
 static char *rel_path(const char *dir, const char *p)
@@ -116,7 +89,7 @@ im_rc k8s_kubeconfig_load(struct k8s_discoverer *d, const char *path, im_err_t *
     im_buf_init(&d->ca_blob, 1u << 20);
     im_buf_init(&d->cert_blob, 1u << 20);
     im_buf_init(&d->key_blob, 1u << 20);
-    if ((v = str(cl, "certificate-authority-data")) && b64_decode(v, &d->ca_blob)) {
+    if ((v = str(cl, "certificate-authority-data")) && im_base64_decode(v, strlen(v), &d->ca_blob)) {
         rc = im_err_set(err, IM_EPARSE, "kubeconfig_file %s: bad certificate-authority-data", path);
         goto out;
     }
@@ -130,12 +103,12 @@ im_rc k8s_kubeconfig_load(struct k8s_discoverer *d, const char *path, im_err_t *
         }
         if ((v = str(user, "client-certificate"))) d->cert_file = rel_path(dir, v);
         if ((v = str(user, "client-key"))) d->key_file = rel_path(dir, v);
-        if ((v = str(user, "client-certificate-data")) && b64_decode(v, &d->cert_blob)) {
+        if ((v = str(user, "client-certificate-data")) && im_base64_decode(v, strlen(v), &d->cert_blob)) {
             rc =
                 im_err_set(err, IM_EPARSE, "kubeconfig_file %s: bad client-certificate-data", path);
             goto out;
         }
-        if ((v = str(user, "client-key-data")) && b64_decode(v, &d->key_blob)) {
+        if ((v = str(user, "client-key-data")) && im_base64_decode(v, strlen(v), &d->key_blob)) {
             rc = im_err_set(err, IM_EPARSE, "kubeconfig_file %s: bad client-key-data", path);
             goto out;
         }

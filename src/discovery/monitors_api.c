@@ -14,6 +14,7 @@
 
 #include "discovery/generate.h"
 #include "discovery/k8s.h"
+#include "util/base64.h"
 #include "util/log.h"
 
 /* ---- Talking to the API server ---- */
@@ -84,46 +85,19 @@ static im_rc api_get(api_t *a, const char *path, char **out, size_t *len, long *
     return IM_OK;
 }
 
-static int b64val(int c)
-{
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
-
-/* Standard base64 (Secret data) to an owned NUL-terminated string; NULL when
- * malformed or when the value holds a NUL byte. */
+/* Secret data (base64) to an owned NUL-terminated string; NULL when malformed
+ * or when the value holds a NUL byte. */
 static char *b64decode(const char *s)
 {
-    size_t n = strlen(s);
-    char *o = im_malloc(n / 4 * 3 + 4);
-    size_t k = 0;
-    unsigned acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '=') break;
-        int v = b64val((unsigned char)s[i]);
-        if (v < 0) {
-            im_free(o);
-            return NULL;
-        }
-        acc = (acc << 6) | (unsigned)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            char c = (char)((acc >> bits) & 0xff);
-            if (!c) {
-                im_free(o);
-                return NULL;
-            }
-            o[k++] = c;
-        }
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    size_t n = 0;
+    if (im_base64_decode(s, strlen(s), &b) != IM_OK || memchr(b.data ? b.data : "", 0, b.len)) {
+        im_buf_free(&b);
+        return NULL;
     }
-    o[k] = 0;
-    return o;
+    char *o = im_buf_steal(&b, &n);
+    return o ? o : im_strdup("");
 }
 
 /* GETs Secret ns/name once per fetch (a.secrets remembers it, read or not: the
