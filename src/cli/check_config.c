@@ -129,7 +129,7 @@ static int check_monitors(const char *file)
     im_buf_init(&text, 0);
     size_t n = 0;
     int bad = 0;
-    if (discovery_monitors_fetch(c->k8s_monitors, NULL, &jobs, &n, &err) != IM_OK) {
+    if (discovery_monitors_fetch(c->k8s_monitors, NULL, &jobs, &n, NULL, &err) != IM_OK) {
         fprintf(stderr, "infermon check config: %s\n", im_err_format(&err, eb, sizeof eb));
         bad = 1;
     } else {

@@ -15,6 +15,7 @@
 #include "cli/run.h"
 #include "cli/run_rules.h"
 #include "discovery/generate.h"
+#include "discovery/k8s.h"
 #include "http/server.h"
 #include "labels/regex.h"
 #include "promql/promql.h"
@@ -51,17 +52,56 @@ typedef struct daemon {
     http_server_t *http;
     run_rules_t *rules;
     remote_storage_t *rs; /* NULL with --storage.memory-only */
+    /* kubernetes_monitors (reload_mu): the watch of the monitors and their
+     * Secrets; what the current jobs were generated from (mon_known: seen is
+     * what the API holds; false while the monitors could not be read); the
+     * generated jobs (kept when a later read fails); the reloads' pacing */
+    k8s_discoverer_t *mon_watch;
+    discovery_monitors_seen_t mon_seen;
+    bool mon_known;
+    char *mon_jobs;
+    uint64_t mon_tried;
+    int64_t mon_last_ms;
+    int mon_fails;
 } daemon_t;
 
+/* One read of the monitors while loading: prev_jobs (in) the jobs text to keep
+ * when the API cannot be read; the rest out. */
+typedef struct mon_load {
+    const char *prev_jobs;
+    char *jobs;
+    discovery_monitors_seen_t seen;
+    bool ok;
+} mon_load_t;
+
 /* kubernetes_monitors: reads the selected PodMonitors / ServiceMonitors now and
- * appends the jobs they generate to c (with c's global interval and timeout). */
-static im_rc add_monitor_jobs(scrape_config_t *c, im_err_t *err)
+ * appends the jobs they generate to c (with c's global interval and timeout). An
+ * API that cannot be read is not fatal: the error is logged, the jobs of the last
+ * successful read (none at start) are used, and the watch retries. */
+static im_rc add_monitor_jobs(scrape_config_t *c, mon_load_t *ml, im_err_t *err)
 {
     im_buf_t jobs, text;
     im_buf_init(&jobs, 0);
     im_buf_init(&text, 0);
     size_t n = 0;
-    im_rc rc = discovery_monitors_fetch(c->k8s_monitors, NULL, &jobs, &n, err);
+    im_err_t ferr;
+    im_err_clear(&ferr);
+    im_rc rc = discovery_monitors_fetch(c->k8s_monitors, NULL, &jobs, &n, &ml->seen, &ferr);
+    ml->ok = rc == IM_OK;
+    if (rc == IM_EINVAL) { /* settings that cannot work: a configuration error */
+        im_buf_free(&jobs);
+        return im_err_set(err, rc, "%s", ferr.msg);
+    }
+    if (rc != IM_OK) {
+        IM_ERROR("Cannot read the prometheus-operator monitors: keeping the jobs of the last "
+                 "successful read, retrying with backoff",
+                 "jobs_kept=%s err=%s", ml->prev_jobs && *ml->prev_jobs ? "yes" : "none",
+                 im_logq(ferr.msg));
+        im_buf_reset(&jobs);
+        im_buf_puts(&jobs, ml->prev_jobs ? ml->prev_jobs : "");
+        rc = IM_OK;
+    }
+    ml->jobs = im_strdup(jobs.len ? jobs.data : "");
     scrape_config_t *g = NULL;
     if (rc == IM_OK) {
         char iv[64], tv[64];
@@ -88,8 +128,9 @@ static im_rc add_monitor_jobs(scrape_config_t *c, im_err_t *err)
             g->njobs = 0; /* moved */
         }
     }
-    if (rc == IM_OK)
-        IM_INFO("Read prometheus-operator monitors", "monitors=%zu jobs=%zu", n, c->njobs);
+    if (rc == IM_OK && ml->ok)
+        IM_INFO("Read prometheus-operator monitors", "monitors=%zu secrets=%zu jobs=%zu", n,
+                ml->seen.nsecrets, c->njobs);
     scrape_config_free(g);
     im_buf_free(&jobs);
     im_buf_free(&text);
@@ -142,7 +183,8 @@ static void md_free(void *ud, void *keep)
     im_free(k);
 }
 
-static im_rc load_config(const run_opts_t *o, scrape_config_t **out, im_err_t *err)
+static im_rc load_config(const run_opts_t *o, scrape_config_t **out, mon_load_t *ml,
+                         im_err_t *err)
 {
     im_rc rc;
     if (o->config_file) {
@@ -152,11 +194,78 @@ static im_rc load_config(const run_opts_t *o, scrape_config_t **out, im_err_t *e
         rc = scrape_config_parse(t, strlen(t), o->config_text ? "<config>" : "<embedded default>",
                                  out, err);
     }
-    if (rc == IM_OK && (*out)->k8s_monitors && (rc = add_monitor_jobs(*out, err)) != IM_OK) {
+    if (rc == IM_OK && (*out)->k8s_monitors &&
+        (rc = add_monitor_jobs(*out, ml, err)) != IM_OK) {
         scrape_config_free(*out);
         *out = NULL;
     }
     return rc;
+}
+
+static void mon_load_free(mon_load_t *ml)
+{
+    im_free(ml->jobs);
+    discovery_monitors_seen_free(&ml->seen);
+}
+
+/* kubernetes_monitors: (re)starts the watch of the monitors the configuration
+ * just loaded selects, and of the Secrets they reference; ml is what the load
+ * read, moved into d (reload_mu held, or before any other thread runs). */
+static void monitors_watch_restart(daemon_t *d, mon_load_t *ml)
+{
+    k8s_discoverer_stop(d->mon_watch);
+    d->mon_watch = NULL;
+    if (ml->jobs) {
+        im_free(d->mon_jobs);
+        d->mon_jobs = ml->jobs;
+        ml->jobs = NULL;
+    }
+    if (ml->ok) {
+        discovery_monitors_seen_free(&d->mon_seen);
+        d->mon_seen = ml->seen;
+        memset(&ml->seen, 0, sizeof ml->seen);
+        d->mon_fails = 0;
+    } else if (d->cfg->k8s_monitors) {
+        d->mon_fails++;
+    }
+    d->mon_known = ml->ok;
+    d->mon_tried = d->mon_seen.fingerprint;
+    if (!d->cfg->k8s_monitors) return;
+    im_err_t err;
+    im_err_clear(&err);
+    if (discovery_monitors_watch(d->cfg->k8s_monitors, NULL, ml->ok ? &d->mon_seen : NULL,
+                                 &d->mon_watch, &err) != IM_OK)
+        IM_ERROR("Cannot watch the prometheus-operator monitors: they are read at reloads only",
+                 "err=%s", im_logq(err.msg));
+}
+
+static im_rc do_reload(void *ud, im_err_t *err);
+
+/* Reloads when the watched monitors or Secrets differ from those the
+ * configuration was generated from, or when the last read failed and the watch
+ * now reaches the API: at most once a second (a burst of changes is one reload of
+ * the latest state); a state whose reload failed is retried at the next change, a
+ * SIGHUP, or after a backoff (2 s doubling to 30 s) — the previous jobs keep
+ * running meanwhile. */
+static void monitors_check(daemon_t *d)
+{
+    uint64_t fp = 0;
+    pthread_mutex_lock(&d->reload_mu);
+    int64_t now = im_now_ms();
+    int64_t again = IM_MIN(30000, 1000LL << IM_MIN(IM_MAX(d->mon_fails, 1), 5));
+    bool due = d->mon_watch && k8s_watcher_fingerprint(d->mon_watch, &fp) &&
+               (!d->mon_known || fp != d->mon_seen.fingerprint) &&
+               now - d->mon_last_ms >= (fp != d->mon_tried ? 1000 : again);
+    if (due) {
+        d->mon_tried = fp;
+        d->mon_last_ms = now;
+    }
+    pthread_mutex_unlock(&d->reload_mu);
+    if (!due) return;
+    IM_INFO("The prometheus-operator monitors changed: reloading", NULL);
+    im_err_t err;
+    im_err_clear(&err);
+    (void)do_reload(d, &err);
 }
 
 static im_rc do_reload(void *ud, im_err_t *err)
@@ -164,8 +273,10 @@ static im_rc do_reload(void *ud, im_err_t *err)
     daemon_t *d = ud;
     pthread_mutex_lock(&d->reload_mu);
     scrape_config_t *c = NULL;
-    im_rc rc = load_config(d->o, &c, err);
+    mon_load_t ml = {.prev_jobs = d->mon_jobs};
+    im_rc rc = load_config(d->o, &c, &ml, err);
     if (rc != IM_OK) {
+        mon_load_free(&ml);
         char b[1200];
         IM_ERROR("Error reloading config, keeping the previous one", "err=%s",
                  im_logq(im_err_format(err, b, sizeof b)));
@@ -177,6 +288,7 @@ static im_rc do_reload(void *ud, im_err_t *err)
         IM_ERROR("Error reloading config, keeping the previous one", "err=%s", im_logq(err->msg));
         if (d->http) http_server_set_reload_status(d->http, false, im_now_ms());
         scrape_config_free(c);
+        mon_load_free(&ml);
         pthread_mutex_unlock(&d->reload_mu);
         return IM_EINVAL;
     }
@@ -189,6 +301,8 @@ static im_rc do_reload(void *ud, im_err_t *err)
     }
     scrape_config_free(d->cfg);
     d->cfg = c;
+    monitors_watch_restart(d, &ml);
+    mon_load_free(&ml);
     IM_INFO("Completed loading of configuration file", "filename=%s jobs=%zu",
             im_logq(d->o->config_file ? d->o->config_file : "<embedded>"), c->njobs);
     pthread_mutex_unlock(&d->reload_mu);
@@ -289,7 +403,8 @@ int run_daemon(const run_opts_t *o)
                                  "at localhost:8000 and dcgm-exporter at localhost:9400 every 15s, "
                                  "store under ./data, serve on :9470)",
                 NULL);
-    if (load_config(o, &d.cfg, &err) != IM_OK) {
+    mon_load_t ml0 = {0};
+    if (load_config(o, &d.cfg, &ml0, &err) != IM_OK) {
         IM_ERROR("Error loading config", "err=%s", im_logq(im_err_format(&err, eb, sizeof eb)));
         goto out;
     }
@@ -349,6 +464,9 @@ int run_daemon(const run_opts_t *o)
         IM_ERROR("Starting the scrape manager failed", "err=%s", im_logq(err.msg));
         goto out;
     }
+    k8s_limits_t k8s_lim = {.max_list_page_bytes = (size_t)o->k8s_max_list_page_bytes,
+                            .max_event_bytes = (size_t)o->k8s_max_event_bytes};
+    scrape_manager_set_k8s_limits(d.sm, &k8s_lim);
     IM_INFO("Scrape workers", "workers=%zu", scrape_manager_workers(d.sm));
     char ret_s[64];
     im_duration_format(to.retention_ms ? to.retention_ms : 15 * IM_MS_PER_DAY, ret_s, sizeof ret_s);
@@ -402,6 +520,9 @@ int run_daemon(const run_opts_t *o)
     IM_INFO("Server is ready to receive web requests.", "addr=%s port=%u",
             im_logq(ho.listen_address), (unsigned)http_server_port(d.http));
     if (o->on_ready) o->on_ready(o->on_ready_ud, http_server_port(d.http));
+    pthread_mutex_lock(&d.reload_mu);
+    if (!d.mon_watch) monitors_watch_restart(&d, &ml0); /* unless a reload started it */
+    pthread_mutex_unlock(&d.reload_mu);
     while (!g_stop) {
         if (o->handle_signals) {
             struct timespec ts = {0, 200 * 1000 * 1000};
@@ -421,6 +542,7 @@ int run_daemon(const run_opts_t *o)
             im_err_clear(&err);
             (void)do_reload(&d, &err);
         }
+        monitors_check(&d);
     }
     if (o->handle_signals) { /* a second signal exits at once */
         signal(SIGTERM, die_now);
@@ -431,6 +553,10 @@ int run_daemon(const run_opts_t *o)
     IM_INFO("Stopping scrape manager...", NULL);
     status = 0;
 out:
+    k8s_discoverer_stop(d.mon_watch);
+    mon_load_free(&ml0);
+    discovery_monitors_seen_free(&d.mon_seen);
+    im_free(d.mon_jobs);
     if (d.sm) scrape_manager_stop(d.sm, false);
     if (d.http) http_server_stop(d.http);
     run_rules_stop(d.rules);
@@ -511,7 +637,12 @@ static void usage(FILE *f)
         "                                     (default: CPUs online, at least 2, at most 8)\n"
         "  --regex.match-limit=N              backtracking steps per regex match before the\n"
         "                                     DFA fallback; a match neither decides is an\n"
-        "                                     error (default 1000000)\n");
+        "                                     error (default 1000000)\n"
+        "  --discovery.kubernetes.max-list-page-bytes=SIZE  largest page of a Kubernetes\n"
+        "                                     List answer (kubernetes_sd_configs; default\n"
+        "                                     512MiB; 500 objects a page)\n"
+        "  --discovery.kubernetes.max-event-bytes=SIZE  largest Kubernetes watch event\n"
+        "                                     (default 64MiB)\n");
 }
 
 static const char *const flag_names[] = {
@@ -528,7 +659,8 @@ static const char *const flag_names[] = {
     /* values again (appended after the booleans) */
     "query.max-concurrency", "web.max-connections", "web.max-request-body-bytes", "scrape.workers",
     "web.basic-auth.bcrypt-concurrency", "web.basic-auth.bcrypt-wait", "regex.match-limit",
-    "storage.remote.max-wal-retention", "agent", NULL};
+    "storage.remote.max-wal-retention", "agent", "discovery.kubernetes.max-list-page-bytes",
+    "discovery.kubernetes.max-event-bytes", NULL};
 #define FLAG_AGENT      33
 #define NUM_VALUE_FLAGS 22
 #define NUM_BOOL_FLAGS  3
@@ -736,12 +868,21 @@ int cli_run(int argc, char **argv)
         return 2;
     }
     o.agent = vals[FLAG_AGENT] && strcmp(vals[FLAG_AGENT], "false");
+    int64_t *k8s_lims[] = {&o.k8s_max_list_page_bytes, &o.k8s_max_event_bytes};
+    for (int k = 0; k < 2; k++) {
+        const char *v = vals[FLAG_AGENT + 1 + k];
+        if (v && (cfg_parse_bytes(v, k8s_lims[k]) != IM_OK || *k8s_lims[k] <= 0)) {
+            fprintf(stderr, "infermon run: --%s: bad size \"%s\"\n", flag_names[FLAG_AGENT + 1 + k],
+                    v);
+            return 2;
+        }
+    }
     /* flags for /api/v1/status/flags, with defaults shown */
     static const char *defaults[] = {
         "",         "data/", "0s",   "0B",    "timer",   ":9470", "",      "32MiB", "5m",
         "50000000", "2m",    "info", "",      "1h",      "10m",   "1m",    "10000", "10m",
         "4096",     "0B",    "0B",   "1MiB",  "false",   "false", "false", "20",    "512",
-        "16MiB",    "",      "2",    "250ms", "1000000", "2GiB",  "false"};
+        "16MiB",    "",      "2",    "250ms", "1000000", "2GiB",  "false", "512MiB", "64MiB"};
     _Static_assert(IM_ARRAY_LEN(defaults) == IM_ARRAY_LEN(flag_names) - 1,
                    "a default for every flag");
     char workers_def[24];

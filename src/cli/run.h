@@ -50,6 +50,8 @@ typedef struct run_opts {
     size_t scrape_workers; /* threads parsing and committing scrapes; 0 = default */
     bool agent;            /* --agent: scrape and forward only (remote/remote.h) */
     int64_t remote_max_wal_retention_bytes; /* --storage.remote.max-wal-retention; 0 = 2 GiB */
+    /* --discovery.kubernetes.max-list-page-bytes / max-event-bytes; 0 = defaults */
+    int64_t k8s_max_list_page_bytes, k8s_max_event_bytes;
 } run_opts_t;
 
 void run_opts_defaults(run_opts_t *o);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "config/k8s_monitors.h"
+#include "config/k8s_selector.h"
 #include "util/mem.h"
 
 /* ---- Decoding ---- */
@@ -36,6 +37,10 @@ im_rc discovery_monitors_cfg_decode(cfg_dec_t *d, const cfg_node_t *n,
                 return cfg_fail(d, cfg_get(ns, "names"), "a namespace name is empty");
     }
     if ((rc = cfg_get_str(d, n, "selector", &out->selector))) return rc;
+    im_err_t se;
+    im_err_clear(&se);
+    if (k8s_label_selector_check(out->selector, &se))
+        return cfg_fail(d, cfg_get(n, "selector"), "selector: %s", se.msg);
     if ((rc = cfg_get_bool(d, n, "service_monitors", &out->service_monitors))) return rc;
     if ((rc = cfg_get_bool(d, n, "pod_monitors", &out->pod_monitors))) return rc;
     if ((rc = cfg_get_bytes(d, n, "max_response_bytes", &out->max_response_bytes))) return rc;

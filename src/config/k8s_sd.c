@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "config/k8s_sd.h"
+#include "config/k8s_selector.h"
 #include "util/mem.h"
 
 static const char *const role_names[K8S_NROLES] = {"pod",           "service", "endpoints",
@@ -199,6 +200,12 @@ im_rc cfg_k8s_sd_decode(cfg_dec_t *d, const cfg_node_t *seq, k8s_sd_cfg_t **out,
                 return cfg_fail(d, sn, "duplicated selector role: %s", k8s_role_name(r));
             if ((rc = cfg_get_str(d, sn, "label", &k->label_sel[r]))) return rc;
             if ((rc = cfg_get_str(d, sn, "field", &k->field_sel[r]))) return rc;
+            /* the syntax, as Prometheus checks it at load (field first) */
+            im_err_t se;
+            im_err_clear(&se);
+            if (k8s_field_selector_check(k->field_sel[r], &se) ||
+                k8s_label_selector_check(k->label_sel[r], &se))
+                return cfg_fail(d, sn, "%s", se.msg);
             if (!k->label_sel[r] && !k->field_sel[r]) k->label_sel[r] = im_strdup("");
         }
         if ((rc = cfg_http_client_decode(d, n, &k->http))) return rc;

@@ -19,8 +19,8 @@
  *    scrape_configs entries the operator would generate for it: one job per
  *    endpoint, named serviceMonitor/<ns>/<name>/<i> or podMonitor/<ns>/<name>/<i>,
  *    with the operator's relabelling, then the user's relabelings and
- *    metricRelabelings. Secrets referenced by basicAuth, bearerTokenSecret and
- *    authorization are resolved by a callback (the caller reads them through the
+ *    metricRelabelings. Secrets referenced by basicAuth, bearerTokenSecret,
+ *    authorization and tlsConfig (ca, cert, keySecret) are resolved by a callback (the caller reads them through the
  *    API); the values are written inline into the YAML.
  *
  * Both are pure text generators: no I/O except what the caller passes in
@@ -86,16 +86,41 @@ im_rc discovery_monitor_scrape_configs(const char *json, size_t len,
 
 /* ---- The kubernetes_monitors: section ---- */
 
+/* What a fetch read: the daemon compares the watch with it, and the watch
+ * follows the Secrets in it. */
+typedef struct discovery_monitors_seen {
+    uint64_t fingerprint; /* k8s_fingerprint_add of every listed monitor ("servicemonitors",
+                           * "podmonitors") and every Secret read ("secrets") */
+    char **secrets;       /* "NS/NAME" of every Secret referenced, read or not (owned) */
+    size_t nsecrets;
+} discovery_monitors_seen_t;
+
+void discovery_monitors_seen_free(discovery_monitors_seen_t *s);
+
 /* Lists the selected ServiceMonitors and PodMonitors from the API server
  * (GET /apis/monitoring.coreos.com/v1[/namespaces/NS]/{servicemonitors,podmonitors}),
- * reads the Secrets they reference (GET /api/v1/namespaces/NS/secrets/NAME), and
- * appends their scrape_configs items to out (discovery_monitor_scrape_configs;
- * each job's kubernetes_sd_configs gets the section's api_server and
- * credentials). sa_dir (NULL = DISCOVERY_SA_DIR) is used in-cluster. A monitor
- * that cannot be translated is skipped with a warning naming it (the others are
- * kept); a failed List is an error (err names the URL). *nmonitors (may be NULL)
- * receives the number of monitors translated. */
+ * reads the Secrets they reference (GET /api/v1/namespaces/NS/secrets/NAME, each
+ * once), and appends their scrape_configs items to out
+ * (discovery_monitor_scrape_configs; each job's kubernetes_sd_configs gets the
+ * section's api_server and credentials). sa_dir (NULL = DISCOVERY_SA_DIR) is used
+ * in-cluster. A monitor that cannot be translated is skipped with a warning
+ * naming it (the others are kept). Errors: IM_EINVAL when the section cannot
+ * reach any API server (no api_server outside a cluster: a settings error);
+ * otherwise a failed List (err names the resource, the namespace and the URL).
+ * *nmonitors (may be NULL) receives the number of monitors translated; *seen
+ * (may be NULL; replaced on success) what was read. */
 im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa_dir, im_buf_t *out,
-                               size_t *nmonitors, im_err_t *err);
+                               size_t *nmonitors, discovery_monitors_seen_t *seen, im_err_t *err);
+
+/* Watches the same monitors (list+watch of servicemonitors / podmonitors per
+ * selected namespace, with the selector) and each Secret of seen (may be NULL; a
+ * list+watch with fieldSelector metadata.name) until k8s_discoverer_stop. The
+ * daemon compares k8s_watcher_fingerprint with seen->fingerprint and reloads
+ * when they differ. Errors only for settings that cannot work (no api_server
+ * outside a cluster); API errors are retried by the informers (k8s.h invariant 4). */
+struct k8s_discoverer;
+im_rc discovery_monitors_watch(const discovery_monitors_cfg_t *c, const char *sa_dir,
+                               const discovery_monitors_seen_t *seen, struct k8s_discoverer **out,
+                               im_err_t *err);
 
 #endif

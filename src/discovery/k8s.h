@@ -116,7 +116,14 @@ typedef struct k8s_limits {
     size_t max_list_page_bytes; /* one list page; default 512 MiB */
     size_t max_event_bytes;     /* one watch event; default 64 MiB */
     int watch_timeout_s;        /* server-side watch timeout; default random 5-10 min */
+    /* What sets the two sizes, named in the error when one is exceeded (static
+     * text); NULL: the flags --discovery.kubernetes.max-list-page-bytes and
+     * --discovery.kubernetes.max-event-bytes. */
+    const char *list_setting, *event_setting;
 } k8s_limits_t;
+
+#define K8S_DEFAULT_MAX_LIST_PAGE_BYTES ((size_t)512 << 20)
+#define K8S_DEFAULT_MAX_EVENT_BYTES     ((size_t)64 << 20)
 
 /* Starts the informer threads. job is used in log lines. The config is copied. */
 im_rc k8s_discoverer_start(const k8s_sd_cfg_t *cfg, const char *job, const k8s_limits_t *lim,
@@ -128,6 +135,33 @@ uint64_t k8s_discoverer_generation(k8s_discoverer_t *d);
 /* Copies every published target (label sets, one reference each) into *out
  * (im_malloc'd array the caller frees after unref'ing each); returns the count. */
 size_t k8s_discoverer_snapshot(k8s_discoverer_t *d, const im_labels_t ***out);
+
+/* ---- Watching other resources (kubernetes_monitors) ---- */
+
+/* One collection a watcher lists and watches. */
+typedef struct k8s_watch_spec {
+    const char *group;    /* "/api/v1" or "/apis/G/V" */
+    const char *resource; /* e.g. "servicemonitors", "secrets"; names it in log lines */
+    const char *ns;       /* "" or NULL = all namespaces */
+    const char *label_selector, *field_selector; /* NULL or "" = none */
+} k8s_watch_spec_t;
+
+/* Starts list+watch informers (the same state machine, backoff and 410 handling
+ * as a discoverer), one per spec (copied), reaching the API server as conn says
+ * (api_server, kubeconfig_file or in-cluster; conn->http; conn's namespaces and
+ * selectors are not used). The objects are only kept: no groups, snapshot is
+ * empty. what names the watcher in log lines (the job= field). Stop it with
+ * k8s_discoverer_stop; k8s_discoverer_generation increases on every change. */
+im_rc k8s_watcher_start(const k8s_sd_cfg_t *conn, const char *what, const k8s_watch_spec_t *specs,
+                        size_t nspecs, const k8s_limits_t *lim, k8s_discoverer_t **out,
+                        im_err_t *err);
+/* The fingerprint of every object the watcher holds (k8s_fingerprint_add over
+ * each, with its resource); false until every informer finished its first list. */
+bool k8s_watcher_fingerprint(k8s_discoverer_t *d, uint64_t *fp);
+/* Adds obj of resource to a set fingerprint acc (start at 0). Order does not
+ * matter; kind, apiVersion, status, metadata.resourceVersion and managedFields
+ * are ignored, so a List item and the same object from a watch count equal. */
+uint64_t k8s_fingerprint_add(uint64_t acc, const char *resource, const json_t *obj);
 
 /* The service-account directory (token, ca.crt, namespace):
  * $INFERMON_K8S_SERVICEACCOUNT_DIR when set (tests), else

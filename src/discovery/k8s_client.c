@@ -227,6 +227,10 @@ static void rebuild_all(k8s_discoverer_t *d)
 static void on_change(k8s_discoverer_t *d, k8s_kind_t kind, const char *key, const json_t *obj)
 {
     if (!d->synced) return; /* everything is built once all informers synced */
+    if (d->watch_only) {    /* a watcher only counts changes */
+        d->gen++;
+        return;
+    }
     k8s_role_t role = d->cfg.role;
     if (kind == role) {
         if (obj)
@@ -441,8 +445,8 @@ static void inf_fail(informer_t *inf, const char *what)
     inf->last_log_ms = now;
     inf->last_log_hash = h;
     IM_ERROR("Kubernetes discovery failed", "job=%s role=%s resource=%s namespace=%s err=%s",
-             im_logq(inf->d->job), k8s_role_name(inf->d->cfg.role), k8s_role_name(inf->kind),
-             im_logq(inf->ns[0] ? inf->ns : "(all)"), im_logq(what));
+             im_logq(inf->d->job), inf->d->watch_only ? "-" : k8s_role_name(inf->d->cfg.role),
+             im_logq(inf->res), im_logq(inf->ns[0] ? inf->ns : "(all)"), im_logq(what));
 }
 
 /* Describes a non-200 answer or a transport error into msg. */
@@ -505,7 +509,7 @@ static im_rc do_list(informer_t *inf, char *msg, size_t cap)
     k8s_discoverer_t *d = inf->d;
     json_t *fresh = json_object();
     char cont[4096] = "", rv[64] = "";
-    const char *fs = d->cfg.field_sel[inf->kind], *ls = d->cfg.label_sel[inf->kind];
+    const char *fs = inf->fsel, *ls = inf->lsel;
     im_rc rc = IM_OK;
     do {
         im_buf_t u;
@@ -532,8 +536,8 @@ static im_rc do_list(informer_t *inf, char *msg, size_t cap)
         if (atomic_load(&d->stop))
             rc = IM_ECANCELED;
         else if (cc == CURLE_WRITE_ERROR && x.status == 200) {
-            snprintf(msg, cap, "%s: a list page is larger than %zu bytes (the list page limit)",
-                     inf->path, d->lim.max_list_page_bytes);
+            snprintf(msg, cap, "%s: a list page is larger than %zu bytes (raise %s)", inf->path,
+                     d->lim.max_list_page_bytes, d->lim.list_setting);
             rc = IM_ELIMIT;
         } else if (cc != CURLE_OK || x.status != 200) {
             describe(inf, cc, &x, msg, cap);
@@ -593,7 +597,7 @@ static im_rc do_list(informer_t *inf, char *msg, size_t cap)
         d->nsynced++;
         if (d->nsynced == d->ninf) {
             d->synced = true;
-            rebuild_all(d);
+            if (!d->watch_only) rebuild_all(d);
             d->gen++;
         }
     } else {
@@ -610,7 +614,7 @@ static im_rc do_list(informer_t *inf, char *msg, size_t cap)
 static im_rc do_watch(informer_t *inf, bool *progressed, char *msg, size_t cap)
 {
     k8s_discoverer_t *d = inf->d;
-    const char *fs = d->cfg.field_sel[inf->kind], *ls = d->cfg.label_sel[inf->kind];
+    const char *fs = inf->fsel, *ls = inf->lsel;
     int to = d->lim.watch_timeout_s;
     if (to <= 0) to = 300 + (int)((unsigned)rand() % 300);
     char tos[32];
@@ -650,6 +654,9 @@ static im_rc do_watch(informer_t *inf, bool *progressed, char *msg, size_t cap)
         rc = IM_ENOTFOUND;
     else if (x.evmsg[0]) {
         snprintf(msg, cap, "%s: %s", inf->path, x.evmsg);
+        rc = IM_EPARSE;
+    } else if (x.dec_rc == IM_ELIMIT) {
+        snprintf(msg, cap, "%s: %s (raise %s)", inf->path, x.dec.err, d->lim.event_setting);
         rc = IM_EPARSE;
     } else if (x.dec_rc && x.dec_rc != IM_ECANCELED) {
         snprintf(msg, cap, "%s: %s", inf->path, x.dec.err);
@@ -794,22 +801,19 @@ static const char *own_namespace(void)
     return ns;
 }
 
-static void add_informer(k8s_discoverer_t *d, k8s_kind_t kind, const char *ns)
+/* Adds an informer of kind (which decides the store's keys) on path; res names
+ * it in log lines. */
+static void add_informer_at(k8s_discoverer_t *d, k8s_kind_t kind, const char *ns, const char *path,
+                            const char *res, const char *lsel, const char *fsel)
 {
-    static const char *const groups[K8S_NROLES] = {"/api/v1", "/api/v1",
-                                                   "/api/v1", "/apis/discovery.k8s.io/v1",
-                                                   "/api/v1", "/apis/networking.k8s.io/v1"};
-    static const char *const res[K8S_NROLES] = {"pods",           "services", "endpoints",
-                                                "endpointslices", "nodes",    "ingresses"};
     informer_t *inf = im_calloc(1, sizeof *inf);
     inf->d = d;
     inf->kind = kind;
     snprintf(inf->ns, sizeof inf->ns, "%s", ns);
-    if (*ns)
-        snprintf(inf->path, sizeof inf->path, "%s/namespaces/%.255s/%s", groups[kind], ns,
-                 res[kind]);
-    else
-        snprintf(inf->path, sizeof inf->path, "%s/%s", groups[kind], res[kind]);
+    snprintf(inf->path, sizeof inf->path, "%s", path);
+    snprintf(inf->res, sizeof inf->res, "%s", res);
+    inf->lsel = lsel;
+    inf->fsel = fsel;
     inf->store = json_object();
     inf->slot = d->nstores[kind];
     d->stores[kind] = im_realloc(d->stores[kind], (d->nstores[kind] + 1) * sizeof(json_t *));
@@ -820,22 +824,43 @@ static void add_informer(k8s_discoverer_t *d, k8s_kind_t kind, const char *ns)
     d->inf[d->ninf++] = inf;
 }
 
-im_rc k8s_discoverer_start(const k8s_sd_cfg_t *cfg, const char *job, const k8s_limits_t *lim,
-                           k8s_discoverer_t **out, im_err_t *err)
+/* The collection path of resource res under group ("/api/v1", "/apis/G/V"), in
+ * namespace ns ("" = all). */
+static void collection_path(char *buf, size_t cap, const char *group, const char *ns,
+                            const char *res)
 {
-    *out = NULL;
-    im_rc rc = k8s_sd_cfg_validate(cfg, err);
-    if (rc) return rc;
+    if (*ns)
+        snprintf(buf, cap, "%s/namespaces/%.255s/%s", group, ns, res);
+    else
+        snprintf(buf, cap, "%s/%s", group, res);
+}
+
+static void add_informer(k8s_discoverer_t *d, k8s_kind_t kind, const char *ns)
+{
+    static const char *const groups[K8S_NROLES] = {"/api/v1", "/api/v1",
+                                                   "/api/v1", "/apis/discovery.k8s.io/v1",
+                                                   "/api/v1", "/apis/networking.k8s.io/v1"};
+    static const char *const res[K8S_NROLES] = {"pods",           "services", "endpoints",
+                                                "endpointslices", "nodes",    "ingresses"};
+    char path[600];
+    collection_path(path, sizeof path, groups[kind], ns, res[kind]);
+    add_informer_at(d, kind, ns, path, k8s_role_name(kind), d->cfg.label_sel[kind],
+                    d->cfg.field_sel[kind]);
+}
+
+/* A discoverer with its connection settings and no informer yet. */
+static im_rc disc_new(const k8s_sd_cfg_t *cfg, const char *job, const k8s_limits_t *lim,
+                      k8s_discoverer_t **out, im_err_t *err)
+{
+    im_rc rc = IM_OK;
     k8s_discoverer_t *d = im_calloc(1, sizeof *d);
     k8s_sd_cfg_copy(&d->cfg, cfg);
     d->job = im_strdup(job ? job : "");
-    d->lim.max_list_page_bytes = 512u << 20;
-    d->lim.max_event_bytes = 64u << 20;
-    if (lim) {
-        if (lim->max_list_page_bytes) d->lim.max_list_page_bytes = lim->max_list_page_bytes;
-        if (lim->max_event_bytes) d->lim.max_event_bytes = lim->max_event_bytes;
-        d->lim.watch_timeout_s = lim->watch_timeout_s;
-    }
+    if (lim) d->lim = *lim;
+    if (!d->lim.max_list_page_bytes) d->lim.max_list_page_bytes = K8S_DEFAULT_MAX_LIST_PAGE_BYTES;
+    if (!d->lim.max_event_bytes) d->lim.max_event_bytes = K8S_DEFAULT_MAX_EVENT_BYTES;
+    if (!d->lim.list_setting) d->lim.list_setting = "--discovery.kubernetes.max-list-page-bytes";
+    if (!d->lim.event_setting) d->lim.event_setting = "--discovery.kubernetes.max-event-bytes";
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->cv, NULL);
     d->dirty = json_object();
@@ -849,10 +874,32 @@ im_rc k8s_discoverer_start(const k8s_sd_cfg_t *cfg, const char *job, const k8s_l
         rc = in_cluster(d, err);
     }
     if (rc) {
-        d->started = false;
         k8s_discoverer_stop(d);
         return rc;
     }
+    *out = d;
+    return IM_OK;
+}
+
+/* Starts the builder (unless watch_only) and the informer threads. */
+static void disc_run(k8s_discoverer_t *d)
+{
+    d->started = true;
+    if (!d->watch_only && pthread_create(&d->builder, NULL, builder_thread, d) == 0)
+        d->builder_running = true;
+    for (size_t i = 0; i < d->ninf; i++)
+        if (pthread_create(&d->inf[i]->thread, NULL, inf_thread, d->inf[i]) == 0)
+            d->inf[i]->running = true;
+}
+
+im_rc k8s_discoverer_start(const k8s_sd_cfg_t *cfg, const char *job, const k8s_limits_t *lim,
+                           k8s_discoverer_t **out, im_err_t *err)
+{
+    *out = NULL;
+    im_rc rc = k8s_sd_cfg_validate(cfg, err);
+    if (rc) return rc;
+    k8s_discoverer_t *d;
+    if ((rc = disc_new(cfg, job, lim, &d, err))) return rc;
     /* namespaces: names, own_namespace, or all */
     const char **nss = im_calloc(cfg->nnamespaces + 2, sizeof(char *));
     size_t nns = 0;
@@ -867,13 +914,94 @@ im_rc k8s_discoverer_start(const k8s_sd_cfg_t *cfg, const char *job, const k8s_l
         add_informer(d, K8S_ROLE_NODE, "");
     im_free(nss);
     if (!k8s_attach_allowed(cfg->role)) d->cfg.attach_node = false;
-    d->started = true;
-    if (pthread_create(&d->builder, NULL, builder_thread, d) == 0) d->builder_running = true;
-    for (size_t i = 0; i < d->ninf; i++)
-        if (pthread_create(&d->inf[i]->thread, NULL, inf_thread, d->inf[i]) == 0)
-            d->inf[i]->running = true;
+    disc_run(d);
     *out = d;
     return IM_OK;
+}
+
+static char *opt_dup(const char *s)
+{
+    return s && *s ? im_strdup(s) : NULL;
+}
+
+im_rc k8s_watcher_start(const k8s_sd_cfg_t *conn, const char *what, const k8s_watch_spec_t *specs,
+                        size_t nspecs, const k8s_limits_t *lim, k8s_discoverer_t **out,
+                        im_err_t *err)
+{
+    *out = NULL;
+    k8s_discoverer_t *d;
+    im_rc rc = disc_new(conn, what, lim, &d, err);
+    if (rc) return rc;
+    d->watch_only = true;
+    for (size_t i = 0; i < nspecs; i++) {
+        const k8s_watch_spec_t *s = &specs[i];
+        const char *ns = s->ns ? s->ns : "";
+        char path[600];
+        collection_path(path, sizeof path, s->group, ns, s->resource);
+        char *ls = opt_dup(s->label_selector), *fs = opt_dup(s->field_selector);
+        /* kind only decides the store keys ("NS/NAME"): any namespaced one */
+        add_informer_at(d, K8S_ROLE_POD, ns, path, s->resource, ls, fs);
+        d->inf[d->ninf - 1]->own_sel[0] = ls;
+        d->inf[d->ninf - 1]->own_sel[1] = fs;
+    }
+    disc_run(d);
+    *out = d;
+    return IM_OK;
+}
+
+/* FNV-1a over s, continuing from h. */
+static uint64_t fnv(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+uint64_t k8s_fingerprint_add(uint64_t acc, const char *resource, const json_t *obj)
+{
+    json_t *c = json_deep_copy(obj);
+    if (!c) return acc;
+    json_object_del(c, "kind");
+    json_object_del(c, "apiVersion");
+    json_object_del(c, "status");
+    json_t *md = json_object_get(c, "metadata");
+    json_object_del(md, "resourceVersion");
+    json_object_del(md, "managedFields");
+    char *txt = json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(c);
+    uint64_t h = fnv(1469598103934665603ULL, resource, strlen(resource));
+    h = fnv(h, "\n", 1);
+    if (txt) h = fnv(h, txt, strlen(txt));
+    free(txt); /* checksrc: allow (jansson's allocation) */
+    /* mixed, then summed: the set's value does not depend on the order */
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return acc + h;
+}
+
+bool k8s_watcher_fingerprint(k8s_discoverer_t *d, uint64_t *fp)
+{
+    pthread_mutex_lock(&d->mu);
+    bool ok = d->synced;
+    if (ok && d->fp_gen == d->gen + 1) { /* nothing changed since the last call */
+        *fp = d->fp;
+        pthread_mutex_unlock(&d->mu);
+        return true;
+    }
+    uint64_t acc = 0;
+    for (size_t i = 0; ok && i < d->ninf; i++) {
+        const char *k;
+        json_t *o;
+        json_object_foreach(d->inf[i]->store, k, o) acc =
+            k8s_fingerprint_add(acc, d->inf[i]->res, o);
+    }
+    if (ok) {
+        d->fp = acc;
+        d->fp_gen = d->gen + 1;
+        *fp = acc;
+    }
+    pthread_mutex_unlock(&d->mu);
+    return ok;
 }
 
 void k8s_discoverer_stop(k8s_discoverer_t *d)
@@ -889,6 +1017,8 @@ void k8s_discoverer_stop(k8s_discoverer_t *d)
         curl_easy_cleanup(inf->easy);
         curl_slist_free_all(inf->hdrs);
         json_decref(inf->store);
+        im_free(inf->own_sel[0]);
+        im_free(inf->own_sel[1]);
         im_free(inf);
     }
     if (d->builder_running) pthread_join(d->builder, NULL);

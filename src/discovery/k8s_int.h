@@ -18,11 +18,14 @@ typedef struct k8s_gmap { /* open addressing, linear probing; cap a power of two
 typedef struct informer {
     struct k8s_discoverer *d;
     k8s_kind_t kind;
-    char ns[256];   /* "" = all namespaces */
-    char path[600]; /* e.g. /api/v1/namespaces/llm/pods */
-    json_t *store;  /* "NS/NAME" -> object; replaced by a list (d->mu) */
-    size_t slot;    /* index in d->stores[kind] */
-    char rv[64];    /* last resourceVersion seen (d->mu) */
+    char ns[256];            /* "" = all namespaces */
+    char path[600];          /* e.g. /api/v1/namespaces/llm/pods */
+    char res[64];            /* the resource in log lines: a role name, or e.g. servicemonitors */
+    const char *lsel, *fsel; /* selectors sent (borrowed from d or own_sel), NULL = none */
+    char *own_sel[2];        /* k8s_watcher_start's copies of lsel, fsel */
+    json_t *store;           /* "NS/NAME" -> object; replaced by a list (d->mu) */
+    size_t slot;             /* index in d->stores[kind] */
+    char rv[64];             /* last resourceVersion seen (d->mu) */
     bool synced;
     CURL *easy;
     struct curl_slist *hdrs;
@@ -37,6 +40,8 @@ struct k8s_discoverer {
     k8s_sd_cfg_t cfg; /* owned copy */
     char *job;
     k8s_limits_t lim;
+    bool watch_only;     /* k8s_watcher_start: objects kept, no groups built */
+    uint64_t fp, fp_gen; /* k8s_watcher_fingerprint's last answer, of generation fp_gen + 1 */
     /* connection */
     char *base; /* scheme://host:port, no trailing '/' */
     char *token, *token_file, *ca_file, *cert_file, *key_file; /* in-cluster, kubeconfig */

@@ -389,6 +389,30 @@ static void add_service_by_name(im_labels_builder_t *lb, const k8s_cache_t *c, c
     if (svc) service_labels(lb, svc);
 }
 
+/* The container labels of the port numbered pn of the endpoint's pod: in each
+ * container the first port with that number (Prometheus breaks out of the port
+ * loop only, so a later container's match overwrites an earlier one's). proto:
+ * the protocol label to use (the endpoints role takes the endpoint port's), NULL
+ * for the container port's own (endpointslice). */
+static void pod_port_labels(im_labels_builder_t *lb, const json_t *pod, json_int_t pn,
+                            const char *proto)
+{
+    json_t *ct;
+    size_t ci;
+    json_array_foreach(jarr(jget(pod, "spec"), "containers"), ci, ct)
+    {
+        json_t *pt;
+        size_t pi;
+        json_array_foreach(jarr(ct, "ports"), pi, pt)
+        {
+            if ((uint32_t)jint(pt, "containerPort") == (uint32_t)pn) {
+                container_port_labels(lb, ct, pt, pn, proto ? proto : jstr(pt, "protocol"));
+                break;
+            }
+        }
+    }
+}
+
 /* ---- endpoints ---- */
 
 static void ep_add(const k8s_cache_t *c, bool attach, const json_t *addr, const json_t *port,
@@ -415,35 +439,36 @@ static void ep_add(const k8s_cache_t *c, bool attach, const json_t *addr, const 
     if (pod) {
         seen_add(seen, pod, pn, true);
         pod_labels(lb, pod);
-        json_t *ct;
-        size_t ci;
-        json_array_foreach(jarr(jget(pod, "spec"), "containers"), ci, ct)
-        {
-            json_t *pt;
-            size_t pi;
-            bool hit = false;
-            json_array_foreach(jarr(ct, "ports"), pi, pt)
-            {
-                if ((uint32_t)jint(pt, "containerPort") == (uint32_t)pn) {
-                    container_port_labels(lb, ct, pt, pn, jstr(port, "protocol"));
-                    hit = true;
-                    break;
-                }
-            }
-            (void)hit; /* Prometheus breaks out of the port loop only */
-        }
+        pod_port_labels(lb, pod, pn, jstr(port, "protocol"));
     }
     merge_under(lb, group);
     add_target(g, lb);
 }
 
+/* The start of an endpoints or endpointslice group: lb initialised with the
+ * namespace and the object's name under name_label; returns its metadata. */
+static json_t *eps_begin(im_labels_builder_t *lb, const json_t *obj, const char *name_label)
+{
+    json_t *md = meta_of(obj);
+    im_lb_init(lb);
+    put(lb, P "namespace", jstr(md, "namespace"));
+    put(lb, name_label, jstr(md, "name"));
+    return md;
+}
+
+/* Its end: the targets of the pods' ports no endpoint named, then cleanup. */
+static void eps_end(seen_t *seen, const im_labels_t *group, im_labels_builder_t *lb,
+                    k8s_group_t *g)
+{
+    seen_flush(seen, group, lb, g);
+    im_labels_unref(group);
+    im_lb_free(lb);
+}
+
 static void build_endpoints(const k8s_cache_t *c, bool attach, const json_t *eps, k8s_group_t *g)
 {
-    json_t *md = meta_of(eps);
     im_labels_builder_t lb;
-    im_lb_init(&lb);
-    put(&lb, P "namespace", jstr(md, "namespace"));
-    put(&lb, P "endpoints_name", jstr(md, "name"));
+    json_t *md = eps_begin(&lb, eps, P "endpoints_name");
     add_service_by_name(&lb, c, jstr(md, "namespace"), jstr(md, "name"));
     put_map(&lb, P "endpoints_", "label", jget(md, "labels"));
     const im_labels_t *group = im_lb_build(&lb);
@@ -464,9 +489,7 @@ static void build_endpoints(const k8s_cache_t *c, bool attach, const json_t *eps
                 ep_add(c, attach, addr, port, "false", group, &seen, &lb, g);
         }
     }
-    seen_flush(&seen, group, &lb, g);
-    im_labels_unref(group);
-    im_lb_free(&lb);
+    eps_end(&seen, group, &lb, g);
 }
 
 /* ---- endpointslice (discovery.k8s.io/v1) ---- */
@@ -527,21 +550,7 @@ static void eps_add(const k8s_cache_t *c, bool attach, const char *addr, const j
     if (pod) {
         seen_add(seen, pod, pn, has_port);
         pod_labels(lb, pod);
-        json_t *ct;
-        size_t ci;
-        json_array_foreach(jarr(jget(pod, "spec"), "containers"), ci, ct)
-        {
-            json_t *pt;
-            size_t pi;
-            json_array_foreach(jarr(ct, "ports"), pi, pt)
-            {
-                if (!has_port) continue;
-                if ((uint32_t)jint(pt, "containerPort") == (uint32_t)pn) {
-                    container_port_labels(lb, ct, pt, pn, jstr(pt, "protocol"));
-                    break;
-                }
-            }
-        }
+        if (has_port) pod_port_labels(lb, pod, pn, NULL);
     }
     merge_under(lb, group);
     add_target(g, lb);
@@ -549,11 +558,8 @@ static void eps_add(const k8s_cache_t *c, bool attach, const char *addr, const j
 
 static void build_endpointslice(const k8s_cache_t *c, bool attach, const json_t *es, k8s_group_t *g)
 {
-    json_t *md = meta_of(es);
     im_labels_builder_t lb;
-    im_lb_init(&lb);
-    put(&lb, P "namespace", jstr(md, "namespace"));
-    put(&lb, P "endpointslice_name", jstr(md, "name"));
+    json_t *md = eps_begin(&lb, es, P "endpointslice_name");
     put(&lb, P "endpointslice_address_type", jstr(es, "addressType"));
     json_t *svcname = jget(jget(md, "labels"), "kubernetes.io/service-name");
     if (json_is_string(svcname))
@@ -577,9 +583,7 @@ static void build_endpointslice(const k8s_cache_t *c, bool attach, const json_t 
             }
         }
     }
-    seen_flush(&seen, group, &lb, g);
-    im_labels_unref(group);
-    im_lb_free(&lb);
+    eps_end(&seen, group, &lb, g);
 }
 
 /* ---- node ---- */

@@ -10,7 +10,7 @@
  * endpoint, then the user's relabelings; metricRelabelings become
  * metric_relabel_configs. Left out on purpose: the hashmod sharding rules (one
  * infermon is one shard). Fields we cannot honour (oauth2, sigv4, TLS material
- * from Secrets or ConfigMaps, ...) are errors naming the field, never ignored.
+ * from ConfigMaps, ...) are errors naming the field, never ignored.
  *
  * Every string is written as a YAML double-quoted scalar, so no value from the
  * object can change the document's structure. */
@@ -400,8 +400,9 @@ static im_rc endpoint_auth(gen_t *g, json_t *ep, const char *p)
 {
     static const char *const bkeys[] = {"username", "password", NULL};
     static const char *const akeys[] = {"type", "credentials", NULL};
-    static const char *const tkeys[] = {"caFile",     "certFile",           "keyFile",
-                                        "serverName", "insecureSkipVerify", NULL};
+    static const char *const tkeys[] = {"caFile",     "certFile",           "keyFile", "ca",
+                                        "cert",       "keySecret",          "serverName",
+                                        "insecureSkipVerify", NULL};
     char f[128];
     json_t *ba = json_object_get(ep, "basicAuth");
     if (ba && !json_is_null(ba)) {
@@ -464,6 +465,32 @@ static im_rc endpoint_auth(gen_t *g, json_t *ep, const char *p)
                 putq(g, v);
                 put(g, "\n");
             }
+        }
+        /* ca and cert are SecretOrConfigMap, keySecret a SecretKeySelector: the
+         * PEM text goes inline (tls_config ca, cert, key) */
+        static const char *const inl[][2] = {{"ca", "ca"}, {"cert", "cert"}, {"keySecret", "key"}};
+        for (size_t k = 0; k < IM_ARRAY_LEN(inl); k++) {
+            json_t *ref = json_object_get(tls, inl[k][0]);
+            if (!ref || json_is_null(ref)) continue;
+            char rp[160];
+            snprintf(rp, sizeof rp, "%s.%s", f, inl[k][0]);
+            if (k < 2) {
+                static const char *const sc[] = {"secret", "configMap", NULL};
+                if (check_keys(g, ref, rp, sc)) return g->rc;
+                json_t *cm = json_object_get(ref, "configMap");
+                if (cm && !json_is_null(cm))
+                    return gfail(g, rp, "ConfigMaps are not read (use a Secret or %sFile)",
+                                 inl[k][0]);
+                ref = json_object_get(ref, "secret");
+                if (!ref || json_is_null(ref)) continue;
+                snprintf(rp, sizeof rp, "%s.%s.secret", f, inl[k][0]);
+            }
+            char *pem = secret(g, ref, rp);
+            if (!pem) return g->rc;
+            putf(g, "    %s: ", inl[k][1]);
+            putq(g, pem);
+            put(g, "\n");
+            im_free(pem);
         }
         int ins = bfield(g, tls, "insecureSkipVerify", f);
         putf(g, "    insecure_skip_verify: %s\n", ins == 1 ? "true" : "false");

@@ -2,8 +2,9 @@
  * reading the selected PodMonitors / ServiceMonitors (and the Secrets they
  * reference) from the API server with one List per kind and namespace, turned
  * into scrape_configs text by monitors.c. The daemon calls this when it loads
- * (or reloads) the configuration; watching the objects between reloads is not
- * done here (see docs/kubernetes.md). */
+ * (or reloads) the configuration, and watches the same objects between reloads
+ * (discovery_monitors_watch, on k8s_client.c's informers): when their
+ * fingerprint differs from the one the last load read, it reloads. */
 #include "util/base.h"
 
 #include <curl/curl.h>
@@ -12,6 +13,8 @@
 #include <stdlib.h>
 
 #include "discovery/generate.h"
+#include "discovery/k8s.h"
+#include "util/base64.h"
 #include "util/log.h"
 
 /* ---- Talking to the API server ---- */
@@ -21,6 +24,7 @@ typedef struct api {
     const cfg_http_client_t *http; /* borrowed */
     int64_t max;
     im_err_t *err;
+    json_t *secrets; /* "NS/NAME" -> the Secret read, or null when it could not be */
 } api_t;
 
 typedef struct body {
@@ -81,53 +85,32 @@ static im_rc api_get(api_t *a, const char *path, char **out, size_t *len, long *
     return IM_OK;
 }
 
-static int b64val(int c)
-{
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
-
-/* Standard base64 (Secret data) to an owned NUL-terminated string; NULL when
- * malformed or when the value holds a NUL byte. */
+/* Secret data (base64) to an owned NUL-terminated string; NULL when malformed
+ * or when the value holds a NUL byte. */
 static char *b64decode(const char *s)
 {
-    size_t n = strlen(s);
-    char *o = im_malloc(n / 4 * 3 + 4);
-    size_t k = 0;
-    unsigned acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '=') break;
-        int v = b64val((unsigned char)s[i]);
-        if (v < 0) {
-            im_free(o);
-            return NULL;
-        }
-        acc = (acc << 6) | (unsigned)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            char c = (char)((acc >> bits) & 0xff);
-            if (!c) {
-                im_free(o);
-                return NULL;
-            }
-            o[k++] = c;
-        }
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    size_t n = 0;
+    if (im_base64_decode(s, strlen(s), &b) != IM_OK || memchr(b.data ? b.data : "", 0, b.len)) {
+        im_buf_free(&b);
+        return NULL;
     }
-    o[k] = 0;
-    return o;
+    char *o = im_buf_steal(&b, &n);
+    return o ? o : im_strdup("");
 }
 
-static im_rc read_secret(void *ctx, const char *ns, const char *name, const char *key, char **value,
-                         im_err_t *err)
+/* GETs Secret ns/name once per fetch (a.secrets remembers it, read or not: the
+ * watch follows every Secret referenced). */
+static json_t *get_secret(api_t *a, const char *ns, const char *name, im_err_t *err)
 {
-    api_t *a = ctx;
-    char path[1024];
+    char key[600], path[1024];
+    snprintf(key, sizeof key, "%s/%s", ns, name);
+    json_t *j = json_object_get(a->secrets, key);
+    if (j) {
+        if (json_is_null(j)) im_err_set(err, IM_ENOTFOUND, "Secret %s cannot be read", key);
+        return json_is_null(j) ? NULL : j;
+    }
     snprintf(path, sizeof path, "/api/v1/namespaces/%s/secrets/%s", ns, name);
     char *body = NULL;
     size_t len = 0;
@@ -136,23 +119,31 @@ static im_rc read_secret(void *ctx, const char *ns, const char *name, const char
     a->err = err;
     im_rc rc = api_get(a, path, &body, &len, &status);
     a->err = saved;
-    if (rc) return rc;
-    if (status != 200) {
-        im_free(body);
-        return im_err_set(err, IM_ENOTFOUND, "GET %s: HTTP %ld", path, status);
+    if (rc == IM_OK && status != 200)
+        im_err_set(err, IM_ENOTFOUND, "GET %s: HTTP %ld", path, status);
+    else if (rc == IM_OK && !json_is_object(j = json_loadb(body, len, 0, NULL)))
+        im_err_set(err, IM_EPARSE, "GET %s: not a JSON object", path);
+    if (!json_is_object(j)) {
+        json_decref(j);
+        j = NULL;
     }
-    json_t *j = json_loadb(body, len, 0, NULL);
     im_free(body);
+    json_object_set_new(a->secrets, key, j ? j : json_null());
+    return j;
+}
+
+static im_rc read_secret(void *ctx, const char *ns, const char *name, const char *key, char **value,
+                         im_err_t *err)
+{
+    json_t *j = get_secret(ctx, ns, name, err);
+    if (!j) return err && err->code ? err->code : IM_ENOTFOUND;
     json_t *v = json_object_get(json_object_get(j, "data"), key);
-    rc = IM_OK;
-    if (!json_is_string(v)) {
-        rc = im_err_set(err, IM_ENOTFOUND, "Secret %s/%s has no key %s", ns, name, key);
-    } else if (!(*value = b64decode(json_string_value(v)))) {
-        rc = im_err_set(err, IM_EPARSE, "Secret %s/%s key %s is not valid base64 text", ns, name,
-                        key);
-    }
-    json_decref(j);
-    return rc;
+    if (!json_is_string(v))
+        return im_err_set(err, IM_ENOTFOUND, "Secret %s/%s has no key %s", ns, name, key);
+    if (!(*value = b64decode(json_string_value(v))))
+        return im_err_set(err, IM_EPARSE, "Secret %s/%s key %s is not valid base64 text", ns,
+                          name, key);
+    return IM_OK;
 }
 
 /* The lines each generated kubernetes_sd_configs entry gets: how to reach the
@@ -202,15 +193,13 @@ static void url_escape(im_buf_t *b, const char *s)
     }
 }
 
-im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa_dir, im_buf_t *out,
-                               size_t *nmonitors, im_err_t *err)
+/* Fills a's base URL and the HTTP settings to use (*incluster receives the
+ * in-cluster defaults when there is no api_server; the caller frees it). */
+static im_rc api_connect(const discovery_monitors_cfg_t *c, const char *sa, api_t *a,
+                         cfg_http_client_t *incluster, im_err_t *err)
 {
-    const char *sa = sa_dir ? sa_dir : DISCOVERY_SA_DIR;
-    cfg_http_client_t incluster;
-    cfg_http_client_init(&incluster);
-    api_t a = {.http = &c->http, .max = c->max_response_bytes, .err = err};
     if (c->api_server) {
-        snprintf(a.base, sizeof a.base, "%s", c->api_server);
+        snprintf(a->base, sizeof a->base, "%s", c->api_server);
     } else {
         const char *h = getenv("KUBERNETES_SERVICE_HOST"), *p = getenv("KUBERNETES_SERVICE_PORT");
         if (!h || !*h)
@@ -218,32 +207,114 @@ im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa
                               "kubernetes_monitors: no api_server and not running in a cluster "
                               "(KUBERNETES_SERVICE_HOST is not set)");
         bool v6 = strchr(h, ':') != NULL;
-        snprintf(a.base, sizeof a.base, "https://%s%s%s:%s", v6 ? "[" : "", h, v6 ? "]" : "",
+        snprintf(a->base, sizeof a->base, "https://%s%s%s:%s", v6 ? "[" : "", h, v6 ? "]" : "",
                  p && *p ? p : "443");
         /* The pod's credentials unless the section gives its own. */
-        cfg_http_client_copy(&incluster, &c->http);
+        cfg_http_client_copy(incluster, &c->http);
         char f[4200];
-        if (!incluster.auth_type && !incluster.has_basic) {
+        if (!incluster->auth_type && !incluster->has_basic) {
             snprintf(f, sizeof f, "%s/token", sa);
-            incluster.auth_type = im_strdup("Bearer");
-            incluster.auth_cred_file = im_strdup(f);
+            incluster->auth_type = im_strdup("Bearer");
+            incluster->auth_cred_file = im_strdup(f);
         }
-        if (!incluster.tls.ca_file && !incluster.tls.ca) {
+        if (!incluster->tls.ca_file && !incluster->tls.ca) {
             snprintf(f, sizeof f, "%s/ca.crt", sa);
-            incluster.tls.ca_file = im_strdup(f);
+            incluster->tls.ca_file = im_strdup(f);
         }
-        a.http = &incluster;
+        a->http = incluster;
     }
-    size_t len0 = a.base[0] ? strlen(a.base) : 0;
-    while (len0 && a.base[len0 - 1] == '/') a.base[--len0] = 0;
+    size_t len0 = a->base[0] ? strlen(a->base) : 0;
+    while (len0 && a->base[len0 - 1] == '/') a->base[--len0] = 0;
+    return IM_OK;
+}
+
+static const char *const g_res[2] = {"servicemonitors", "podmonitors"};
+
+void discovery_monitors_seen_free(discovery_monitors_seen_t *s)
+{
+    if (!s) return;
+    for (size_t i = 0; i < s->nsecrets; i++) im_free(s->secrets[i]);
+    im_free(s->secrets);
+    memset(s, 0, sizeof *s);
+}
+
+im_rc discovery_monitors_watch(const discovery_monitors_cfg_t *c, const char *sa_dir,
+                               const discovery_monitors_seen_t *seen, k8s_discoverer_t **out,
+                               im_err_t *err)
+{
+    *out = NULL;
+    cfg_http_client_t incluster;
+    cfg_http_client_init(&incluster);
+    api_t a = {.http = &c->http, .max = c->max_response_bytes, .err = err};
+    im_rc rc = api_connect(c, sa_dir ? sa_dir : DISCOVERY_SA_DIR, &a, &incluster, err);
+    size_t nns = c->nnamespaces ? c->nnamespaces : 1, nsec = seen ? seen->nsecrets : 0;
+    k8s_watch_spec_t *specs = im_calloc(2 * nns + nsec + 1, sizeof *specs);
+    char **fsel = im_calloc(nsec + 1, sizeof *fsel), **nsv = im_calloc(nsec + 1, sizeof *nsv);
+    size_t n = 0;
+    for (int k = 0; k < 2; k++) {
+        if ((k == 0 && !c->service_monitors) || (k == 1 && !c->pod_monitors)) continue;
+        for (size_t i = 0; i < nns; i++)
+            specs[n++] = (k8s_watch_spec_t){.group = "/apis/monitoring.coreos.com/v1",
+                                            .resource = g_res[k],
+                                            .ns = c->nnamespaces ? c->namespaces[i] : "",
+                                            .label_selector = c->selector};
+    }
+    /* Each referenced Secret by name, so a rotated one reloads the jobs. */
+    for (size_t i = 0; i < nsec; i++) {
+        const char *s = seen->secrets[i], *slash = strchr(s, '/');
+        if (!slash) continue;
+        nsv[i] = im_strndup(s, (size_t)(slash - s));
+        im_buf_t f;
+        im_buf_init(&f, 0);
+        im_buf_printf(&f, "metadata.name=%s", slash + 1);
+        fsel[i] = im_buf_steal(&f, NULL);
+        specs[n++] = (k8s_watch_spec_t){
+            .group = "/api/v1", .resource = "secrets", .ns = nsv[i], .field_selector = fsel[i]};
+    }
+    if (rc == IM_OK && n) {
+        k8s_sd_cfg_t conn;
+        memset(&conn, 0, sizeof conn);
+        conn.api_server = a.base;
+        conn.http = *a.http; /* borrowed: the watcher copies conn */
+        k8s_limits_t lim = {.max_list_page_bytes = (size_t)c->max_response_bytes,
+                            .max_event_bytes = (size_t)c->max_response_bytes,
+                            .list_setting = "kubernetes_monitors.max_response_bytes",
+                            .event_setting = "kubernetes_monitors.max_response_bytes"};
+        rc = k8s_watcher_start(&conn, "kubernetes_monitors", specs, n, &lim, out, err);
+    }
+    for (size_t i = 0; i < nsec; i++) {
+        im_free(fsel[i]);
+        im_free(nsv[i]);
+    }
+    im_free(fsel);
+    im_free(nsv);
+    im_free(specs);
+    cfg_http_client_free(&incluster);
+    return rc;
+}
+
+im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa_dir, im_buf_t *out,
+                               size_t *nmonitors, discovery_monitors_seen_t *seen, im_err_t *err)
+{
+    const char *sa = sa_dir ? sa_dir : DISCOVERY_SA_DIR;
+    cfg_http_client_t incluster;
+    cfg_http_client_init(&incluster);
+    api_t a = {.http = &c->http, .max = c->max_response_bytes, .err = err, .secrets = json_object()};
+    im_rc crc = api_connect(c, sa, &a, &incluster, err);
+    if (crc) {
+        cfg_http_client_free(&incluster);
+        json_decref(a.secrets);
+        return crc;
+    }
     im_buf_t extra;
     im_buf_init(&extra, 0);
     sd_extra(c, &extra);
     discovery_monitor_opts_t mo = {
         .secret = read_secret, .secret_ctx = &a, .sd_extra_yaml = extra.len ? extra.data : NULL};
     size_t count = 0;
+    uint64_t fp = 0;
     im_rc rc = IM_OK;
-    static const char *const res[2] = {"servicemonitors", "podmonitors"};
+    const char *const *res = g_res;
     static const char *const kinds[2] = {"ServiceMonitor", "PodMonitor"};
     size_t nns = c->nnamespaces ? c->nnamespaces : 1;
     for (int k = 0; k < 2 && rc == IM_OK; k++) {
@@ -273,11 +344,16 @@ im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa
             json_t *items = json_object_get(list, "items");
             if (rc == IM_OK && !json_is_array(items))
                 rc = im_err_set(err, IM_EPARSE, "GET %s%s: not a List", a.base, path.data);
+            if (rc != IM_OK) /* say which list: the log line names resource and namespace */
+                im_err_prefix(err, "listing %s in %s%s", res[k],
+                              c->nnamespaces ? "namespace " : "all namespaces",
+                              c->nnamespaces ? c->namespaces[i] : "");
             size_t j;
             json_t *it;
             json_array_foreach(items, j, it)
             {
                 if (rc) break;
+                fp = k8s_fingerprint_add(fp, res[k], it);
                 /* Items of a List may omit their kind. */
                 json_object_set_new(it, "kind", json_string(kinds[k]));
                 size_t tlen = json_dumpb(it, NULL, 0, JSON_COMPACT);
@@ -307,5 +383,18 @@ im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa
     im_buf_free(&extra);
     cfg_http_client_free(&incluster);
     if (nmonitors) *nmonitors = count;
+    if (seen && rc == IM_OK) {
+        discovery_monitors_seen_free(seen);
+        const char *key;
+        json_t *s;
+        seen->secrets = im_calloc(json_object_size(a.secrets) + 1, sizeof(char *));
+        json_object_foreach(a.secrets, key, s)
+        {
+            seen->secrets[seen->nsecrets++] = im_strdup(key);
+            if (!json_is_null(s)) fp = k8s_fingerprint_add(fp, "secrets", s);
+        }
+        seen->fingerprint = fp;
+    }
+    json_decref(a.secrets);
     return rc;
 }

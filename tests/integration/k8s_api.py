@@ -2,7 +2,7 @@
 """k8s_api.py — a Kubernetes API server for tests (python3 stdlib only).
 
 Serves list and watch of the objects in a fixture file the way a cluster's API
-server answers them: `GET <collection>?limit=N&continue=T&resourceVersion=0`
+server answers them (and GET of one namespaced object by name): `GET <collection>?limit=N&continue=T&resourceVersion=0`
 returns a List with metadata.resourceVersion and continue tokens; `?watch=true&
 resourceVersion=N` streams chunked JSON lines (ADDED/MODIFIED/DELETED, BOOKMARK
 when allowWatchBookmarks=true, ERROR with a 410 Status once the requested
@@ -181,7 +181,7 @@ STEP_I = [0]
 
 
 def parse_path(path):
-    """-> (prefix, namespace, plural) or None."""
+    """-> (prefix, namespace, plural, name) or None; name "" for a collection."""
     parts = [p for p in path.split("/") if p]
     if len(parts) >= 2 and parts[0] == "api":
         pre, rest = "/api/" + parts[1], parts[2:]
@@ -190,11 +190,13 @@ def parse_path(path):
     else:
         return None
     ns = ""
-    if len(rest) == 3 and rest[0] == "namespaces":
+    if len(rest) in (3, 4) and rest[0] == "namespaces":
         ns, rest = rest[1], rest[2:]
+    if len(rest) == 2 and ns:  # one object: GET .../namespaces/NS/PLURAL/NAME
+        return pre, ns, rest[0], rest[1]
     if len(rest) != 1:
         return None
-    return pre, ns, rest[0]
+    return pre, ns, rest[0], ""
 
 
 def list_kind(pl):
@@ -299,7 +301,15 @@ class Handler(BaseHTTPRequestHandler):
         if not pp:
             return self.send_json(404, self.status(404, "NotFound", "the server could not find "
                                                    "the requested resource"))
-        pre, ns, pl = pp
+        pre, ns, pl, name = pp
+        if name:
+            with STORE.mu:
+                o = STORE.objs.get((pre, pl), {}).get((ns, name))
+                o = copy.deepcopy(o) if o else None
+            if not o:
+                return self.send_json(404, self.status(404, "NotFound", '%s "%s" not found'
+                                                       % (pl, name)))
+            return self.send_json(200, o)
         if mode == "malformed":
             body = b'{"kind":"List","items":[{"metadata":{"name":'
             self.send_response(200)

@@ -94,7 +94,11 @@ for role in re.findall(r"- role: (\w+)", open(os.path.join(tmp, "incluster.yml")
 api = open(os.path.join(src, "src/discovery/monitors_api.c")).read()
 for res in re.findall(r'"(servicemonitors|podmonitors)"', api):
     want.add(("monitoring.coreos.com", res, "list"))
+    if "k8s_watcher_start(" in api:  # watched between reloads
+        want.add(("monitoring.coreos.com", res, "watch"))
 if "/secrets/" in api: want.add(("", "secrets", "get"))
+if '.resource = "secrets"' in api:  # each referenced Secret watched by name
+    want |= {("", "secrets", "list"), ("", "secrets", "watch")}
 if "credentials_file: %s/token" in open(os.path.join(src, "src/discovery/incluster.c")).read():
     want.add(("nonResourceURL", "/metrics", "get"))
 

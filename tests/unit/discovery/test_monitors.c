@@ -34,6 +34,9 @@ static im_rc fake_secret(void *ctx, const char *ns, const char *name, const char
         {"serving", "gw-metrics", "pass", "s3cr\"et\\pw"},
         {"serving", "gw-token", "token", "tok-123"},
         {"serving", "router-auth", "token", "router-tok"},
+        {"ns", "tls", "ca.crt", "-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n"},
+        {"ns", "tls", "tls.crt", "CERT"},
+        {"ns", "tls", "tls.key", "KEY"},
     };
     for (size_t i = 0; i < IM_ARRAY_LEN(tab); i++)
         if (!strcmp(tab[i][0], ns) && !strcmp(tab[i][1], name) && !strcmp(tab[i][2], key)) {
@@ -138,7 +141,13 @@ static void test_errors(void **state)
     expect_error(SM("{\"endpoints\":[{\"port\":\"web\",\"oauth2\":{}}]}"),
                  "ServiceMonitor ns/m: spec.endpoints[0].oauth2: field not supported");
     expect_error(SM("{\"endpoints\":[{\"port\":\"web\",\"tlsConfig\":{\"ca\":{\"secret\":{}}}}]}"),
-                 "spec.endpoints[0].tlsConfig.ca: field not supported");
+                 "spec.endpoints[0].tlsConfig.ca.secret: a Secret reference needs name and key");
+    expect_error(SM("{\"endpoints\":[{\"port\":\"web\",\"tlsConfig\":{\"cert\":{\"configMap\":"
+                    "{\"name\":\"c\",\"key\":\"k\"}}}}]}"),
+                 "spec.endpoints[0].tlsConfig.cert: ConfigMaps are not read (use a Secret or certFile)");
+    expect_error(SM("{\"endpoints\":[{\"port\":\"web\",\"tlsConfig\":{\"keySecret\":"
+                    "{\"name\":\"tls\",\"key\":\"nokey\"}}}]}"),
+                 "Secret tls key nokey");
     expect_error(PM("{\"selector\":{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"Gt\"}]}}"),
                  "unknown operator Gt");
     expect_error(PM("{\"podMetricsEndpoints\":[{\"port\":8080}]}"),
@@ -182,6 +191,26 @@ static void test_quoting(void **state)
     im_buf_free(&b);
 }
 
+/* tlsConfig ca / cert / keySecret from Secrets become inline PEM. */
+static void test_tls_secrets(void **state)
+{
+    (void)state;
+    im_buf_t b;
+    im_err_t err;
+    assert_int_equal(
+        gen(SM("{\"endpoints\":[{\"port\":\"web\",\"scheme\":\"https\",\"tlsConfig\":{"
+               "\"ca\":{\"secret\":{\"name\":\"tls\",\"key\":\"ca.crt\"}},"
+               "\"cert\":{\"secret\":{\"name\":\"tls\",\"key\":\"tls.crt\"}},"
+               "\"keySecret\":{\"name\":\"tls\",\"key\":\"tls.key\"},"
+               "\"serverName\":\"vllm.llm.svc\"}}]}"),
+            &b, &err),
+        IM_OK);
+    assert_non_null(strstr(b.data, "  tls_config:\n    server_name: \"vllm.llm.svc\"\n    ca: "
+                                   "\"-----BEGIN CERTIFICATE-----\\u000aCA\\u000a-----END CERTIFICATE-----"
+                                   "\\u000a\"\n    cert: \"CERT\"\n    key: \"KEY\"\n"));
+    im_buf_free(&b);
+}
+
 /* sd_extra_yaml is appended to each job's discovery entry. */
 static void test_sd_extra(void **state)
 {
@@ -206,6 +235,7 @@ int main(void)
         cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_quoting),
+        cmocka_unit_test(test_tls_secrets),
         cmocka_unit_test(test_sd_extra),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
