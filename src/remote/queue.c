@@ -71,12 +71,21 @@ typedef struct shard {
     tsdb_wal_pos_t pos;  /* acknowledged position (under q->pos_mu) */
     tsdb_wal_pos_t skip; /* resume: samples of records ending at or before it were sent */
     CURL *easy;
+    struct curl_slist *hdrs; /* the handle's request headers; NULL = not set up */
     im_buf_t raw, comp, resp;
     char errbuf[CURL_ERROR_SIZE];
     int64_t retry_after_ms;
 } shard_t;
 
 struct remote_storage;
+
+/* Resharding's smoothed rates (reader thread). */
+typedef struct rate {
+    uint64_t last_in, last_out;
+    uint64_t last_ns;
+    double in, out, ns_per_sample, last_pending;
+    bool init;
+} rate_t;
 
 struct queue {
     struct remote_storage *rs;
@@ -85,6 +94,9 @@ struct queue {
     cfg_queue_t qc;                /* cfg->queue with values the sender can use */
     char name[64];                 /* remote_name: cfg->name, else a hash of the entry */
     char posfile[4200];
+    int posfd;       /* the positions file, open for in-place saves; -1 = none */
+    size_t pos_nsh;  /* shard count the file was laid out for */
+    im_buf_t posbuf; /* (under pos_mu) */
     char *url; /* owned: cfg->url with a password replaced by xxxxx (labels, logs) */
     pthread_t th;
     bool started;
@@ -103,6 +115,11 @@ struct queue {
     bool pos_dirty;       /* a position moved since the last save (under pos_mu) */
     int64_t pos_saved_ns; /* when the file was last written (under pos_mu) */
     tsdb_wal_watcher_t *w;
+    /* reader thread only: WAL bytes and samples read (same-segment records) */
+    tsdb_wal_pos_t last_end;
+    uint64_t read_bytes, read_samples;
+    rate_t rate;
+    int64_t last_reshard_ms;
     /* metrics */
     _Atomic uint64_t samples_total, samples_failed, samples_retried, samples_dropped;
     _Atomic uint64_t enqueue_retries, bytes_total, md_total, md_failed, md_retried, md_bytes;
@@ -138,29 +155,40 @@ static int64_t now_ms(void)
 
 /* ---- Positions file ---- */
 
-/* Format: "infermon-remote-positions 1\n<nshards>\n" then "<seg> <off>\n" per
- * shard. Written as .tmp then renamed (atomic; a SIGKILL keeps the old or the
- * new one). */
+/* Format: "infermon-remote-positions 1\n<nshards>\n" then "<seg> <off>" per
+ * shard, each line padded with spaces to a fixed width, so the file has one
+ * size for a shard count. A new shard count (or the first save) writes .tmp and
+ * renames it; every later save overwrites the file in place with one pwrite of
+ * less than a page (a SIGKILL cannot tear it: the kernel finishes a one-page
+ * write it started, so the file holds the old or the new positions). Larger
+ * files (more than ~130 shards) always take the rename. */
+#define POS_LINE 32 /* "%-10u %-20llu\n" */
 static void pos_save_locked(queue_t *q)
 {
-    char tmp[4300];
-    snprintf(tmp, sizeof tmp, "%s.tmp", q->posfile);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        IM_ERROR("cannot write the remote-write position file", "file=%s err=%s", im_logq(tmp),
-                 im_logq(strerror(errno)));
-        return;
-    }
-    fprintf(f, "infermon-remote-positions 1\n%zu\n", q->nsh);
+    im_buf_t *b = &q->posbuf;
+    im_buf_reset(b);
+    (void)im_buf_printf(b, "infermon-remote-positions 1\n%zu\n", q->nsh);
     tsdb_wal_pos_t mn = {0, 0};
     for (size_t i = 0; i < q->nsh; i++) {
         tsdb_wal_pos_t p = q->sh[i]->pos;
-        fprintf(f, "%u %" PRIu64 "\n", p.seg, p.off);
+        (void)im_buf_printf(b, "%-10u %-20llu\n", p.seg, (unsigned long long)p.off);
         if (i == 0 || tsdb_wal_pos_cmp(p, mn) < 0) mn = p;
     }
-    bool ok = fflush(f) == 0;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, q->posfile) != 0)
+    bool ok;
+    if (q->posfd >= 0 && q->pos_nsh == q->nsh && b->len < 4096) {
+        ok = pwrite(q->posfd, b->data, b->len, 0) == (ssize_t)b->len;
+    } else {
+        char tmp[4300];
+        snprintf(tmp, sizeof tmp, "%s.tmp", q->posfile);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        ok = fd >= 0 && write(fd, b->data, b->len) == (ssize_t)b->len;
+        if (fd >= 0) ok = close(fd) == 0 && ok;
+        ok = ok && rename(tmp, q->posfile) == 0;
+        if (q->posfd >= 0) close(q->posfd);
+        q->posfd = ok ? open(q->posfile, O_WRONLY | O_CLOEXEC) : -1;
+        q->pos_nsh = q->nsh;
+    }
+    if (!ok)
         IM_ERROR("cannot write the remote-write position file", "file=%s err=%s",
                  im_logq(q->posfile), im_logq(strerror(errno)));
     q->oldest = mn;
@@ -282,6 +310,7 @@ static shard_t *shard_new(queue_t *q, size_t idx, tsdb_wal_pos_t pos)
 static void shard_free(shard_t *s)
 {
     if (s->easy) curl_easy_cleanup(s->easy);
+    curl_slist_free_all(s->hdrs);
     im_buf_free(&s->raw);
     im_buf_free(&s->comp);
     im_buf_free(&s->resp);
@@ -368,8 +397,6 @@ static struct curl_slist *setup_curl(shard_t *s)
     curl_easy_setopt(e, CURLOPT_URL, c->url);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, s->comp.data);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)s->comp.len);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_resp);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, s);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
@@ -422,11 +449,18 @@ static send_result_t attempt(shard_t *s, size_t nsamples, bool metadata)
     im_buf_reset(&s->resp);
     s->errbuf[0] = 0;
     s->retry_after_ms = -1;
-    struct curl_slist *h = setup_curl(s);
+    /* The handle is set up once per shard (the connection is kept); again
+     * before every request when a secret file must be re-read (rotation). */
+    const cfg_http_client_t *hc = &q->cfg->http;
+    if (!s->hdrs || hc->basic_pass_file || hc->auth_cred_file) {
+        curl_slist_free_all(s->hdrs);
+        s->hdrs = setup_curl(s);
+    }
+    curl_easy_setopt(s->easy, CURLOPT_POSTFIELDS, s->comp.data);
+    curl_easy_setopt(s->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)s->comp.len);
     int64_t t0 = im_mono_ns();
     CURLcode cc = curl_easy_perform(s->easy);
     int64_t dt = im_mono_ns() - t0;
-    curl_slist_free_all(h);
     long code = 0;
     curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &code);
     if (metadata) {
@@ -489,15 +523,86 @@ static bool send_with_backoff(shard_t *s, size_t nsamples, bool metadata)
     }
 }
 
+/* One batch's samples (in ring order) grouped into one TimeSeries per series,
+ * the groups in order of first appearance and each series' samples in order
+ * (so its labels are encoded, compressed and stored once per request). */
+typedef struct batch {
+    const im_labels_t **ls; /* per sample */
+    int64_t *et, *t;        /* per sample: in ring order, grouped */
+    double *ev, *v;
+    uint32_t *grp, *ht; /* group of each sample; hash table of group index + 1 */
+    size_t *start, hcap;
+    remote_series_t *series;
+} batch_t;
+
+static void batch_init(batch_t *b, size_t maxn)
+{
+    b->ls = im_malloc(maxn * sizeof *b->ls);
+    b->et = im_malloc(maxn * sizeof *b->et);
+    b->t = im_malloc(maxn * sizeof *b->t);
+    b->ev = im_malloc(maxn * sizeof *b->ev);
+    b->v = im_malloc(maxn * sizeof *b->v);
+    b->grp = im_malloc(maxn * sizeof *b->grp);
+    b->start = im_malloc(maxn * sizeof *b->start);
+    b->series = im_malloc(maxn * sizeof *b->series);
+    for (b->hcap = 16; b->hcap < 2 * maxn; b->hcap *= 2) {}
+    b->ht = im_malloc(b->hcap * sizeof *b->ht);
+}
+
+static void batch_free(batch_t *b)
+{
+    im_free(b->ls);
+    im_free(b->et);
+    im_free(b->t);
+    im_free(b->ev);
+    im_free(b->v);
+    im_free(b->grp);
+    im_free(b->start);
+    im_free(b->series);
+    im_free(b->ht);
+}
+
+/* Groups the first k samples; returns the number of series. */
+static size_t batch_group(batch_t *b, size_t k)
+{
+    memset(b->ht, 0, b->hcap * sizeof *b->ht);
+    size_t ng = 0, mask = b->hcap - 1;
+    for (size_t i = 0; i < k; i++) {
+        /* (mixed: a shard's series share their hash modulo the shard count) */
+        size_t h = (size_t)((b->ls[i]->hash * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+        while (b->ht[h] && b->series[b->ht[h] - 1].labels != b->ls[i]) h = (h + 1) & mask;
+        if (!b->ht[h]) {
+            b->series[ng] = (remote_series_t){b->ls[i], NULL, NULL, 0};
+            b->ht[h] = (uint32_t)++ng;
+        }
+        b->grp[i] = b->ht[h] - 1;
+        b->series[b->grp[i]].n++;
+    }
+    size_t off = 0;
+    for (size_t g = 0; g < ng; g++) {
+        b->start[g] = off;
+        b->series[g].t_ms = &b->t[off];
+        b->series[g].v = &b->v[off];
+        off += b->series[g].n;
+        b->series[g].n = 0;
+    }
+    for (size_t i = 0; i < k; i++) {
+        remote_series_t *g = &b->series[b->grp[i]];
+        b->t[b->start[b->grp[i]] + g->n] = b->et[i];
+        b->v[b->start[b->grp[i]] + g->n] = b->ev[i];
+        g->n++;
+    }
+    return ng;
+}
+
 static void *shard_main(void *arg)
 {
     shard_t *s = arg;
     queue_t *q = s->q;
     size_t maxn = (size_t)q->qc.max_samples_per_send;
     int64_t deadline_ns = q->qc.batch_send_deadline_ms * 1000000;
-    remote_series_t *bs = im_malloc(maxn * sizeof *bs);
-    int64_t *bt = im_malloc(maxn * sizeof *bt);
-    double *bv = im_malloc(maxn * sizeof *bv);
+    batch_t bt;
+    batch_init(&bt, maxn);
     pthread_mutex_lock(&s->mu);
     for (;;) {
         while (!s->stop) {
@@ -520,9 +625,9 @@ static void *shard_main(void *arg)
             rq_ent_t *e = &s->ring[s->head];
             if (e->ls) {
                 if (k == maxn) break;
-                bs[k] = (remote_series_t){e->ls, &bt[k], &bv[k], 1};
-                bt[k] = e->t;
-                bv[k] = e->u.v;
+                bt.ls[k] = e->ls;
+                bt.et[k] = e->t;
+                bt.ev[k] = e->u.v;
                 if (e->t > maxt) maxt = e->t;
                 k++;
                 s->nsamples--;
@@ -540,7 +645,8 @@ static void *shard_main(void *arg)
         bool done = true;
         if (k > 0) {
             im_buf_reset(&s->raw);
-            remote_encode_write_request(&s->raw, bs, k, NULL, 0);
+            size_t ng = batch_group(&bt, k);
+            remote_encode_write_request(&s->raw, bt.series, ng, NULL, 0);
             if (remote_snappy(&s->raw, &s->comp) != IM_OK) im_oom(s->raw.len);
             done = send_with_backoff(s, k, false);
             if (done && maxt > atomic_load(&q->highest_sent_ms))
@@ -559,9 +665,7 @@ static void *shard_main(void *arg)
         if (!done) break;
     }
     pthread_mutex_unlock(&s->mu);
-    im_free(bs);
-    im_free(bt);
-    im_free(bv);
+    batch_free(&bt);
     return NULL;
 }
 
@@ -588,15 +692,24 @@ static void shards_stop(queue_t *q)
 
 /* ---- Reader side ---- */
 
-/* Appends e to shard s, waiting for space; false when the queue stops. */
-static bool push(queue_t *q, shard_t *s, const rq_ent_t *e)
+typedef enum push_result { PUSHED, PUSH_STOP, PUSH_RESHARD } push_result_t;
+
+/* Appends e to shard s, waiting for space. PUSH_STOP when the queue stops;
+ * PUSH_RESHARD (nothing pushed) when a sample waits while resharding is due: a
+ * reader held back by a full shard must still reshard (the backlog is when it
+ * matters), so on_samples reshards and pushes again. */
+static push_result_t push(queue_t *q, shard_t *s, const rq_ent_t *e)
 {
     pthread_mutex_lock(&s->mu);
     bool waited = false;
     while (s->n + 1 >= s->cap && e->ls) {
         if (atomic_load(&q->stop)) {
             pthread_mutex_unlock(&s->mu);
-            return false;
+            return PUSH_STOP;
+        }
+        if (now_ms() - q->last_reshard_ms >= RESHARD_EVERY_MS) {
+            pthread_mutex_unlock(&s->mu);
+            return PUSH_RESHARD;
         }
         if (!waited) atomic_fetch_add(&q->enqueue_retries, 1);
         waited = true;
@@ -609,12 +722,12 @@ static bool push(queue_t *q, shard_t *s, const rq_ent_t *e)
         if (!last->ls) { /* coalesce markers */
             *last = *e;
             pthread_mutex_unlock(&s->mu);
-            return true;
+            return PUSHED;
         }
     }
     if (!e->ls && s->n + 1 > s->cap) { /* cannot happen: cap keeps one slot */
         pthread_mutex_unlock(&s->mu);
-        return true;
+        return PUSHED;
     }
     if (e->ls && s->nsamples == 0) s->first_ns = im_mono_ns();
     s->ring[(s->head + s->n) % s->cap] = *e;
@@ -622,8 +735,10 @@ static bool push(queue_t *q, shard_t *s, const rq_ent_t *e)
     if (e->ls) s->nsamples++;
     if (s->nsamples >= (size_t)q->qc.max_samples_per_send || !e->ls) pthread_cond_signal(&s->cv);
     pthread_mutex_unlock(&s->mu);
-    return true;
+    return PUSHED;
 }
+
+static void reshard_tick(queue_t *q);
 
 static bool on_samples(void *ctx, const tsdb_wal_sample_t *smp, size_t n, tsdb_wal_pos_t end)
 {
@@ -637,13 +752,24 @@ static bool on_samples(void *ctx, const tsdb_wal_sample_t *smp, size_t n, tsdb_w
             atomic_fetch_add(&q->samples_dropped, 1);
             continue;
         }
-        shard_t *s = q->sh[ls->hash % q->nsh];
-        if (tsdb_wal_pos_cmp(end, s->skip) <= 0) continue; /* sent before the restart */
         rq_ent_t e = {ls, smp[i].t_ms, {.v = smp[i].v}};
-        if (!push(q, s, &e)) return false;
-        in++;
+        push_result_t r;
+        do {
+            shard_t *s = q->sh[ls->hash % q->nsh]; /* (again after a reshard) */
+            if (tsdb_wal_pos_cmp(end, s->skip) <= 0) break; /* sent before the restart */
+            r = push(q, s, &e);
+            if (r == PUSH_STOP) return false;
+            if (r == PUSH_RESHARD) reshard_tick(q);
+            else in++;
+        } while (r == PUSH_RESHARD);
     }
     atomic_fetch_add(&q->rec_samples, 1);
+    /* WAL bytes per sample read, for the backlog estimate of resharding. */
+    if (end.seg == q->last_end.seg && end.off > q->last_end.off) {
+        q->read_bytes += end.off - q->last_end.off;
+        q->read_samples += n;
+    }
+    q->last_end = end;
     atomic_fetch_add(&q->samples_in, in);
     atomic_fetch_add(&q->rs->samples_in, in);
     if (hi > atomic_load(&q->highest_in_ms)) atomic_store(&q->highest_in_ms, hi);
@@ -668,24 +794,38 @@ static bool drained(queue_t *q)
     return true;
 }
 
-/* Resharding (remote.h, delivery 4). */
-typedef struct rate {
-    uint64_t last_in, last_out;
-    uint64_t last_ns;
-    double in, out, ns_per_sample;
-    bool init;
-} rate_t;
+/* Resharding (remote.h, delivery 4). The input rate and the backlog are the
+ * WAL's, not the reader's: a reader held back by full shards reads only as fast
+ * as they send, so the samples not read yet are estimated from the WAL bytes
+ * after the reader's position (at the bytes per sample read so far) plus those
+ * waiting in the shards, and the input rate is the rate read plus the backlog's
+ * growth. */
+
+static size_t pending(queue_t *q);
+
+static double backlog_samples(queue_t *q)
+{
+    tsdb_wal_pos_t p = tsdb_wal_watcher_pos(q->w);
+    uint64_t from = tsdb_wal_bytes_from(q->rs->dir, p.seg);
+    double behind = from > p.off ? (double)(from - p.off) : 0;
+    double bps = q->read_samples ? (double)q->read_bytes / (double)q->read_samples : 0;
+    return (bps > 0 ? behind / bps : 0) + (double)pending(q);
+}
 
 static void reshard(queue_t *q, rate_t *r)
 {
     uint64_t in = atomic_load(&q->samples_in), out = atomic_load(&q->samples_total);
     uint64_t ns = atomic_load(&q->send_ns_total);
     double dt = RESHARD_EVERY_MS / 1000.0;
-    double rin = (double)(in - r->last_in) / dt, rout = (double)(out - r->last_out) / dt;
+    double pend = backlog_samples(q);
+    double rin = (double)(in - r->last_in) / dt + (pend - r->last_pending) / dt;
+    if (rin < 0) rin = 0;
+    double rout = (double)(out - r->last_out) / dt;
     double nsps = out > r->last_out ? (double)(ns - r->last_ns) / (double)(out - r->last_out) : 0;
     r->last_in = in;
     r->last_out = out;
     r->last_ns = ns;
+    r->last_pending = pend;
     if (!r->init) {
         r->in = rin;
         r->out = rout;
@@ -696,11 +836,8 @@ static void reshard(queue_t *q, rate_t *r)
         r->out = 0.2 * rout + 0.8 * r->out;
         if (nsps > 0) r->ns_per_sample = 0.2 * nsps + 0.8 * r->ns_per_sample;
     }
-    double delay =
-        (double)(atomic_load(&q->highest_in_ms) - atomic_load(&q->highest_sent_ms)) / 1e3;
-    if (delay < 0) delay = 0;
-    double pending = delay * r->in;
-    double want = r->ns_per_sample / 1e9 * (r->in + 0.05 * pending);
+    /* Enough shards for the input plus 5 % of the backlog every second. */
+    double want = r->ns_per_sample / 1e9 * (r->in + 0.05 * pend);
     int64_t desired = (int64_t)ceil(want);
     int64_t cur = (int64_t)q->nsh;
     if (want > 0.7 * (double)cur && want < 1.3 * (double)cur) desired = cur;
@@ -731,6 +868,16 @@ static void reshard(queue_t *q, rate_t *r)
     shards_start(q);
 }
 
+/* Every RESHARD_EVERY_MS, from the reader thread: between polls, or inside
+ * one while a sample waits for space (then in the middle of a WAL record: the
+ * new shards start at the position before it, so a kill before its end resends
+ * the record's samples already sent, and loses none). */
+static void reshard_tick(queue_t *q)
+{
+    q->last_reshard_ms = now_ms();
+    reshard(q, &q->rate);
+}
+
 static void send_metadata(queue_t *q, shard_t *s)
 {
     remote_opts_t *o = &q->rs->opts;
@@ -755,8 +902,8 @@ static void send_metadata(queue_t *q, shard_t *s)
 static void *queue_main(void *arg)
 {
     queue_t *q = arg;
-    rate_t r = {0};
-    int64_t last_reshard = now_ms(), last_md = 0;
+    int64_t last_md = 0;
+    q->last_reshard_ms = now_ms();
     shard_t *mds = shard_new(q, 0, (tsdb_wal_pos_t){0, 0}); /* metadata's own client */
     while (!atomic_load(&q->stop)) {
         size_t nrec = 0;
@@ -773,10 +920,7 @@ static void *queue_main(void *arg)
             pos_save_locked(q);
         pthread_mutex_unlock(&q->pos_mu);
         int64_t now = now_ms();
-        if (now - last_reshard >= RESHARD_EVERY_MS) {
-            last_reshard = now;
-            reshard(q, &r);
-        }
+        if (now - q->last_reshard_ms >= RESHARD_EVERY_MS) reshard_tick(q);
         if (q->cfg->metadata.send && now - last_md >= q->cfg->metadata.send_interval_ms) {
             last_md = now;
             send_metadata(q, mds);
@@ -849,6 +993,8 @@ static queue_t *queue_new(remote_storage_t *rs, const cfg_remote_write_t *cfg,
     q->ext = ext;
     queue_params(cfg, &q->qc, q->name, sizeof q->name);
     pthread_mutex_init(&q->pos_mu, NULL);
+    q->posfd = -1;
+    im_buf_init(&q->posbuf, 0);
     pthread_mutex_init(&q->err_mu, NULL);
     char safe[64];
     snprintf(safe, sizeof safe, "%s", q->name);
@@ -914,6 +1060,8 @@ static void queue_free(queue_t *q)
     im_free(q->ser);
     for (size_t i = 0; i < q->ngrave; i++) im_labels_unref(q->grave[i]);
     im_free(q->grave);
+    if (q->posfd >= 0) close(q->posfd);
+    im_buf_free(&q->posbuf);
     pthread_mutex_destroy(&q->pos_mu);
     pthread_mutex_destroy(&q->err_mu);
     im_free(q->url);
