@@ -70,6 +70,11 @@ typedef struct shard {
     bool stop, busy;     /* busy: a batch is being sent */
     tsdb_wal_pos_t pos;  /* acknowledged position (under q->pos_mu) */
     tsdb_wal_pos_t skip; /* resume: samples of records ending at or before it were sent */
+    /* Saved with pos (under q->pos_mu): samples acknowledged after pos (a batch
+     * that ended inside a record), and the samples of the batch being sent. */
+    uint64_t acked_n, inflight_n;
+    uint64_t skip_n;    /* reader, at resume: samples after skip acknowledged before */
+    uint64_t first_max; /* shard, at resume: the batch in flight at the stop, sent alone */
     CURL *easy;
     struct curl_slist *hdrs; /* the handle's request headers; NULL = not set up */
     im_buf_t raw, comp, resp;
@@ -94,6 +99,7 @@ struct queue {
     cfg_queue_t qc;                /* cfg->queue with values the sender can use */
     char name[64];                 /* remote_name: cfg->name, else a hash of the entry */
     char posfile[4200];
+    uint64_t cfg_hash; /* of the entry and the external labels: a saved skip count holds for it */
     int posfd;       /* the positions file, open for in-place saves; -1 = none */
     size_t pos_nsh;  /* shard count the file was laid out for */
     im_buf_t posbuf; /* (under pos_mu) */
@@ -155,24 +161,27 @@ static int64_t now_ms(void)
 
 /* ---- Positions file ---- */
 
-/* Format: "infermon-remote-positions 1\n<nshards>\n" then "<seg> <off>" per
- * shard, each line padded with spaces to a fixed width, so the file has one
- * size for a shard count. A new shard count (or the first save) writes .tmp and
- * renames it; every later save overwrites the file in place with one pwrite of
- * less than a page (a SIGKILL cannot tear it: the kernel finishes a one-page
- * write it started, so the file holds the old or the new positions). Larger
- * files (more than ~130 shards) always take the rename. */
-#define POS_LINE 32 /* "%-10u %-20llu\n" */
+/* Format: "infermon-remote-positions 2\n<nshards> <config hash>\n" then per
+ * shard "<seg> <off> <acked> <inflight>", each line padded with spaces to a
+ * fixed width, so the file has one size for a shard count (version 1, read too,
+ * has "<seg> <off>" lines and no hash). A new shard count (or the first save)
+ * writes .tmp and renames it; every later save overwrites the file in place
+ * with one pwrite of less than a page (a SIGKILL cannot tear it: the kernel
+ * finishes a one-page write it started, so the file holds the old or the new
+ * positions). Larger files (more than ~70 shards) always take the rename. */
 static void pos_save_locked(queue_t *q)
 {
     im_buf_t *b = &q->posbuf;
     im_buf_reset(b);
-    (void)im_buf_printf(b, "infermon-remote-positions 1\n%zu\n", q->nsh);
+    (void)im_buf_printf(b, "infermon-remote-positions 2\n%zu %016llx\n", q->nsh,
+                        (unsigned long long)q->cfg_hash);
     tsdb_wal_pos_t mn = {0, 0};
     for (size_t i = 0; i < q->nsh; i++) {
-        tsdb_wal_pos_t p = q->sh[i]->pos;
-        (void)im_buf_printf(b, "%-10u %-20llu\n", p.seg, (unsigned long long)p.off);
-        if (i == 0 || tsdb_wal_pos_cmp(p, mn) < 0) mn = p;
+        const shard_t *sh = q->sh[i];
+        (void)im_buf_printf(b, "%-10u %-20llu %-10llu %-10llu\n", sh->pos.seg,
+                            (unsigned long long)sh->pos.off, (unsigned long long)sh->acked_n,
+                            (unsigned long long)sh->inflight_n);
+        if (i == 0 || tsdb_wal_pos_cmp(sh->pos, mn) < 0) mn = sh->pos;
     }
     bool ok;
     if (q->posfd >= 0 && q->pos_nsh == q->nsh && b->len < 4096) {
@@ -208,24 +217,34 @@ static void pos_maybe_save_locked(queue_t *q, bool acked_samples)
         pos_save_locked(q);
 }
 
-/* Reads the saved positions; false when there are none. */
-static bool pos_load(const char *path, tsdb_wal_pos_t **out, size_t *n)
+typedef struct pos_rec {
+    tsdb_wal_pos_t p;
+    uint64_t acked, inflight;
+} pos_rec_t;
+
+/* Reads the saved positions (*hash: the queue configuration's, 0 for version
+ * 1); false when there are none. */
+static bool pos_load(const char *path, pos_rec_t **out, size_t *n, uint64_t *hash)
 {
     FILE *f = fopen(path, "r");
     if (!f) return false;
     char magic[64];
     unsigned ver;
     size_t ns;
+    unsigned long long h = 0;
     bool ok = fscanf(f, "%63s %u %zu", magic, &ver, &ns) == 3 &&
-              !strcmp(magic, "infermon-remote-positions") && ver == 1 && ns > 0 && ns < 100000;
-    tsdb_wal_pos_t *p = ok ? im_calloc(ns, sizeof *p) : NULL;
+              !strcmp(magic, "infermon-remote-positions") && (ver == 1 || ver == 2) && ns > 0 &&
+              ns < 100000;
+    if (ok && ver == 2) ok = fscanf(f, "%llx", &h) == 1;
+    pos_rec_t *p = ok ? im_calloc(ns, sizeof *p) : NULL;
     for (size_t i = 0; ok && i < ns; i++) {
         unsigned seg;
-        unsigned long long off;
-        if (fscanf(f, "%u %llu", &seg, &off) != 2)
+        unsigned long long off, acked = 0, inflight = 0;
+        if (fscanf(f, "%u %llu", &seg, &off) != 2 ||
+            (ver == 2 && fscanf(f, "%llu %llu", &acked, &inflight) != 2))
             ok = false;
         else
-            p[i] = (tsdb_wal_pos_t){seg, off};
+            p[i] = (pos_rec_t){{seg, off}, acked, inflight};
     }
     fclose(f);
     if (!ok) {
@@ -236,6 +255,7 @@ static bool pos_load(const char *path, tsdb_wal_pos_t **out, size_t *n)
     }
     *out = p;
     *n = ns;
+    *hash = h;
     return true;
 }
 
@@ -608,7 +628,8 @@ static void *shard_main(void *arg)
         while (!s->stop) {
             int64_t now = im_mono_ns();
             bool only_markers = s->n > 0 && s->nsamples == 0;
-            if (s->nsamples >= maxn || only_markers ||
+            size_t lim = s->first_max && s->first_max < maxn ? (size_t)s->first_max : maxn;
+            if (s->nsamples >= lim || only_markers ||
                 (s->nsamples > 0 && now - s->first_ns >= deadline_ns))
                 break;
             struct timespec ts;
@@ -617,14 +638,16 @@ static void *shard_main(void *arg)
             pthread_cond_timedwait(&s->cv, &s->mu, &ts);
         }
         if (s->stop) break;
-        size_t k = 0;
+        size_t k = 0, after_mark = 0;
+        size_t lim = s->first_max && s->first_max < maxn ? (size_t)s->first_max : maxn;
         bool mark = false;
         tsdb_wal_pos_t mpos = {0, 0};
         int64_t maxt = INT64_MIN;
         while (s->n > 0) {
             rq_ent_t *e = &s->ring[s->head];
             if (e->ls) {
-                if (k == maxn) break;
+                if (k == lim) break;
+                after_mark++;
                 bt.ls[k] = e->ls;
                 bt.et[k] = e->t;
                 bt.ev[k] = e->u.v;
@@ -633,6 +656,7 @@ static void *shard_main(void *arg)
                 s->nsamples--;
             } else {
                 mark = true;
+                after_mark = 0;
                 mpos = (tsdb_wal_pos_t){(uint32_t)e->t, e->u.off};
             }
             s->head = (s->head + 1) % s->cap;
@@ -644,6 +668,13 @@ static void *shard_main(void *arg)
         pthread_mutex_unlock(&s->mu);
         bool done = true;
         if (k > 0) {
+            /* The batch's size is saved before it is sent: a restart after a
+             * kill sends exactly this batch again first, alone (so a receiver
+             * that refuses a duplicate with 400 refuses only samples it has). */
+            pthread_mutex_lock(&q->pos_mu);
+            s->inflight_n = k;
+            pos_save_locked(q);
+            pthread_mutex_unlock(&q->pos_mu);
             im_buf_reset(&s->raw);
             size_t ng = batch_group(&bt, k);
             remote_encode_write_request(&s->raw, bt.series, ng, NULL, 0);
@@ -653,12 +684,20 @@ static void *shard_main(void *arg)
                 atomic_store(&q->highest_sent_ms, maxt);
             if (done) atomic_fetch_add(&q->batches_ok, 1);
         }
-        if (done && mark) {
+        if (done && (mark || k > 0)) {
+            /* Saved at once after the 2xx (remote.h, delivery 2). */
             pthread_mutex_lock(&q->pos_mu);
-            s->pos = mpos;
-            pos_maybe_save_locked(q, k > 0); /* before the next batch (remote.h, delivery 2) */
+            if (mark) {
+                s->pos = mpos;
+                s->acked_n = after_mark;
+            } else {
+                s->acked_n += k;
+            }
+            s->inflight_n = 0;
+            pos_maybe_save_locked(q, k > 0);
             pthread_mutex_unlock(&q->pos_mu);
         }
+        if (done) s->first_max -= k < s->first_max ? k : s->first_max;
         pthread_mutex_lock(&s->mu);
         s->busy = false;
         pthread_cond_broadcast(&s->spc);
@@ -757,6 +796,10 @@ static bool on_samples(void *ctx, const tsdb_wal_sample_t *smp, size_t n, tsdb_w
         do {
             shard_t *s = q->sh[ls->hash % q->nsh]; /* (again after a reshard) */
             if (tsdb_wal_pos_cmp(end, s->skip) <= 0) break; /* sent before the restart */
+            if (s->skip_n) { /* acknowledged before the restart, inside this record */
+                s->skip_n--;
+                break;
+            }
             r = push(q, s, &e);
             if (r == PUSH_STOP) return false;
             if (r == PUSH_RESHARD) reshard_tick(q);
@@ -992,6 +1035,11 @@ static queue_t *queue_new(remote_storage_t *rs, const cfg_remote_write_t *cfg,
     q->cfg = cfg;
     q->ext = ext;
     queue_params(cfg, &q->qc, q->name, sizeof q->name);
+    im_buf_t dump;
+    im_buf_init(&dump, 0);
+    cfg_remote_write_dump(cfg, 1, &dump);
+    q->cfg_hash = im_hash(dump.data ? dump.data : "", dump.len) ^ (ext ? ext->hash : 0);
+    im_buf_free(&dump);
     pthread_mutex_init(&q->pos_mu, NULL);
     q->posfd = -1;
     im_buf_init(&q->posbuf, 0);
@@ -1003,22 +1051,32 @@ static queue_t *queue_new(remote_storage_t *rs, const cfg_remote_write_t *cfg,
               *p == '-' || *p == '_'))
             *p = '_';
     snprintf(q->posfile, sizeof q->posfile, "%s/remote/%s.pos", rs->dir, safe);
-    tsdb_wal_pos_t *saved = NULL;
+    pos_rec_t *saved = NULL;
     size_t nsaved = 0;
-    bool have = pos_load(q->posfile, &saved, &nsaved);
+    uint64_t saved_hash = 0;
+    bool have = pos_load(q->posfile, &saved, &nsaved, &saved_hash);
     size_t nsh = have ? nsaved : (size_t)q->qc.min_shards;
     tsdb_wal_pos_t mn = {0, 0};
     for (size_t i = 0; have && i < nsaved; i++)
-        if (i == 0 || tsdb_wal_pos_cmp(saved[i], mn) < 0) mn = saved[i];
+        if (i == 0 || tsdb_wal_pos_cmp(saved[i].p, mn) < 0) mn = saved[i].p;
+    bool counts = have && saved_hash == q->cfg_hash;
     if (nsh < (size_t)q->qc.min_shards || nsh > (size_t)q->qc.max_shards) {
         /* The series would map to other shards: resume all from the oldest. */
         nsh = nsh < (size_t)q->qc.min_shards ? (size_t)q->qc.min_shards : (size_t)q->qc.max_shards;
-        for (size_t i = 0; i < nsaved; i++) saved[i] = mn;
+        for (size_t i = 0; i < nsaved; i++) saved[i].p = mn;
+        counts = false;
     }
     q->sh = im_calloc(nsh, sizeof *q->sh);
     q->nsh = nsh;
-    for (size_t i = 0; i < nsh; i++)
-        q->sh[i] = shard_new(q, i, have ? (i < nsaved ? saved[i] : mn) : (tsdb_wal_pos_t){0, 0});
+    for (size_t i = 0; i < nsh; i++) {
+        q->sh[i] = shard_new(q, i, have ? (i < nsaved ? saved[i].p : mn) : (tsdb_wal_pos_t){0, 0});
+        /* The counts of samples hold only for the same series-to-shard mapping
+         * (same configuration, same shard count); else more is resent. */
+        if (counts && i < nsaved) {
+            q->sh[i]->acked_n = q->sh[i]->skip_n = saved[i].acked;
+            q->sh[i]->first_max = saved[i].inflight;
+        }
+    }
     im_free(saved);
     atomic_store(&q->desired, (int64_t)nsh);
     im_err_t e;
@@ -1137,12 +1195,13 @@ uint32_t remote_storage_wal_keep(void *ctx)
             if (l < 5 || strcmp(de->d_name + l - 4, ".pos")) continue;
             char f[4500];
             snprintf(f, sizeof f, "%s/%s", p, de->d_name);
-            tsdb_wal_pos_t *sv;
+            pos_rec_t *sv;
             size_t n;
-            if (!pos_load(f, &sv, &n)) continue;
+            uint64_t h;
+            if (!pos_load(f, &sv, &n, &h)) continue;
             for (size_t k = 0; k < n; k++)
-                if (!any || sv[k].seg < keep) {
-                    keep = sv[k].seg;
+                if (!any || sv[k].p.seg < keep) {
+                    keep = sv[k].p.seg;
                     any = true;
                 }
             im_free(sv);

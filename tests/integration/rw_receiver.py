@@ -11,8 +11,10 @@ ok) forever:
   slow       wait 3 s, then 200 (longer than the sender's remote_timeout)
   delay:MS   wait MS milliseconds, then 200
   close      close the connection without an answer
-Each answered request is appended to OUTDIR/requests.jsonl as {"t": arrival,
-"t_out": answer sent (unix seconds), "act": the answer, "n": samples}.
+Each request is appended to OUTDIR/arrived.jsonl when it arrives ({"t", "n":
+samples}) and to OUTDIR/requests.jsonl when answered as {"t": arrival, "t_out":
+answer sent (unix seconds), "act": the answer, "n": samples, "rows": its samples
+sorted, as in accepted.jsonl}.
 Every request is decoded (snappy block format, WriteRequest protobuf); the samples
 of requests answered 2xx are appended to OUTDIR/accepted.jsonl, those answered
 400 to OUTDIR/refused.jsonl: one JSON line [labels, t_ms, value-as-hex-bits].
@@ -135,6 +137,8 @@ class H(http.server.BaseHTTPRequestHandler):
         with lock:
             act = PLAN.pop(0) if PLAN else THEN
         rows = decode(body)
+        with lock, open(os.path.join(OUT, "arrived.jsonl"), "a") as f:
+            f.write(json.dumps({"t": t_in, "n": len(rows)}) + "\n")
         if act == "close":
             self.connection.shutdown(socket.SHUT_RDWR)
             self.close_connection = True
@@ -150,7 +154,8 @@ class H(http.server.BaseHTTPRequestHandler):
                 for r in rows:
                     f.write(json.dumps(r) + "\n")
         with lock, open(os.path.join(OUT, "requests.jsonl"), "a") as f:
-            f.write(json.dumps({"t": t_in, "t_out": time.time(), "act": act, "n": len(rows)}) + "\n")
+            f.write(json.dumps({"t": t_in, "t_out": time.time(), "act": act, "n": len(rows),
+                                "rows": sorted(rows)}) + "\n")
         self.send_response(code)
         if code == 429:
             self.send_header("Retry-After", act[4:] if ":" in act else "1")
