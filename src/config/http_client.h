@@ -86,6 +86,12 @@ im_rc cfg_http_client_decode(cfg_dec_t *d, const cfg_node_t *parent_map, cfg_htt
  * (a secret file that cannot be read) the handle must not be used for a request. */
 im_rc cfg_http_client_apply(const cfg_http_client_t *c, CURL *h, struct curl_slist **hdrs,
                             im_err_t *err);
+/* A handle for the next request: *h made (curl_easy_init; out of memory
+ * aborts) or reset for reuse (its connections are kept), then the options every
+ * client sets: the URL, no signals, the body callback with ud, the error buffer
+ * (CURL_ERROR_SIZE bytes). Before cfg_http_client_apply. */
+void cfg_http_client_handle(CURL **h, const char *url, curl_write_callback body, void *ud,
+                            char *errbuf);
 void cfg_http_client_free(cfg_http_client_t *c);
 /* Deep copy. */
 void cfg_http_client_copy(cfg_http_client_t *dst, const cfg_http_client_t *src);

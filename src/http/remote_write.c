@@ -853,14 +853,6 @@ void http_rw_meta_free(http_rw_meta_t *m)
     im_free(m);
 }
 
-uint64_t http_rw_meta_dropped(http_rw_meta_t *m)
-{
-    pthread_mutex_lock(&m->mu);
-    uint64_t d = m->dropped;
-    pthread_mutex_unlock(&m->mu);
-    return d;
-}
-
 void http__rw_meta_metrics(void *ud, im_buf_t *out)
 {
     http_rw_meta_t *m = ud;

@@ -190,8 +190,7 @@ typedef struct http_rw_meta http_rw_meta_t;
 http_rw_meta_t *http_rw_meta_open(const char *path, size_t max);
 /* Memory only, the default maximum. */
 http_rw_meta_t *http_rw_meta_new(void);
-/* New metric names refused because the store was full. */
-uint64_t http_rw_meta_dropped(http_rw_meta_t *m);
+
 void http_rw_meta_free(http_rw_meta_t *m);
 void http_rw_meta_set(http_rw_meta_t *m, const char *metric, size_t mlen, const char *type,
                       const char *help, size_t hlen, const char *unit, size_t ulen);

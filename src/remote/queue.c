@@ -135,7 +135,7 @@ struct queue {
     _Atomic uint64_t hist[NBUCKETS + 1];
     _Atomic uint64_t hist_count, hist_sum_ns;
     _Atomic int64_t desired;
-    _Atomic uint32_t cur_seg;
+    _Atomic uint64_t cur_seg;
     pthread_mutex_t err_mu;
     char last_err[256];
 };
@@ -407,24 +407,14 @@ static void set_err(queue_t *q, const char *fmt, ...)
 static struct curl_slist *setup_curl(shard_t *s)
 {
     const cfg_remote_write_t *c = s->q->cfg;
-    if (!s->easy) {
-        s->easy = curl_easy_init();
-        if (!s->easy) im_oom(0);
-    } else {
-        curl_easy_reset(s->easy);
-    }
+    cfg_http_client_handle(&s->easy, c->url, on_resp, s, s->errbuf);
     CURL *e = s->easy;
-    curl_easy_setopt(e, CURLOPT_URL, c->url);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_resp);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, s);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, s);
     curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(e, CURLOPT_XFERINFODATA, s);
     curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, s->errbuf);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)c->remote_timeout_ms);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_USERAGENT, s->q->rs->opts.user_agent);
@@ -550,36 +540,30 @@ typedef struct batch {
     const im_labels_t **ls; /* per sample */
     int64_t *et, *t;        /* per sample: in ring order, grouped */
     double *ev, *v;
-    uint32_t *grp, *ht; /* group of each sample; hash table of group index + 1 */
-    size_t *start, hcap;
+    size_t *start; /* per group: its first sample in t/v */
     remote_series_t *series;
+    uint32_t *grp, *ht; /* group of each sample; hash table of group index + 1 */
+    size_t hcap;
+    void *mem; /* owned: one block holding every array */
 } batch_t;
 
 static void batch_init(batch_t *b, size_t maxn)
 {
-    b->ls = im_malloc(maxn * sizeof *b->ls);
-    b->et = im_malloc(maxn * sizeof *b->et);
-    b->t = im_malloc(maxn * sizeof *b->t);
-    b->ev = im_malloc(maxn * sizeof *b->ev);
-    b->v = im_malloc(maxn * sizeof *b->v);
-    b->grp = im_malloc(maxn * sizeof *b->grp);
-    b->start = im_malloc(maxn * sizeof *b->start);
-    b->series = im_malloc(maxn * sizeof *b->series);
     for (b->hcap = 16; b->hcap < 2 * maxn; b->hcap *= 2) {}
-    b->ht = im_malloc(b->hcap * sizeof *b->ht);
-}
-
-static void batch_free(batch_t *b)
-{
-    im_free(b->ls);
-    im_free(b->et);
-    im_free(b->t);
-    im_free(b->ev);
-    im_free(b->v);
-    im_free(b->grp);
-    im_free(b->start);
-    im_free(b->series);
-    im_free(b->ht);
+    /* (8-byte members first, then the 4-byte ones: every array stays aligned) */
+    size_t sz = maxn * (sizeof *b->ls + 2 * sizeof *b->et + 2 * sizeof *b->ev +
+                        sizeof *b->start + sizeof *b->series + sizeof *b->grp) +
+                b->hcap * sizeof *b->ht;
+    char *m = b->mem = im_malloc(sz);
+    b->ls = (const im_labels_t **)m, m += maxn * sizeof *b->ls;
+    b->et = (int64_t *)m, m += maxn * sizeof *b->et;
+    b->t = (int64_t *)m, m += maxn * sizeof *b->t;
+    b->ev = (double *)m, m += maxn * sizeof *b->ev;
+    b->v = (double *)m, m += maxn * sizeof *b->v;
+    b->start = (size_t *)m, m += maxn * sizeof *b->start;
+    b->series = (remote_series_t *)m, m += maxn * sizeof *b->series;
+    b->grp = (uint32_t *)m, m += maxn * sizeof *b->grp;
+    b->ht = (uint32_t *)m;
 }
 
 /* Groups the first k samples; returns the number of series. */
@@ -704,7 +688,7 @@ static void *shard_main(void *arg)
         if (!done) break;
     }
     pthread_mutex_unlock(&s->mu);
-    batch_free(&bt);
+    im_free(bt.mem);
     return NULL;
 }
 
@@ -1284,6 +1268,20 @@ static void num(im_buf_t *b, double v)
     (void)im_buf_printf(b, " %s\n", t);
 }
 
+/* One line per queue: NAME{consumer="<queue>"EXTRA} and the _Atomic uint64_t
+ * at offset off of its queue_t. */
+static void per_consumer(im_buf_t *b, remote_storage_t *rs, const char *name, const char *extra,
+                         size_t off)
+{
+    for (size_t i = 0; i < rs->nq; i++) {
+        const queue_t *q = rs->q[i];
+        (void)im_buf_printf(b, "%s{consumer=", name);
+        (void)im_quote_string(b, q->name, strlen(q->name));
+        (void)im_buf_printf(b, "%s}", extra);
+        num(b, (double)atomic_load((_Atomic uint64_t *)((char *)q + off)));
+    }
+}
+
 void remote_storage_metrics(void *ctx, im_buf_t *b)
 {
     remote_storage_t *rs = ctx;
@@ -1400,33 +1398,17 @@ void remote_storage_metrics(void *ctx, im_buf_t *b)
         }
         fam(b, "prometheus_wal_watcher_current_segment", GAUGE,
             "WAL segment the remote-write queue reads.");
-        for (size_t i = 0; i < rs->nq; i++) {
-            (void)im_buf_puts(b, "prometheus_wal_watcher_current_segment{consumer=");
-            (void)im_quote_string(b, rs->q[i]->name, strlen(rs->q[i]->name));
-            (void)im_buf_puts(b, "}");
-            num(b, (double)atomic_load(&rs->q[i]->cur_seg));
-        }
+        per_consumer(b, rs, "prometheus_wal_watcher_current_segment", "", offsetof(queue_t, cur_seg));
         fam(b, "prometheus_wal_watcher_records_read_total", CTR,
             "WAL records read by the remote-write queue, by type.");
-        for (size_t i = 0; i < rs->nq; i++) {
-            const char *nm = rs->q[i]->name;
-            (void)im_buf_puts(b, "prometheus_wal_watcher_records_read_total{consumer=");
-            (void)im_quote_string(b, nm, strlen(nm));
-            (void)im_buf_puts(b, ",type=\"samples\"}");
-            num(b, (double)atomic_load(&rs->q[i]->rec_samples));
-            (void)im_buf_puts(b, "prometheus_wal_watcher_records_read_total{consumer=");
-            (void)im_quote_string(b, nm, strlen(nm));
-            (void)im_buf_puts(b, ",type=\"series\"}");
-            num(b, (double)atomic_load(&rs->q[i]->rec_series));
-        }
+        per_consumer(b, rs, "prometheus_wal_watcher_records_read_total", ",type=\"samples\"",
+                     offsetof(queue_t, rec_samples));
+        per_consumer(b, rs, "prometheus_wal_watcher_records_read_total", ",type=\"series\"",
+                     offsetof(queue_t, rec_series));
         fam(b, "prometheus_wal_watcher_record_decode_failures_total", CTR,
             "WAL records the remote-write queue could not decode.");
-        for (size_t i = 0; i < rs->nq; i++) {
-            (void)im_buf_puts(b, "prometheus_wal_watcher_record_decode_failures_total{consumer=");
-            (void)im_quote_string(b, rs->q[i]->name, strlen(rs->q[i]->name));
-            (void)im_buf_puts(b, "}");
-            num(b, (double)atomic_load(&rs->q[i]->decode_failures));
-        }
+        per_consumer(b, rs, "prometheus_wal_watcher_record_decode_failures_total", "",
+                     offsetof(queue_t, decode_failures));
         fam(b, "infermon_remote_storage_wal_backlog_bytes", GAUGE,
             "Bytes of WAL segments from the queue's oldest unsent position on.");
         for (size_t i = 0; i < rs->nq; i++) {
