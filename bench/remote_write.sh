@@ -15,11 +15,17 @@
 #   - bytes on the wire per sample (prometheus_remote_storage_bytes_total,
 #     vmagent_remotewrite_bytes_sent_total / samples);
 # then VictoriaMetrics is stopped for OUTAGE seconds and restarted, and each
-# agent's catch-up time is measured from the restart: until the newest sample it
-# had acknowledged is within 3 intervals of now (infermon, Prometheus:
-# prometheus_remote_storage_queue_highest_sent_timestamp_seconds), or its queue
-# holds nothing (vmagent: vmagent_remotewrite_pending_data_bytes and
-# _pending_inmemory_blocks both 0).
+# agent's catch-up time is measured from the restart (the first answer of
+# /health), two ways:
+#   - sender: until the newest sample it has had acknowledged is within one
+#     scrape interval of now (infermon, Prometheus:
+#     prometheus_remote_storage_queue_highest_sent_timestamp_seconds); vmagent
+#     exposes no such timestamp: until its queue holds nothing
+#     (vmagent_remotewrite_pending_data_bytes and _pending_inmemory_blocks 0);
+#   - receiver, the same rule for all three: until VictoriaMetrics holds the
+#     agent's `up` samples (one per target and scrape) up to within one interval
+#     plus VictoriaMetrics' own 1 s ingestion flush of now
+#     (-search.latencyOffset=0s, queried with nocache=1).
 # Ratios infermon/peer are printed at the end.
 #
 # usage: bench/remote_write.sh [PODS [SECONDS [OUTAGE]]]   default 60 pods, 60 s, 120 s
@@ -72,7 +78,8 @@ vport=$(port); iport=$(port); pport=$(port); aport=$(port)
 V="http://127.0.0.1:$vport"
 start_vm() {
   victoria-metrics -httpListenAddr="127.0.0.1:$vport" -storageDataPath="$TMP/vm" \
-    -retentionPeriod=100y -maxLabelsPerTimeseries=100 >>"$TMP/vm.log" 2>&1 &
+    -retentionPeriod=100y -maxLabelsPerTimeseries=100 -search.latencyOffset=0s \
+    >>"$TMP/vm.log" 2>&1 &
   VMPID=$!
   PIDS+=($VMPID)
   wait_up "$V/health"
@@ -143,8 +150,7 @@ kill "$VMPID"; wait "$VMPID" 2>/dev/null || true
 sleep "$OUTAGE"
 start_vm
 t0=$(date +%s.%N)
-# Caught up: infermon and Prometheus: the newest sample acknowledged is within 3
-# intervals of now; vmagent: nothing pending in its queues.
+# Caught up at the sender (see the header).
 caught() {
   local hs
   if [ "$1" = vmagent ]; then
@@ -154,21 +160,37 @@ caught() {
   fi
   local u="http://127.0.0.1:$iport"
   [ "$1" = prometheus ] && u="http://127.0.0.1:$pport"
-  hs=$(counter "$u" prometheus_remote_storage_queue_highest_sent_timestamp_seconds)
-  [ "$hs" -ge $(($(date +%s) - 3 * IV)) ]
+  hs=$(curl -fsS "$u/metrics" | awk '/^prometheus_remote_storage_queue_highest_sent_timestamp_seconds/ {
+    if ($NF > m) m = $NF } END { printf "%.3f\n", m }')
+  $PY -c "import sys, time; sys.exit(0 if $hs >= time.time() - $IV else 1)"
 }
-declare -A done_at=()
-while [ ${#done_at[@]} -lt 3 ]; do
+# Caught up at the receiver: the agent's newest `up` sample in VictoriaMetrics.
+caught_rx() {
+  local t
+  t=$(curl -fsS "$V/api/v1/query" --data-urlencode "query=max(timestamp(up{agent=\"$1\"}))" \
+    --data-urlencode nocache=1 2>/dev/null | $PY -c '
+import json, sys
+r = json.load(sys.stdin)["data"]["result"]
+print(r[0]["value"][1] if r else 0)' 2>/dev/null || echo 0)
+  $PY -c "import sys, time; sys.exit(0 if $t >= time.time() - $IV - 1 else 1)"
+}
+declare -A done_at=() rx_at=()
+while [ ${#done_at[@]} -lt 3 ] || [ ${#rx_at[@]} -lt 3 ]; do
   for n in $NAMES; do
-    [ -n "${done_at[$n]:-}" ] && continue
-    if caught $n; then done_at[$n]=$($PY -c "import time; print('%.1f' % (time.time() - $t0))"); fi
+    if [ -z "${done_at[$n]:-}" ] && caught $n; then
+      done_at[$n]=$($PY -c "import time; print('%.1f' % (time.time() - $t0))")
+    fi
+    if [ -z "${rx_at[$n]:-}" ] && caught_rx $n; then
+      rx_at[$n]=$($PY -c "import time; print('%.1f' % (time.time() - $t0))")
+    fi
   done
   el=$($PY -c "import time; print(int(time.time() - $t0))")
   [ "$el" -gt 900 ] && break
   sleep 0.2
 done
 for n in $NAMES; do
-  printf '%-10s catch-up after the outage: %s s\n' "$n" "${done_at[$n]:->900}" | tee -a "$TMP/res"
+  printf '%-10s catch-up after the outage: sender %s s, receiver %s s\n' "$n" \
+    "${done_at[$n]:->900}" "${rx_at[$n]:->900}" | tee -a "$TMP/res"
 done
 $PY - "$TMP/res" <<'PY'
 import re, sys

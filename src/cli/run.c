@@ -482,6 +482,12 @@ int run_daemon(const run_opts_t *o)
     ho.enable_lifecycle = o->enable_lifecycle;
     ho.enable_remote_write = o->enable_remote_write;
     ho.remote_write_max_bytes = o->remote_write_max_bytes;
+    char rw_md_path[4200];
+    if (to.dir) {
+        snprintf(rw_md_path, sizeof rw_md_path, "%s/remote-write-metadata", to.dir);
+        ho.rw_metadata_path = rw_md_path;
+    }
+    ho.rw_metadata_max = o->rw_metadata_max;
     ho.agent = o->agent;
     ho.max_request_body_bytes = o->max_request_body_bytes;
     ho.max_connections = (int)o->web_max_connections;
@@ -603,6 +609,8 @@ static void usage(FILE *f)
         "  --web.enable-lifecycle             enable POST /-/reload and /-/quit\n"
         "  --web.enable-remote-write-receiver accept remote write on /api/v1/write\n"
         "  --web.remote-write-max-bytes=SIZE  largest remote-write request (default 32MiB)\n"
+        "  --web.remote-write-max-metadata=N  metric names whose remote write 2.0 metadata is\n"
+        "                                     kept (default 100000)\n"
         "  --query.lookback-delta=DUR         lookback for instant vectors (default 5m)\n"
         "  --query.max-samples=N              samples a query may hold (default 50000000)\n"
         "  --query.timeout=DUR                query time limit (default 2m)\n"
@@ -660,7 +668,7 @@ static const char *const flag_names[] = {
     "query.max-concurrency", "web.max-connections", "web.max-request-body-bytes", "scrape.workers",
     "web.basic-auth.bcrypt-concurrency", "web.basic-auth.bcrypt-wait", "regex.match-limit",
     "storage.remote.max-wal-retention", "agent", "discovery.kubernetes.max-list-page-bytes",
-    "discovery.kubernetes.max-event-bytes", NULL};
+    "discovery.kubernetes.max-event-bytes", "web.remote-write-max-metadata", NULL};
 #define FLAG_AGENT      33
 #define NUM_VALUE_FLAGS 22
 #define NUM_BOOL_FLAGS  3
@@ -877,12 +885,23 @@ int cli_run(int argc, char **argv)
             return 2;
         }
     }
+    if (vals[FLAG_AGENT + 3]) {
+        char *end;
+        long long mx = strtoll(vals[FLAG_AGENT + 3], &end, 10);
+        if (*end || mx <= 0) {
+            fprintf(stderr, "infermon run: --web.remote-write-max-metadata: bad number \"%s\"\n",
+                    vals[FLAG_AGENT + 3]);
+            return 2;
+        }
+        o.rw_metadata_max = (size_t)mx;
+    }
     /* flags for /api/v1/status/flags, with defaults shown */
     static const char *defaults[] = {
         "",         "data/", "0s",   "0B",    "timer",   ":9470", "",      "32MiB", "5m",
         "50000000", "2m",    "info", "",      "1h",      "10m",   "1m",    "10000", "10m",
         "4096",     "0B",    "0B",   "1MiB",  "false",   "false", "false", "20",    "512",
-        "16MiB",    "",      "2",    "250ms", "1000000", "2GiB",  "false", "512MiB", "64MiB"};
+        "16MiB",    "",      "2",    "250ms", "1000000", "2GiB",  "false", "512MiB", "64MiB",
+        "100000"};
     _Static_assert(IM_ARRAY_LEN(defaults) == IM_ARRAY_LEN(flag_names) - 1,
                    "a default for every flag");
     char workers_def[24];

@@ -52,6 +52,7 @@ typedef struct run_opts {
     int64_t remote_max_wal_retention_bytes; /* --storage.remote.max-wal-retention; 0 = 2 GiB */
     /* --discovery.kubernetes.max-list-page-bytes / max-event-bytes; 0 = defaults */
     int64_t k8s_max_list_page_bytes, k8s_max_event_bytes;
+    size_t rw_metadata_max; /* --web.remote-write-max-metadata; 0 = 100000 */
 } run_opts_t;
 
 void run_opts_defaults(run_opts_t *o);

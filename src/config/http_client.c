@@ -289,6 +289,22 @@ im_rc cfg_http_client_apply_url(const cfg_http_client_t *c, CURL *h, const char 
     return rc ? rc : cfg_http_client_apply(c, h, hdrs, err);
 }
 
+void cfg_http_client_handle(CURL **h, const char *url, curl_write_callback body, void *ud,
+                            char *errbuf)
+{
+    if (!*h) {
+        *h = curl_easy_init();
+        if (!*h) im_oom(0);
+    } else {
+        curl_easy_reset(*h);
+    }
+    curl_easy_setopt(*h, CURLOPT_URL, url);
+    curl_easy_setopt(*h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(*h, CURLOPT_WRITEFUNCTION, body);
+    curl_easy_setopt(*h, CURLOPT_WRITEDATA, ud);
+    curl_easy_setopt(*h, CURLOPT_ERRORBUFFER, errbuf);
+}
+
 im_rc cfg_http_client_apply(const cfg_http_client_t *c, CURL *h, struct curl_slist **hdrs,
                             im_err_t *err)
 {

@@ -97,6 +97,12 @@ im_rc cfg_http_client_apply(const cfg_http_client_t *c, CURL *h, struct curl_sli
 im_rc cfg_http_client_apply_url(const cfg_http_client_t *c, CURL *h, const char *url,
                                 struct curl_slist **hdrs, struct curl_slist **conn_to,
                                 im_err_t *err);
+/* A handle for the next request: *h made (curl_easy_init; out of memory
+ * aborts) or reset for reuse (its connections are kept), then the options every
+ * client sets: the URL, no signals, the body callback with ud, the error buffer
+ * (CURL_ERROR_SIZE bytes). Before cfg_http_client_apply. */
+void cfg_http_client_handle(CURL **h, const char *url, curl_write_callback body, void *ud,
+                            char *errbuf);
 void cfg_http_client_free(cfg_http_client_t *c);
 /* A relative, non-empty *path becomes dir/path, cleaned of "." and ".." segments
  * and repeated slashes (Go's filepath.Join); NULL, empty and absolute paths are

@@ -189,5 +189,7 @@ enum MHD_Result http__remote_write(http_server_t *s, http__req_t *r);
  * protocol version), or 0 with the 415 message in msg. */
 int http__rw_negotiate(const char *ctype, char *msg, size_t msz);
 void http__count(http_server_t *s, const char *handler, unsigned code, double secs);
+/* Metrics hook (ud = the http_rw_meta_t): the remote write 2.0 metadata store. */
+void http__rw_meta_metrics(void *ud, im_buf_t *out);
 
 #endif

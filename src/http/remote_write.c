@@ -700,7 +700,16 @@ void http_rw2_req_free(http_rw2_req_t *q)
     memset(q, 0, sizeof *q);
 }
 
-/* ---- The metadata of remote write 2.0 ---- */
+/* ---- The metadata of remote write 2.0 ----
+ *
+ * Kept in memory (sorted by metric name) and, with a path, in a log file next to
+ * the store: every change is appended as one line "metric\ttype\thelp\tunit\n"
+ * (\\, \t, \n escaped) before the request is answered, so what a 2xx
+ * acknowledged survives a restart and a SIGKILL; opening replays the log
+ * (latest wins) and, when it holds more than twice the entries, rewrites it
+ * (write, rename). At most max metric names are kept: a new one past it is not
+ * stored, logged (naming --web.remote-write-max-metadata) and counted; its
+ * samples are written all the same. */
 
 typedef struct rw_meta_entry {
     char *metric, *type, *help, *unit; /* owned */
@@ -709,14 +718,122 @@ typedef struct rw_meta_entry {
 struct http_rw_meta {
     pthread_mutex_t mu;
     rw_meta_entry_t *e; /* sorted by metric */
-    size_t n, cap;
+    size_t n, cap, max;
+    char *path; /* owned; NULL = memory only */
+    FILE *log;  /* append handle of path */
+    size_t log_lines;
+    uint64_t dropped; /* new names refused at max */
+    im_buf_t line;
 };
 
-http_rw_meta_t *http_rw_meta_new(void)
+#define RW_META_DEFAULT_MAX 100000
+
+static void meta_esc(im_buf_t *b, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '\\' || c == '\t' || c == '\n')
+            (void)im_buf_printf(b, "\\%c", c == '\\' ? '\\' : c == '\t' ? 't' : 'n');
+        else
+            (void)im_buf_putc(b, c);
+    }
+}
+
+/* Unescapes the field starting at *p up to a tab or the end (in place). */
+static char *meta_field(char **p)
+{
+    char *r = *p, *w = *p, *q = *p;
+    for (; *q && *q != '\t'; q++) {
+        if (*q == '\\' && q[1]) {
+            q++;
+            *w++ = *q == 't' ? '\t' : *q == 'n' ? '\n' : *q;
+        } else {
+            *w++ = *q;
+        }
+    }
+    *p = *q ? q + 1 : q;
+    *w = 0;
+    return r;
+}
+
+static rw_meta_entry_t *meta_set_locked(http_rw_meta_t *m, const char *metric, size_t mlen,
+                                        const char *type, const char *help, size_t hlen,
+                                        const char *unit, size_t ulen);
+
+static void meta_write_entry(im_buf_t *b, const rw_meta_entry_t *e)
+{
+    meta_esc(b, e->metric, strlen(e->metric));
+    (void)im_buf_putc(b, '\t');
+    meta_esc(b, e->type, strlen(e->type));
+    (void)im_buf_putc(b, '\t');
+    meta_esc(b, e->help, strlen(e->help));
+    (void)im_buf_putc(b, '\t');
+    meta_esc(b, e->unit, strlen(e->unit));
+    (void)im_buf_putc(b, '\n');
+}
+
+/* Rewrites the log from the entries (write, rename) and reopens it. */
+static void meta_compact(http_rw_meta_t *m)
+{
+    im_buf_t b, tmp;
+    im_buf_init(&b, 0);
+    im_buf_init(&tmp, 0);
+    for (size_t i = 0; i < m->n; i++) meta_write_entry(&b, &m->e[i]);
+    (void)im_buf_printf(&tmp, "%s.tmp", m->path);
+    FILE *f = fopen(tmp.data, "w");
+    bool ok = f && fwrite(b.data ? b.data : "", 1, b.len, f) == b.len;
+    if (f) ok = fclose(f) == 0 && ok;
+    if (ok && rename(tmp.data, m->path) == 0) {
+        if (m->log) fclose(m->log);
+        m->log = fopen(m->path, "a");
+        m->log_lines = m->n;
+    } else {
+        IM_ERROR("cannot rewrite the remote-write metadata file", "file=%s", im_logq(m->path));
+    }
+    im_buf_free(&b);
+    im_buf_free(&tmp);
+}
+
+http_rw_meta_t *http_rw_meta_open(const char *path, size_t max)
 {
     http_rw_meta_t *m = im_calloc(1, sizeof *m);
     pthread_mutex_init(&m->mu, NULL);
+    m->max = max ? max : RW_META_DEFAULT_MAX;
+    im_buf_init(&m->line, 0);
+    if (!path) return m;
+    m->path = im_strdup(path);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        char *ln = NULL;
+        size_t cap = 0;
+        ssize_t len;
+        while ((len = getline(&ln, &cap, f)) > 0) {
+            if (ln[len - 1] != '\n') break; /* a line cut by a kill: not acknowledged */
+            ln[len - 1] = 0;
+            char *p = ln;
+            char *metric = meta_field(&p), *type = meta_field(&p), *help = meta_field(&p);
+            char *unit = meta_field(&p);
+            if (*metric)
+                (void)meta_set_locked(m, metric, strlen(metric), type, help, strlen(help), unit,
+                                      strlen(unit));
+            m->log_lines++;
+        }
+        free(ln);
+        fclose(f);
+    }
+    if (m->log_lines > 2 * m->n || !f)
+        meta_compact(m);
+    else
+        m->log = fopen(path, "a");
+    if (!m->log)
+        IM_ERROR("cannot open the remote-write metadata file; metadata is kept in memory only",
+                 "file=%s", im_logq(path));
     return m;
+}
+
+http_rw_meta_t *http_rw_meta_new(void)
+{
+    return http_rw_meta_open(NULL, 0);
 }
 
 void http_rw_meta_free(http_rw_meta_t *m)
@@ -729,8 +846,29 @@ void http_rw_meta_free(http_rw_meta_t *m)
         im_free(m->e[i].unit);
     }
     im_free(m->e);
+    if (m->log) fclose(m->log);
+    im_free(m->path);
+    im_buf_free(&m->line);
     pthread_mutex_destroy(&m->mu);
     im_free(m);
+}
+
+void http__rw_meta_metrics(void *ud, im_buf_t *out)
+{
+    http_rw_meta_t *m = ud;
+    pthread_mutex_lock(&m->mu);
+    size_t n = m->n;
+    uint64_t d = m->dropped;
+    pthread_mutex_unlock(&m->mu);
+    (void)im_buf_printf(out,
+                        "# HELP infermon_remote_write_metadata_entries Metric names with metadata "
+                        "received by remote write 2.0.\n# TYPE infermon_remote_write_metadata_entries "
+                        "gauge\ninfermon_remote_write_metadata_entries %zu\n"
+                        "# HELP infermon_remote_write_metadata_dropped_total New metric names whose "
+                        "metadata was not kept: --web.remote-write-max-metadata reached.\n# TYPE "
+                        "infermon_remote_write_metadata_dropped_total counter\n"
+                        "infermon_remote_write_metadata_dropped_total %llu\n",
+                        n, (unsigned long long)d);
 }
 
 static int meta_cmp(const char *a, const char *b, size_t blen)
@@ -745,10 +883,12 @@ static bool str_is(const char *a, const char *b, size_t blen)
     return strlen(a) == blen && !memcmp(a, b, blen);
 }
 
-void http_rw_meta_set(http_rw_meta_t *m, const char *metric, size_t mlen, const char *type,
-                      const char *help, size_t hlen, const char *unit, size_t ulen)
+/* The entry when it changed (new or different; valid until the next change),
+ * else NULL. */
+static rw_meta_entry_t *meta_set_locked(http_rw_meta_t *m, const char *metric, size_t mlen,
+                                        const char *type, const char *help, size_t hlen,
+                                        const char *unit, size_t ulen)
 {
-    pthread_mutex_lock(&m->mu);
     size_t lo = 0, hi = m->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -760,14 +900,23 @@ void http_rw_meta_set(http_rw_meta_t *m, const char *metric, size_t mlen, const 
     rw_meta_entry_t *e;
     if (lo < m->n && !meta_cmp(m->e[lo].metric, metric, mlen)) {
         e = &m->e[lo];
-        if (!strcmp(e->type, type) && str_is(e->help, help, hlen) && str_is(e->unit, unit, ulen)) {
-            pthread_mutex_unlock(&m->mu);
-            return;
-        }
+        if (!strcmp(e->type, type) && str_is(e->help, help, hlen) && str_is(e->unit, unit, ulen))
+            return NULL;
         im_free(e->type);
         im_free(e->help);
         im_free(e->unit);
     } else {
+        if (m->n >= m->max) {
+            if (m->dropped++ % 10000 == 0) {
+                char nm[256];
+                snprintf(nm, sizeof nm, "%.*s", (int)IM_MIN(mlen, 200), metric);
+                IM_WARN("remote write 2.0 metadata store full: metadata of new metric names is not "
+                        "kept (their samples are); raise --web.remote-write-max-metadata",
+                        "max=%zu metric=%s dropped=%llu", m->max, im_logq(nm),
+                        (unsigned long long)m->dropped);
+            }
+            return NULL;
+        }
         RW2_GROW(m->e, m->n, m->cap);
         memmove(&m->e[lo + 1], &m->e[lo], (m->n - lo) * sizeof *m->e);
         m->n++;
@@ -777,6 +926,24 @@ void http_rw_meta_set(http_rw_meta_t *m, const char *metric, size_t mlen, const 
     e->type = im_strdup(type);
     e->help = im_strndup(help, hlen);
     e->unit = im_strndup(unit, ulen);
+    return e;
+}
+
+void http_rw_meta_set(http_rw_meta_t *m, const char *metric, size_t mlen, const char *type,
+                      const char *help, size_t hlen, const char *unit, size_t ulen)
+{
+    pthread_mutex_lock(&m->mu);
+    rw_meta_entry_t *e = meta_set_locked(m, metric, mlen, type, help, hlen, unit, ulen);
+    if (e && m->log) {
+        /* Appended before the request is answered (fflush: in the kernel, so a
+         * SIGKILL keeps it). */
+        im_buf_reset(&m->line);
+        meta_write_entry(&m->line, e);
+        if (fwrite(m->line.data, 1, m->line.len, m->log) != m->line.len || fflush(m->log) != 0)
+            IM_ERROR("cannot append to the remote-write metadata file", "file=%s",
+                     im_logq(m->path));
+        if (++m->log_lines > 2 * m->n + 1000) meta_compact(m);
+    }
     pthread_mutex_unlock(&m->mu);
 }
 

@@ -80,6 +80,8 @@ typedef struct http_server_opts {
     bool enable_lifecycle;
     bool enable_remote_write;
     int64_t remote_write_max_bytes; /* compressed request cap; 0 = 32 MiB */
+    const char *rw_metadata_path;   /* remote write 2.0 metadata file; NULL = memory only */
+    size_t rw_metadata_max;         /* metric names kept (--web.remote-write-max-metadata); 0 = 100000 */
     bool agent; /* --agent: the query API over local data answers 422, as Prometheus' agent */
     int64_t max_request_body_bytes; /* other request bodies (forms); 0 = 16 MiB */
     int max_connections;            /* simultaneous connections (--web.max-connections); 0 = 512 */
@@ -179,9 +181,16 @@ im_rc http_rw2_decode_snappy(const char *body, size_t len, http_rw2_req_t *req, 
 void http_rw2_req_free(http_rw2_req_t *req);
 
 /* The metadata remote write 2.0 brings, per metric name (latest wins), shown
- * by /api/v1/metadata next to the scraped metadata. Thread-safe. */
+ * by /api/v1/metadata next to the scraped metadata. Thread-safe. With a path
+ * it is kept in that file (each change appended before the request is
+ * answered; replayed at open), so it survives restarts; at most max metric
+ * names (0 = 100000; --web.remote-write-max-metadata), new ones past it are
+ * not kept (logged, counted). */
 typedef struct http_rw_meta http_rw_meta_t;
+http_rw_meta_t *http_rw_meta_open(const char *path, size_t max);
+/* Memory only, the default maximum. */
 http_rw_meta_t *http_rw_meta_new(void);
+
 void http_rw_meta_free(http_rw_meta_t *m);
 void http_rw_meta_set(http_rw_meta_t *m, const char *metric, size_t mlen, const char *type,
                       const char *help, size_t hlen, const char *unit, size_t ulen);

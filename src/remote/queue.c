@@ -70,13 +70,27 @@ typedef struct shard {
     bool stop, busy;     /* busy: a batch is being sent */
     tsdb_wal_pos_t pos;  /* acknowledged position (under q->pos_mu) */
     tsdb_wal_pos_t skip; /* resume: samples of records ending at or before it were sent */
+    /* Saved with pos (under q->pos_mu): samples acknowledged after pos (a batch
+     * that ended inside a record), and the samples of the batch being sent. */
+    uint64_t acked_n, inflight_n;
+    uint64_t skip_n;    /* reader, at resume: samples after skip acknowledged before */
+    uint64_t first_max; /* shard, at resume: the batch in flight at the stop, sent alone */
     CURL *easy;
+    struct curl_slist *hdrs; /* the handle's request headers; NULL = not set up */
     im_buf_t raw, comp, resp;
     char errbuf[CURL_ERROR_SIZE];
     int64_t retry_after_ms;
 } shard_t;
 
 struct remote_storage;
+
+/* Resharding's smoothed rates (reader thread). */
+typedef struct rate {
+    uint64_t last_in, last_out;
+    uint64_t last_ns;
+    double in, out, ns_per_sample, last_pending;
+    bool init;
+} rate_t;
 
 struct queue {
     struct remote_storage *rs;
@@ -85,6 +99,10 @@ struct queue {
     cfg_queue_t qc;                /* cfg->queue with values the sender can use */
     char name[64];                 /* remote_name: cfg->name, else a hash of the entry */
     char posfile[4200];
+    uint64_t cfg_hash; /* of the entry and the external labels: a saved skip count holds for it */
+    int posfd;       /* the positions file, open for in-place saves; -1 = none */
+    size_t pos_nsh;  /* shard count the file was laid out for */
+    im_buf_t posbuf; /* (under pos_mu) */
     char *url; /* owned: cfg->url with a password replaced by xxxxx (labels, logs) */
     pthread_t th;
     bool started;
@@ -103,6 +121,11 @@ struct queue {
     bool pos_dirty;       /* a position moved since the last save (under pos_mu) */
     int64_t pos_saved_ns; /* when the file was last written (under pos_mu) */
     tsdb_wal_watcher_t *w;
+    /* reader thread only: WAL bytes and samples read (same-segment records) */
+    tsdb_wal_pos_t last_end;
+    uint64_t read_bytes, read_samples;
+    rate_t rate;
+    int64_t last_reshard_ms;
     /* metrics */
     _Atomic uint64_t samples_total, samples_failed, samples_retried, samples_dropped;
     _Atomic uint64_t enqueue_retries, bytes_total, md_total, md_failed, md_retried, md_bytes;
@@ -112,7 +135,7 @@ struct queue {
     _Atomic uint64_t hist[NBUCKETS + 1];
     _Atomic uint64_t hist_count, hist_sum_ns;
     _Atomic int64_t desired;
-    _Atomic uint32_t cur_seg;
+    _Atomic uint64_t cur_seg;
     pthread_mutex_t err_mu;
     char last_err[256];
 };
@@ -138,29 +161,43 @@ static int64_t now_ms(void)
 
 /* ---- Positions file ---- */
 
-/* Format: "infermon-remote-positions 1\n<nshards>\n" then "<seg> <off>\n" per
- * shard. Written as .tmp then renamed (atomic; a SIGKILL keeps the old or the
- * new one). */
+/* Format: "infermon-remote-positions 2\n<nshards> <config hash>\n" then per
+ * shard "<seg> <off> <acked> <inflight>", each line padded with spaces to a
+ * fixed width, so the file has one size for a shard count (version 1, read too,
+ * has "<seg> <off>" lines and no hash). A new shard count (or the first save)
+ * writes .tmp and renames it; every later save overwrites the file in place
+ * with one pwrite of less than a page (a SIGKILL cannot tear it: the kernel
+ * finishes a one-page write it started, so the file holds the old or the new
+ * positions). Larger files (more than ~70 shards) always take the rename. */
 static void pos_save_locked(queue_t *q)
 {
-    char tmp[4300];
-    snprintf(tmp, sizeof tmp, "%s.tmp", q->posfile);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        IM_ERROR("cannot write the remote-write position file", "file=%s err=%s", im_logq(tmp),
-                 im_logq(strerror(errno)));
-        return;
-    }
-    fprintf(f, "infermon-remote-positions 1\n%zu\n", q->nsh);
+    im_buf_t *b = &q->posbuf;
+    im_buf_reset(b);
+    (void)im_buf_printf(b, "infermon-remote-positions 2\n%zu %016llx\n", q->nsh,
+                        (unsigned long long)q->cfg_hash);
     tsdb_wal_pos_t mn = {0, 0};
     for (size_t i = 0; i < q->nsh; i++) {
-        tsdb_wal_pos_t p = q->sh[i]->pos;
-        fprintf(f, "%u %" PRIu64 "\n", p.seg, p.off);
-        if (i == 0 || tsdb_wal_pos_cmp(p, mn) < 0) mn = p;
+        const shard_t *sh = q->sh[i];
+        (void)im_buf_printf(b, "%-10u %-20llu %-10llu %-10llu\n", sh->pos.seg,
+                            (unsigned long long)sh->pos.off, (unsigned long long)sh->acked_n,
+                            (unsigned long long)sh->inflight_n);
+        if (i == 0 || tsdb_wal_pos_cmp(sh->pos, mn) < 0) mn = sh->pos;
     }
-    bool ok = fflush(f) == 0;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, q->posfile) != 0)
+    bool ok;
+    if (q->posfd >= 0 && q->pos_nsh == q->nsh && b->len < 4096) {
+        ok = pwrite(q->posfd, b->data, b->len, 0) == (ssize_t)b->len;
+    } else {
+        char tmp[4300];
+        snprintf(tmp, sizeof tmp, "%s.tmp", q->posfile);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        ok = fd >= 0 && write(fd, b->data, b->len) == (ssize_t)b->len;
+        if (fd >= 0) ok = close(fd) == 0 && ok;
+        ok = ok && rename(tmp, q->posfile) == 0;
+        if (q->posfd >= 0) close(q->posfd);
+        q->posfd = ok ? open(q->posfile, O_WRONLY | O_CLOEXEC) : -1;
+        q->pos_nsh = q->nsh;
+    }
+    if (!ok)
         IM_ERROR("cannot write the remote-write position file", "file=%s err=%s",
                  im_logq(q->posfile), im_logq(strerror(errno)));
     q->oldest = mn;
@@ -180,24 +217,34 @@ static void pos_maybe_save_locked(queue_t *q, bool acked_samples)
         pos_save_locked(q);
 }
 
-/* Reads the saved positions; false when there are none. */
-static bool pos_load(const char *path, tsdb_wal_pos_t **out, size_t *n)
+typedef struct pos_rec {
+    tsdb_wal_pos_t p;
+    uint64_t acked, inflight;
+} pos_rec_t;
+
+/* Reads the saved positions (*hash: the queue configuration's, 0 for version
+ * 1); false when there are none. */
+static bool pos_load(const char *path, pos_rec_t **out, size_t *n, uint64_t *hash)
 {
     FILE *f = fopen(path, "r");
     if (!f) return false;
     char magic[64];
     unsigned ver;
     size_t ns;
+    unsigned long long h = 0;
     bool ok = fscanf(f, "%63s %u %zu", magic, &ver, &ns) == 3 &&
-              !strcmp(magic, "infermon-remote-positions") && ver == 1 && ns > 0 && ns < 100000;
-    tsdb_wal_pos_t *p = ok ? im_calloc(ns, sizeof *p) : NULL;
+              !strcmp(magic, "infermon-remote-positions") && (ver == 1 || ver == 2) && ns > 0 &&
+              ns < 100000;
+    if (ok && ver == 2) ok = fscanf(f, "%llx", &h) == 1;
+    pos_rec_t *p = ok ? im_calloc(ns, sizeof *p) : NULL;
     for (size_t i = 0; ok && i < ns; i++) {
         unsigned seg;
-        unsigned long long off;
-        if (fscanf(f, "%u %llu", &seg, &off) != 2)
+        unsigned long long off, acked = 0, inflight = 0;
+        if (fscanf(f, "%u %llu", &seg, &off) != 2 ||
+            (ver == 2 && fscanf(f, "%llu %llu", &acked, &inflight) != 2))
             ok = false;
         else
-            p[i] = (tsdb_wal_pos_t){seg, off};
+            p[i] = (pos_rec_t){{seg, off}, acked, inflight};
     }
     fclose(f);
     if (!ok) {
@@ -208,6 +255,7 @@ static bool pos_load(const char *path, tsdb_wal_pos_t **out, size_t *n)
     }
     *out = p;
     *n = ns;
+    *hash = h;
     return true;
 }
 
@@ -282,6 +330,7 @@ static shard_t *shard_new(queue_t *q, size_t idx, tsdb_wal_pos_t pos)
 static void shard_free(shard_t *s)
 {
     if (s->easy) curl_easy_cleanup(s->easy);
+    curl_slist_free_all(s->hdrs);
     im_buf_free(&s->raw);
     im_buf_free(&s->comp);
     im_buf_free(&s->resp);
@@ -358,26 +407,14 @@ static void set_err(queue_t *q, const char *fmt, ...)
 static struct curl_slist *setup_curl(shard_t *s)
 {
     const cfg_remote_write_t *c = s->q->cfg;
-    if (!s->easy) {
-        s->easy = curl_easy_init();
-        if (!s->easy) im_oom(0);
-    } else {
-        curl_easy_reset(s->easy);
-    }
+    cfg_http_client_handle(&s->easy, c->url, on_resp, s, s->errbuf);
     CURL *e = s->easy;
-    curl_easy_setopt(e, CURLOPT_URL, c->url);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, s->comp.data);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)s->comp.len);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_resp);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, s);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, s);
     curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(e, CURLOPT_XFERINFODATA, s);
     curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, s->errbuf);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)c->remote_timeout_ms);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_USERAGENT, s->q->rs->opts.user_agent);
@@ -422,11 +459,18 @@ static send_result_t attempt(shard_t *s, size_t nsamples, bool metadata)
     im_buf_reset(&s->resp);
     s->errbuf[0] = 0;
     s->retry_after_ms = -1;
-    struct curl_slist *h = setup_curl(s);
+    /* The handle is set up once per shard (the connection is kept); again
+     * before every request when a secret file must be re-read (rotation). */
+    const cfg_http_client_t *hc = &q->cfg->http;
+    if (!s->hdrs || hc->basic_pass_file || hc->auth_cred_file) {
+        curl_slist_free_all(s->hdrs);
+        s->hdrs = setup_curl(s);
+    }
+    curl_easy_setopt(s->easy, CURLOPT_POSTFIELDS, s->comp.data);
+    curl_easy_setopt(s->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)s->comp.len);
     int64_t t0 = im_mono_ns();
     CURLcode cc = curl_easy_perform(s->easy);
     int64_t dt = im_mono_ns() - t0;
-    curl_slist_free_all(h);
     long code = 0;
     curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &code);
     if (metadata) {
@@ -489,21 +533,87 @@ static bool send_with_backoff(shard_t *s, size_t nsamples, bool metadata)
     }
 }
 
+/* One batch's samples (in ring order) grouped into one TimeSeries per series,
+ * the groups in order of first appearance and each series' samples in order
+ * (so its labels are encoded, compressed and stored once per request). */
+typedef struct batch {
+    const im_labels_t **ls; /* per sample */
+    int64_t *et, *t;        /* per sample: in ring order, grouped */
+    double *ev, *v;
+    size_t *start; /* per group: its first sample in t/v */
+    remote_series_t *series;
+    uint32_t *grp, *ht; /* group of each sample; hash table of group index + 1 */
+    size_t hcap;
+    void *mem; /* owned: one block holding every array */
+} batch_t;
+
+static void batch_init(batch_t *b, size_t maxn)
+{
+    for (b->hcap = 16; b->hcap < 2 * maxn; b->hcap *= 2) {}
+    /* (8-byte members first, then the 4-byte ones: every array stays aligned) */
+    size_t sz = maxn * (sizeof *b->ls + 2 * sizeof *b->et + 2 * sizeof *b->ev +
+                        sizeof *b->start + sizeof *b->series + sizeof *b->grp) +
+                b->hcap * sizeof *b->ht;
+    char *m = b->mem = im_malloc(sz);
+    b->ls = (const im_labels_t **)m, m += maxn * sizeof *b->ls;
+    b->et = (int64_t *)m, m += maxn * sizeof *b->et;
+    b->t = (int64_t *)m, m += maxn * sizeof *b->t;
+    b->ev = (double *)m, m += maxn * sizeof *b->ev;
+    b->v = (double *)m, m += maxn * sizeof *b->v;
+    b->start = (size_t *)m, m += maxn * sizeof *b->start;
+    b->series = (remote_series_t *)m, m += maxn * sizeof *b->series;
+    b->grp = (uint32_t *)m, m += maxn * sizeof *b->grp;
+    b->ht = (uint32_t *)m;
+}
+
+/* Groups the first k samples; returns the number of series. */
+static size_t batch_group(batch_t *b, size_t k)
+{
+    memset(b->ht, 0, b->hcap * sizeof *b->ht);
+    size_t ng = 0, mask = b->hcap - 1;
+    for (size_t i = 0; i < k; i++) {
+        /* (mixed: a shard's series share their hash modulo the shard count) */
+        size_t h = (size_t)((b->ls[i]->hash * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+        while (b->ht[h] && b->series[b->ht[h] - 1].labels != b->ls[i]) h = (h + 1) & mask;
+        if (!b->ht[h]) {
+            b->series[ng] = (remote_series_t){b->ls[i], NULL, NULL, 0};
+            b->ht[h] = (uint32_t)++ng;
+        }
+        b->grp[i] = b->ht[h] - 1;
+        b->series[b->grp[i]].n++;
+    }
+    size_t off = 0;
+    for (size_t g = 0; g < ng; g++) {
+        b->start[g] = off;
+        b->series[g].t_ms = &b->t[off];
+        b->series[g].v = &b->v[off];
+        off += b->series[g].n;
+        b->series[g].n = 0;
+    }
+    for (size_t i = 0; i < k; i++) {
+        remote_series_t *g = &b->series[b->grp[i]];
+        b->t[b->start[b->grp[i]] + g->n] = b->et[i];
+        b->v[b->start[b->grp[i]] + g->n] = b->ev[i];
+        g->n++;
+    }
+    return ng;
+}
+
 static void *shard_main(void *arg)
 {
     shard_t *s = arg;
     queue_t *q = s->q;
     size_t maxn = (size_t)q->qc.max_samples_per_send;
     int64_t deadline_ns = q->qc.batch_send_deadline_ms * 1000000;
-    remote_series_t *bs = im_malloc(maxn * sizeof *bs);
-    int64_t *bt = im_malloc(maxn * sizeof *bt);
-    double *bv = im_malloc(maxn * sizeof *bv);
+    batch_t bt;
+    batch_init(&bt, maxn);
     pthread_mutex_lock(&s->mu);
     for (;;) {
         while (!s->stop) {
             int64_t now = im_mono_ns();
             bool only_markers = s->n > 0 && s->nsamples == 0;
-            if (s->nsamples >= maxn || only_markers ||
+            size_t lim = s->first_max && s->first_max < maxn ? (size_t)s->first_max : maxn;
+            if (s->nsamples >= lim || only_markers ||
                 (s->nsamples > 0 && now - s->first_ns >= deadline_ns))
                 break;
             struct timespec ts;
@@ -512,22 +622,25 @@ static void *shard_main(void *arg)
             pthread_cond_timedwait(&s->cv, &s->mu, &ts);
         }
         if (s->stop) break;
-        size_t k = 0;
+        size_t k = 0, after_mark = 0;
+        size_t lim = s->first_max && s->first_max < maxn ? (size_t)s->first_max : maxn;
         bool mark = false;
         tsdb_wal_pos_t mpos = {0, 0};
         int64_t maxt = INT64_MIN;
         while (s->n > 0) {
             rq_ent_t *e = &s->ring[s->head];
             if (e->ls) {
-                if (k == maxn) break;
-                bs[k] = (remote_series_t){e->ls, &bt[k], &bv[k], 1};
-                bt[k] = e->t;
-                bv[k] = e->u.v;
+                if (k == lim) break;
+                after_mark++;
+                bt.ls[k] = e->ls;
+                bt.et[k] = e->t;
+                bt.ev[k] = e->u.v;
                 if (e->t > maxt) maxt = e->t;
                 k++;
                 s->nsamples--;
             } else {
                 mark = true;
+                after_mark = 0;
                 mpos = (tsdb_wal_pos_t){(uint32_t)e->t, e->u.off};
             }
             s->head = (s->head + 1) % s->cap;
@@ -539,29 +652,43 @@ static void *shard_main(void *arg)
         pthread_mutex_unlock(&s->mu);
         bool done = true;
         if (k > 0) {
+            /* The batch's size is saved before it is sent: a restart after a
+             * kill sends exactly this batch again first, alone (so a receiver
+             * that refuses a duplicate with 400 refuses only samples it has). */
+            pthread_mutex_lock(&q->pos_mu);
+            s->inflight_n = k;
+            pos_save_locked(q);
+            pthread_mutex_unlock(&q->pos_mu);
             im_buf_reset(&s->raw);
-            remote_encode_write_request(&s->raw, bs, k, NULL, 0);
+            size_t ng = batch_group(&bt, k);
+            remote_encode_write_request(&s->raw, bt.series, ng, NULL, 0);
             if (remote_snappy(&s->raw, &s->comp) != IM_OK) im_oom(s->raw.len);
             done = send_with_backoff(s, k, false);
             if (done && maxt > atomic_load(&q->highest_sent_ms))
                 atomic_store(&q->highest_sent_ms, maxt);
             if (done) atomic_fetch_add(&q->batches_ok, 1);
         }
-        if (done && mark) {
+        if (done && (mark || k > 0)) {
+            /* Saved at once after the 2xx (remote.h, delivery 2). */
             pthread_mutex_lock(&q->pos_mu);
-            s->pos = mpos;
-            pos_maybe_save_locked(q, k > 0); /* before the next batch (remote.h, delivery 2) */
+            if (mark) {
+                s->pos = mpos;
+                s->acked_n = after_mark;
+            } else {
+                s->acked_n += k;
+            }
+            s->inflight_n = 0;
+            pos_maybe_save_locked(q, k > 0);
             pthread_mutex_unlock(&q->pos_mu);
         }
+        if (done) s->first_max -= k < s->first_max ? k : s->first_max;
         pthread_mutex_lock(&s->mu);
         s->busy = false;
         pthread_cond_broadcast(&s->spc);
         if (!done) break;
     }
     pthread_mutex_unlock(&s->mu);
-    im_free(bs);
-    im_free(bt);
-    im_free(bv);
+    im_free(bt.mem);
     return NULL;
 }
 
@@ -588,15 +715,24 @@ static void shards_stop(queue_t *q)
 
 /* ---- Reader side ---- */
 
-/* Appends e to shard s, waiting for space; false when the queue stops. */
-static bool push(queue_t *q, shard_t *s, const rq_ent_t *e)
+typedef enum push_result { PUSHED, PUSH_STOP, PUSH_RESHARD } push_result_t;
+
+/* Appends e to shard s, waiting for space. PUSH_STOP when the queue stops;
+ * PUSH_RESHARD (nothing pushed) when a sample waits while resharding is due: a
+ * reader held back by a full shard must still reshard (the backlog is when it
+ * matters), so on_samples reshards and pushes again. */
+static push_result_t push(queue_t *q, shard_t *s, const rq_ent_t *e)
 {
     pthread_mutex_lock(&s->mu);
     bool waited = false;
     while (s->n + 1 >= s->cap && e->ls) {
         if (atomic_load(&q->stop)) {
             pthread_mutex_unlock(&s->mu);
-            return false;
+            return PUSH_STOP;
+        }
+        if (now_ms() - q->last_reshard_ms >= RESHARD_EVERY_MS) {
+            pthread_mutex_unlock(&s->mu);
+            return PUSH_RESHARD;
         }
         if (!waited) atomic_fetch_add(&q->enqueue_retries, 1);
         waited = true;
@@ -609,12 +745,12 @@ static bool push(queue_t *q, shard_t *s, const rq_ent_t *e)
         if (!last->ls) { /* coalesce markers */
             *last = *e;
             pthread_mutex_unlock(&s->mu);
-            return true;
+            return PUSHED;
         }
     }
     if (!e->ls && s->n + 1 > s->cap) { /* cannot happen: cap keeps one slot */
         pthread_mutex_unlock(&s->mu);
-        return true;
+        return PUSHED;
     }
     if (e->ls && s->nsamples == 0) s->first_ns = im_mono_ns();
     s->ring[(s->head + s->n) % s->cap] = *e;
@@ -622,8 +758,10 @@ static bool push(queue_t *q, shard_t *s, const rq_ent_t *e)
     if (e->ls) s->nsamples++;
     if (s->nsamples >= (size_t)q->qc.max_samples_per_send || !e->ls) pthread_cond_signal(&s->cv);
     pthread_mutex_unlock(&s->mu);
-    return true;
+    return PUSHED;
 }
+
+static void reshard_tick(queue_t *q);
 
 static bool on_samples(void *ctx, const tsdb_wal_sample_t *smp, size_t n, tsdb_wal_pos_t end)
 {
@@ -637,13 +775,28 @@ static bool on_samples(void *ctx, const tsdb_wal_sample_t *smp, size_t n, tsdb_w
             atomic_fetch_add(&q->samples_dropped, 1);
             continue;
         }
-        shard_t *s = q->sh[ls->hash % q->nsh];
-        if (tsdb_wal_pos_cmp(end, s->skip) <= 0) continue; /* sent before the restart */
         rq_ent_t e = {ls, smp[i].t_ms, {.v = smp[i].v}};
-        if (!push(q, s, &e)) return false;
-        in++;
+        push_result_t r;
+        do {
+            shard_t *s = q->sh[ls->hash % q->nsh]; /* (again after a reshard) */
+            if (tsdb_wal_pos_cmp(end, s->skip) <= 0) break; /* sent before the restart */
+            if (s->skip_n) { /* acknowledged before the restart, inside this record */
+                s->skip_n--;
+                break;
+            }
+            r = push(q, s, &e);
+            if (r == PUSH_STOP) return false;
+            if (r == PUSH_RESHARD) reshard_tick(q);
+            else in++;
+        } while (r == PUSH_RESHARD);
     }
     atomic_fetch_add(&q->rec_samples, 1);
+    /* WAL bytes per sample read, for the backlog estimate of resharding. */
+    if (end.seg == q->last_end.seg && end.off > q->last_end.off) {
+        q->read_bytes += end.off - q->last_end.off;
+        q->read_samples += n;
+    }
+    q->last_end = end;
     atomic_fetch_add(&q->samples_in, in);
     atomic_fetch_add(&q->rs->samples_in, in);
     if (hi > atomic_load(&q->highest_in_ms)) atomic_store(&q->highest_in_ms, hi);
@@ -668,24 +821,38 @@ static bool drained(queue_t *q)
     return true;
 }
 
-/* Resharding (remote.h, delivery 4). */
-typedef struct rate {
-    uint64_t last_in, last_out;
-    uint64_t last_ns;
-    double in, out, ns_per_sample;
-    bool init;
-} rate_t;
+/* Resharding (remote.h, delivery 4). The input rate and the backlog are the
+ * WAL's, not the reader's: a reader held back by full shards reads only as fast
+ * as they send, so the samples not read yet are estimated from the WAL bytes
+ * after the reader's position (at the bytes per sample read so far) plus those
+ * waiting in the shards, and the input rate is the rate read plus the backlog's
+ * growth. */
+
+static size_t pending(queue_t *q);
+
+static double backlog_samples(queue_t *q)
+{
+    tsdb_wal_pos_t p = tsdb_wal_watcher_pos(q->w);
+    uint64_t from = tsdb_wal_bytes_from(q->rs->dir, p.seg);
+    double behind = from > p.off ? (double)(from - p.off) : 0;
+    double bps = q->read_samples ? (double)q->read_bytes / (double)q->read_samples : 0;
+    return (bps > 0 ? behind / bps : 0) + (double)pending(q);
+}
 
 static void reshard(queue_t *q, rate_t *r)
 {
     uint64_t in = atomic_load(&q->samples_in), out = atomic_load(&q->samples_total);
     uint64_t ns = atomic_load(&q->send_ns_total);
     double dt = RESHARD_EVERY_MS / 1000.0;
-    double rin = (double)(in - r->last_in) / dt, rout = (double)(out - r->last_out) / dt;
+    double pend = backlog_samples(q);
+    double rin = (double)(in - r->last_in) / dt + (pend - r->last_pending) / dt;
+    if (rin < 0) rin = 0;
+    double rout = (double)(out - r->last_out) / dt;
     double nsps = out > r->last_out ? (double)(ns - r->last_ns) / (double)(out - r->last_out) : 0;
     r->last_in = in;
     r->last_out = out;
     r->last_ns = ns;
+    r->last_pending = pend;
     if (!r->init) {
         r->in = rin;
         r->out = rout;
@@ -696,11 +863,8 @@ static void reshard(queue_t *q, rate_t *r)
         r->out = 0.2 * rout + 0.8 * r->out;
         if (nsps > 0) r->ns_per_sample = 0.2 * nsps + 0.8 * r->ns_per_sample;
     }
-    double delay =
-        (double)(atomic_load(&q->highest_in_ms) - atomic_load(&q->highest_sent_ms)) / 1e3;
-    if (delay < 0) delay = 0;
-    double pending = delay * r->in;
-    double want = r->ns_per_sample / 1e9 * (r->in + 0.05 * pending);
+    /* Enough shards for the input plus 5 % of the backlog every second. */
+    double want = r->ns_per_sample / 1e9 * (r->in + 0.05 * pend);
     int64_t desired = (int64_t)ceil(want);
     int64_t cur = (int64_t)q->nsh;
     if (want > 0.7 * (double)cur && want < 1.3 * (double)cur) desired = cur;
@@ -731,6 +895,16 @@ static void reshard(queue_t *q, rate_t *r)
     shards_start(q);
 }
 
+/* Every RESHARD_EVERY_MS, from the reader thread: between polls, or inside
+ * one while a sample waits for space (then in the middle of a WAL record: the
+ * new shards start at the position before it, so a kill before its end resends
+ * the record's samples already sent, and loses none). */
+static void reshard_tick(queue_t *q)
+{
+    q->last_reshard_ms = now_ms();
+    reshard(q, &q->rate);
+}
+
 static void send_metadata(queue_t *q, shard_t *s)
 {
     remote_opts_t *o = &q->rs->opts;
@@ -755,8 +929,8 @@ static void send_metadata(queue_t *q, shard_t *s)
 static void *queue_main(void *arg)
 {
     queue_t *q = arg;
-    rate_t r = {0};
-    int64_t last_reshard = now_ms(), last_md = 0;
+    int64_t last_md = 0;
+    q->last_reshard_ms = now_ms();
     shard_t *mds = shard_new(q, 0, (tsdb_wal_pos_t){0, 0}); /* metadata's own client */
     while (!atomic_load(&q->stop)) {
         size_t nrec = 0;
@@ -773,10 +947,7 @@ static void *queue_main(void *arg)
             pos_save_locked(q);
         pthread_mutex_unlock(&q->pos_mu);
         int64_t now = now_ms();
-        if (now - last_reshard >= RESHARD_EVERY_MS) {
-            last_reshard = now;
-            reshard(q, &r);
-        }
+        if (now - q->last_reshard_ms >= RESHARD_EVERY_MS) reshard_tick(q);
         if (q->cfg->metadata.send && now - last_md >= q->cfg->metadata.send_interval_ms) {
             last_md = now;
             send_metadata(q, mds);
@@ -848,7 +1019,14 @@ static queue_t *queue_new(remote_storage_t *rs, const cfg_remote_write_t *cfg,
     q->cfg = cfg;
     q->ext = ext;
     queue_params(cfg, &q->qc, q->name, sizeof q->name);
+    im_buf_t dump;
+    im_buf_init(&dump, 0);
+    cfg_remote_write_dump(cfg, 1, &dump);
+    q->cfg_hash = im_hash(dump.data ? dump.data : "", dump.len) ^ (ext ? ext->hash : 0);
+    im_buf_free(&dump);
     pthread_mutex_init(&q->pos_mu, NULL);
+    q->posfd = -1;
+    im_buf_init(&q->posbuf, 0);
     pthread_mutex_init(&q->err_mu, NULL);
     char safe[64];
     snprintf(safe, sizeof safe, "%s", q->name);
@@ -857,22 +1035,32 @@ static queue_t *queue_new(remote_storage_t *rs, const cfg_remote_write_t *cfg,
               *p == '-' || *p == '_'))
             *p = '_';
     snprintf(q->posfile, sizeof q->posfile, "%s/remote/%s.pos", rs->dir, safe);
-    tsdb_wal_pos_t *saved = NULL;
+    pos_rec_t *saved = NULL;
     size_t nsaved = 0;
-    bool have = pos_load(q->posfile, &saved, &nsaved);
+    uint64_t saved_hash = 0;
+    bool have = pos_load(q->posfile, &saved, &nsaved, &saved_hash);
     size_t nsh = have ? nsaved : (size_t)q->qc.min_shards;
     tsdb_wal_pos_t mn = {0, 0};
     for (size_t i = 0; have && i < nsaved; i++)
-        if (i == 0 || tsdb_wal_pos_cmp(saved[i], mn) < 0) mn = saved[i];
+        if (i == 0 || tsdb_wal_pos_cmp(saved[i].p, mn) < 0) mn = saved[i].p;
+    bool counts = have && saved_hash == q->cfg_hash;
     if (nsh < (size_t)q->qc.min_shards || nsh > (size_t)q->qc.max_shards) {
         /* The series would map to other shards: resume all from the oldest. */
         nsh = nsh < (size_t)q->qc.min_shards ? (size_t)q->qc.min_shards : (size_t)q->qc.max_shards;
-        for (size_t i = 0; i < nsaved; i++) saved[i] = mn;
+        for (size_t i = 0; i < nsaved; i++) saved[i].p = mn;
+        counts = false;
     }
     q->sh = im_calloc(nsh, sizeof *q->sh);
     q->nsh = nsh;
-    for (size_t i = 0; i < nsh; i++)
-        q->sh[i] = shard_new(q, i, have ? (i < nsaved ? saved[i] : mn) : (tsdb_wal_pos_t){0, 0});
+    for (size_t i = 0; i < nsh; i++) {
+        q->sh[i] = shard_new(q, i, have ? (i < nsaved ? saved[i].p : mn) : (tsdb_wal_pos_t){0, 0});
+        /* The counts of samples hold only for the same series-to-shard mapping
+         * (same configuration, same shard count); else more is resent. */
+        if (counts && i < nsaved) {
+            q->sh[i]->acked_n = q->sh[i]->skip_n = saved[i].acked;
+            q->sh[i]->first_max = saved[i].inflight;
+        }
+    }
     im_free(saved);
     atomic_store(&q->desired, (int64_t)nsh);
     im_err_t e;
@@ -914,6 +1102,8 @@ static void queue_free(queue_t *q)
     im_free(q->ser);
     for (size_t i = 0; i < q->ngrave; i++) im_labels_unref(q->grave[i]);
     im_free(q->grave);
+    if (q->posfd >= 0) close(q->posfd);
+    im_buf_free(&q->posbuf);
     pthread_mutex_destroy(&q->pos_mu);
     pthread_mutex_destroy(&q->err_mu);
     im_free(q->url);
@@ -989,12 +1179,13 @@ uint32_t remote_storage_wal_keep(void *ctx)
             if (l < 5 || strcmp(de->d_name + l - 4, ".pos")) continue;
             char f[4500];
             snprintf(f, sizeof f, "%s/%s", p, de->d_name);
-            tsdb_wal_pos_t *sv;
+            pos_rec_t *sv;
             size_t n;
-            if (!pos_load(f, &sv, &n)) continue;
+            uint64_t h;
+            if (!pos_load(f, &sv, &n, &h)) continue;
             for (size_t k = 0; k < n; k++)
-                if (!any || sv[k].seg < keep) {
-                    keep = sv[k].seg;
+                if (!any || sv[k].p.seg < keep) {
+                    keep = sv[k].p.seg;
                     any = true;
                 }
             im_free(sv);
@@ -1075,6 +1266,20 @@ static void num(im_buf_t *b, double v)
     else
         snprintf(t, sizeof t, "%.17g", v);
     (void)im_buf_printf(b, " %s\n", t);
+}
+
+/* One line per queue: NAME{consumer="<queue>"EXTRA} and the _Atomic uint64_t
+ * at offset off of its queue_t. */
+static void per_consumer(im_buf_t *b, remote_storage_t *rs, const char *name, const char *extra,
+                         size_t off)
+{
+    for (size_t i = 0; i < rs->nq; i++) {
+        const queue_t *q = rs->q[i];
+        (void)im_buf_printf(b, "%s{consumer=", name);
+        (void)im_quote_string(b, q->name, strlen(q->name));
+        (void)im_buf_printf(b, "%s}", extra);
+        num(b, (double)atomic_load((_Atomic uint64_t *)((char *)q + off)));
+    }
 }
 
 void remote_storage_metrics(void *ctx, im_buf_t *b)
@@ -1193,33 +1398,17 @@ void remote_storage_metrics(void *ctx, im_buf_t *b)
         }
         fam(b, "prometheus_wal_watcher_current_segment", GAUGE,
             "WAL segment the remote-write queue reads.");
-        for (size_t i = 0; i < rs->nq; i++) {
-            (void)im_buf_puts(b, "prometheus_wal_watcher_current_segment{consumer=");
-            (void)im_quote_string(b, rs->q[i]->name, strlen(rs->q[i]->name));
-            (void)im_buf_puts(b, "}");
-            num(b, (double)atomic_load(&rs->q[i]->cur_seg));
-        }
+        per_consumer(b, rs, "prometheus_wal_watcher_current_segment", "", offsetof(queue_t, cur_seg));
         fam(b, "prometheus_wal_watcher_records_read_total", CTR,
             "WAL records read by the remote-write queue, by type.");
-        for (size_t i = 0; i < rs->nq; i++) {
-            const char *nm = rs->q[i]->name;
-            (void)im_buf_puts(b, "prometheus_wal_watcher_records_read_total{consumer=");
-            (void)im_quote_string(b, nm, strlen(nm));
-            (void)im_buf_puts(b, ",type=\"samples\"}");
-            num(b, (double)atomic_load(&rs->q[i]->rec_samples));
-            (void)im_buf_puts(b, "prometheus_wal_watcher_records_read_total{consumer=");
-            (void)im_quote_string(b, nm, strlen(nm));
-            (void)im_buf_puts(b, ",type=\"series\"}");
-            num(b, (double)atomic_load(&rs->q[i]->rec_series));
-        }
+        per_consumer(b, rs, "prometheus_wal_watcher_records_read_total", ",type=\"samples\"",
+                     offsetof(queue_t, rec_samples));
+        per_consumer(b, rs, "prometheus_wal_watcher_records_read_total", ",type=\"series\"",
+                     offsetof(queue_t, rec_series));
         fam(b, "prometheus_wal_watcher_record_decode_failures_total", CTR,
             "WAL records the remote-write queue could not decode.");
-        for (size_t i = 0; i < rs->nq; i++) {
-            (void)im_buf_puts(b, "prometheus_wal_watcher_record_decode_failures_total{consumer=");
-            (void)im_quote_string(b, rs->q[i]->name, strlen(rs->q[i]->name));
-            (void)im_buf_puts(b, "}");
-            num(b, (double)atomic_load(&rs->q[i]->decode_failures));
-        }
+        per_consumer(b, rs, "prometheus_wal_watcher_record_decode_failures_total", "",
+                     offsetof(queue_t, decode_failures));
         fam(b, "infermon_remote_storage_wal_backlog_bytes", GAUGE,
             "Bytes of WAL segments from the queue's oldest unsent position on.");
         for (size_t i = 0; i < rs->nq; i++) {

@@ -776,18 +776,9 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 static bool target_setup_curl(scrape_manager_t *m, target_t *t, char *msg, size_t msgcap)
 {
     const scrape_job_cfg_t *j = t->job;
-    if (!t->easy) {
-        t->easy = curl_easy_init();
-        if (!t->easy) im_oom(0);
-    } else {
-        curl_easy_reset(t->easy);
-    }
+    cfg_http_client_handle(&t->easy, t->url, on_body, t, t->errbuf);
     CURL *c = t->easy;
     curl_easy_setopt(c, CURLOPT_PRIVATE, t);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, t);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, t->errbuf);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "gzip");
     curl_easy_setopt(c, CURLOPT_USERAGENT, m->user_agent);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)t->timeout_ms);

@@ -150,7 +150,11 @@ elif step == "check":
     n = get("/api/v1/query", query="sum(count_over_time(rw2_many[1h])) + sum(count_over_time(rw2_requests_total[1h]))",
             time="%.3f" % (t0 / 1000 + 20))["result"]
     assert n[0]["value"][1] == "20007", n
-    print("after SIGKILL: the 2.0 writes are there")
+    # the metadata too (kept in DATA/remote-write-metadata, appended before the 2xx)
+    md = get("/api/v1/metadata")
+    assert md.get("rw2_requests_total") == [{"type": "counter", "help": "Requests served, all codes.", "unit": ""}], md
+    assert md.get("rw2_many") == [{"type": "gauge", "help": "Many series.", "unit": ""}], md
+    print("after SIGKILL: the 2.0 writes and their metadata are there")
 PY
 $PY "$IM_TMP/rw2.py" "$I" write "$IM_TMP/t0" || { tail -20 "$IM_TMP/im.log"; fail "remote write 2.0"; }
 curl -fsS "$I/metrics" >"$IM_TMP/metrics.txt" || fail "/metrics"

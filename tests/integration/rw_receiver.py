@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 """A remote-write 1.0 receiver that misbehaves on purpose, for the sender's tests.
 
-usage: rw_receiver.py PORT OUTDIR PLAN
-PLAN is a comma-separated list of answers, one per request, then 200 forever:
+usage: rw_receiver.py PORT OUTDIR PLAN [THEN]
+PLAN is a comma-separated list of answers, one per request, then THEN (default
+ok) forever:
+  ok         answer 200
   500        answer 500
-  429        answer 429 with Retry-After: 1
+  429        answer 429 with Retry-After: 1 (429:N: Retry-After: N)
   400        answer 400 (the sender must drop the batch)
   slow       wait 3 s, then 200 (longer than the sender's remote_timeout)
+  delay:MS   wait MS milliseconds, then 200
   close      close the connection without an answer
+Each request is appended to OUTDIR/arrived.jsonl when it arrives ({"t", "n":
+samples}) and to OUTDIR/requests.jsonl when answered as {"t": arrival, "t_out":
+answer sent (unix seconds), "act": the answer, "n": samples, "rows": its samples
+sorted, as in accepted.jsonl}.
 Every request is decoded (snappy block format, WriteRequest protobuf); the samples
 of requests answered 2xx are appended to OUTDIR/accepted.jsonl, those answered
 400 to OUTDIR/refused.jsonl: one JSON line [labels, t_ms, value-as-hex-bits].
@@ -22,6 +29,7 @@ import threading
 import time
 
 PORT, OUT, PLAN = int(sys.argv[1]), sys.argv[2], [p for p in sys.argv[3].split(",") if p]
+THEN = sys.argv[4] if len(sys.argv) > 4 else "ok"
 lock = threading.Lock()
 
 
@@ -125,24 +133,32 @@ class H(http.server.BaseHTTPRequestHandler):
         assert self.headers.get("Content-Encoding") == "snappy"
         assert self.headers.get("Content-Type") == "application/x-protobuf"
         assert self.headers.get("X-Prometheus-Remote-Write-Version") == "0.1.0"
+        t_in = time.time()
         with lock:
-            act = PLAN.pop(0) if PLAN else "ok"
+            act = PLAN.pop(0) if PLAN else THEN
         rows = decode(body)
+        with lock, open(os.path.join(OUT, "arrived.jsonl"), "a") as f:
+            f.write(json.dumps({"t": t_in, "n": len(rows)}) + "\n")
         if act == "close":
             self.connection.shutdown(socket.SHUT_RDWR)
             self.close_connection = True
             return
         if act == "slow":
             time.sleep(3)
-        code = {"500": 500, "429": 429, "400": 400}.get(act, 200)
+        if act.startswith("delay:"):
+            time.sleep(int(act[6:]) / 1000)
+        code = {"500": 500, "400": 400}.get(act, 429 if act.split(":")[0] == "429" else 200)
         if code in (200, 400):
             name = "accepted.jsonl" if code == 200 else "refused.jsonl"
             with lock, open(os.path.join(OUT, name), "a") as f:
                 for r in rows:
                     f.write(json.dumps(r) + "\n")
+        with lock, open(os.path.join(OUT, "requests.jsonl"), "a") as f:
+            f.write(json.dumps({"t": t_in, "t_out": time.time(), "act": act, "n": len(rows),
+                                "rows": sorted(rows)}) + "\n")
         self.send_response(code)
         if code == 429:
-            self.send_header("Retry-After", "1")
+            self.send_header("Retry-After", act[4:] if ":" in act else "1")
         self.send_header("Content-Length", "0")
         self.end_headers()
 

@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "http/http_int.h"
@@ -515,6 +516,84 @@ static void test_append(void **state)
     fx_close(&f);
 }
 
+/* ---- the metadata store: kept in its file, bounded ---- */
+
+static size_t meta_get(http_rw_meta_t *m, const char *metric, scrape_metadata_t *out)
+{
+    scrape_metadata_t *md = NULL;
+    size_t n = 0;
+    http_rw_meta_list(m, &md, &n);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(md[i].metric, metric)) {
+            snprintf(out->type = im_malloc(64), 64, "%s", md[i].type);
+            out->help = im_strdup(md[i].help);
+            out->unit = im_strdup(md[i].unit);
+        }
+    scrape_metadata_free(md, n);
+    return n;
+}
+
+static void test_metadata_store(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/im_rw2md_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/md", dir);
+    http_rw_meta_t *m = http_rw_meta_open(path, 3);
+    const char *h = "Tab\there, newline\nthere, backslash \\ too.";
+    http_rw_meta_set(m, "a", 1, "counter", h, strlen(h), "seconds", 7);
+    http_rw_meta_set(m, "b", 1, "gauge", "B", 1, "", 0);
+    http_rw_meta_set(m, "b", 1, "gauge", "B2", 2, "", 0); /* latest wins */
+    http_rw_meta_set(m, "c", 1, "summary", "", 0, "", 0);
+    /* full (3 names): a new one is not kept and counted; a known one still changes */
+    http_rw_meta_set(m, "d", 1, "gauge", "D", 1, "", 0);
+    http_rw_meta_set(m, "c", 1, "histogram", "C", 1, "", 0);
+    im_buf_t out;
+    im_buf_init(&out, 0);
+    http__rw_meta_metrics(m, &out);
+    assert_non_null(strstr(out.data, "infermon_remote_write_metadata_dropped_total 1\n"));
+    assert_non_null(strstr(out.data, "infermon_remote_write_metadata_entries 3\n"));
+    im_buf_free(&out);
+    http_rw_meta_free(m);
+    /* a line cut short by a kill (no newline) is not taken */
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fputs("e\tgauge\tcut", f);
+    fclose(f);
+
+    /* reopened (a restart): the same entries, the text exact */
+    m = http_rw_meta_open(path, 3);
+    scrape_metadata_t x = {0};
+    assert_int_equal(meta_get(m, "a", &x), 3);
+    assert_string_equal(x.type, "counter");
+    assert_string_equal(x.help, h);
+    assert_string_equal(x.unit, "seconds");
+    im_free(x.type), im_free(x.help), im_free(x.unit);
+    meta_get(m, "b", &x);
+    assert_string_equal(x.help, "B2");
+    im_free(x.type), im_free(x.help), im_free(x.unit);
+    meta_get(m, "c", &x);
+    assert_string_equal(x.type, "histogram");
+    im_free(x.type), im_free(x.help), im_free(x.unit);
+    x.type = NULL;
+    meta_get(m, "d", &x);
+    assert_null(x.type);
+    http_rw_meta_free(m);
+    /* a smaller maximum at the next start keeps the first names (in log order) and
+     * counts the rest */
+    m = http_rw_meta_open(path, 2);
+    assert_int_equal(meta_get(m, "a", &x), 2);
+    im_free(x.type), im_free(x.help), im_free(x.unit);
+    im_buf_init(&out, 0);
+    http__rw_meta_metrics(m, &out); /* c's two lines in the log */
+    assert_non_null(strstr(out.data, "infermon_remote_write_metadata_dropped_total 2\n"));
+    im_buf_free(&out);
+    http_rw_meta_free(m);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* ---- content negotiation ---- */
 
 static void test_negotiate(void **state)
@@ -640,7 +719,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decode_good), cmocka_unit_test(test_decode_malformed),
         cmocka_unit_test(test_append),      cmocka_unit_test(test_negotiate),
-        cmocka_unit_test(test_server),
+        cmocka_unit_test(test_server),      cmocka_unit_test(test_metadata_store),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
