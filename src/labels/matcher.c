@@ -97,6 +97,12 @@ static void classify(im_matcher_t *m)
 im_rc im_matcher_new(im_match_type_t type, const char *name, size_t nlen, const char *value,
                      size_t vlen, im_matcher_t **out, im_err_t *err)
 {
+    return im_matcher_new_flags(type, name, nlen, value, vlen, 0, out, err);
+}
+
+im_rc im_matcher_new_flags(im_match_type_t type, const char *name, size_t nlen, const char *value,
+                           size_t vlen, unsigned flags, im_matcher_t **out, im_err_t *err)
+{
     im_matcher_t *m = im_calloc(1, sizeof *m);
     m->type = type;
     m->name = im_intern(name, nlen);
@@ -106,7 +112,8 @@ im_rc im_matcher_new(im_match_type_t type, const char *name, size_t nlen, const 
         /* Always compile, so syntax errors are reported even on fast paths. */
         im_err_t e;
         im_err_clear(&e);
-        if (im_regex_compile(value, vlen, IM_REGEX_FULL, &m->re, &e) != IM_OK) {
+        im_regex_mode_t mode = (flags & IM_MATCHER_DOTALL) ? IM_REGEX_FULL_DOTALL : IM_REGEX_FULL;
+        if (im_regex_compile(value, vlen, mode, &m->re, &e) != IM_OK) {
             im_err_set(err, IM_EPARSE, "invalid regular expression \"%.*s\": %s", (int)vlen, value,
                        e.msg);
             im_matcher_free(m);

@@ -4,6 +4,7 @@
 #include "util/base.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <strings.h>
 
 #include "promql/ast.h"
@@ -137,6 +138,61 @@ const promql_function_t *promql_function_lookup(const char *name, size_t len)
             hi = mid;
     }
     return NULL;
+}
+
+int promql_function_usable(const promql_function_t *f, const promql_lang_t *l)
+{
+    promql_lang_t r = promql_lang_resolve(l);
+    if (f->only_compat && f->only_compat != r.compat) return 1;
+    /* 2.x mode keeps the old behaviour: the 2.53 experimental functions always on */
+    if (r.compat >= 3 && f->experimental && !r.experimental_functions) return 2;
+    return 0;
+}
+
+/* ---- Language level ---- */
+
+static promql_lang_t default_lang = {.compat = 3};
+
+void promql_lang_set_default(const promql_lang_t *l)
+{
+    default_lang = *l;
+    if (default_lang.compat != 2) default_lang.compat = 3;
+}
+
+promql_lang_t promql_lang_default(void)
+{
+    return default_lang;
+}
+
+promql_lang_t promql_lang_resolve(const promql_lang_t *l)
+{
+    if (!l || l->compat == 0) return default_lang;
+    promql_lang_t r = *l;
+    if (r.compat != 2) r.compat = 3;
+    return r;
+}
+
+bool promql_lang_enable_features(promql_lang_t *l, const char *list, char *why, size_t whycap)
+{
+    const char *p = list;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == 0) {
+        } else if (n == 29 && memcmp(p, "promql-experimental-functions", n) == 0) {
+            l->experimental_functions = true;
+        } else if (n == 20 && memcmp(p, "promql-duration-expr", n) == 0) {
+            /* on by default since Prometheus 3.14 (and here) */
+        } else {
+            snprintf(why, whycap,
+                     "--enable-feature: unknown or unsupported feature \"%.*s\" (supported: "
+                     "promql-experimental-functions, promql-duration-expr)",
+                     (int)n, p);
+            return false;
+        }
+        p += n + (e ? 1 : 0);
+    }
+    return true;
 }
 
 /* ---- Ownership ---- */

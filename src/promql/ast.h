@@ -43,6 +43,36 @@
 #include "util/buf.h"
 #include "util/intern.h"
 
+/* ---- Language level: Prometheus 2.x or 3.x ----
+ *
+ * compat 3 (the default, `--promql.compat=3`) is Prometheus 3.14's language and
+ * semantics: left-open range selectors and lookback, `.` in regex matchers also
+ * matching \n, holt_winters renamed double_exponential_smoothing, the 3.x
+ * functions; its experimental parts need the feature flags Prometheus uses
+ * (`--enable-feature=promql-experimental-functions`, …). compat 2 is exactly what
+ * infermon did before (Prometheus 2.53; experimental 2.53 functions always on).
+ * docs/promql.md lists every difference. */
+typedef struct promql_lang {
+    int compat;                    /* 2 or 3; 0 = the process default */
+    bool experimental_functions;   /* promql-experimental-functions (compat 3) */
+    bool delayed_name_removal;     /* promql-delayed-name-removal (compat 3) */
+    bool extended_range_selectors; /* promql-extended-range-selectors (compat 3) */
+    bool binop_fill_modifiers;     /* promql-binop-fill-modifiers (compat 3) */
+} promql_lang_t;
+
+/* The level used where none is given (promql_parse, engines whose options leave
+ * lang.compat 0): compat 3 with no feature flags until set. Set once at start-up,
+ * before any thread parses or evaluates (cli does it from its flags). */
+void promql_lang_set_default(const promql_lang_t *l);
+promql_lang_t promql_lang_default(void);
+/* l with compat 0 replaced by the process default (the flags are taken from l
+ * when l->compat is set, else from the default too). */
+promql_lang_t promql_lang_resolve(const promql_lang_t *l);
+/* Parses a comma-separated --enable-feature list into l (unknown names are an
+ * error naming the flag); features this engine does not know about but
+ * Prometheus has are refused too, so nothing is accepted and ignored. */
+bool promql_lang_enable_features(promql_lang_t *l, const char *list, char *why, size_t whycap);
+
 /* ---- Value types ---- */
 typedef enum promql_value_type {
     PROMQL_TYPE_NONE = 0,
@@ -162,11 +192,12 @@ struct promql_function {
     int nargs;
     int variadic;
     promql_value_type_t return_type;
-    bool experimental;           /* needs promql-experimental-functions in Prometheus 2.53 */
+    bool experimental;           /* needs promql-experimental-functions (2.53 and 3.x) */
     bool keeps_name;             /* results keep __name__ (last_over_time, label_*, sort*) */
     promql_func_eval_t eval;     /* never NULL */
     int variant;                 /* which case of a shared eval (range function, sort order, …) */
     double (*per_value)(double); /* element-wise functions: maps each present value */
+    uint8_t only_compat;         /* 0: every level; 2 or 3: only at that compat level */
 };
 
 /* The table (static, sorted by name; functions.c, next to the implementations)
@@ -174,6 +205,9 @@ struct promql_function {
 extern const promql_function_t promql_functions[];
 extern const size_t promql_functions_count;
 const promql_function_t *promql_function_lookup(const char *name, size_t len);
+/* 0 when f is usable at level l, else why not: 1 unknown at that level, 2 needs
+ * --enable-feature=promql-experimental-functions. */
+int promql_function_usable(const promql_function_t *f, const promql_lang_t *l);
 
 /* ---- Nodes ---- */
 typedef struct promql_expr promql_expr_t;

@@ -37,6 +37,7 @@ promql_engine_t *promql_engine_new(const promql_engine_opts_t *opts)
         e->opts.threads = n < 1 ? 1 : n > 4 ? 4 : (int)n;
     }
     if (e->opts.parallel_min_work <= 0) e->opts.parallel_min_work = 32768;
+    e->opts.lang = promql_lang_resolve(&e->opts.lang);
     return e;
 }
 
@@ -445,7 +446,8 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
             if ((k & 4095) == 4095 && (rc = promql__check(ev)) != IM_OK) break;
             int64_t ref = ts_sub(fixed ? fixed_t : ev_ts(ev, k), vs->offset_ms);
             while (j < n && bt[j] <= ref) j++;
-            if (j > 0 && bt[j - 1] >= ts_sub(ref, ev->lookback) && !storage_is_stale(bv[j - 1])) {
+            if (j > 0 && bt[j - 1] >= ts_add(ts_sub(ref, ev->lookback), ev->left_open) &&
+                !storage_is_stale(bv[j - 1])) {
                 s->has[k] = 1;
                 s->v[k] = want_ts ? (double)bt[j - 1] / 1000.0 : bv[j - 1];
                 npts++;
@@ -795,7 +797,7 @@ static im_rc eval_top_matrix(ev_t *ev, const promql_expr_t *e, promql_result_t *
     promql__rsrc_window(ev, r, 0, &lo, &hi);
     while ((got = promql__rsrc_next(ev, r, &ls, &n)) == 1) {
         size_t a = 0;
-        while (a < n && ev->rt[a] < lo) a++;
+        while (a < n && ev->rt[a] < ts_add(lo, ev->left_open)) a++;
         size_t b = a;
         while (b < n && ev->rt[b] <= hi) b++;
         if (b == a) continue;
@@ -879,6 +881,7 @@ im_rc promql_eval(const promql_engine_t *eng, storage_queryable_t *q, const prom
     ev.qstart = ev.start;
     ev.qend = ev.end;
     ev.lookback = eng->opts.lookback_delta_ms;
+    ev.left_open = eng->opts.lang.compat >= 3 ? 1 : 0;
     ev.max_samples = eng->opts.max_samples;
     int64_t now_ns = im_mono_ns(); /* a timeout of 292 years or more never expires */
     ev.deadline_ns = eng->opts.timeout_ms > (INT64_MAX - now_ns) / 1000000

@@ -44,6 +44,7 @@ typedef struct parser {
     char err_msg[IM_ERR_MSG_MAX];
     int agg_ctx; /* inside an aggregation's arguments: errors say "in aggregation" */
     int depth;
+    promql_lang_t lang; /* resolved (compat 2 or 3) */
 } parser_t;
 
 /* ---- Errors ---- */
@@ -257,7 +258,9 @@ static im_matcher_t *new_matcher(parser_t *p, im_match_type_t type, const promql
     im_matcher_t *m = NULL;
     im_err_t e;
     im_err_clear(&e);
-    if (im_matcher_new(type, p->in + name->pos, name->len, val, vlen, &m, &e) != IM_OK) {
+    unsigned flags = p->lang.compat >= 3 ? IM_MATCHER_DOTALL : 0;
+    if (im_matcher_new_flags(type, p->in + name->pos, name->len, val, vlen, flags, &m, &e) !=
+        IM_OK) {
         const char *msg = e.msg;
         size_t skip = strlen("invalid regular expression \"") + vlen + strlen("\": ");
         if (strlen(msg) > skip) msg += skip;
@@ -530,7 +533,15 @@ static promql_expr_t *parse_call(parser_t *p)
     size_t nargs;
     if (!parse_call_args(p, &args, &nargs)) return NULL;
     const promql_function_t *f = promql_function_lookup(p->in + name.pos, name.len);
-    if (!f) {
+    int why = f ? promql_function_usable(f, &p->lang) : 1;
+    if (why == 2) {
+        /* Prometheus 3's words for an experimental function without its flag */
+        fail_at(p, name.pos,
+                "function \"%s\" is not enabled (--enable-feature=promql-experimental-functions)",
+                f->name);
+        return NULL;
+    }
+    if (why) {
         im_buf_t q;
         im_buf_init(&q, 400);
         (void)promql__go_quote(&q, p->in + name.pos, name.len);
@@ -1198,6 +1209,12 @@ static void set_error(parser_t *p, im_err_t *err)
 
 im_rc promql_parse(const char *text, size_t len, promql_expr_t **out, im_err_t *err)
 {
+    return promql_parse_lang(text, len, NULL, out, err);
+}
+
+im_rc promql_parse_lang(const char *text, size_t len, const promql_lang_t *lang,
+                        promql_expr_t **out, im_err_t *err)
+{
     *out = NULL;
     if (err) im_err_clear(err);
     if (len > PROMQL_MAX_QUERY_BYTES) {
@@ -1207,6 +1224,7 @@ im_rc promql_parse(const char *text, size_t len, promql_expr_t **out, im_err_t *
     }
     parser_t p;
     memset(&p, 0, sizeof p);
+    p.lang = promql_lang_resolve(lang);
     p.in = text;
     p.n = len;
     promql__lex_init(&p.lx, text, len);
@@ -1244,6 +1262,7 @@ im_rc promql_parse_metric_selector(const char *text, size_t len, im_matcher_t **
                           len, PROMQL_MAX_QUERY_BYTES);
     parser_t p;
     memset(&p, 0, sizeof p);
+    p.lang = promql_lang_resolve(NULL);
     p.in = text;
     p.n = len;
     promql__lex_init(&p.lx, text, len);

@@ -53,6 +53,7 @@ struct promql_ev {
     size_t nsteps;
     int64_t qstart, qend; /* the query's start/end (for @ start()/end()) */
     int64_t lookback;
+    int64_t left_open; /* 1 under compat 3: windows are (t - range, t], else 0: [t - range, t] */
     int64_t max_samples;
     int64_t cur_samples, peak_samples, total_samples;
     int64_t deadline_ns;

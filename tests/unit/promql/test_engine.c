@@ -423,7 +423,7 @@ static void test_script_runner(void **state)
                          "  {a=\"x\"} 0+2x3\n"
                          "\n"
                          "eval instant at 0 histogram_count(m)\n";
-    promql_test_stats_t st = {0, 0, 0};
+    promql_test_stats_t st = {0};
     FILE *devnull = fopen("/dev/null", "w");
     assert_int_equal(promql_test_run("t.test", script, strlen(script), devnull, &st, NULL), IM_OK);
     fclose(devnull);
