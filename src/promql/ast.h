@@ -239,6 +239,36 @@ typedef struct promql_string {
     size_t len;
 } promql_string_t;
 
+/* A duration expression that needs the query (Prometheus 3: `x[step() * 2]`,
+ * `offset min_of(range(), 1h)`); constant ones are folded by the parser into the
+ * plain _ms fields. Values are seconds as in Prometheus; the result is rounded
+ * to milliseconds. In the tree's arena. */
+typedef enum promql_dur_op {
+    PROMQL_DUR_NUM = 1, /* value (seconds) */
+    PROMQL_DUR_STEP,    /* step(): the query's step (0 for an instant query) */
+    PROMQL_DUR_RANGE,   /* range(): end - start of the query */
+    PROMQL_DUR_NEG,
+    PROMQL_DUR_ADD,
+    PROMQL_DUR_SUB,
+    PROMQL_DUR_MUL,
+    PROMQL_DUR_DIV,
+    PROMQL_DUR_MOD,
+    PROMQL_DUR_POW,
+    PROMQL_DUR_MIN, /* min_of(a, b) */
+    PROMQL_DUR_MAX, /* max_of(a, b) */
+    PROMQL_DUR_PAREN,
+} promql_dur_op_t;
+
+typedef struct promql_dur {
+    promql_dur_op_t op;
+    double v;                  /* NUM: seconds */
+    bool is_duration;          /* NUM: written as a duration (5m), for printing */
+    const struct promql_dur *a, *b; /* operands (NEG/PAREN: a only) */
+} promql_dur_t;
+
+/* The value in seconds given the query's step and range (ms). */
+double promql_dur_eval(const promql_dur_t *d, int64_t step_ms, int64_t range_ms);
+
 typedef struct promql_vector_selector {
     const im_istr_t *name;   /* metric name outside braces, or NULL; owner holds the ref */
     im_matcher_t **matchers; /* arena array; matchers owned by the root's owner */
@@ -246,11 +276,13 @@ typedef struct promql_vector_selector {
     int64_t offset_ms;   /* 0 = none; may be negative */
     promql_at_kind_t at; /* PROMQL_AT_NONE = none */
     int64_t at_ms;       /* with PROMQL_AT_TIMESTAMP */
+    const promql_dur_t *offset_expr; /* non-NULL: offset_ms comes from it at query time */
 } promql_vector_selector_t;
 
 typedef struct promql_matrix_selector {
     promql_expr_t *vs; /* a PROMQL_NODE_VECTOR_SELECTOR: carries offset and @ */
     int64_t range_ms;  /* > 0 */
+    const promql_dur_t *range_expr; /* non-NULL: range_ms comes from it at query time */
 } promql_matrix_selector_t;
 
 typedef struct promql_subquery {
@@ -260,6 +292,7 @@ typedef struct promql_subquery {
     int64_t offset_ms;   /* may be negative */
     promql_at_kind_t at;
     int64_t at_ms;
+    const promql_dur_t *range_expr, *step_expr, *offset_expr; /* as in the selectors */
 } promql_subquery_t;
 
 typedef struct promql_call {
