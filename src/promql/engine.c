@@ -884,7 +884,8 @@ im_rc promql_eval(const promql_engine_t *eng, storage_queryable_t *q, const prom
     ev.qend = ev.end;
     ev.qstep = p->instant ? 0 : p->step_ms;
     ev.lookback = eng->opts.lookback_delta_ms;
-    ev.left_open = eng->opts.lang.compat >= 3 ? 1 : 0;
+    ev.compat = eng->opts.lang.compat;
+    ev.left_open = ev.compat >= 3 ? 1 : 0;
     ev.max_samples = eng->opts.max_samples;
     int64_t now_ns = im_mono_ns(); /* a timeout of 292 years or more never expires */
     ev.deadline_ns = eng->opts.timeout_ms > (INT64_MAX - now_ns) / 1000000

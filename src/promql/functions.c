@@ -106,7 +106,7 @@ typedef struct resets {
 
 static bool extrapolated_rate(const int64_t *t, const double *v, size_t n, int64_t range_start,
                               int64_t range_end, int64_t range_ms, bool counter, bool rate,
-                              resets_t *rs, size_t base, double *out)
+                              bool v3, resets_t *rs, size_t base, double *out)
 {
     if (n < 2) return false;
     double result = v[n - 1] - v[0];
@@ -120,11 +120,17 @@ static bool extrapolated_rate(const int64_t *t, const double *v, size_t n, int64
     double to_end = (double)ts_sub(range_end, t[n - 1]) / 1000.0;
     double sampled = (double)ts_sub(t[n - 1], t[0]) / 1000.0;
     double avg_between = sampled / (double)(n - 1);
+    double threshold = avg_between * 1.1;
+    /* 2.x caps the start at the counter's zero point before the threshold test;
+     * 3.x first limits a long gap to half an interval, then caps at zero */
+    if (v3) {
+        if (to_start >= threshold) to_start = avg_between / 2;
+        if (to_end >= threshold) to_end = avg_between / 2;
+    }
     if (counter && result > 0 && v[0] >= 0) {
         double to_zero = sampled * (v[0] / result);
         if (to_zero < to_start) to_start = to_zero;
     }
-    double threshold = avg_between * 1.1;
     double interval = sampled;
     interval += to_start < threshold ? to_start : avg_between / 2;
     interval += to_end < threshold ? to_end : avg_between / 2;
@@ -206,11 +212,11 @@ static bool range_apply(rctx_t *c, const int64_t *t, const double *v, size_t n, 
 {
     switch (c->f) {
     case RF_RATE:
-        return extrapolated_rate(t, v, n, lo, hi, range, true, true, &c->rs, c->base, out);
+        return extrapolated_rate(t, v, n, lo, hi, range, true, true, c->ev->compat >= 3, &c->rs, c->base, out);
     case RF_INCREASE:
-        return extrapolated_rate(t, v, n, lo, hi, range, true, false, &c->rs, c->base, out);
+        return extrapolated_rate(t, v, n, lo, hi, range, true, false, c->ev->compat >= 3, &c->rs, c->base, out);
     case RF_DELTA:
-        return extrapolated_rate(t, v, n, lo, hi, range, false, false, &c->rs, c->base, out);
+        return extrapolated_rate(t, v, n, lo, hi, range, false, false, c->ev->compat >= 3, &c->rs, c->base, out);
     case RF_IRATE:
     case RF_IDELTA: {
         if (n < 2) return false;
@@ -1192,6 +1198,9 @@ static im_rc eval_sort(ev_t *ev, const promql_call_t *call, val_t *out)
 {
     int mode = call->func->variant;
     im_rc rc = promql__eval(ev, call->args[0], out);
+    if (rc == IM_OK && ev->compat >= 3 && ev->qstart != ev->qend)
+        promql__warn(ev, "PromQL warning: sort is ineffective for range queries since results "
+                         "are always ordered by labels");
     if (rc != IM_OK || ev->nsteps != 1 || out->n < 2) return rc;
     const im_istr_t **names = NULL;
     if (mode >= 2) {

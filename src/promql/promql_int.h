@@ -56,6 +56,7 @@ struct promql_ev {
     int64_t qstart, qend; /* the query's start/end (for @ start()/end()) */
     int64_t qstep;        /* the query's step, 0 for an instant query (step()) */
     int64_t lookback;
+    int compat;        /* language level, 2 or 3 (ast.h promql_lang_t) */
     int64_t left_open; /* 1 under compat 3: windows are (t - range, t], else 0: [t - range, t] */
     int64_t max_samples;
     int64_t cur_samples, peak_samples, total_samples;

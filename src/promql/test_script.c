@@ -60,6 +60,8 @@ typedef struct runner {
     promql_test_stats_t *st;
     bool nhcb;                 /* a load_with_nhcb block is loaded (until clear) */
     char native_metrics[4096]; /* names loaded with native histograms, space-separated */
+    const im_labels_t **native;   /* label sets loaded with native histograms (owned refs) */
+    size_t nnative, cap_native;
     char st_metrics[4096];     /* names loaded with start timestamps, space-separated */
 } runner_t;
 
@@ -356,6 +358,36 @@ static void remember_name(char *names, size_t cap, const im_labels_t *ls)
     }
 }
 
+static void forget_native(runner_t *r)
+{
+    for (size_t i = 0; i < r->nnative; i++) im_labels_unref(r->native[i]);
+    r->nnative = 0;
+    r->native_metrics[0] = 0;
+}
+
+typedef struct sel_ctx {
+    runner_t *r;
+    bool hit;
+} sel_ctx_t;
+
+/* Does a selector of the tree select a series loaded as a native histogram
+ * (`{job="x"}`, `{__name__=~"a(_histogram)?"}` do without naming it)? */
+static bool native_selected(const promql_expr_t *e, void *vctx)
+{
+    sel_ctx_t *c = vctx;
+    if (c->hit || e->kind != PROMQL_NODE_VECTOR_SELECTOR) return !c->hit;
+    for (size_t i = 0; i < c->r->nnative && !c->hit; i++) {
+        bool all = true;
+        for (size_t m = 0; m < e->u.vs.nmatchers && all; m++) {
+            const im_matcher_t *mt = e->u.vs.matchers[m];
+            const im_istr_t *v = im_labels_get_istr(c->r->native[i], im_matcher_name(mt));
+            all = im_matcher_matches(mt, v ? v->s : "", v ? v->len : 0);
+        }
+        c->hit = all;
+    }
+    return true;
+}
+
 /* Why the eval cannot run here, or -1. */
 static int skip_reason(runner_t *r, line_t expr, line_t *exp_lines, size_t nexp)
 {
@@ -387,7 +419,11 @@ static im_rc do_load(runner_t *r, int64_t interval, line_t *lines, size_t n, int
             const im_labels_t *ls = parse_metric(&c);
             if (ls) {
                 remember_name(r->native_metrics, sizeof r->native_metrics, ls);
-                im_labels_unref(ls);
+                if (r->nnative == r->cap_native) {
+                    r->cap_native = r->cap_native ? 2 * r->cap_native : 16;
+                    r->native = im_realloc(r->native, r->cap_native * sizeof *r->native);
+                }
+                r->native[r->nnative++] = ls;
             }
             continue;
         }
@@ -636,6 +672,15 @@ static void do_eval(runner_t *r, line_t cmd, int lineno, line_t *exp_lines, size
     promql_result_t res;
     memset(&res, 0, sizeof res);
     im_rc rc = promql_parse_lang(expr.p, expr.len, &r->lang, &ast, &err);
+    sel_ctx_t sc = {r, false};
+    if (rc == IM_OK) promql_expr_walk(ast, native_selected, &sc);
+    if (sc.hit) {
+        skip(r, PROMQL_SKIP_NATIVE_HISTOGRAMS);
+        promql_expr_free(ast);
+        free_expected(ex, nex);
+        im_buf_free(&x.str);
+        return;
+    }
     if (rc == IM_OK) {
         if (range)
             rc = promql_eval_range(r->eng, promql_memstore_queryable(r->ms), ast, t0, t1, step,
@@ -737,7 +782,7 @@ im_rc promql_test_run_opts(const char *name, const char *text, size_t len, void 
             i = j - 1;
         } else if (l.len == 5 && memcmp(l.p, "clear", 5) == 0) {
             promql_memstore_clear(r.ms);
-            r.native_metrics[0] = 0;
+            forget_native(&r);
             r.st_metrics[0] = 0;
             r.nhcb = false;
         } else if (l.len >= 4 && memcmp(l.p, "eval", 4) == 0) {
@@ -749,6 +794,8 @@ im_rc promql_test_run_opts(const char *name, const char *text, size_t len, void 
         }
     }
     im_free(lines);
+    forget_native(&r);
+    im_free(r.native);
     promql_engine_free(r.eng);
     promql_memstore_free(r.ms);
     return rc;
