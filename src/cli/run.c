@@ -509,6 +509,11 @@ static void usage(FILE *f)
 
         "  --scrape.workers=N                 threads parsing and storing scrapes, 1-256\n"
         "                                     (default: CPUs online, at least 2, at most 8)\n"
+        "  --promql.compat=2|3                PromQL language and semantics: 3 = Prometheus 3\n"
+        "                                     (default), 2 = Prometheus 2.53 (docs/promql.md)\n"
+        "  --enable-feature=LIST              Prometheus 3 feature flags, comma-separated:\n"
+        "                                     promql-experimental-functions,\n"
+        "                                     promql-duration-expr (on by default)\n"
         "  --regex.match-limit=N              backtracking steps per regex match before the\n"
         "                                     DFA fallback; a match neither decides is an\n"
         "                                     error (default 1000000)\n");
@@ -528,7 +533,7 @@ static const char *const flag_names[] = {
     /* values again (appended after the booleans) */
     "query.max-concurrency", "web.max-connections", "web.max-request-body-bytes", "scrape.workers",
     "web.basic-auth.bcrypt-concurrency", "web.basic-auth.bcrypt-wait", "regex.match-limit",
-    "storage.remote.max-wal-retention", "agent", NULL};
+    "storage.remote.max-wal-retention", "agent", "promql.compat", "enable-feature", NULL};
 #define FLAG_AGENT      33
 #define NUM_VALUE_FLAGS 22
 #define NUM_BOOL_FLAGS  3
@@ -736,12 +741,16 @@ int cli_run(int argc, char **argv)
         return 2;
     }
     o.agent = vals[FLAG_AGENT] && strcmp(vals[FLAG_AGENT], "false");
+    /* the PromQL language level, for every parser and engine of the process */
+    promql_lang_t lang;
+    if (!cli_promql_lang("run", vals[34], vals[35], &lang)) return 2;
+    promql_lang_set_default(&lang);
     /* flags for /api/v1/status/flags, with defaults shown */
     static const char *defaults[] = {
         "",         "data/", "0s",   "0B",    "timer",   ":9470", "",      "32MiB", "5m",
         "50000000", "2m",    "info", "",      "1h",      "10m",   "1m",    "10000", "10m",
         "4096",     "0B",    "0B",   "1MiB",  "false",   "false", "false", "20",    "512",
-        "16MiB",    "",      "2",    "250ms", "1000000", "2GiB",  "false"};
+        "16MiB",    "",      "2",    "250ms", "1000000", "2GiB",  "false", "3",     ""};
     _Static_assert(IM_ARRAY_LEN(defaults) == IM_ARRAY_LEN(flag_names) - 1,
                    "a default for every flag");
     char workers_def[24];
