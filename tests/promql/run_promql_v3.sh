@@ -14,7 +14,7 @@ for d in "$data" "$IM_SOURCE_DIR/../shared/promql-testdata" "$IM_SOURCE_DIR/../.
   [ -n "$d" ] && [ -d "$d/v3.14.0" ] && { data=$d; break; }
 done
 [ -d "$data/v3.14.0" ] || fail "Prometheus 3.14.0 test data not found: set IM_PROMQL_TESTDATA"
-out=$("$IM_BINARY" promql-test --promql.compat=3 "$data"/v3.14.0/*.test)
+out=$("$IM_BINARY" promql-test --promql.compat=3 "$data"/v3.14.0/*.test) || true
 echo "v3.14.0: $(echo "$out" | tail -n 1)"
 got=$(echo "$out" | grep ': FAIL: ' | sed -E 's#^.*/([^/]+\.test):([0-9]+): FAIL: .*$#\1:\2#' | sort)
 known=$(grep -v '^#' "$IM_SOURCE_DIR/tests/promql/v3_known_failures.txt" | cut -f1 | grep . | sort)
