@@ -38,6 +38,12 @@ int cli_wants_help(int argc, char **argv);
  * refusing files larger than max_bytes. Returns 0 or -1 with a message on stderr. */
 int cli_read_file(const char *path, char **data, size_t *len, size_t max_bytes);
 
+/* --promql.compat (NULL = 3) and --enable-feature (NULL = none) into *out
+ * (promql/ast.h); false with a message on stderr for a bad value. */
+struct promql_lang;
+bool cli_promql_lang(const char *cmd, const char *compat, const char *features,
+                     struct promql_lang *out);
+
 #define INFERMON_VERSION "0.1.0"
 
 #endif

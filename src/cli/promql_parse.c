@@ -11,12 +11,15 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "promql/ast.h"
 #include "promql/parser.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: infermon promql-parse [--format|--check|--type] EXPR|-\n"
-               "  Parses a PromQL expression (Prometheus 2.53 syntax) and prints its\n"
+    fprintf(f, "usage: infermon promql-parse [--promql.compat=2|3] [--format|--check|--type] "
+               "EXPR|-\n"
+               "  Parses a PromQL expression (Prometheus 3 syntax, or 2.53's with\n"
+               "  --promql.compat=2) and prints its\n"
                "  canonical form, or the parse error as Prometheus reports it.\n"
                "  --format  print the canonical form (default)\n"
                "  --check   print nothing on success\n"
@@ -35,6 +38,11 @@ int cli_promql_parse(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--format") == 0)
             continue;
+        else if (strncmp(argv[i], "--promql.compat=", 16) == 0 && !expr) {
+            promql_lang_t l;
+            if (!cli_promql_lang("promql-parse", argv[i] + 16, NULL, &l)) return 2;
+            promql_lang_set_default(&l);
+        }
         else if (strcmp(argv[i], "--check") == 0)
             check_only = true;
         else if (strcmp(argv[i], "--type") == 0)

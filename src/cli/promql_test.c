@@ -18,28 +18,63 @@
 #define MAX_SCRIPT_BYTES (64u << 20)
 #define MAX_DATA_BYTES   (4096ull << 20)
 
+/* --promql.compat / --enable-feature values into a language level (shared by run,
+ * promql-test and promql-eval); prints the error and returns false on a bad one. */
+bool cli_promql_lang(const char *cmd, const char *compat, const char *features,
+                     promql_lang_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->compat = 3;
+    if (compat && strcmp(compat, "2") == 0)
+        out->compat = 2;
+    else if (compat && strcmp(compat, "3") != 0) {
+        fprintf(stderr, "infermon %s: --promql.compat must be 2 or 3, not \"%s\"\n", cmd, compat);
+        return false;
+    }
+    char why[256];
+    if (features && !promql_lang_enable_features(out, features, why, sizeof why)) {
+        fprintf(stderr, "infermon %s: %s\n", cmd, why);
+        return false;
+    }
+    return true;
+}
+
 int cli_promql_test(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv) || argc < 2) {
         fprintf(argc < 2 ? stderr : stdout,
-                "usage: infermon promql-test [--parallel] FILE...\n\n"
-                "Runs PromQL test scripts (Prometheus' promqltest language: load, clear,\n"
-                "eval instant at, eval range from/to/step, eval_fail, eval_ordered).\n"
+                "usage: infermon promql-test [--parallel] [--promql.compat=2|3] FILE...\n\n"
+                "Runs PromQL test scripts (Prometheus' promqltest language: load,\n"
+                "load_with_nhcb, clear, eval instant at, eval range from/to/step, eval_fail,\n"
+                "eval_ordered, eval_warn, eval_info and 3.x's `expect ...` lines).\n"
                 "Prints each failing eval with file:line, expected and got, then\n"
-                "\"N passed, N failed[, N skipped]\". Exit code 1 when any eval failed.\n"
+                "\"N passed, N failed[, N skipped (reason: N, ...)]\". Exit code 1 when any\n"
+                "eval failed.\n"
+                "--promql.compat=3 (default) runs them as Prometheus 3's test engine does:\n"
+                "with the experimental functions enabled; =2 as Prometheus 2.53.\n"
                 "--parallel evaluates every range function over two or more series on\n"
                 "three threads (as large queries are), to check that path.\n");
         return argc < 2 ? 2 : 0;
     }
-    promql_test_stats_t st = {0, 0, 0};
+    promql_test_stats_t st = {0};
     promql_engine_opts_t opts;
     memset(&opts, 0, sizeof opts);
     int bad = 0, first = 1;
-    if (strcmp(argv[1], "--parallel") == 0) {
-        opts.threads = 3;
-        opts.parallel_min_work = 1;
-        first = 2;
+    const char *compat = NULL;
+    for (; first < argc && strncmp(argv[first], "--", 2) == 0; first++) {
+        if (strcmp(argv[first], "--parallel") == 0) {
+            opts.threads = 3;
+            opts.parallel_min_work = 1;
+        } else if (strncmp(argv[first], "--promql.compat=", 16) == 0) {
+            compat = argv[first] + 16;
+        } else {
+            fprintf(stderr, "infermon promql-test: unknown option %s\n", argv[first]);
+            return 2;
+        }
     }
+    if (!cli_promql_lang("promql-test", compat, NULL, &opts.lang)) return 2;
+    /* Prometheus' test engine enables the experimental functions */
+    opts.lang.experimental_functions = true;
     for (int i = first; i < argc; i++) {
         char *data;
         size_t len;
@@ -56,7 +91,17 @@ int cli_promql_test(int argc, char **argv)
         im_free(data);
     }
     printf("%d passed, %d failed", st.passed, st.failed);
-    if (st.skipped) printf(", %d skipped", st.skipped);
+    if (st.skipped) {
+        printf(", %d skipped (", st.skipped);
+        const char *sep = "";
+        for (int k = 0; k < PROMQL_SKIP_N; k++) {
+            if (!st.skipped_by[k]) continue;
+            printf("%s%s: %d", sep, promql_skip_reason_str((promql_skip_reason_t)k),
+                   st.skipped_by[k]);
+            sep = ", ";
+        }
+        printf(")");
+    }
     printf("\n");
     if (bad) return 2;
     return st.failed ? 1 : 0;
@@ -279,11 +324,13 @@ int cli_promql_eval(int argc, char **argv)
     int repeat = 0;
     promql_engine_opts_t opts;
     memset(&opts, 0, sizeof opts);
+    const char *compat = NULL, *features = NULL;
     if (cli_wants_help(argc, argv)) {
         printf("usage: infermon promql-eval --data FILE.om (--query Q | --queries FILE)\n"
                "         (--time T | --start S --end E --step D) [--repeat N]\n"
                "         [--max-samples N] [--lookback D] [--store mem|tsdb]\n"
-               "         [--threads N] [--parallel-min-work N]\n\n"
+               "         [--threads N] [--parallel-min-work N] [--promql.compat 2|3]\n"
+               "         [--enable-feature LIST]\n\n"
                "Internal: loads OpenMetrics samples (with timestamps) into memory and prints\n"
                "one Prometheus-API JSON object per query (one per line for --queries).\n"
                "--repeat N runs each query N times and adds the median latency (evaluation\n"
@@ -321,6 +368,10 @@ int cli_promql_eval(int argc, char **argv)
             opts.threads = (int)strtol(v, NULL, 10);
         else if (strcmp(a, "--parallel-min-work") == 0)
             opts.parallel_min_work = strtoll(v, NULL, 10);
+        else if (strcmp(a, "--promql.compat") == 0)
+            compat = v;
+        else if (strcmp(a, "--enable-feature") == 0)
+            features = v;
         else if (strcmp(a, "--lookback") == 0) {
             if (im_duration_parse(v, strlen(v), &opts.lookback_delta_ms, NULL) != IM_OK) {
                 fprintf(stderr, "infermon promql-eval: bad --lookback\n");
@@ -331,6 +382,8 @@ int cli_promql_eval(int argc, char **argv)
             return 2;
         }
     }
+    if (!cli_promql_lang("promql-eval", compat, features, &opts.lang)) return 2;
+    promql_lang_set_default(&opts.lang); /* for the parser */
     bool range = sstr || estr || stepstr;
     if (!data || (!query && !queries) || (range ? !(sstr && estr && stepstr) : !tstr)) {
         fprintf(stderr, "infermon promql-eval: need --data, --query/--queries and "

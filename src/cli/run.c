@@ -183,8 +183,7 @@ static void md_free(void *ud, void *keep)
     im_free(k);
 }
 
-static im_rc load_config(const run_opts_t *o, scrape_config_t **out, mon_load_t *ml,
-                         im_err_t *err)
+static im_rc load_config(const run_opts_t *o, scrape_config_t **out, mon_load_t *ml, im_err_t *err)
 {
     im_rc rc;
     if (o->config_file) {
@@ -194,8 +193,7 @@ static im_rc load_config(const run_opts_t *o, scrape_config_t **out, mon_load_t 
         rc = scrape_config_parse(t, strlen(t), o->config_text ? "<config>" : "<embedded default>",
                                  out, err);
     }
-    if (rc == IM_OK && (*out)->k8s_monitors &&
-        (rc = add_monitor_jobs(*out, ml, err)) != IM_OK) {
+    if (rc == IM_OK && (*out)->k8s_monitors && (rc = add_monitor_jobs(*out, ml, err)) != IM_OK) {
         scrape_config_free(*out);
         *out = NULL;
     }
@@ -459,6 +457,7 @@ int run_daemon(const run_opts_t *o)
     scrape_manager_opts_t so;
     memset(&so, 0, sizeof so);
     so.storage = tsdb_storage(db);
+    so.normalize_bucket_labels = promql_lang_default().compat >= 3;
     if (scrape_manager_new(&so, &d.sm, &err) != IM_OK ||
         scrape_manager_set_workers(d.sm, o->scrape_workers, &err) != IM_OK) {
         IM_ERROR("Starting the scrape manager failed", "err=%s", im_logq(err.msg));
@@ -643,6 +642,11 @@ static void usage(FILE *f)
 
         "  --scrape.workers=N                 threads parsing and storing scrapes, 1-256\n"
         "                                     (default: CPUs online, at least 2, at most 8)\n"
+        "  --promql.compat=2|3                PromQL language and semantics: 3 = Prometheus 3\n"
+        "                                     (default), 2 = Prometheus 2.53 (docs/promql.md)\n"
+        "  --enable-feature=LIST              Prometheus 3 feature flags, comma-separated:\n"
+        "                                     promql-experimental-functions,\n"
+        "                                     promql-duration-expr (on by default)\n"
         "  --regex.match-limit=N              backtracking steps per regex match before the\n"
         "                                     DFA fallback; a match neither decides is an\n"
         "                                     error (default 1000000)\n"
@@ -668,8 +672,13 @@ static const char *const flag_names[] = {
     "query.max-concurrency", "web.max-connections", "web.max-request-body-bytes", "scrape.workers",
     "web.basic-auth.bcrypt-concurrency", "web.basic-auth.bcrypt-wait", "regex.match-limit",
     "storage.remote.max-wal-retention", "agent", "discovery.kubernetes.max-list-page-bytes",
-    "discovery.kubernetes.max-event-bytes", "web.remote-write-max-metadata", NULL};
+    "discovery.kubernetes.max-event-bytes", "web.remote-write-max-metadata", "promql.compat",
+    "enable-feature", NULL};
 #define FLAG_AGENT      33
+#define FLAG_K8S_LIMITS 34 /* two of them */
+#define FLAG_RW_META    36
+#define FLAG_COMPAT     37
+#define FLAG_FEATURES   38
 #define NUM_VALUE_FLAGS 22
 #define NUM_BOOL_FLAGS  3
 
@@ -878,30 +887,34 @@ int cli_run(int argc, char **argv)
     o.agent = vals[FLAG_AGENT] && strcmp(vals[FLAG_AGENT], "false");
     int64_t *k8s_lims[] = {&o.k8s_max_list_page_bytes, &o.k8s_max_event_bytes};
     for (int k = 0; k < 2; k++) {
-        const char *v = vals[FLAG_AGENT + 1 + k];
+        const char *v = vals[FLAG_K8S_LIMITS + k];
         if (v && (cfg_parse_bytes(v, k8s_lims[k]) != IM_OK || *k8s_lims[k] <= 0)) {
-            fprintf(stderr, "infermon run: --%s: bad size \"%s\"\n", flag_names[FLAG_AGENT + 1 + k],
-                    v);
+            fprintf(stderr, "infermon run: --%s: bad size \"%s\"\n",
+                    flag_names[FLAG_K8S_LIMITS + k], v);
             return 2;
         }
     }
-    if (vals[FLAG_AGENT + 3]) {
+    if (vals[FLAG_RW_META]) {
         char *end;
-        long long mx = strtoll(vals[FLAG_AGENT + 3], &end, 10);
+        long long mx = strtoll(vals[FLAG_RW_META], &end, 10);
         if (*end || mx <= 0) {
             fprintf(stderr, "infermon run: --web.remote-write-max-metadata: bad number \"%s\"\n",
-                    vals[FLAG_AGENT + 3]);
+                    vals[FLAG_RW_META]);
             return 2;
         }
         o.rw_metadata_max = (size_t)mx;
     }
+    /* the PromQL language level, for every parser and engine of the process */
+    promql_lang_t lang;
+    if (!cli_promql_lang("run", vals[FLAG_COMPAT], vals[FLAG_FEATURES], &lang)) return 2;
+    promql_lang_set_default(&lang);
     /* flags for /api/v1/status/flags, with defaults shown */
     static const char *defaults[] = {
-        "",         "data/", "0s",   "0B",    "timer",   ":9470", "",      "32MiB", "5m",
-        "50000000", "2m",    "info", "",      "1h",      "10m",   "1m",    "10000", "10m",
-        "4096",     "0B",    "0B",   "1MiB",  "false",   "false", "false", "20",    "512",
-        "16MiB",    "",      "2",    "250ms", "1000000", "2GiB",  "false", "512MiB", "64MiB",
-        "100000"};
+        "",      "data/",    "0s",     "0B",    "timer",  ":9470", "",      "32MiB",
+        "5m",    "50000000", "2m",     "info",  "",       "1h",    "10m",   "1m",
+        "10000", "10m",      "4096",   "0B",    "0B",     "1MiB",  "false", "false",
+        "false", "20",       "512",    "16MiB", "",       "2",     "250ms", "1000000",
+        "2GiB",  "false",    "512MiB", "64MiB", "100000", "3",     ""};
     _Static_assert(IM_ARRAY_LEN(defaults) == IM_ARRAY_LEN(flag_names) - 1,
                    "a default for every flag");
     char workers_def[24];

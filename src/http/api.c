@@ -579,8 +579,10 @@ static enum MHD_Result do_status(http_server_t *s, http__req_t *r, const char *w
     im_buf_t b;
     im_buf_init(&b, 0);
     if (!strcmp(what, "buildinfo")) {
-        (void)im_buf_puts(&b, "{\"version\":\"0.1.0\",\"revision\":\"\",\"branch\":\"\","
-                              "\"buildUser\":\"\",\"buildDate\":\"\",\"goVersion\":\"\"}");
+        (void)im_buf_printf(&b,
+                            "{\"version\":\"%s\",\"revision\":\"\",\"branch\":\"\","
+                            "\"buildUser\":\"\",\"buildDate\":\"\",\"goVersion\":\"\"}",
+                            http__build_version());
     } else if (!strcmp(what, "config")) {
         im_buf_t y;
         im_buf_init(&y, 0);
@@ -699,6 +701,14 @@ enum MHD_Result http__api(http_server_t *s, http__req_t *r, const char *path)
         {"/status/flags", "/api/v1/status/flags"},
         {"/status/runtimeinfo", "/api/v1/status/runtimeinfo"},
         {"/status/tsdb", "/api/v1/status/tsdb"},
+        {"/features", "/api/v1/features"},
+        {"/format_query", "/api/v1/format_query"},
+        {"/parse_query", "/api/v1/parse_query"},
+        {"/query_exemplars", "/api/v1/query_exemplars"},
+        {"/targets/metadata", "/api/v1/targets/metadata"},
+        {"/scrape_pools", "/api/v1/scrape_pools"},
+        {"/status/walreplay", "/api/v1/status/walreplay"},
+        {"/notifications", "/api/v1/notifications"},
     };
     r->handler = "/api/v1/other";
     for (size_t i = 0; i < IM_ARRAY_LEN(handlers); i++)
@@ -720,6 +730,9 @@ enum MHD_Result http__api(http_server_t *s, http__req_t *r, const char *path)
             return do_labels(s, r, name);
         }
     }
+    bool handled;
+    enum MHD_Result v3 = http__api_v3(s, r, path, &handled);
+    if (handled) return v3;
     if (!strcmp(path, "/targets") && get) return do_targets(s, r);
     if (!strcmp(path, "/metadata") && get) return do_metadata(s, r);
     if ((!strcmp(path, "/rules") || !strcmp(path, "/alerts")) && get) {

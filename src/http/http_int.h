@@ -183,6 +183,10 @@ im_rc http__query_enter(http_server_t *s, http__req_t *r, int64_t deadline_ns);
 void http__query_leave(http_server_t *s, http__req_t *r, im_rc rc);
 
 enum MHD_Result http__api(http_server_t *s, http__req_t *r, const char *path);
+/* api_v3.c: the endpoints Prometheus 3 added; *handled false when path is none of them. */
+enum MHD_Result http__api_v3(http_server_t *s, http__req_t *r, const char *path, bool *handled);
+/* The version string of /api/v1/status/buildinfo (depends on --promql.compat). */
+const char *http__build_version(void);
 enum MHD_Result http__metrics(http_server_t *s, http__req_t *r);
 enum MHD_Result http__remote_write(http_server_t *s, http__req_t *r);
 /* Remote-write content negotiation (Content-Type, may be NULL): 1 or 2 (the

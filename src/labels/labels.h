@@ -102,6 +102,11 @@ typedef struct im_matcher im_matcher_t;
  * matcher owns copies of name and value. */
 im_rc im_matcher_new(im_match_type_t type, const char *name, size_t nlen, const char *value,
                      size_t vlen, im_matcher_t **out, im_err_t *err);
+/* The same with flags: IM_MATCHER_DOTALL makes `.` in a regex match \n too
+ * (Prometheus 3's PromQL matchers; 2.x and relabelling leave it out). */
+#define IM_MATCHER_DOTALL 1u
+im_rc im_matcher_new_flags(im_match_type_t type, const char *name, size_t nlen, const char *value,
+                           size_t vlen, unsigned flags, im_matcher_t **out, im_err_t *err);
 void im_matcher_free(im_matcher_t *m);
 im_match_type_t im_matcher_type(const im_matcher_t *m);
 const im_istr_t *im_matcher_name(const im_matcher_t *m);

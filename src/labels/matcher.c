@@ -32,7 +32,8 @@ struct im_matcher {
     size_t litlen;
     char **set; /* owned literals for RE_SET */
     size_t nset;
-    im_regex_t *re; /* owned, IM_REGEX_FULL */
+    im_regex_t *re; /* owned, IM_REGEX_FULL (or FULL_DOTALL) */
+    bool dotall;    /* IM_MATCHER_DOTALL: `.` matches \n in the fast paths too */
     bool matches_empty;
     _Atomic uint64_t errors; /* matches that hit the regex limit */
 };
@@ -97,6 +98,12 @@ static void classify(im_matcher_t *m)
 im_rc im_matcher_new(im_match_type_t type, const char *name, size_t nlen, const char *value,
                      size_t vlen, im_matcher_t **out, im_err_t *err)
 {
+    return im_matcher_new_flags(type, name, nlen, value, vlen, 0, out, err);
+}
+
+im_rc im_matcher_new_flags(im_match_type_t type, const char *name, size_t nlen, const char *value,
+                           size_t vlen, unsigned flags, im_matcher_t **out, im_err_t *err)
+{
     im_matcher_t *m = im_calloc(1, sizeof *m);
     m->type = type;
     m->name = im_intern(name, nlen);
@@ -106,7 +113,9 @@ im_rc im_matcher_new(im_match_type_t type, const char *name, size_t nlen, const 
         /* Always compile, so syntax errors are reported even on fast paths. */
         im_err_t e;
         im_err_clear(&e);
-        if (im_regex_compile(value, vlen, IM_REGEX_FULL, &m->re, &e) != IM_OK) {
+        m->dotall = (flags & IM_MATCHER_DOTALL) != 0;
+        im_regex_mode_t mode = m->dotall ? IM_REGEX_FULL_DOTALL : IM_REGEX_FULL;
+        if (im_regex_compile(value, vlen, mode, &m->re, &e) != IM_OK) {
             im_err_set(err, IM_EPARSE, "invalid regular expression \"%.*s\": %s", (int)vlen, value,
                        e.msg);
             im_matcher_free(m);
@@ -166,13 +175,13 @@ static bool re_match(const im_matcher_t *m, const char *v, size_t len)
 {
     switch (m->kind) {
     case RE_ANY:
-        /* '.' does not match '\n' in RE2 without (?s) */
-        return memchr(v, '\n', len) == NULL;
-    case RE_NONEMPTY: return len > 0 && memchr(v, '\n', len) == NULL;
+        /* '.' does not match '\n' in RE2 without (?s) (IM_MATCHER_DOTALL: it does) */
+        return m->dotall || memchr(v, '\n', len) == NULL;
+    case RE_NONEMPTY: return len > 0 && (m->dotall || memchr(v, '\n', len) == NULL);
     case RE_LITERAL: return len == m->litlen && memcmp(v, m->lit, len) == 0;
     case RE_PREFIX:
         return len >= m->litlen && memcmp(v, m->lit, m->litlen) == 0 &&
-               memchr(v + m->litlen, '\n', len - m->litlen) == NULL;
+               (m->dotall || memchr(v + m->litlen, '\n', len - m->litlen) == NULL);
     case RE_SET:
         for (size_t i = 0; i < m->nset; i++)
             if (strlen(m->set[i]) == len && memcmp(m->set[i], v, len) == 0) return true;

@@ -492,7 +492,7 @@ im_rc im_regex_compile(const char *pat, size_t len, im_regex_mode_t mode, im_reg
     *out = NULL;
     pthread_once(&g.once, g_init);
     char why[600];
-    bool full = mode == IM_REGEX_FULL;
+    bool full = mode == IM_REGEX_FULL || mode == IM_REGEX_FULL_DOTALL;
     bool raw_unexpected = false;
     /* Go's check sees what Go compiles: ^(?:raw)$ for FULL, the raw text otherwise. */
     im_buf_t w;
@@ -512,7 +512,8 @@ im_rc im_regex_compile(const char *pat, size_t len, im_regex_mode_t mode, im_reg
     if (full) (void)im_buf_puts(&b, "^(?:");
     (void)im_buf_append(&b, tr.data ? tr.data : "", tr.len);
     if (full) (void)im_buf_puts(&b, ")$");
-    const uint32_t base = PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NEVER_BACKSLASH_C;
+    const uint32_t base = PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NEVER_BACKSLASH_C |
+                          (mode == IM_REGEX_FULL_DOTALL ? PCRE2_DOTALL : 0u);
     int ec = 0;
     size_t eo = 0;
     pcre2_code *bt = pcompile(&b, base | PCRE2_MATCH_INVALID_UTF, &ec, &eo);
@@ -640,7 +641,7 @@ int im_regex_match(const im_regex_t *re, const char *s, size_t len, im_err_t *er
 int im_regex_exec(const im_regex_t *re, const char *s, size_t len, size_t start, size_t *ov,
                   im_err_t *err)
 {
-    if (re->mode == IM_REGEX_FULL) start = 0;
+    if (re->mode != IM_REGEX_SEARCH) start = 0;
     if (start > len) return 0;
     pcre2_match_data *md = pcre2_match_data_create(re->ngroups + 1, NULL);
     if (!md) im_oom(64);

@@ -52,6 +52,7 @@ typedef struct im_regex im_regex_t;
 typedef enum im_regex_mode {
     IM_REGEX_FULL,   /* the whole subject must match: ^(?:re)$ (matchers, relabel, label_replace) */
     IM_REGEX_SEARCH, /* find re anywhere (Go's MatchString, ReplaceAllString: templates) */
+    IM_REGEX_FULL_DOTALL, /* FULL with `.` also matching \n (Prometheus 3's PromQL matchers) */
 } im_regex_mode_t;
 
 typedef struct im_regex_limits {

@@ -4,6 +4,7 @@
 #include "util/base.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <strings.h>
 
 #include "promql/ast.h"
@@ -139,6 +140,61 @@ const promql_function_t *promql_function_lookup(const char *name, size_t len)
     return NULL;
 }
 
+int promql_function_usable(const promql_function_t *f, const promql_lang_t *l)
+{
+    promql_lang_t r = promql_lang_resolve(l);
+    if (f->only_compat && f->only_compat != r.compat) return 1;
+    /* 2.x mode keeps the old behaviour: the 2.53 experimental functions always on */
+    if (r.compat >= 3 && f->experimental && !r.experimental_functions) return 2;
+    return 0;
+}
+
+/* ---- Language level ---- */
+
+static promql_lang_t default_lang = {.compat = 3};
+
+void promql_lang_set_default(const promql_lang_t *l)
+{
+    default_lang = *l;
+    if (default_lang.compat != 2) default_lang.compat = 3;
+}
+
+promql_lang_t promql_lang_default(void)
+{
+    return default_lang;
+}
+
+promql_lang_t promql_lang_resolve(const promql_lang_t *l)
+{
+    if (!l || l->compat == 0) return default_lang;
+    promql_lang_t r = *l;
+    if (r.compat != 2) r.compat = 3;
+    return r;
+}
+
+bool promql_lang_enable_features(promql_lang_t *l, const char *list, char *why, size_t whycap)
+{
+    const char *p = list;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == 0) {
+        } else if (n == 29 && memcmp(p, "promql-experimental-functions", n) == 0) {
+            l->experimental_functions = true;
+        } else if (n == 20 && memcmp(p, "promql-duration-expr", n) == 0) {
+            /* on by default since Prometheus 3.14 (and here) */
+        } else {
+            snprintf(why, whycap,
+                     "--enable-feature: unknown or unsupported feature \"%.*s\" (supported: "
+                     "promql-experimental-functions, promql-duration-expr)",
+                     (int)n, p);
+            return false;
+        }
+        p += n + (e ? 1 : 0);
+    }
+    return true;
+}
+
 /* ---- Ownership ---- */
 
 promql_expr_owner_t *promql__owner_new(void)
@@ -256,6 +312,14 @@ static bool matching_eq(const promql_vector_matching_t *a, const promql_vector_m
            names_eq(a->include_labels, a->ninclude_labels, b->include_labels, b->ninclude_labels);
 }
 
+static bool dur_equal(const promql_dur_t *a, const promql_dur_t *b)
+{
+    if (!a || !b) return a == b;
+    if (a->op != b->op) return false;
+    if (a->op == PROMQL_DUR_NUM && a->v != b->v) return false;
+    return dur_equal(a->a, b->a) && dur_equal(a->b, b->b);
+}
+
 bool promql_expr_equal(const promql_expr_t *a, const promql_expr_t *b)
 {
     if (a == b) return true;
@@ -269,6 +333,7 @@ bool promql_expr_equal(const promql_expr_t *a, const promql_expr_t *b)
     case PROMQL_NODE_VECTOR_SELECTOR: {
         const promql_vector_selector_t *x = &a->u.vs, *y = &b->u.vs;
         if (x->name != y->name || x->nmatchers != y->nmatchers || x->offset_ms != y->offset_ms ||
+            !dur_equal(x->offset_expr, y->offset_expr) ||
             x->at != y->at || (x->at == PROMQL_AT_TIMESTAMP && !at_eq(x->at_ms, y->at_ms)))
             return false;
         /* The printer sorts matchers, so compare them as a multiset. */
@@ -283,10 +348,14 @@ bool promql_expr_equal(const promql_expr_t *a, const promql_expr_t *b)
         return true;
     }
     case PROMQL_NODE_MATRIX_SELECTOR:
-        return a->u.ms.range_ms == b->u.ms.range_ms && promql_expr_equal(a->u.ms.vs, b->u.ms.vs);
+        return a->u.ms.range_ms == b->u.ms.range_ms &&
+               dur_equal(a->u.ms.range_expr, b->u.ms.range_expr) &&
+               promql_expr_equal(a->u.ms.vs, b->u.ms.vs);
     case PROMQL_NODE_SUBQUERY: {
         const promql_subquery_t *x = &a->u.sq, *y = &b->u.sq;
         return x->range_ms == y->range_ms && x->step_ms == y->step_ms &&
+               dur_equal(x->range_expr, y->range_expr) && dur_equal(x->step_expr, y->step_expr) &&
+               dur_equal(x->offset_expr, y->offset_expr) &&
                x->offset_ms == y->offset_ms && x->at == y->at &&
                (x->at != PROMQL_AT_TIMESTAMP || at_eq(x->at_ms, y->at_ms)) &&
                promql_expr_equal(x->expr, y->expr);

@@ -43,6 +43,36 @@
 #include "util/buf.h"
 #include "util/intern.h"
 
+/* ---- Language level: Prometheus 2.x or 3.x ----
+ *
+ * compat 3 (the default, `--promql.compat=3`) is Prometheus 3.14's language and
+ * semantics: left-open range selectors and lookback, `.` in regex matchers also
+ * matching \n, holt_winters renamed double_exponential_smoothing, the 3.x
+ * functions; its experimental parts need the feature flags Prometheus uses
+ * (`--enable-feature=promql-experimental-functions`, …). compat 2 is exactly what
+ * infermon did before (Prometheus 2.53; experimental 2.53 functions always on).
+ * docs/promql.md lists every difference. */
+typedef struct promql_lang {
+    int compat;                    /* 2 or 3; 0 = the process default */
+    bool experimental_functions;   /* promql-experimental-functions (compat 3) */
+    bool delayed_name_removal;     /* promql-delayed-name-removal (compat 3) */
+    bool extended_range_selectors; /* promql-extended-range-selectors (compat 3) */
+    bool binop_fill_modifiers;     /* promql-binop-fill-modifiers (compat 3) */
+} promql_lang_t;
+
+/* The level used where none is given (promql_parse, engines whose options leave
+ * lang.compat 0): compat 3 with no feature flags until set. Set once at start-up,
+ * before any thread parses or evaluates (cli does it from its flags). */
+void promql_lang_set_default(const promql_lang_t *l);
+promql_lang_t promql_lang_default(void);
+/* l with compat 0 replaced by the process default (the flags are taken from l
+ * when l->compat is set, else from the default too). */
+promql_lang_t promql_lang_resolve(const promql_lang_t *l);
+/* Parses a comma-separated --enable-feature list into l (unknown names are an
+ * error naming the flag); features this engine does not know about but
+ * Prometheus has are refused too, so nothing is accepted and ignored. */
+bool promql_lang_enable_features(promql_lang_t *l, const char *list, char *why, size_t whycap);
+
 /* ---- Value types ---- */
 typedef enum promql_value_type {
     PROMQL_TYPE_NONE = 0,
@@ -162,11 +192,12 @@ struct promql_function {
     int nargs;
     int variadic;
     promql_value_type_t return_type;
-    bool experimental;           /* needs promql-experimental-functions in Prometheus 2.53 */
+    bool experimental;           /* needs promql-experimental-functions (2.53 and 3.x) */
     bool keeps_name;             /* results keep __name__ (last_over_time, label_*, sort*) */
     promql_func_eval_t eval;     /* never NULL */
     int variant;                 /* which case of a shared eval (range function, sort order, …) */
     double (*per_value)(double); /* element-wise functions: maps each present value */
+    uint8_t only_compat;         /* 0: every level; 2 or 3: only at that compat level */
 };
 
 /* The table (static, sorted by name; functions.c, next to the implementations)
@@ -174,6 +205,9 @@ struct promql_function {
 extern const promql_function_t promql_functions[];
 extern const size_t promql_functions_count;
 const promql_function_t *promql_function_lookup(const char *name, size_t len);
+/* 0 when f is usable at level l, else why not: 1 unknown at that level, 2 needs
+ * --enable-feature=promql-experimental-functions. */
+int promql_function_usable(const promql_function_t *f, const promql_lang_t *l);
 
 /* ---- Nodes ---- */
 typedef struct promql_expr promql_expr_t;
@@ -205,6 +239,36 @@ typedef struct promql_string {
     size_t len;
 } promql_string_t;
 
+/* A duration expression that needs the query (Prometheus 3: `x[step() * 2]`,
+ * `offset min_of(range(), 1h)`); constant ones are folded by the parser into the
+ * plain _ms fields. Values are seconds as in Prometheus; the result is rounded
+ * to milliseconds. In the tree's arena. */
+typedef enum promql_dur_op {
+    PROMQL_DUR_NUM = 1, /* value (seconds) */
+    PROMQL_DUR_STEP,    /* step(): the query's step (0 for an instant query) */
+    PROMQL_DUR_RANGE,   /* range(): end - start of the query */
+    PROMQL_DUR_NEG,
+    PROMQL_DUR_ADD,
+    PROMQL_DUR_SUB,
+    PROMQL_DUR_MUL,
+    PROMQL_DUR_DIV,
+    PROMQL_DUR_MOD,
+    PROMQL_DUR_POW,
+    PROMQL_DUR_MIN, /* min_of(a, b) */
+    PROMQL_DUR_MAX, /* max_of(a, b) */
+    PROMQL_DUR_PAREN,
+} promql_dur_op_t;
+
+typedef struct promql_dur {
+    promql_dur_op_t op;
+    double v;                  /* NUM: seconds */
+    bool is_duration;          /* NUM: written as a duration (5m), for printing */
+    const struct promql_dur *a, *b; /* operands (NEG/PAREN: a only) */
+} promql_dur_t;
+
+/* The value in seconds given the query's step and range (ms). */
+double promql_dur_eval(const promql_dur_t *d, int64_t step_ms, int64_t range_ms);
+
 typedef struct promql_vector_selector {
     const im_istr_t *name;   /* metric name outside braces, or NULL; owner holds the ref */
     im_matcher_t **matchers; /* arena array; matchers owned by the root's owner */
@@ -212,11 +276,13 @@ typedef struct promql_vector_selector {
     int64_t offset_ms;   /* 0 = none; may be negative */
     promql_at_kind_t at; /* PROMQL_AT_NONE = none */
     int64_t at_ms;       /* with PROMQL_AT_TIMESTAMP */
+    const promql_dur_t *offset_expr; /* non-NULL: offset_ms comes from it at query time */
 } promql_vector_selector_t;
 
 typedef struct promql_matrix_selector {
     promql_expr_t *vs; /* a PROMQL_NODE_VECTOR_SELECTOR: carries offset and @ */
     int64_t range_ms;  /* > 0 */
+    const promql_dur_t *range_expr; /* non-NULL: range_ms comes from it at query time */
 } promql_matrix_selector_t;
 
 typedef struct promql_subquery {
@@ -226,6 +292,7 @@ typedef struct promql_subquery {
     int64_t offset_ms;   /* may be negative */
     promql_at_kind_t at;
     int64_t at_ms;
+    const promql_dur_t *range_expr, *step_expr, *offset_expr; /* as in the selectors */
 } promql_subquery_t;
 
 typedef struct promql_call {

@@ -37,6 +37,7 @@ promql_engine_t *promql_engine_new(const promql_engine_opts_t *opts)
         e->opts.threads = n < 1 ? 1 : n > 4 ? 4 : (int)n;
     }
     if (e->opts.parallel_min_work <= 0) e->opts.parallel_min_work = 32768;
+    e->opts.lang = promql_lang_resolve(&e->opts.lang);
     return e;
 }
 
@@ -423,8 +424,9 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
     promql__val_init(out, VAL_VECTOR);
     bool fixed = vs->at != PROMQL_AT_NONE;
     int64_t fixed_t = fixed ? at_time(ev, vs->at, vs->at_ms) : 0;
-    int64_t first = ts_sub(fixed ? fixed_t : ev->start, vs->offset_ms);
-    int64_t last = ts_sub(fixed ? fixed_t : ev_ts(ev, ev->nsteps - 1), vs->offset_ms);
+    int64_t offset = promql__dur(ev, vs->offset_ms, vs->offset_expr);
+    int64_t first = ts_sub(fixed ? fixed_t : ev->start, offset);
+    int64_t last = ts_sub(fixed ? fixed_t : ev_ts(ev, ev->nsteps - 1), offset);
     storage_series_set_t *set = NULL;
     storage_select_hints_t hints = {.step_ms = ev->step};
     im_rc rc = select_series(ev, ts_sub(first, ev->lookback), last, vs, &hints, &set);
@@ -443,9 +445,10 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
         size_t npts = 0;
         for (size_t k = 0; k < eff_steps; k++) {
             if ((k & 4095) == 4095 && (rc = promql__check(ev)) != IM_OK) break;
-            int64_t ref = ts_sub(fixed ? fixed_t : ev_ts(ev, k), vs->offset_ms);
+            int64_t ref = ts_sub(fixed ? fixed_t : ev_ts(ev, k), offset);
             while (j < n && bt[j] <= ref) j++;
-            if (j > 0 && bt[j - 1] >= ts_sub(ref, ev->lookback) && !storage_is_stale(bv[j - 1])) {
+            if (j > 0 && bt[j - 1] >= ts_add(ts_sub(ref, ev->lookback), ev->left_open) &&
+                !storage_is_stale(bv[j - 1])) {
                 s->has[k] = 1;
                 s->v[k] = want_ts ? (double)bt[j - 1] / 1000.0 : bv[j - 1];
                 npts++;
@@ -506,9 +509,10 @@ static void ensure_rbuf(ev_t *ev, size_t n)
 
 static im_rc eval_subquery_inner(ev_t *ev, const promql_subquery_t *sq, rsrc_t *r)
 {
-    int64_t step = sq->step_ms ? sq->step_ms : ev->eng->opts.default_eval_interval_ms;
-    int64_t s0 = ts_sub(ts_sub(r->fixed ? r->fixed_t : ev->start, sq->offset_ms), sq->range_ms);
-    int64_t e0 = ts_sub(r->fixed ? r->fixed_t : ev_ts(ev, ev->nsteps - 1), sq->offset_ms);
+    int64_t step = promql__dur(ev, sq->step_ms, sq->step_expr);
+    if (step <= 0) step = ev->eng->opts.default_eval_interval_ms;
+    int64_t s0 = ts_sub(ts_sub(r->fixed ? r->fixed_t : ev->start, r->offset), r->range);
+    int64_t e0 = ts_sub(r->fixed ? r->fixed_t : ev_ts(ev, ev->nsteps - 1), r->offset);
     int64_t istart = step * (s0 / step);
     if (istart < s0) istart = ts_add(istart, step);
     ev_t child = *ev;
@@ -567,8 +571,8 @@ im_rc promql__rsrc_open(ev_t *ev, const promql_expr_t *e, rsrc_t **out)
     im_rc rc = IM_OK;
     if (e->kind == PROMQL_NODE_MATRIX_SELECTOR) {
         const promql_vector_selector_t *vs = &e->u.ms.vs->u.vs;
-        r->range = e->u.ms.range_ms;
-        r->offset = vs->offset_ms;
+        r->range = promql__dur(ev, e->u.ms.range_ms, e->u.ms.range_expr);
+        r->offset = promql__dur(ev, vs->offset_ms, vs->offset_expr);
         r->fixed = vs->at != PROMQL_AT_NONE;
         r->fixed_t = r->fixed ? at_time(ev, vs->at, vs->at_ms) : 0;
         int64_t first = ts_sub(ts_sub(r->fixed ? r->fixed_t : ev->start, r->offset), r->range);
@@ -578,8 +582,8 @@ im_rc promql__rsrc_open(ev_t *ev, const promql_expr_t *e, rsrc_t **out)
     } else if (e->kind == PROMQL_NODE_SUBQUERY) {
         const promql_subquery_t *sq = &e->u.sq;
         r->subquery = true;
-        r->range = sq->range_ms;
-        r->offset = sq->offset_ms;
+        r->range = promql__dur(ev, sq->range_ms, sq->range_expr);
+        r->offset = promql__dur(ev, sq->offset_ms, sq->offset_expr);
         r->fixed = sq->at != PROMQL_AT_NONE;
         r->fixed_t = r->fixed ? at_time(ev, sq->at, sq->at_ms) : 0;
         rc = eval_subquery_inner(ev, sq, r);
@@ -795,7 +799,7 @@ static im_rc eval_top_matrix(ev_t *ev, const promql_expr_t *e, promql_result_t *
     promql__rsrc_window(ev, r, 0, &lo, &hi);
     while ((got = promql__rsrc_next(ev, r, &ls, &n)) == 1) {
         size_t a = 0;
-        while (a < n && ev->rt[a] < lo) a++;
+        while (a < n && ev->rt[a] < ts_add(lo, ev->left_open)) a++;
         size_t b = a;
         while (b < n && ev->rt[b] <= hi) b++;
         if (b == a) continue;
@@ -878,7 +882,10 @@ im_rc promql_eval(const promql_engine_t *eng, storage_queryable_t *q, const prom
     }
     ev.qstart = ev.start;
     ev.qend = ev.end;
+    ev.qstep = p->instant ? 0 : p->step_ms;
     ev.lookback = eng->opts.lookback_delta_ms;
+    ev.compat = eng->opts.lang.compat;
+    ev.left_open = ev.compat >= 3 ? 1 : 0;
     ev.max_samples = eng->opts.max_samples;
     int64_t now_ns = im_mono_ns(); /* a timeout of 292 years or more never expires */
     ev.deadline_ns = eng->opts.timeout_ms > (INT64_MAX - now_ns) / 1000000

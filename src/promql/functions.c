@@ -81,6 +81,11 @@ typedef enum rfunc {
     RF_PREDICT,
     RF_HOLT,
     RF_MAD,
+    RF_FIRST,    /* first_over_time (3.x) */
+    RF_TS_FIRST, /* ts_of_first_over_time … (3.x, experimental): sample times, seconds */
+    RF_TS_LAST,
+    RF_TS_MIN,
+    RF_TS_MAX,
 } rfunc_t;
 
 /* A range function's result series: its input's labels, __name__ dropped unless
@@ -101,7 +106,7 @@ typedef struct resets {
 
 static bool extrapolated_rate(const int64_t *t, const double *v, size_t n, int64_t range_start,
                               int64_t range_end, int64_t range_ms, bool counter, bool rate,
-                              resets_t *rs, size_t base, double *out)
+                              bool v3, resets_t *rs, size_t base, double *out)
 {
     if (n < 2) return false;
     double result = v[n - 1] - v[0];
@@ -115,11 +120,17 @@ static bool extrapolated_rate(const int64_t *t, const double *v, size_t n, int64
     double to_end = (double)ts_sub(range_end, t[n - 1]) / 1000.0;
     double sampled = (double)ts_sub(t[n - 1], t[0]) / 1000.0;
     double avg_between = sampled / (double)(n - 1);
+    double threshold = avg_between * 1.1;
+    /* 2.x caps the start at the counter's zero point before the threshold test;
+     * 3.x first limits a long gap to half an interval, then caps at zero */
+    if (v3) {
+        if (to_start >= threshold) to_start = avg_between / 2;
+        if (to_end >= threshold) to_end = avg_between / 2;
+    }
     if (counter && result > 0 && v[0] >= 0) {
         double to_zero = sampled * (v[0] / result);
         if (to_zero < to_start) to_start = to_zero;
     }
-    double threshold = avg_between * 1.1;
     double interval = sampled;
     interval += to_start < threshold ? to_start : avg_between / 2;
     interval += to_end < threshold ? to_end : avg_between / 2;
@@ -201,11 +212,11 @@ static bool range_apply(rctx_t *c, const int64_t *t, const double *v, size_t n, 
 {
     switch (c->f) {
     case RF_RATE:
-        return extrapolated_rate(t, v, n, lo, hi, range, true, true, &c->rs, c->base, out);
+        return extrapolated_rate(t, v, n, lo, hi, range, true, true, c->ev->compat >= 3, &c->rs, c->base, out);
     case RF_INCREASE:
-        return extrapolated_rate(t, v, n, lo, hi, range, true, false, &c->rs, c->base, out);
+        return extrapolated_rate(t, v, n, lo, hi, range, true, false, c->ev->compat >= 3, &c->rs, c->base, out);
     case RF_DELTA:
-        return extrapolated_rate(t, v, n, lo, hi, range, false, false, &c->rs, c->base, out);
+        return extrapolated_rate(t, v, n, lo, hi, range, false, false, c->ev->compat >= 3, &c->rs, c->base, out);
     case RF_IRATE:
     case RF_IDELTA: {
         if (n < 2) return false;
@@ -251,6 +262,24 @@ static bool range_apply(rctx_t *c, const int64_t *t, const double *v, size_t n, 
     }
     case RF_COUNT: *out = (double)n; return true;
     case RF_LAST: *out = v[n - 1]; return true;
+    case RF_FIRST: *out = v[0]; return true;
+    case RF_TS_FIRST: *out = (double)t[0] / 1000.0; return true;
+    case RF_TS_LAST: *out = (double)t[n - 1] / 1000.0; return true;
+    case RF_TS_MIN:
+    case RF_TS_MAX: {
+        /* max_over_time's choice of value; of equal ones the latest sample's time */
+        double m = v[0];
+        int64_t at = t[0];
+        for (size_t i = 1; i < n; i++) {
+            bool better = c->f == RF_TS_MAX ? v[i] > m : v[i] < m;
+            if (better || isnan(m) || v[i] == m) {
+                m = v[i];
+                at = t[i];
+            }
+        }
+        *out = (double)at / 1000.0;
+        return true;
+    }
     case RF_PRESENT: *out = 1; return true;
     case RF_QUANTILE: {
         double *s = scratch(c, n);
@@ -353,7 +382,7 @@ static bool range_series(ev_t *ev, bool ev_mut, rctx_t *c, rsrc_t *r, const int6
             break;
         if (work >= RANGE_CHECK_WORK) work = 0;
         promql__rsrc_window(ev, r, k, &lo, &hi);
-        while (a < n && t[a] < lo) a++;
+        while (a < n && t[a] < ts_add(lo, ev->left_open)) a++;
         if (b < a) b = a;
         while (b < n && t[b] <= hi) b++;
         work += b - a + 1;
@@ -868,7 +897,7 @@ static im_rc eval_absent(ev_t *ev, const promql_call_t *call, val_t *out)
                 int64_t lo, hi;
                 promql__rsrc_window(ev, r, k, &lo, &hi);
                 size_t j = promql__rsrc_fixed(r) ? 0 : a;
-                while (j < n && ev->rt[j] < lo) j++;
+                while (j < n && ev->rt[j] < ts_add(lo, ev->left_open)) j++;
                 if (!promql__rsrc_fixed(r)) a = j;
                 if (j < n && ev->rt[j] <= hi) present[k] = true;
             }
@@ -1169,6 +1198,9 @@ static im_rc eval_sort(ev_t *ev, const promql_call_t *call, val_t *out)
 {
     int mode = call->func->variant;
     im_rc rc = promql__eval(ev, call->args[0], out);
+    if (rc == IM_OK && ev->compat >= 3 && ev->qstart != ev->qend)
+        promql__warn(ev, "PromQL warning: sort is ineffective for range queries since results "
+                         "are always ordered by labels");
     if (rc != IM_OK || ev->nsteps != 1 || out->n < 2) return rc;
     const im_istr_t **names = NULL;
     if (mode >= 2) {
@@ -1479,19 +1511,24 @@ im_rc promql__eval_call(ev_t *ev, const promql_expr_t *e, val_t *out)
     }
 #define FN(name, args, n, var, ret, exper, keep, eval, variant)                                    \
     {                                                                                              \
-        name, args, n, var, ret, exper, keep, eval, variant, NULL                                  \
+        name, args, n, var, ret, exper, keep, eval, variant, NULL, 0                               \
     }
 #define MAP(name, fn)                                                                              \
     {                                                                                              \
-        name, {V}, 1, 0, V, false, false, eval_map, 0, fn                                          \
+        name, {V}, 1, 0, V, false, false, eval_map, 0, fn, 0                                       \
     }
 #define DATE(name, fn)                                                                             \
     {                                                                                              \
-        name, {V}, 1, 1, V, false, false, eval_map, 0, fn                                          \
+        name, {V}, 1, 1, V, false, false, eval_map, 0, fn, 0                                       \
     }
 #define RANGE(name, args, n, rf)                                                                   \
     {                                                                                              \
-        name, args, n, 0, V, false, false, eval_range, rf, NULL                                    \
+        name, args, n, 0, V, false, false, eval_range, rf, NULL, 0                                 \
+    }
+/* a function of one compat level only (2 or 3) */
+#define ONLY(compat, name, args, n, exper, keep, rf)                                               \
+    {                                                                                              \
+        name, args, n, 0, V, exper, keep, eval_range, rf, NULL, compat                             \
     }
 
 const promql_function_t promql_functions[] = {
@@ -1520,7 +1557,9 @@ const promql_function_t promql_functions[] = {
     MAP("deg", f_deg),
     RANGE("delta", A(M), 1, RF_DELTA),
     RANGE("deriv", A(M), 1, RF_DERIV),
+    ONLY(3, "double_exponential_smoothing", A(M, S, S), 3, true, false, RF_HOLT),
     MAP("exp", exp),
+    ONLY(3, "first_over_time", A(M), 1, false, true, RF_FIRST),
     MAP("floor", floor),
     FN("histogram_avg", A(V), 1, 0, V, false, false, eval_native_histogram, 0),
     FN("histogram_count", A(V), 1, 0, V, false, false, eval_native_histogram, 0),
@@ -1529,7 +1568,7 @@ const promql_function_t promql_functions[] = {
     FN("histogram_stddev", A(V), 1, 0, V, false, false, eval_native_histogram, 0),
     FN("histogram_stdvar", A(V), 1, 0, V, false, false, eval_native_histogram, 0),
     FN("histogram_sum", A(V), 1, 0, V, false, false, eval_native_histogram, 0),
-    RANGE("holt_winters", A(M, S, S), 3, RF_HOLT),
+    ONLY(2, "holt_winters", A(M, S, S), 3, false, false, RF_HOLT),
     DATE("hour", f_hour),
     RANGE("idelta", A(M), 1, RF_IDELTA),
     RANGE("increase", A(M), 1, RF_INCREASE),
@@ -1569,6 +1608,10 @@ const promql_function_t promql_functions[] = {
     MAP("tanh", tanh),
     FN("time", A(0), 0, 0, S, false, false, eval_time, 0),
     FN("timestamp", A(V), 1, 0, V, false, false, eval_timestamp, 0),
+    ONLY(3, "ts_of_first_over_time", A(M), 1, true, false, RF_TS_FIRST),
+    ONLY(3, "ts_of_last_over_time", A(M), 1, true, false, RF_TS_LAST),
+    ONLY(3, "ts_of_max_over_time", A(M), 1, true, false, RF_TS_MAX),
+    ONLY(3, "ts_of_min_over_time", A(M), 1, true, false, RF_TS_MIN),
     FN("vector", A(S), 1, 0, V, false, false, eval_vector, 0),
     DATE("year", f_year),
 };

@@ -591,9 +591,11 @@ void promql__lex_next(promql_lexer_t *lx, promql_token_t *t)
     }
     if (lx->want_duration) {
         lx->want_duration = false;
-        lx->start = lx->pos;
-        lex_duration(lx, t);
-        return;
+        if (!lx->dur_expr) {
+            lx->start = lx->pos;
+            lex_duration(lx, t);
+            return;
+        }
     }
     if (lx->brace_open) {
         lex_inside_braces(lx, t);
@@ -626,7 +628,7 @@ void promql__lex_next(promql_lexer_t *lx, promql_token_t *t)
             return;
         }
         if (is_alpha(r) || r == ':') {
-            if (!lx->bracket_open) {
+            if (!lx->bracket_open || (lx->dur_expr && r != ':')) {
                 backup(lx);
                 lex_keyword_or_identifier(lx, t);
                 return;

@@ -25,6 +25,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 
 #include "promql/parser.h"
 #include "promql/parser_int.h"
@@ -44,6 +45,7 @@ typedef struct parser {
     char err_msg[IM_ERR_MSG_MAX];
     int agg_ctx; /* inside an aggregation's arguments: errors say "in aggregation" */
     int depth;
+    promql_lang_t lang; /* resolved (compat 2 or 3) */
 } parser_t;
 
 /* ---- Errors ---- */
@@ -244,6 +246,230 @@ static bool parse_duration_tok(parser_t *p, const promql_token_t *t, int64_t *ou
     return true;
 }
 
+/* ---- Duration expressions (Prometheus 3) ----
+ *
+ * Inside brackets and after `offset`: `5m`, `300` (seconds), `+ - * / % ^`,
+ * parentheses, unary minus, step(), range(), min_of(a, b), max_of(a, b). Values
+ * are seconds; constant expressions are folded here, the ones using step() or
+ * range() are kept (promql_dur_t) and computed by the engine per query. After
+ * `offset` without parentheses only one term is taken (`x offset 100 + 2` adds 2
+ * to the vector), as Prometheus. */
+
+static promql_dur_t *dnode(parser_t *p, promql_dur_op_t op, const promql_dur_t *a,
+                           const promql_dur_t *b)
+{
+    promql_dur_t *d = im_arena_alloc(p->arena, sizeof *d);
+    if (!d) im_oom(sizeof *d);
+    memset(d, 0, sizeof *d);
+    d->op = op;
+    d->a = a;
+    d->b = b;
+    return d;
+}
+
+static bool dur_const(const promql_dur_t *d)
+{
+    if (!d) return true;
+    if (d->op == PROMQL_DUR_STEP || d->op == PROMQL_DUR_RANGE) return false;
+    return dur_const(d->a) && dur_const(d->b);
+}
+
+static bool ident_is(parser_t *p, const promql_token_t *t, const char *w)
+{
+    return t->len == strlen(w) && strncasecmp(p->in + t->pos, w, t->len) == 0;
+}
+
+static promql_dur_t *parse_dexpr(parser_t *p, int min_prec);
+
+static promql_dur_t *parse_datom(parser_t *p, const char *ctx)
+{
+    promql_tok_t t = peek_type(p);
+    if (p->failed) return NULL;
+    if (t == PT_DURATION) {
+        promql_token_t dt = advance(p);
+        int64_t ms;
+        im_err_t e;
+        im_err_clear(&e);
+        if (promql_parse_duration(p->in + dt.pos, dt.len, &ms, &e) != IM_OK) {
+            fail_at(p, dt.pos, "%s", e.msg);
+            return NULL;
+        }
+        promql_dur_t *d = dnode(p, PROMQL_DUR_NUM, NULL, NULL);
+        d->v = (double)ms / 1000.0;
+        d->is_duration = true;
+        return d;
+    }
+    if (t == PT_NUMBER) {
+        promql_token_t nt = advance(p);
+        double v;
+        if (!parse_number(p, &nt, &v)) return NULL;
+        promql_dur_t *d = dnode(p, PROMQL_DUR_NUM, NULL, NULL);
+        d->v = v;
+        return d;
+    }
+    if (t == PT_LEFT_PAREN) {
+        advance(p);
+        promql_dur_t *in = parse_dexpr(p, 0);
+        if (!in) return NULL;
+        if (peek_type(p) != PT_RIGHT_PAREN) {
+            unexpected(p, ctx, "\")\"");
+            return NULL;
+        }
+        advance(p);
+        return dnode(p, PROMQL_DUR_PAREN, in, NULL);
+    }
+    if (t == PT_IDENTIFIER) {
+        promql_token_t it = advance(p);
+        promql_dur_op_t op = ident_is(p, &it, "step")     ? PROMQL_DUR_STEP
+                             : ident_is(p, &it, "range")  ? PROMQL_DUR_RANGE
+                             : ident_is(p, &it, "min_of") ? PROMQL_DUR_MIN
+                             : ident_is(p, &it, "max_of") ? PROMQL_DUR_MAX
+                                                          : (promql_dur_op_t)0;
+        if (!op) {
+            fail_at(p, it.pos, "unexpected identifier %.*s in %s, expected duration", (int)it.len,
+                    p->in + it.pos, ctx);
+            return NULL;
+        }
+        if (peek_type(p) != PT_LEFT_PAREN) {
+            unexpected(p, ctx, "\"(\"");
+            return NULL;
+        }
+        advance(p);
+        const promql_dur_t *a = NULL, *b = NULL;
+        if (op == PROMQL_DUR_MIN || op == PROMQL_DUR_MAX) {
+            if (!(a = parse_dexpr(p, 0))) return NULL;
+            if (peek_type(p) != PT_COMMA) {
+                unexpected(p, ctx, "\",\"");
+                return NULL;
+            }
+            advance(p);
+            if (!(b = parse_dexpr(p, 0))) return NULL;
+        }
+        if (peek_type(p) != PT_RIGHT_PAREN) {
+            unexpected(p, ctx, "\")\"");
+            return NULL;
+        }
+        advance(p);
+        return dnode(p, op, a, b);
+    }
+    unexpected(p, ctx, "duration");
+    return NULL;
+}
+
+/* A signed term; in_expr: inside a duration expression, where only ^ binds
+ * tighter than a sign (-2^2 = -(2^2)); after `offset` the sign takes the term
+ * alone (`x offset -2 ^ 2` squares the vector). */
+static promql_dur_t *parse_dunary(parser_t *p, const char *ctx, bool in_expr)
+{
+    promql_tok_t t = peek_type(p);
+    if (t == PT_SUB || t == PT_ADD) {
+        advance(p);
+        promql_dur_t *x = parse_dunary(p, ctx, in_expr);
+        while (in_expr && x && !p->failed && peek_type(p) == PT_POW) {
+            advance(p);
+            promql_dur_t *r = parse_dexpr(p, 6);
+            if (!r) return NULL;
+            x = dnode(p, PROMQL_DUR_POW, x, r);
+        }
+        if (!x) return NULL;
+        return t == PT_SUB ? dnode(p, PROMQL_DUR_NEG, x, NULL) : x;
+    }
+    return parse_datom(p, ctx);
+}
+
+static int dprec(promql_tok_t t, promql_dur_op_t *op)
+{
+    switch (t) {
+    case PT_ADD: *op = PROMQL_DUR_ADD; return 4;
+    case PT_SUB: *op = PROMQL_DUR_SUB; return 4;
+    case PT_MUL: *op = PROMQL_DUR_MUL; return 5;
+    case PT_DIV: *op = PROMQL_DUR_DIV; return 5;
+    case PT_MOD: *op = PROMQL_DUR_MOD; return 5;
+    case PT_POW: *op = PROMQL_DUR_POW; return 6;
+    default: return -1;
+    }
+}
+
+static promql_dur_t *parse_dexpr(parser_t *p, int min_prec)
+{
+    if (++p->depth > PROMQL_MAX_DEPTH) {
+        fail_limit(p, "query is nested too deeply (limit 1000 levels)");
+        return NULL;
+    }
+    promql_dur_t *l = parse_dunary(p, "duration expression", true);
+    while (l && !p->failed) {
+        promql_dur_op_t op;
+        int pr = dprec(peek_type(p), &op);
+        if (pr < 0 || pr < min_prec) break;
+        advance(p);
+        promql_dur_t *r = parse_dexpr(p, op == PROMQL_DUR_POW ? pr : pr + 1);
+        if (!r) {
+            l = NULL;
+            break;
+        }
+        l = dnode(p, op, l, r);
+    }
+    p->depth--;
+    return p->failed ? NULL : l;
+}
+
+double promql_dur_eval(const promql_dur_t *d, int64_t step_ms, int64_t range_ms)
+{
+    double a = d->a ? promql_dur_eval(d->a, step_ms, range_ms) : 0;
+    double b = d->b ? promql_dur_eval(d->b, step_ms, range_ms) : 0;
+    switch (d->op) {
+    case PROMQL_DUR_NUM: return d->v;
+    case PROMQL_DUR_STEP: return (double)step_ms / 1000.0;
+    case PROMQL_DUR_RANGE: return (double)range_ms / 1000.0;
+    case PROMQL_DUR_NEG: return -a;
+    case PROMQL_DUR_ADD: return a + b;
+    case PROMQL_DUR_SUB: return a - b;
+    case PROMQL_DUR_MUL: return a * b;
+    case PROMQL_DUR_DIV: return a / b;
+    case PROMQL_DUR_MOD: return fmod(a, b);
+    case PROMQL_DUR_POW: return pow(a, b);
+    case PROMQL_DUR_MIN: return a < b ? a : b;
+    case PROMQL_DUR_MAX: return a > b ? a : b;
+    case PROMQL_DUR_PAREN: return a;
+    }
+    return 0;
+}
+
+/* Seconds to ms with Prometheus' checks; positive = the value must be > 0. */
+static bool dur_to_ms(parser_t *p, uint32_t pos, double sec, bool positive, int64_t *out)
+{
+    double ms = round(sec * 1000.0);
+    if (isnan(ms) || !(ms < 9.2e18 && ms > -9.2e18)) {
+        fail_at(p, pos, "duration out of range");
+        return false;
+    }
+    if (positive && ms <= 0) {
+        fail_at(p, pos, "duration must be greater than 0");
+        return false;
+    }
+    *out = (int64_t)ms;
+    return true;
+}
+
+/* A duration where 2.x takes a duration token: a full expression in brackets
+ * (offset_ctx NULL), or one term after `offset`. *out_ms gets the folded value,
+ * *expr the tree when it needs the query (then *out_ms is 0). */
+static bool parse_dur_slot(parser_t *p, bool after_offset, bool positive, int64_t *out_ms,
+                           const promql_dur_t **expr)
+{
+    (void)peek_type(p);
+    uint32_t pos = p->tok[0].pos;
+    promql_dur_t *d = after_offset ? parse_dunary(p, "offset", false) : parse_dexpr(p, 0);
+    if (!d) return false;
+    *expr = NULL;
+    *out_ms = 0;
+    if (!dur_const(d)) {
+        *expr = d;
+        return true;
+    }
+    return dur_to_ms(p, pos, promql_dur_eval(d, 0, 0), positive, out_ms);
+}
+
 /* ---- Regex matchers ----
  *
  * Go's RE2 syntax check and its error texts live in labels/regex.c (shared with
@@ -257,7 +483,9 @@ static im_matcher_t *new_matcher(parser_t *p, im_match_type_t type, const promql
     im_matcher_t *m = NULL;
     im_err_t e;
     im_err_clear(&e);
-    if (im_matcher_new(type, p->in + name->pos, name->len, val, vlen, &m, &e) != IM_OK) {
+    unsigned flags = p->lang.compat >= 3 ? IM_MATCHER_DOTALL : 0;
+    if (im_matcher_new_flags(type, p->in + name->pos, name->len, val, vlen, flags, &m, &e) !=
+        IM_OK) {
         const char *msg = e.msg;
         size_t skip = strlen("invalid regular expression \"") + vlen + strlen("\": ");
         if (strlen(msg) > skip) msg += skip;
@@ -530,7 +758,15 @@ static promql_expr_t *parse_call(parser_t *p)
     size_t nargs;
     if (!parse_call_args(p, &args, &nargs)) return NULL;
     const promql_function_t *f = promql_function_lookup(p->in + name.pos, name.len);
-    if (!f) {
+    int why = f ? promql_function_usable(f, &p->lang) : 1;
+    if (why == 2) {
+        /* Prometheus 3's words for an experimental function without its flag */
+        fail_at(p, name.pos,
+                "function \"%s\" is not enabled (--enable-feature=promql-experimental-functions)",
+                f->name);
+        return NULL;
+    }
+    if (why) {
         im_buf_t q;
         im_buf_init(&q, 400);
         (void)promql__go_quote(&q, p->in + name.pos, name.len);
@@ -630,22 +866,26 @@ static const char *const modifier_err =
     "modifier must be preceded by an instant vector selector or range vector selector or a "
     "subquery";
 
-static void add_offset(parser_t *p, promql_expr_t *e, int64_t off)
+static void add_offset(parser_t *p, promql_expr_t *e, int64_t off, const promql_dur_t *expr)
 {
     int64_t *slot;
-    if (e->kind == PROMQL_NODE_VECTOR_SELECTOR || e->kind == PROMQL_NODE_MATRIX_SELECTOR)
+    const promql_dur_t **eslot;
+    if (e->kind == PROMQL_NODE_VECTOR_SELECTOR || e->kind == PROMQL_NODE_MATRIX_SELECTOR) {
         slot = &inner_vs(e)->u.vs.offset_ms;
-    else if (e->kind == PROMQL_NODE_SUBQUERY)
+        eslot = &inner_vs(e)->u.vs.offset_expr;
+    } else if (e->kind == PROMQL_NODE_SUBQUERY) {
         slot = &e->u.sq.offset_ms;
-    else {
+        eslot = &e->u.sq.offset_expr;
+    } else {
         fail_at(p, e->pos_start, "offset %s", modifier_err);
         return;
     }
-    if (*slot != 0) {
+    if (*slot != 0 || *eslot) {
         fail_at(p, e->pos_start, "offset may not be set multiple times");
         return;
     }
     *slot = off;
+    *eslot = expr;
     e->pos_end = p->last_end;
 }
 
@@ -703,20 +943,25 @@ static promql_expr_t *parse_postfix(parser_t *p, promql_expr_t *e)
         if (p->failed) return NULL;
         if (t == PT_LEFT_BRACKET) {
             promql_token_t lb = advance(p);
-            if (peek_type(p) != PT_DURATION) {
-                unexpected(p, "subquery selector", "duration");
-                return NULL;
-            }
-            promql_token_t dt = advance(p);
             int64_t range;
-            if (!parse_duration_tok(p, &dt, &range)) return NULL;
+            const promql_dur_t *range_expr = NULL, *step_expr = NULL;
+            if (p->lang.compat >= 3) {
+                if (!parse_dur_slot(p, false, true, &range, &range_expr)) return NULL;
+            } else {
+                if (peek_type(p) != PT_DURATION) {
+                    unexpected(p, "subquery selector", "duration");
+                    return NULL;
+                }
+                promql_token_t dt = advance(p);
+                if (!parse_duration_tok(p, &dt, &range)) return NULL;
+            }
             t = peek_type(p);
             if (t == PT_RIGHT_BRACKET) {
                 advance(p);
                 const char *msg = NULL;
                 if (e->kind != PROMQL_NODE_VECTOR_SELECTOR)
                     msg = "ranges only allowed for vector selectors";
-                else if (e->u.vs.offset_ms != 0)
+                else if (e->u.vs.offset_ms != 0 || e->u.vs.offset_expr)
                     msg = "no offset modifiers allowed before range";
                 else if (e->u.vs.at != PROMQL_AT_NONE)
                     msg = "no @ modifiers allowed before range";
@@ -728,6 +973,7 @@ static promql_expr_t *parse_postfix(parser_t *p, promql_expr_t *e)
                 m->type = PROMQL_TYPE_MATRIX;
                 m->u.ms.vs = e;
                 m->u.ms.range_ms = range;
+                m->u.ms.range_expr = range_expr;
                 e = m;
                 continue;
             }
@@ -738,7 +984,13 @@ static promql_expr_t *parse_postfix(parser_t *p, promql_expr_t *e)
             advance(p);
             int64_t step = 0;
             t = peek_type(p);
-            if (t == PT_DURATION) {
+            if (p->lang.compat >= 3 && t != PT_RIGHT_BRACKET) {
+                if (!parse_dur_slot(p, false, true, &step, &step_expr)) return NULL;
+                if (peek_type(p) != PT_RIGHT_BRACKET) {
+                    unexpected(p, "subquery selector", "\"]\"");
+                    return NULL;
+                }
+            } else if (t == PT_DURATION) {
                 promql_token_t st = advance(p);
                 if (!parse_duration_tok(p, &st, &step)) return NULL;
                 if (peek_type(p) != PT_RIGHT_BRACKET) {
@@ -755,7 +1007,17 @@ static promql_expr_t *parse_postfix(parser_t *p, promql_expr_t *e)
             s->u.sq.expr = e;
             s->u.sq.range_ms = range;
             s->u.sq.step_ms = step;
+            s->u.sq.range_expr = range_expr;
+            s->u.sq.step_expr = step_expr;
             e = s;
+            continue;
+        }
+        if (t == PT_OFFSET && p->lang.compat >= 3) {
+            advance(p);
+            int64_t off;
+            const promql_dur_t *off_expr;
+            if (!parse_dur_slot(p, true, false, &off, &off_expr)) return NULL;
+            add_offset(p, e, off, off_expr);
             continue;
         }
         if (t == PT_OFFSET) {
@@ -774,7 +1036,7 @@ static promql_expr_t *parse_postfix(parser_t *p, promql_expr_t *e)
             promql_token_t dt = advance(p);
             int64_t off;
             if (!parse_duration_tok(p, &dt, &off)) return NULL;
-            add_offset(p, e, neg ? -off : off);
+            add_offset(p, e, neg ? -off : off, NULL);
             continue;
         }
         if (t == PT_AT) {
@@ -1198,6 +1460,12 @@ static void set_error(parser_t *p, im_err_t *err)
 
 im_rc promql_parse(const char *text, size_t len, promql_expr_t **out, im_err_t *err)
 {
+    return promql_parse_lang(text, len, NULL, out, err);
+}
+
+im_rc promql_parse_lang(const char *text, size_t len, const promql_lang_t *lang,
+                        promql_expr_t **out, im_err_t *err)
+{
     *out = NULL;
     if (err) im_err_clear(err);
     if (len > PROMQL_MAX_QUERY_BYTES) {
@@ -1207,9 +1475,11 @@ im_rc promql_parse(const char *text, size_t len, promql_expr_t **out, im_err_t *
     }
     parser_t p;
     memset(&p, 0, sizeof p);
+    p.lang = promql_lang_resolve(lang);
     p.in = text;
     p.n = len;
     promql__lex_init(&p.lx, text, len);
+    p.lx.dur_expr = p.lang.compat >= 3;
     p.owner = promql__owner_new();
     p.arena = &p.owner->arena;
 
@@ -1244,6 +1514,7 @@ im_rc promql_parse_metric_selector(const char *text, size_t len, im_matcher_t **
                           len, PROMQL_MAX_QUERY_BYTES);
     parser_t p;
     memset(&p, 0, sizeof p);
+    p.lang = promql_lang_resolve(NULL);
     p.in = text;
     p.n = len;
     promql__lex_init(&p.lx, text, len);

@@ -32,7 +32,14 @@
 #define PROMQL_MAX_QUERY_BYTES (1u << 20) /* 1 MiB */
 #define PROMQL_MAX_DEPTH       1000
 
+/* Parses at the process' default language level (ast.h, promql_lang_default). */
 IM_NODISCARD im_rc promql_parse(const char *text, size_t len, promql_expr_t **out, im_err_t *err);
+/* The same at level lang (NULL or compat 0: the default). Compat 3 compiles regex
+ * matchers with `.` matching \n, knows the 3.x functions and refuses
+ * holt_winters; its experimental functions need lang->experimental_functions
+ * ("function \"x\" is not enabled"). */
+IM_NODISCARD im_rc promql_parse_lang(const char *text, size_t len, const promql_lang_t *lang,
+                                     promql_expr_t **out, im_err_t *err);
 
 /* Parses a single metric selector (`foo{a="b"}`, `{job=~"x"}`) as the HTTP API's
  * match[] parameters need (Prometheus' ParseMetricSelector): anything else is an

@@ -101,6 +101,8 @@ typedef struct promql_lexer {
     bool bracket_open;
     bool got_colon;
     bool want_duration; /* just after '[': the next token is a duration */
+    bool dur_expr;      /* Prometheus 3: numbers and names inside brackets (duration
+                           expressions); set by the parser after promql__lex_init */
     bool done;          /* an error or EOF was returned */
     uint32_t string_open;
     char err[PROMQL_LEX_MSG_MAX]; /* after a PT_ERROR: the sentence, as Prometheus words it */

@@ -76,6 +76,59 @@ static im_rc put_at_offset(im_buf_t *out, promql_at_kind_t at, int64_t at_ms, in
     return rc;
 }
 
+static im_rc put_number(im_buf_t *out, double v);
+
+/* A duration expression as written (normalised spacing): `step() * 2`. */
+static im_rc put_dur(im_buf_t *out, const promql_dur_t *d)
+{
+    static const char *const ops[] = {[PROMQL_DUR_ADD] = " + ", [PROMQL_DUR_SUB] = " - ",
+                                      [PROMQL_DUR_MUL] = " * ", [PROMQL_DUR_DIV] = " / ",
+                                      [PROMQL_DUR_MOD] = " % ", [PROMQL_DUR_POW] = " ^ "};
+    im_rc rc = IM_OK;
+    switch (d->op) {
+    case PROMQL_DUR_NUM:
+        if (d->is_duration && d->v > 0) return put_duration(out, (int64_t)round(d->v * 1000.0));
+        return put_number(out, d->v);
+    case PROMQL_DUR_STEP: return im_buf_puts(out, "step()");
+    case PROMQL_DUR_RANGE: return im_buf_puts(out, "range()");
+    case PROMQL_DUR_NEG:
+        rc = im_buf_putc(out, '-');
+        return rc == IM_OK ? put_dur(out, d->a) : rc;
+    case PROMQL_DUR_PAREN:
+        rc = im_buf_putc(out, '(');
+        if (rc == IM_OK) rc = put_dur(out, d->a);
+        return rc == IM_OK ? im_buf_putc(out, ')') : rc;
+    case PROMQL_DUR_MIN:
+    case PROMQL_DUR_MAX:
+        rc = im_buf_puts(out, d->op == PROMQL_DUR_MIN ? "min_of(" : "max_of(");
+        if (rc == IM_OK) rc = put_dur(out, d->a);
+        if (rc == IM_OK) rc = im_buf_puts(out, ", ");
+        if (rc == IM_OK) rc = put_dur(out, d->b);
+        return rc == IM_OK ? im_buf_putc(out, ')') : rc;
+    default:
+        rc = put_dur(out, d->a);
+        if (rc == IM_OK) rc = im_buf_puts(out, ops[d->op]);
+        return rc == IM_OK ? put_dur(out, d->b) : rc;
+    }
+}
+
+static im_rc put_range(im_buf_t *out, int64_t ms, const promql_dur_t *d)
+{
+    return d ? put_dur(out, d) : put_duration(out, ms);
+}
+
+static im_rc put_offset_expr(im_buf_t *out, const promql_dur_t *d)
+{
+    if (!d) return IM_OK;
+    im_rc rc = im_buf_puts(out, " offset ");
+    bool paren = d->op != PROMQL_DUR_STEP && d->op != PROMQL_DUR_RANGE &&
+                 d->op != PROMQL_DUR_MIN && d->op != PROMQL_DUR_MAX && d->op != PROMQL_DUR_PAREN;
+    if (rc == IM_OK && paren) rc = im_buf_putc(out, '(');
+    if (rc == IM_OK) rc = put_dur(out, d);
+    if (rc == IM_OK && paren) rc = im_buf_putc(out, ')');
+    return rc;
+}
+
 typedef struct mstr {
     char *s;
     size_t len;
@@ -157,24 +210,28 @@ im_rc promql_format(const promql_expr_t *e, im_buf_t *out)
     case PROMQL_NODE_VECTOR_SELECTOR:
         rc = put_selector(out, &e->u.vs);
         if (rc == IM_OK) rc = put_at_offset(out, e->u.vs.at, e->u.vs.at_ms, e->u.vs.offset_ms);
+        if (rc == IM_OK) rc = put_offset_expr(out, e->u.vs.offset_expr);
         return rc;
     case PROMQL_NODE_MATRIX_SELECTOR: {
         const promql_vector_selector_t *vs = &e->u.ms.vs->u.vs;
         rc = put_selector(out, vs);
         if (rc == IM_OK) rc = im_buf_putc(out, '[');
-        if (rc == IM_OK) rc = put_duration(out, e->u.ms.range_ms);
+        if (rc == IM_OK) rc = put_range(out, e->u.ms.range_ms, e->u.ms.range_expr);
         if (rc == IM_OK) rc = im_buf_putc(out, ']');
         if (rc == IM_OK) rc = put_at_offset(out, vs->at, vs->at_ms, vs->offset_ms);
+        if (rc == IM_OK) rc = put_offset_expr(out, vs->offset_expr);
         return rc;
     }
     case PROMQL_NODE_SUBQUERY:
         rc = promql_format(e->u.sq.expr, out);
         if (rc == IM_OK) rc = im_buf_putc(out, '[');
-        if (rc == IM_OK) rc = put_duration(out, e->u.sq.range_ms);
+        if (rc == IM_OK) rc = put_range(out, e->u.sq.range_ms, e->u.sq.range_expr);
         if (rc == IM_OK) rc = im_buf_putc(out, ':');
-        if (rc == IM_OK && e->u.sq.step_ms != 0) rc = put_duration(out, e->u.sq.step_ms);
+        if (rc == IM_OK && (e->u.sq.step_ms != 0 || e->u.sq.step_expr))
+            rc = put_range(out, e->u.sq.step_ms, e->u.sq.step_expr);
         if (rc == IM_OK) rc = im_buf_putc(out, ']');
         if (rc == IM_OK) rc = put_at_offset(out, e->u.sq.at, e->u.sq.at_ms, e->u.sq.offset_ms);
+        if (rc == IM_OK) rc = put_offset_expr(out, e->u.sq.offset_expr);
         return rc;
     case PROMQL_NODE_CALL:
         rc = im_buf_puts(out, e->u.call.func->name);

@@ -71,6 +71,9 @@ typedef struct promql_engine_opts {
      * per CPU, at most 4; 32768); threads 1 = never. */
     int threads;
     int64_t parallel_min_work;
+    /* Language level (ast.h): compat 0 = the process default (promql_lang_default).
+     * Compat 3 makes range windows and the lookback left-open, (t - d, t]. */
+    promql_lang_t lang;
 } promql_engine_opts_t;
 
 typedef struct promql_engine promql_engine_t;
@@ -218,8 +221,18 @@ size_t promql_memstore_series(const promql_memstore_t *m);
 
 /* ---- Test-script runner (Prometheus' promqltest language) ---- */
 
+/* Why an eval was skipped: what this engine does not have yet. */
+typedef enum promql_skip_reason {
+    PROMQL_SKIP_NATIVE_HISTOGRAMS = 0, /* {{…}} samples, histogram_* functions on them */
+    PROMQL_SKIP_NHCB,                  /* load_with_nhcb */
+    PROMQL_SKIP_START_TIMESTAMPS,      /* metric@st series lines */
+    PROMQL_SKIP_N
+} promql_skip_reason_t;
+const char *promql_skip_reason_str(promql_skip_reason_t why);
+
 typedef struct promql_test_stats {
     int passed, failed, skipped;
+    int skipped_by[PROMQL_SKIP_N]; /* skipped, per reason */
 } promql_test_stats_t;
 
 /* Runs one script (name is used in messages as name:line). Failures are printed
@@ -228,7 +241,8 @@ typedef struct promql_test_stats {
 im_rc promql_test_run(const char *name, const char *text, size_t len, void *out,
                       promql_test_stats_t *stats, im_err_t *err);
 /* The same with engine options (NULL: defaults), e.g. threads and
- * parallel_min_work 1 to run every range function through the parallel path. */
+ * parallel_min_work 1 to run every range function through the parallel path;
+ * opts->lang also sets the language the expressions are parsed in. */
 im_rc promql_test_run_opts(const char *name, const char *text, size_t len, void *out,
                            const promql_engine_opts_t *opts, promql_test_stats_t *stats,
                            im_err_t *err);

@@ -12,6 +12,8 @@
 #ifndef IM_PROMQL_PROMQL_INT_H
 #define IM_PROMQL_PROMQL_INT_H
 
+#include <math.h>
+
 #include "promql/promql.h"
 #include "util/buf.h"
 
@@ -52,7 +54,10 @@ struct promql_ev {
     int64_t start, end, step; /* evaluation times: start + i*step, i < nsteps */
     size_t nsteps;
     int64_t qstart, qend; /* the query's start/end (for @ start()/end()) */
+    int64_t qstep;        /* the query's step, 0 for an instant query (step()) */
     int64_t lookback;
+    int compat;        /* language level, 2 or 3 (ast.h promql_lang_t) */
+    int64_t left_open; /* 1 under compat 3: windows are (t - range, t], else 0: [t - range, t] */
     int64_t max_samples;
     int64_t cur_samples, peak_samples, total_samples;
     int64_t deadline_ns;
@@ -79,6 +84,16 @@ static inline int64_t ts_add(int64_t a, int64_t b)
 static inline int64_t ts_sub(int64_t a, int64_t b)
 {
     return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+
+/* A duration of the tree: the literal, or its expression computed for this query
+ * (step(), range(); ast.h promql_dur_t), rounded to ms. */
+static inline int64_t promql__dur(const ev_t *ev, int64_t lit, const promql_dur_t *d)
+{
+    if (!d) return lit;
+    double ms = round(promql_dur_eval(d, ev->qstep, ev->qend - ev->qstart) * 1000.0);
+    if (!(ms < 9.2e18 && ms > -9.2e18)) return 0;
+    return (int64_t)ms;
 }
 
 static inline int64_t ev_ts(const ev_t *ev, size_t i)

@@ -4,21 +4,35 @@
  * block like an empty line does):
  *   load <interval>                 followed by series lines until an empty line:
  *                                   `metric{l="v"} 0+10x100 _ stale 1-2x3 _x2 Inf`
+ *   load_with_nhcb <interval>       the same, classic histograms to be stored as
+ *                                   native histograms with custom buckets (3.x):
+ *                                   the evals until the next clear are skipped
  *   clear                           drops all data
- *   eval[_fail|_ordered|_warn] instant at <duration> <expr>
- *   eval[_fail|_ordered|_warn] range from <d> to <d> step <d> <expr>
+ *   eval[_fail|_ordered|_warn|_info] instant at <duration> <expr>
+ *   eval[_fail|_ordered|_warn|_info] range from <d> to <d> step <d> <expr>
  *                                   followed by expected lines until an empty line:
  *                                   a number (scalar), or `metric{l="v"} value(s)`
+ * and, in the 3.x language, directives among the expected lines:
+ *   expect fail [msg: <text> | regex: <re>]   (also expected_fail_message/_regexp)
+ *   expect ordered
+ *   expect warn [msg: <text>] | expect no_warn | expect info [msg: …] | no_info
+ *   expect string "<s>"
+ *   expect range vector from <d> to <d> step <d>   (an instant query's range vector)
  * Samples of a load go at 0, interval, 2×interval, … (time 0 = Unix epoch).
- * Vector results are compared without order unless eval_ordered; values with
- * Prometheus' tolerance (relative 1e-6, NaN equals NaN). Evals that need native
- * histograms (`{{…}}` notation, histogram_count/sum/… functions) are skipped. */
+ * Vector results are compared without order unless ordered; values with
+ * Prometheus' tolerance (relative 1e-6, NaN equals NaN). Annotations are checked
+ * only when an expectation names them (warn = "PromQL warning: …", info =
+ * "PromQL info: …"). Evals that need what this engine does not have are skipped
+ * and counted by reason (promql.h, promql_skip_reason): native histograms
+ * (`{{…}}`, the histogram_count/sum/… functions, load_with_nhcb) and start
+ * timestamps (`metric@st` lines). */
 #include "util/base.h"
 
 #include <math.h>
 #include <stdio.h>
 
 #include "promql/parser.h"
+#include "labels/regex.h"
 #include "promql/promql.h"
 #include "util/fmtfloat.h"
 #include "util/timeutil.h"
@@ -42,9 +56,30 @@ typedef struct runner {
     FILE *out;
     promql_memstore_t *ms;
     promql_engine_t *eng;
+    promql_lang_t lang; /* the engine's, for parsing */
     promql_test_stats_t *st;
+    bool nhcb;                 /* a load_with_nhcb block is loaded (until clear) */
     char native_metrics[4096]; /* names loaded with native histograms, space-separated */
+    const im_labels_t **native;   /* label sets loaded with native histograms (owned refs) */
+    size_t nnative, cap_native;
+    char st_metrics[4096];     /* names loaded with start timestamps, space-separated */
 } runner_t;
+
+static void skip(runner_t *r, promql_skip_reason_t why)
+{
+    r->st->skipped++;
+    r->st->skipped_by[why]++;
+}
+
+const char *promql_skip_reason_str(promql_skip_reason_t why)
+{
+    switch (why) {
+    case PROMQL_SKIP_NATIVE_HISTOGRAMS: return "native histograms";
+    case PROMQL_SKIP_NHCB: return "load_with_nhcb (native histograms with custom buckets)";
+    case PROMQL_SKIP_START_TIMESTAMPS: return "start timestamps";
+    default: return "?";
+    }
+}
 
 static bool almost_equal(double a, double b)
 {
@@ -300,16 +335,9 @@ static bool compare(runner_t *r, const promql_result_t *res, exp_series_t *ex, s
     return true;
 }
 
-static bool uses_native_histograms(runner_t *r, line_t expr, line_t *exp_lines, size_t nexp)
+static bool mentions(line_t expr, const char *names)
 {
-    static const char *const fns[] = {"histogram_count", "histogram_sum",    "histogram_fraction",
-                                      "histogram_avg",   "histogram_stddev", "histogram_stdvar"};
-    for (size_t i = 0; i < IM_ARRAY_LEN(fns); i++)
-        if (memmem(expr.p, expr.len, fns[i], strlen(fns[i]))) return true;
-    for (size_t i = 0; i < nexp; i++)
-        if (memmem(exp_lines[i].p, exp_lines[i].len, "{{", 2)) return true;
-    /* a metric that was loaded with native histograms */
-    const char *m = r->native_metrics;
+    const char *m = names;
     while (*m) {
         const char *e = strchr(m, ' ');
         size_t ml = e ? (size_t)(e - m) : strlen(m);
@@ -317,6 +345,64 @@ static bool uses_native_histograms(runner_t *r, line_t expr, line_t *exp_lines, 
         m += ml + (e ? 1 : 0);
     }
     return false;
+}
+
+static void remember_name(char *names, size_t cap, const im_labels_t *ls)
+{
+    const im_istr_t *nm = im_labels_get(ls, IM_METRIC_NAME);
+    size_t cur = strlen(names);
+    if (nm && cur + nm->len + 2 < cap) {
+        memcpy(names + cur, nm->s, nm->len);
+        names[cur + nm->len] = ' ';
+        names[cur + nm->len + 1] = 0;
+    }
+}
+
+static void forget_native(runner_t *r)
+{
+    for (size_t i = 0; i < r->nnative; i++) im_labels_unref(r->native[i]);
+    r->nnative = 0;
+    r->native_metrics[0] = 0;
+}
+
+typedef struct sel_ctx {
+    runner_t *r;
+    bool hit;
+} sel_ctx_t;
+
+/* Does a selector of the tree select a series loaded as a native histogram
+ * (`{job="x"}`, `{__name__=~"a(_histogram)?"}` do without naming it)? */
+static bool native_selected(const promql_expr_t *e, void *vctx)
+{
+    sel_ctx_t *c = vctx;
+    if (c->hit || e->kind != PROMQL_NODE_VECTOR_SELECTOR) return !c->hit;
+    for (size_t i = 0; i < c->r->nnative && !c->hit; i++) {
+        bool all = true;
+        for (size_t m = 0; m < e->u.vs.nmatchers && all; m++) {
+            const im_matcher_t *mt = e->u.vs.matchers[m];
+            const im_istr_t *v = im_labels_get_istr(c->r->native[i], im_matcher_name(mt));
+            all = im_matcher_matches(mt, v ? v->s : "", v ? v->len : 0);
+        }
+        c->hit = all;
+    }
+    return true;
+}
+
+/* Why the eval cannot run here, or -1. */
+static int skip_reason(runner_t *r, line_t expr, line_t *exp_lines, size_t nexp)
+{
+    static const char *const fns[] = {"histogram_count", "histogram_sum",    "histogram_fraction",
+                                      "histogram_avg",   "histogram_stddev", "histogram_stdvar"};
+    if (r->nhcb) return PROMQL_SKIP_NHCB;
+    for (size_t i = 0; i < IM_ARRAY_LEN(fns); i++)
+        if (memmem(expr.p, expr.len, fns[i], strlen(fns[i]))) return PROMQL_SKIP_NATIVE_HISTOGRAMS;
+    for (size_t i = 0; i < nexp; i++)
+        if (memmem(exp_lines[i].p, exp_lines[i].len, "{{", 2))
+            return PROMQL_SKIP_NATIVE_HISTOGRAMS;
+    /* a metric that was loaded with native histograms */
+    if (mentions(expr, r->native_metrics)) return PROMQL_SKIP_NATIVE_HISTOGRAMS;
+    if (mentions(expr, r->st_metrics)) return PROMQL_SKIP_START_TIMESTAMPS;
+    return -1;
 }
 
 /* ---- Commands ---- */
@@ -332,18 +418,22 @@ static im_rc do_load(runner_t *r, int64_t interval, line_t *lines, size_t n, int
             line_t c = l;
             const im_labels_t *ls = parse_metric(&c);
             if (ls) {
-                const im_istr_t *nm = im_labels_get(ls, IM_METRIC_NAME);
-                size_t cur = strlen(r->native_metrics);
-                if (nm && cur + nm->len + 2 < sizeof r->native_metrics) {
-                    memcpy(r->native_metrics + cur, nm->s, nm->len);
-                    r->native_metrics[cur + nm->len] = ' ';
-                    r->native_metrics[cur + nm->len + 1] = 0;
+                remember_name(r->native_metrics, sizeof r->native_metrics, ls);
+                if (r->nnative == r->cap_native) {
+                    r->cap_native = r->cap_native ? 2 * r->cap_native : 16;
+                    r->native = im_realloc(r->native, r->cap_native * sizeof *r->native);
                 }
-                im_labels_unref(ls);
+                r->native[r->nnative++] = ls;
             }
             continue;
         }
         const im_labels_t *ls = parse_metric(&l);
+        if (ls && l.len >= 3 && memcmp(l.p, "@st", 3) == 0) {
+            /* start timestamps of the series (3.x): not stored here */
+            remember_name(r->st_metrics, sizeof r->st_metrics, ls);
+            im_labels_unref(ls);
+            continue;
+        }
         nv = 0;
         if (!ls || !promql_series_values(l.p, l.len, &vals, &nv, &cap, NULL, NULL)) {
             fprintf(r->out, "%s:%d: bad series line\n", r->name, first_line + (int)i);
@@ -369,35 +459,139 @@ static void free_expected(exp_series_t *ex, size_t n)
     im_free(ex);
 }
 
+/* What an eval expects besides its series: the 3.x `expect …` directives and the
+ * older eval_* keywords folded into one. */
+typedef struct expect {
+    bool fail, ordered;
+    line_t fail_msg, fail_re;  /* len 0 = any error */
+    int warn, info;            /* 1 expected, -1 forbidden, 0 not checked */
+    line_t warn_msg, info_msg; /* len 0 = any */
+    bool string;
+    im_buf_t str; /* the expected string (unquoted) */
+    bool range_vec;
+    int64_t rv_from, rv_to, rv_step;
+} expect_t;
+
+static bool parse_duration_tok(line_t *l, int64_t *out)
+{
+    line_t d = next_token(l);
+    return d.len && im_duration_parse(d.p, d.len, out, NULL) == IM_OK;
+}
+
+/* One directive (after "expect "); false when it is malformed. */
+static bool parse_expect(line_t l, expect_t *x)
+{
+    if (word(&l, "fail")) {
+        x->fail = true;
+        if (word(&l, "msg:"))
+            x->fail_msg = l;
+        else if (word(&l, "regex:"))
+            x->fail_re = l;
+        else if (l.len)
+            return false;
+        return true;
+    }
+    if (word(&l, "ordered")) return l.len == 0 && (x->ordered = true);
+    if (word(&l, "no_warn")) return l.len == 0 && (x->warn = -1);
+    if (word(&l, "no_info")) return l.len == 0 && (x->info = -1);
+    bool w = false;
+    if ((w = word(&l, "warn")) || word(&l, "info")) {
+        int *which = w ? &x->warn : &x->info;
+        line_t *msg = w ? &x->warn_msg : &x->info_msg;
+        *which = 1;
+        if (word(&l, "msg:"))
+            *msg = l;
+        else if (l.len)
+            return false;
+        return true;
+    }
+    if (word(&l, "string")) {
+        const char *p = l.p, *end = l.p + l.len;
+        x->string = true;
+        im_buf_reset(&x->str);
+        if (!parse_label_value(&p, end, &x->str)) return false;
+        return p == end;
+    }
+    if (word(&l, "range")) {
+        x->range_vec = true;
+        return word(&l, "vector") && word(&l, "from") && parse_duration_tok(&l, &x->rv_from) &&
+               word(&l, "to") && parse_duration_tok(&l, &x->rv_to) && word(&l, "step") &&
+               parse_duration_tok(&l, &x->rv_step) && l.len == 0 && x->rv_step > 0;
+    }
+    return false;
+}
+
+/* Does the result's annotation list satisfy want (prefix "PromQL warning:" or
+ * "PromQL info:") for the expectation state/msg? Writes why not. */
+static bool check_annotations(const promql_result_t *res, const char *prefix, int state,
+                              line_t msg, char *why, size_t wcap)
+{
+    if (!state) return true;
+    size_t pl = strlen(prefix);
+    bool any = false, exact = false;
+    for (size_t i = 0; i < res->nwarnings; i++) {
+        const char *w = res->warnings[i];
+        if (strncmp(w, prefix, pl) != 0) continue;
+        any = true;
+        if (msg.len && strlen(w) == msg.len && memcmp(w, msg.p, msg.len) == 0) exact = true;
+    }
+    if (state < 0 && any) {
+        snprintf(why, wcap, "unexpected annotation \"%s…\"", prefix);
+        return false;
+    }
+    if (state > 0 && !any) {
+        snprintf(why, wcap, "expected an annotation \"%s…\", got none", prefix);
+        return false;
+    }
+    if (state > 0 && msg.len && !exact) {
+        snprintf(why, wcap, "expected the annotation \"%.*s\"", (int)msg.len, msg.p);
+        return false;
+    }
+    return true;
+}
+
+static bool error_matches(const expect_t *x, const char *msg)
+{
+    if (x->fail_msg.len)
+        return strlen(msg) == x->fail_msg.len && memcmp(msg, x->fail_msg.p, x->fail_msg.len) == 0;
+    if (x->fail_re.len) {
+        im_regex_t *re;
+        if (im_regex_compile(x->fail_re.p, x->fail_re.len, IM_REGEX_SEARCH, &re, NULL) != IM_OK)
+            return false;
+        int m = im_regex_match(re, msg, strlen(msg), NULL);
+        im_regex_free(re);
+        return m == 1;
+    }
+    return true;
+}
+
 static void do_eval(runner_t *r, line_t cmd, int lineno, line_t *exp_lines, size_t nexp)
 {
     line_t l = cmd;
-    bool fail = false, ordered = false, range = false;
+    bool range = false;
+    expect_t x;
+    memset(&x, 0, sizeof x);
+    im_buf_init(&x.str, 0);
     line_t kw = next_token(&l);
     if (kw.len == 9 && memcmp(kw.p, "eval_fail", 9) == 0)
-        fail = true;
+        x.fail = true;
     else if (kw.len == 12 && memcmp(kw.p, "eval_ordered", 12) == 0)
-        ordered = true;
+        x.ordered = true;
+    else if (kw.len == 9 && memcmp(kw.p, "eval_warn", 9) == 0)
+        x.warn = 1;
+    else if (kw.len == 9 && memcmp(kw.p, "eval_info", 9) == 0)
+        x.info = 1;
     int64_t t0 = 0, t1 = 0, step = 0;
     im_err_t err;
     im_err_clear(&err);
     bool ok_syntax = true;
     if (word(&l, "instant")) {
-        if (!word(&l, "at")) ok_syntax = false;
-        line_t d = next_token(&l);
-        if (ok_syntax && im_duration_parse(d.p, d.len, &t0, NULL) != IM_OK) ok_syntax = false;
+        ok_syntax = word(&l, "at") && parse_duration_tok(&l, &t0);
     } else if (word(&l, "range")) {
         range = true;
-        line_t d;
-        if (!word(&l, "from")) ok_syntax = false;
-        d = next_token(&l);
-        if (ok_syntax && im_duration_parse(d.p, d.len, &t0, NULL) != IM_OK) ok_syntax = false;
-        if (ok_syntax && !word(&l, "to")) ok_syntax = false;
-        d = next_token(&l);
-        if (ok_syntax && im_duration_parse(d.p, d.len, &t1, NULL) != IM_OK) ok_syntax = false;
-        if (ok_syntax && !word(&l, "step")) ok_syntax = false;
-        d = next_token(&l);
-        if (ok_syntax && im_duration_parse(d.p, d.len, &step, NULL) != IM_OK) ok_syntax = false;
+        ok_syntax = word(&l, "from") && parse_duration_tok(&l, &t0) && word(&l, "to") &&
+                    parse_duration_tok(&l, &t1) && word(&l, "step") &&
+                    parse_duration_tok(&l, &step) && step > 0;
     } else {
         ok_syntax = false;
     }
@@ -405,14 +599,16 @@ static void do_eval(runner_t *r, line_t cmd, int lineno, line_t *exp_lines, size
         fail_header(r, lineno, cmd);
         fprintf(r->out, "    cannot parse the eval command\n");
         r->st->failed++;
+        im_buf_free(&x.str);
         return;
     }
     line_t expr = l;
-    if (uses_native_histograms(r, expr, exp_lines, nexp)) {
-        r->st->skipped++;
+    int why_skip = skip_reason(r, expr, exp_lines, nexp);
+    if (why_skip >= 0) {
+        skip(r, (promql_skip_reason_t)why_skip);
+        im_buf_free(&x.str);
         return;
     }
-    size_t nsteps = range ? (size_t)((t1 - t0) / step) + 1 : 1;
     /* expected */
     exp_series_t *ex = im_calloc(nexp + 1, sizeof *ex);
     size_t nex = 0;
@@ -422,6 +618,20 @@ static void do_eval(runner_t *r, line_t cmd, int lineno, line_t *exp_lines, size
         line_t el = exp_lines[i];
         double num;
         exp_series_t *e = &ex[nex];
+        if (word(&el, "expect")) {
+            if (parse_expect(el, &x)) continue;
+            goto bad_line;
+        }
+        if (word(&el, "expected_fail_message")) {
+            x.fail = true;
+            x.fail_msg = el;
+            continue;
+        }
+        if (word(&el, "expected_fail_regexp")) {
+            x.fail = true;
+            x.fail_re = el;
+            continue;
+        }
         if (im_parse_float(el.p, el.len, &num)) {
             e->v = im_malloc(sizeof(double));
             e->present = im_malloc(sizeof(bool));
@@ -435,12 +645,7 @@ static void do_eval(runner_t *r, line_t cmd, int lineno, line_t *exp_lines, size
         nv = 0;
         if (!ls || !promql_series_values(el.p, el.len, &vals, &nv, &cap, NULL, NULL)) {
             if (ls) im_labels_unref(ls);
-            fail_header(r, lineno, cmd);
-            fprintf(r->out, "    cannot parse expected line %d\n", lineno + 1 + (int)i);
-            r->st->failed++;
-            free_expected(ex, nex);
-            im_free(vals);
-            return;
+            goto bad_line;
         }
         e->labels = ls;
         e->n = nv;
@@ -451,14 +656,31 @@ static void do_eval(runner_t *r, line_t cmd, int lineno, line_t *exp_lines, size
             e->present[k] = !vals[k].omitted;
         }
         nex++;
+        continue;
+    bad_line:
+        fail_header(r, lineno, cmd);
+        fprintf(r->out, "    cannot parse expected line %d\n", lineno + 1 + (int)i);
+        r->st->failed++;
+        free_expected(ex, nex);
+        im_free(vals);
+        im_buf_free(&x.str);
+        return;
     }
     im_free(vals);
-    IM_UNUSED(nsteps);
 
     promql_expr_t *ast = NULL;
     promql_result_t res;
     memset(&res, 0, sizeof res);
-    im_rc rc = promql_parse(expr.p, expr.len, &ast, &err);
+    im_rc rc = promql_parse_lang(expr.p, expr.len, &r->lang, &ast, &err);
+    sel_ctx_t sc = {r, false};
+    if (rc == IM_OK) promql_expr_walk(ast, native_selected, &sc);
+    if (sc.hit) {
+        skip(r, PROMQL_SKIP_NATIVE_HISTOGRAMS);
+        promql_expr_free(ast);
+        free_expected(ex, nex);
+        im_buf_free(&x.str);
+        return;
+    }
     if (rc == IM_OK) {
         if (range)
             rc = promql_eval_range(r->eng, promql_memstore_queryable(r->ms), ast, t0, t1, step,
@@ -466,41 +688,48 @@ static void do_eval(runner_t *r, line_t cmd, int lineno, line_t *exp_lines, size
         else
             rc = promql_eval_instant(r->eng, promql_memstore_queryable(r->ms), ast, t0, &res, &err);
     }
-    if (fail) {
-        if (rc == IM_OK) {
-            fail_header(r, lineno, cmd);
-            fprintf(r->out, "    expected an error, got a result\n");
-            print_result(r, &res);
-            r->st->failed++;
-        } else {
-            r->st->passed++;
-        }
+    char why[IM_ERR_MSG_MAX + 64] = "";
+    bool ok;
+    if (x.fail) {
+        ok = rc != IM_OK && error_matches(&x, err.msg);
+        if (rc == IM_OK)
+            snprintf(why, sizeof why, "expected an error, got a result");
+        else if (!ok)
+            snprintf(why, sizeof why, "error \"%s\" is not the one expected", err.msg);
     } else if (rc != IM_OK) {
-        fail_header(r, lineno, cmd);
-        fprintf(r->out, "    error: %s\n", err.msg);
-        print_expected(r, ex, nex);
-        r->st->failed++;
+        ok = false;
+        snprintf(why, sizeof why, "error: %s", err.msg);
+    } else if (x.string) {
+        ok = res.type == PROMQL_RESULT_STRING && res.str_len == x.str.len &&
+             memcmp(res.str, x.str.data ? x.str.data : "", x.str.len) == 0;
+        if (!ok) snprintf(why, sizeof why, "expected the string \"%.*s\"", (int)x.str.len,
+                          x.str.data ? x.str.data : "");
+    } else if (nex == 0) {
+        ok = (res.type == PROMQL_RESULT_VECTOR || res.type == PROMQL_RESULT_MATRIX) &&
+             res.nseries == 0;
+    } else if (x.range_vec) {
+        ok = res.type == PROMQL_RESULT_MATRIX &&
+             compare(r, &res, ex, nex, x.ordered, true, x.rv_from, x.rv_step, why, sizeof why);
+        if (res.type != PROMQL_RESULT_MATRIX) snprintf(why, sizeof why, "expected a range vector");
     } else {
-        char why[256] = "";
-        bool ok;
-        if (nex == 0)
-            ok = (res.type == PROMQL_RESULT_VECTOR || res.type == PROMQL_RESULT_MATRIX) &&
-                 res.nseries == 0;
-        else
-            ok = compare(r, &res, ex, nex, ordered, range, t0, step, why, sizeof why);
-        if (ok) {
-            r->st->passed++;
-        } else {
-            fail_header(r, lineno, cmd);
-            if (why[0]) fprintf(r->out, "    %s\n", why);
-            print_expected(r, ex, nex);
-            print_result(r, &res);
-            r->st->failed++;
-        }
+        ok = compare(r, &res, ex, nex, x.ordered, range, t0, step, why, sizeof why);
+    }
+    if (ok && rc == IM_OK)
+        ok = check_annotations(&res, "PromQL warning:", x.warn, x.warn_msg, why, sizeof why) &&
+             check_annotations(&res, "PromQL info:", x.info, x.info_msg, why, sizeof why);
+    if (ok) {
+        r->st->passed++;
+    } else {
+        fail_header(r, lineno, cmd);
+        if (why[0]) fprintf(r->out, "    %s\n", why);
+        if (!x.fail) print_expected(r, ex, nex);
+        if (rc == IM_OK) print_result(r, &res);
+        r->st->failed++;
     }
     promql_result_free(&res);
     promql_expr_free(ast);
     free_expected(ex, nex);
+    im_buf_free(&x.str);
 }
 
 im_rc promql_test_run(const char *name, const char *text, size_t len, void *outp,
@@ -515,6 +744,7 @@ im_rc promql_test_run_opts(const char *name, const char *text, size_t len, void 
     runner_t r = {.name = name, .out = outp, .st = st};
     r.ms = promql_memstore_new();
     r.eng = promql_engine_new(opts);
+    r.lang = promql_engine_opts(r.eng)->lang;
     /* split into trimmed lines; comments become empty lines */
     size_t cap = 256, n = 0;
     line_t *lines = im_malloc(cap * sizeof *lines);
@@ -538,7 +768,9 @@ im_rc promql_test_run_opts(const char *name, const char *text, size_t len, void 
         size_t j = i + 1;
         while (j < n && lines[j].len) j++;
         line_t c = l;
-        if (word(&c, "load")) {
+        bool nhcb = word(&c, "load_with_nhcb");
+        if (nhcb || word(&c, "load")) {
+            r.nhcb |= nhcb;
             line_t d = next_token(&c);
             int64_t interval;
             if (im_duration_parse(d.p, d.len, &interval, NULL) != IM_OK) {
@@ -550,7 +782,9 @@ im_rc promql_test_run_opts(const char *name, const char *text, size_t len, void 
             i = j - 1;
         } else if (l.len == 5 && memcmp(l.p, "clear", 5) == 0) {
             promql_memstore_clear(r.ms);
-            r.native_metrics[0] = 0;
+            forget_native(&r);
+            r.st_metrics[0] = 0;
+            r.nhcb = false;
         } else if (l.len >= 4 && memcmp(l.p, "eval", 4) == 0) {
             do_eval(&r, l, (int)i + 1, lines + i + 1, j - i - 1);
             i = j - 1;
@@ -560,6 +794,8 @@ im_rc promql_test_run_opts(const char *name, const char *text, size_t len, void 
         }
     }
     im_free(lines);
+    forget_native(&r);
+    im_free(r.native);
     promql_engine_free(r.eng);
     promql_memstore_free(r.ms);
     return rc;

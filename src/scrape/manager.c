@@ -42,6 +42,7 @@
 #include <curl/curl.h>
 #include <glob.h>
 #include <jansson.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -50,6 +51,7 @@
 #include "expo/expo.h"
 #include "scrape/scrape.h"
 #include "scrape/scrape_int.h"
+#include "util/fmtfloat.h"
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -507,6 +509,41 @@ static void job_parse_limits(const scrape_manager_t *m, const scrape_job_cfg_t *
     lim->labels_setting = "label_limit in the scrape config";
 }
 
+/* Prometheus 3's float form of a bucket bound or quantile: Go's shortest 'g'
+ * with ".0" added when it has neither '.' nor an exponent; false when v is not
+ * a float (then it is kept as written). */
+static bool float_label_form(const char *v, size_t n, char *out, size_t cap)
+{
+    double f;
+    if (!im_parse_float(v, n, &f)) return false;
+    if (isnan(f)) return snprintf(out, cap, "NaN") > 0;
+    if (isinf(f)) return snprintf(out, cap, "%s", f > 0 ? "+Inf" : "-Inf") > 0;
+    size_t l = im_fmt_float_go(f, 'g', out, cap - 3);
+    if (!memchr(out, '.', l) && !memchr(out, 'e', l)) memcpy(out + l, ".0", 3);
+    return true;
+}
+
+/* raw with its le/quantile label in the float form (scrape_manager_opts_t
+ * normalize_bucket_labels); raw itself when nothing changes. Takes over raw. */
+static const im_labels_t *normalize_bucket_label(im_labels_builder_t *lb, const expo_entry_t *e,
+                                                 const im_labels_t *raw)
+{
+    const char *ln = e->type == EXPO_TYPE_SUMMARY ? "quantile"
+                     : (e->type == EXPO_TYPE_HISTOGRAM || e->type == EXPO_TYPE_GAUGEHISTOGRAM)
+                         ? "le"
+                         : NULL;
+    if (!ln) return raw;
+    const im_istr_t *v = im_labels_get(raw, ln);
+    char f[64];
+    if (!v || !float_label_form(v->s, v->len, f, sizeof f)) return raw;
+    if (strlen(f) == v->len && memcmp(f, v->s, v->len) == 0) return raw;
+    im_lb_load(lb, raw);
+    im_lb_set(lb, ln, strlen(ln), f, strlen(f));
+    const im_labels_t *n = im_lb_build(lb);
+    im_labels_unref(raw);
+    return n;
+}
+
 static bool parse_and_append(worker_t *w, target_t *t, expo_format_t fmt, storage_appender_t *a,
                              int64_t ts, scrape_result_t *r)
 {
@@ -555,6 +592,7 @@ static bool parse_and_append(worker_t *w, target_t *t, expo_format_t fmt, storag
         scrape__sent_t *se = scrape__cache_get(&t->cache, key.data, key.len, &created);
         if (created || se->gen != gen) {
             const im_labels_t *raw = expo_entry_labels(&e, &w->lb2);
+            if (w->m->opts.normalize_bucket_labels) raw = normalize_bucket_label(&w->lb2, &e, raw);
             if (se->ls) im_labels_unref(se->ls);
             se->ls = mutate(&w->lb, j, t, raw);
             im_labels_unref(raw);

@@ -40,6 +40,13 @@ typedef struct scrape_manager_opts {
     const char *user_agent; /* NULL = "infermon/<version>" */
     /* Hard cap on a scrape body when the job sets no body_size_limit. 0 = 256 MiB. */
     int64_t default_body_cap;
+    /* Prometheus 3 (--promql.compat=3): the `le` of histogram buckets and the
+     * `quantile` of summaries are stored in one float form, so `le="1"` and
+     * `le="1.0"` are the same series and exact matchers work across exporters:
+     * a value that parses as a float is rewritten as OpenMetrics prints floats
+     * ("1" -> "1.0", "0.50" -> "0.5", "+Inf"); other values are kept. Applies to
+     * families whose TYPE is histogram, gaugehistogram (le) or summary (quantile). */
+    bool normalize_bucket_labels;
 } scrape_manager_opts_t;
 
 /* The default number of scrape workers: the CPUs online, at least 2, at most 8. */

@@ -494,7 +494,7 @@ class Prom:
 
 
 def run_infermon(binary, om, qfile, params):
-    args = [binary, "promql-eval", "--data", om, "--queries", qfile,
+    args = [binary, "promql-eval", "--promql.compat", "2", "--data", om, "--queries", qfile,
             "--store", os.environ.get("IM_PROMQL_DIFF_STORE", "mem")]
     args += os.environ.get("IM_PROMQL_DIFF_EVAL_ARGS", "").split()  # e.g. --threads 3
     if "step" in params:

@@ -32,12 +32,12 @@ YML
 # Rules are refused in agent mode, as Prometheus refuses them.
 printf 'rule_files: [x.yml]\n' >>"$IM_TMP/bad.yml"
 cat "$IM_TMP/im.yml" >>"$IM_TMP/bad.yml"
-if "$IM_BINARY" run --agent --config.file="$IM_TMP/bad.yml" --storage.tsdb.path="$IM_TMP/bad" \
+if "$IM_BINARY" run --promql.compat=2 --agent --config.file="$IM_TMP/bad.yml" --storage.tsdb.path="$IM_TMP/bad" \
   --web.listen-address="127.0.0.1:$iport" >"$IM_TMP/bad.log" 2>&1; then
   fail "agent mode accepted rule_files"
 fi
 grep -q "rule_files is not allowed in agent mode" "$IM_TMP/bad.log" || fail "no reason given"
-"$IM_BINARY" run --agent --config.file="$IM_TMP/im.yml" --storage.tsdb.path="$IM_TMP/idata" \
+"$IM_BINARY" run --promql.compat=2 --agent --config.file="$IM_TMP/im.yml" --storage.tsdb.path="$IM_TMP/idata" \
   --web.listen-address="127.0.0.1:$iport" --storage.tsdb.wal-fsync=never >"$IM_TMP/im.log" 2>&1 &
 IPID=$!
 IM_PIDS+=($IPID)

@@ -75,7 +75,7 @@ scrape_configs:
   - job_name: toggles
     static_configs: [{targets: ['127.0.0.1:$mport']}]
 YML
-bg "$IM_BINARY" run --config.file="$IM_TMP/cfg.yml" --storage.memory-only \
+bg "$IM_BINARY" run --promql.compat=2 --config.file="$IM_TMP/cfg.yml" --storage.memory-only \
   --web.listen-address="127.0.0.1:$iport" --log.level=warn >"$IM_TMP/infermon.log" 2>&1
 wait_http "http://127.0.0.1:$iport/-/ready" 30 || { cat "$IM_TMP/infermon.log"; fail "infermon did not start"; }
 

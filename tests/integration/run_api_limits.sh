@@ -42,7 +42,7 @@ cfg "$IM_TMP/prom.yml"
 # The 2 MiB label value below is over the store's default series size
 # (--storage.tsdb.max-series-bytes, 1 MiB; tested in run_storage_limits): raise it.
 # A store on disk: remote_write reads the WAL (refused with --storage.memory-only).
-"$IM_BINARY" run --config.file="$IM_TMP/im.yml" --storage.tsdb.path="$IM_TMP/idata" \
+"$IM_BINARY" run --promql.compat=2 --config.file="$IM_TMP/im.yml" --storage.tsdb.path="$IM_TMP/idata" \
   --storage.tsdb.wal-fsync=never \
   --storage.tsdb.max-series-bytes=4MiB \
   --web.listen-address="127.0.0.1:$iport" --web.enable-remote-write-receiver >"$IM_TMP/im.log" 2>&1 &

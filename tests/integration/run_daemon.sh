@@ -68,7 +68,7 @@ write_cfg ""
 B="https://127.0.0.1:$iport"
 C=(curl -fsS -k -u admin:pw)
 start_daemon() {
-  "$IM_BINARY" run --config.file="$IM_TMP/cfg.yml" --storage.tsdb.path="$IM_TMP/data" \
+  "$IM_BINARY" run --promql.compat=2 --config.file="$IM_TMP/cfg.yml" --storage.tsdb.path="$IM_TMP/data" \
     --web.listen-address="127.0.0.1:$iport" --web.config.file="$IM_TMP/web.yml" \
     --web.enable-lifecycle >>"$IM_TMP/im.log" 2>&1 &
   IPID=$!

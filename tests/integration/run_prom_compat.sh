@@ -74,7 +74,7 @@ scrape_configs:
 YML
 bg prometheus --config.file="$IM_TMP/cfg.yml" --storage.tsdb.path="$IM_TMP/pdata" \
   --web.listen-address="127.0.0.1:$pport" >"$IM_TMP/prom.log" 2>&1
-bg "$IM_BINARY" run --config.file="$IM_TMP/cfg.yml" --storage.tsdb.path="$IM_TMP/idata" \
+bg "$IM_BINARY" run --promql.compat=2 --config.file="$IM_TMP/cfg.yml" --storage.tsdb.path="$IM_TMP/idata" \
   --web.listen-address="127.0.0.1:$iport" >"$IM_TMP/im.log" 2>&1
 wait_http "http://127.0.0.1:$pport/-/ready" 60
 wait_http "http://127.0.0.1:$iport/-/ready" 30

@@ -95,7 +95,7 @@ n=$(curl -fsS "$I/api/v1/query?query=count(rw_durable)" | $PY -c 'import json,sy
 kill "$IPID"; wait "$IPID" || fail "clean shutdown"
 
 # without the flag: 404
-"$IM_BINARY" run --config.file="$IM_TMP/im.yml" --storage.memory-only \
+"$IM_BINARY" run --promql.compat=2 --config.file="$IM_TMP/im.yml" --storage.memory-only \
   --web.listen-address="127.0.0.1:$jport" >>"$IM_TMP/im2.log" 2>&1 &
 IM_PIDS+=($!)
 wait_http "http://127.0.0.1:$jport/-/ready" 30

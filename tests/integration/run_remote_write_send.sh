@@ -65,7 +65,7 @@ remote_write:
 YML
 "$IM_BINARY" check config "$IM_TMP/im.yml" >/dev/null || fail "config refused"
 start_im() {
-  "$IM_BINARY" run --config.file="$IM_TMP/im.yml" --storage.tsdb.path="$IM_TMP/idata" \
+  "$IM_BINARY" run --promql.compat=2 --config.file="$IM_TMP/im.yml" --storage.tsdb.path="$IM_TMP/idata" \
     --web.listen-address="127.0.0.1:$iport" --web.enable-lifecycle \
     --storage.tsdb.wal-fsync=never >>"$IM_TMP/im.log" 2>&1 &
   IPID=$!

@@ -37,7 +37,7 @@ rule_files: [rules.yml]
 YML
 bg prometheus --config.file="$IM_TMP/cfg.yml" --storage.tsdb.path="$IM_TMP/prom" \
   --web.listen-address="127.0.0.1:$pport" --log.level=warn >"$IM_TMP/prom.log" 2>&1
-bg "$IM_BINARY" run --config.file="$IM_TMP/cfg.yml" --storage.memory-only \
+bg "$IM_BINARY" run --promql.compat=2 --config.file="$IM_TMP/cfg.yml" --storage.memory-only \
   --web.listen-address="127.0.0.1:$iport" --log.level=warn >"$IM_TMP/infermon.log" 2>&1
 wait_http "http://127.0.0.1:$pport/-/ready" 60 || { cat "$IM_TMP/prom.log"; fail "prometheus did not start"; }
 wait_http "http://127.0.0.1:$iport/-/ready" 30 || { cat "$IM_TMP/infermon.log"; fail "infermon did not start"; }

@@ -42,7 +42,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # waits until ready and sets IPID.
 start_receiver() {
   "$IM_BINARY" run --config.file="$IM_TMP/im.yml" --storage.tsdb.path="$IM_TMP/idata" \
-    --web.listen-address="127.0.0.1:$1" --web.enable-remote-write-receiver \
+    --web.listen-address="127.0.0.1:$1" --web.enable-remote-write-receiver --promql.compat=2 \
     --storage.tsdb.wal-fsync=never >>"$IM_TMP/im.log" 2>&1 &
   IPID=$!
   IM_PIDS+=($IPID)

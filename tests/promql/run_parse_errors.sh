@@ -38,7 +38,7 @@ def prom(path, q):
         return json.load(e)
 
 def ours(args, q):
-    r = subprocess.run([binary, "promql-parse"] + args + ["--", q], capture_output=True,
+    r = subprocess.run([binary, "promql-parse", "--promql.compat=2"] + args + ["--", q], capture_output=True,
                        text=True, timeout=30)
     return r.returncode, r.stdout.rstrip("\n"), r.stderr.strip()
 

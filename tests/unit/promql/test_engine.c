@@ -423,7 +423,7 @@ static void test_script_runner(void **state)
                          "  {a=\"x\"} 0+2x3\n"
                          "\n"
                          "eval instant at 0 histogram_count(m)\n";
-    promql_test_stats_t st = {0, 0, 0};
+    promql_test_stats_t st = {0};
     FILE *devnull = fopen("/dev/null", "w");
     assert_int_equal(promql_test_run("t.test", script, strlen(script), devnull, &st, NULL), IM_OK);
     fclose(devnull);
@@ -464,6 +464,9 @@ static void test_series_values(void **state)
 
 int main(void)
 {
+    /* These tests pin Prometheus 2.53's answers (--promql.compat=2); compat 3 is
+     * test_compat3.c's. */
+    promql_lang_set_default(&(promql_lang_t){.compat = 2});
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_instant_vector), cmocka_unit_test(test_range_and_scalar),
         cmocka_unit_test(test_limits),         cmocka_unit_test(test_output_limits),

@@ -1,0 +1,179 @@
+/* test_compat3.c — the language levels (ast.h promql_lang_t): what the parser
+ * accepts and refuses at compat 2 and 3, duration expressions and their canonical
+ * form, and the evaluation differences (left-open windows and lookback, `.`
+ * matching a newline). Semantics in depth: the scripts in tests/promql/v3/ and the
+ * Prometheus 3.14 scripts (tests/promql/run_promql_v3.sh). */
+#include "util/base.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "promql/parser.h"
+#include "promql/promql.h"
+
+static const promql_lang_t v2 = {.compat = 2};
+static const promql_lang_t v3 = {.compat = 3};
+static const promql_lang_t v3x = {.compat = 3, .experimental_functions = true};
+
+static char *fmt(const promql_lang_t *l, const char *q)
+{
+    promql_expr_t *e = NULL;
+    im_err_t err;
+    im_rc rc = promql_parse_lang(q, strlen(q), l, &e, &err);
+    if (rc != IM_OK) {
+        print_error("parse of %s failed: %s\n", q, err.msg);
+        fail();
+    }
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    assert_int_equal(promql_format(e, &b), IM_OK);
+    /* the canonical form parses back to the same tree */
+    promql_expr_t *e2 = NULL;
+    assert_int_equal(promql_parse_lang(b.data, b.len, l, &e2, &err), IM_OK);
+    assert_true(promql_expr_equal(e, e2));
+    promql_expr_free(e2);
+    promql_expr_free(e);
+    return (char *)b.data;
+}
+
+static void expect_err(const promql_lang_t *l, const char *q, const char *msg)
+{
+    promql_expr_t *e = NULL;
+    im_err_t err;
+    assert_int_not_equal(promql_parse_lang(q, strlen(q), l, &e, &err), IM_OK);
+    assert_null(e);
+    if (!strstr(err.msg, msg)) {
+        print_error("%s: got \"%s\", want \"%s\"\n", q, err.msg, msg);
+        fail();
+    }
+}
+
+static void test_functions_by_level(void **state)
+{
+    (void)state;
+    expect_err(&v3, "holt_winters(x[5m], 0.5, 0.5)", "unknown function with name \"holt_winters\"");
+    im_free(fmt(&v2, "holt_winters(x[5m], 0.5, 0.5)"));
+    expect_err(&v2, "double_exponential_smoothing(x[5m], 0.5, 0.5)", "unknown function");
+    expect_err(&v3, "double_exponential_smoothing(x[5m], 0.5, 0.5)",
+               "function \"double_exponential_smoothing\" is not enabled");
+    im_free(fmt(&v3x, "double_exponential_smoothing(x[5m], 0.5, 0.5)"));
+    /* 2.53's experimental functions: always on at compat 2, behind the flag at 3 */
+    im_free(fmt(&v2, "mad_over_time(x[5m])"));
+    expect_err(&v3, "mad_over_time(x[5m])", "is not enabled");
+    /* first_over_time is stable in 3.14; ts_of_* experimental */
+    im_free(fmt(&v3, "first_over_time(x[5m])"));
+    expect_err(&v2, "first_over_time(x[5m])", "unknown function");
+    expect_err(&v3, "ts_of_max_over_time(x[5m])", "is not enabled");
+    im_free(fmt(&v3x, "ts_of_max_over_time(x[5m])"));
+}
+
+static void test_duration_expressions(void **state)
+{
+    (void)state;
+    char *s;
+    /* constant expressions fold into the duration */
+    assert_string_equal(s = fmt(&v3, "x[5m * 2]"), "x[10m]");
+    im_free(s);
+    assert_string_equal(s = fmt(&v3, "x[1800]"), "x[30m]");
+    im_free(s);
+    assert_string_equal(s = fmt(&v3, "rate(x[1h30m % 1h])[2m*(10+5):20*500ms]"),
+                        "rate(x[30m])[30m:10s]");
+    im_free(s);
+    assert_string_equal(s = fmt(&v3, "x offset (2 * 2)"), "x offset 4s");
+    im_free(s);
+    /* offset takes one term without parentheses */
+    assert_string_equal(s = fmt(&v3, "x offset 100 + 2"), "x offset 1m40s + 2");
+    im_free(s);
+    /* the ones needing the query stay expressions */
+    assert_string_equal(s = fmt(&v3, "x[step()*2]"), "x[step() * 2]");
+    im_free(s);
+    assert_string_equal(s = fmt(&v3, "x offset min_of(range(), 8s)"),
+                        "x offset min_of(range(), 8s)");
+    im_free(s);
+    assert_string_equal(s = fmt(&v3, "x[5m:STEP()]"), "x[5m:step()]");
+    im_free(s);
+    expect_err(&v3, "x[5m-5m]", "duration must be greater than 0");
+    expect_err(&v3, "x[foo()]", "unexpected identifier foo");
+    /* compat 2 keeps 2.53's errors */
+    expect_err(&v2, "x[1800]", "missing unit character in duration");
+    expect_err(&v2, "x[5m*2]", "unexpected <op:*> in subquery or range");
+    expect_err(&v2, "x offset (1m)", "unexpected \"(\" in offset, expected duration");
+}
+
+static double eval1(const promql_lang_t *l, promql_memstore_t *m, const char *q, int64_t t_ms,
+                    size_t *nseries)
+{
+    promql_engine_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.lang = *l;
+    promql_engine_t *eng = promql_engine_new(&o);
+    promql_expr_t *e = NULL;
+    im_err_t err;
+    assert_int_equal(promql_parse_lang(q, strlen(q), l, &e, &err), IM_OK);
+    promql_result_t r;
+    assert_int_equal(promql_eval_instant(eng, promql_memstore_queryable(m), e, t_ms, &r, &err),
+                     IM_OK);
+    *nseries = r.nseries;
+    double v = r.nseries ? r.series[0].points[0].v : NAN;
+    promql_result_free(&r);
+    promql_expr_free(e);
+    promql_engine_free(eng);
+    return v;
+}
+
+static void test_evaluation_by_level(void **state)
+{
+    (void)state;
+    promql_memstore_t *m = promql_memstore_new();
+    const im_labels_t *a = im_labels_from_strs("__name__", "x", "v", "a\nb", NULL);
+    promql_memstore_add(m, a, 0, 1);
+    promql_memstore_add(m, a, 60000, 2);
+    im_labels_unref(a);
+    size_t n;
+    /* a window [t - 1m, t] holds both samples at 2.x, (t - 1m, t] only the last at 3 */
+    assert_true(eval1(&v2, m, "count_over_time(x[1m])", 60000, &n) == 2 && n == 1);
+    assert_true(eval1(&v3, m, "count_over_time(x[1m])", 60000, &n) == 1 && n == 1);
+    /* the lookback is left-open too: the sample at 60 s is gone at 60 s + 5m */
+    (void)eval1(&v2, m, "x", 360000, &n);
+    assert_int_equal(n, 1);
+    (void)eval1(&v3, m, "x", 360000, &n);
+    assert_int_equal(n, 0);
+    /* `.` matches a newline at compat 3 only */
+    (void)eval1(&v2, m, "x{v=~\"a.b\"}", 60000, &n);
+    assert_int_equal(n, 0);
+    (void)eval1(&v3, m, "x{v=~\"a.b\"}", 60000, &n);
+    assert_int_equal(n, 1);
+    /* first_over_time, ts_of_last_over_time */
+    assert_true(eval1(&v3, m, "first_over_time(x[2m])", 60000, &n) == 1);
+    assert_true(eval1(&v3x, m, "ts_of_last_over_time(x[2m])", 90000, &n) == 60);
+    promql_memstore_free(m);
+}
+
+static void test_features_flag(void **state)
+{
+    (void)state;
+    promql_lang_t l = {.compat = 3};
+    char why[256];
+    assert_true(promql_lang_enable_features(&l, "promql-experimental-functions,promql-duration-expr",
+                                            why, sizeof why));
+    assert_true(l.experimental_functions);
+    assert_false(promql_lang_enable_features(&l, "promql-extended-range-selectors", why,
+                                             sizeof why));
+    assert_non_null(strstr(why, "promql-extended-range-selectors"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_functions_by_level),
+        cmocka_unit_test(test_duration_expressions),
+        cmocka_unit_test(test_evaluation_by_level),
+        cmocka_unit_test(test_features_flag),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
