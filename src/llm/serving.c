@@ -261,6 +261,18 @@ static bool name_matches_family(const llm_family_t *f, const char *name, size_t 
            (strlen(f->name) == len && memcmp(f->name, name, len) == 0);
 }
 
+bool llm_serving_has_name(const llm_serving_t *s, const char *name, size_t len)
+{
+    static const char *const sfx[] = {"", "_bucket", "_sum", "_count"};
+    for (size_t i = 0; i < s->nmap; i++) {
+        size_t ml = strlen(s->map[i].name);
+        if (len < ml || memcmp(s->map[i].name, name, ml) != 0) continue;
+        for (size_t k = 0; k < (s->map[i].type == LLM_MTYPE_HISTOGRAM ? 4u : 1u); k++)
+            if (len - ml == strlen(sfx[k]) && memcmp(name + ml, sfx[k], len - ml) == 0) return true;
+    }
+    return false;
+}
+
 int llm_serving_engine_of(const llm_serving_t *s, const char *name, size_t len)
 {
     for (size_t i = 0; i < s->nmap; i++) {

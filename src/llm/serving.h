@@ -109,7 +109,9 @@ const llm_signal_map_t *llm_serving_map(const llm_serving_t *s, size_t i);
  * are (fills at most cap). */
 size_t llm_serving_maps_for(const llm_serving_t *s, int e, llm_signal_t sig,
                             const llm_signal_map_t **out, size_t cap);
-/* The engine whose metric `name` is (by mapping, catalog family or prefix), or -1. */
+/* Is name exactly a mapped name (or a histogram mapping's _bucket/_sum/_count)? */
+bool llm_serving_has_name(const llm_serving_t *s, const char *name, size_t len);
+/* The engine whose metric `name` is (by mapping or name prefix), or -1. */
 int llm_serving_engine_of(const llm_serving_t *s, const char *name, size_t len);
 
 /* ---- Detection ---- */
