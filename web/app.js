@@ -111,10 +111,16 @@
   // ---- discovery: which names do the targets expose? --------------------
   const env = { names: new Set(), scrapeInterval: 15, ttftTarget: 2, buckets: {}, loaded: false };
   async function discover() {
+    env.error = null;
     try {
       const names = await api("label/__name__/values");
       env.names = new Set(names);
-    } catch (e) { env.names = new Set(); }
+    } catch (e) {
+      // the store did not answer (a query backend down, slow, failing): every
+      // panel says so instead of calling its metrics "not exposed"
+      env.names = new Set();
+      if (e.name !== "AbortError") env.error = "cannot read the metric names: " + e.message;
+    }
     try {
       const cfg = await api("status/config");
       const m = /scrape_interval:\s*(\S+)/.exec(cfg.yaml || "");
@@ -122,7 +128,17 @@
       const t = /ttft_p95_target(?:_seconds)?:\s*([0-9.]+)/.exec(cfg.yaml || "");
       if (t) env.ttftTarget = Number(t[1]);
     } catch (e) { /* keep defaults */ }
-    env.loaded = true;
+    env.loaded = !env.error; // retried on the next render
+  }
+  // Which store answers the queries (GET /api/v1/status/query_backend), in the header.
+  async function showBackend() {
+    const el = $("#backend");
+    if (!el) return;
+    try {
+      const b = await api("status/query_backend");
+      el.textContent = b.type === "remote" ? "data: " + b.url + (b.tenant ? " (tenant " + b.tenant + ")" : "") : "data: local store";
+      el.dataset.type = b.type;
+    } catch (e) { el.textContent = ""; }
   }
   // Picks the first name of a list that the targets expose.
   const pick = (...cands) => cands.find((n) => env.names.has(n)) || null;
@@ -384,6 +400,7 @@
       const qs = p.build(c);
       const note = p.note && p.note();
       if (note) title.append(h("span", { class: "why", text: "(" + note + ")" }));
+      if (env.error) { body.replaceChildren(h("div", { class: "err", text: env.error })); el.dataset.state = "error"; return; }
       if (!Array.isArray(qs)) { body.replaceChildren(h("div", { class: "empty", text: qs.absent })); el.dataset.state = "absent"; return; }
       try {
         const results = await Promise.all(qs.map((qq) => api("query_range", { query: qq.expr, start: start.toFixed(3), end: end.toFixed(3), step: String(step) })));
@@ -717,6 +734,7 @@
     window.addEventListener("hashchange", () => { readHash(); render(); });
     readHash();
     if (!location.hash) writeHash(true);
+    showBackend();
     render();
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

@@ -50,6 +50,12 @@ typedef struct run_opts {
     size_t scrape_workers; /* threads parsing and committing scrapes; 0 = default */
     bool agent;            /* --agent: scrape and forward only (remote/remote.h) */
     int64_t remote_max_wal_retention_bytes; /* --storage.remote.max-wal-retention; 0 = 2 GiB */
+    /* --query.backend-*: every query answered by a Prometheus-compatible store
+     * (query/query.h); nothing scraped or stored. NULL url = the local store. */
+    const char *backend_url;
+    const char *backend_config;                    /* YAML: HTTP client keys, headers, tenant */
+    const char *backend_tenant;                    /* X-Scope-OrgID (overrides the file's tenant) */
+    int64_t backend_timeout_ms, backend_max_bytes; /* 0 = query/query.h defaults */
 } run_opts_t;
 
 void run_opts_defaults(run_opts_t *o);

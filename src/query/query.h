@@ -69,18 +69,21 @@ enum {
 
 typedef struct query_req {
     query_op_t op;
-    unsigned want;              /* QUERY_WANT_*; 0 = QUERY_WANT_RESULT */
-    const char *expr;           /* INSTANT, RANGE: PromQL (borrowed) */
-    int64_t time_ms;            /* INSTANT: evaluation time */
-    int64_t start_ms, end_ms;   /* RANGE; and SERIES/LABELS/VALUES when has_* */
-    bool has_start, has_end;    /* SERIES/LABELS/VALUES: false = unbounded */
-    int64_t step_ms;            /* RANGE: > 0 */
-    const char *const *match;   /* match[] selectors (borrowed) */
-    size_t nmatch;              /* SERIES needs at least one */
-    const char *label;          /* LABEL_VALUES: the label name (borrowed) */
-    int64_t limit;              /* SERIES/LABELS/VALUES: at most this many; 0 = all */
-    int64_t timeout_ms;         /* 0 = the backend's; a smaller one wins */
-    const char *path;           /* API_GET: e.g. "metadata?metric=x" (borrowed) */
+    unsigned want;                  /* QUERY_WANT_*; 0 = QUERY_WANT_RESULT */
+    const char *expr;               /* INSTANT, RANGE: PromQL (borrowed) */
+    int64_t time_ms;                /* INSTANT: evaluation time */
+    int64_t start_ms, end_ms;       /* RANGE; and SERIES/LABELS/VALUES when has_* */
+    bool has_start, has_end;        /* SERIES/LABELS/VALUES: false = unbounded */
+    int64_t step_ms;                /* RANGE: > 0 */
+    const char *const *match;       /* match[] selectors (borrowed) */
+    size_t nmatch;                  /* SERIES needs at least one */
+    const char *label;              /* LABEL_VALUES: the label name (borrowed) */
+    int64_t limit;                  /* SERIES/LABELS/VALUES: at most this many; 0 = all */
+    int64_t timeout_ms;             /* 0 = the backend's; a smaller one wins */
+    const char *path;               /* API_GET: the path under /api/v1/, e.g. "metadata" */
+    const char *const *param_names; /* API_GET: query parameters (borrowed; encoded here) */
+    const char *const *param_values;
+    size_t nparams;
     const volatile int *cancel; /* optional: non-zero cancels (local backend) */
 } query_req_t;
 

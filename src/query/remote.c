@@ -145,8 +145,10 @@ static void build(const remote_t *rb, const query_req_t *r, CURL *c, im_buf_t *u
         break;
     case QUERY_API_GET:
         (void)im_buf_puts(url, r->path ? r->path : "");
+        for (size_t i = 0; i < r->nparams; i++)
+            form_add(form, c, r->param_names[i], r->param_values[i]);
         *post = false;
-        return;
+        break;
     }
     if (!*post && form->len) {
         (void)im_buf_putc(url, '?');
