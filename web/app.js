@@ -135,7 +135,8 @@
     const el = $("#backend");
     if (!el) return;
     try {
-      const b = await api("status/query_backend");
+      // not api(): a page render cancels what api() has in flight
+      const b = (await (await fetch("/api/v1/status/query_backend")).json()).data;
       el.textContent = b.type === "remote" ? "data: " + b.url + (b.tenant ? " (tenant " + b.tenant + ")" : "") : "data: local store";
       el.dataset.type = b.type;
     } catch (e) { el.textContent = ""; }
@@ -435,7 +436,7 @@
         // expose what each panel shows, for the browser test and for debugging
         let mx = -Infinity, last = null;
         for (const s2 of series) for (const [, v] of s2.points) if (Number.isFinite(v)) { mx = Math.max(mx, v); last = v; }
-        (window.__infermonPanels = window.__infermonPanels || {})[p.id] = { max: mx, last, series: series.length, gaps };
+        (window.__infermonPanels = window.__infermonPanels || {})[p.id] = { max: mx, last, series: series.length, gaps, names: series.map((x) => x.name).sort() };
         const u = makeChart(body, series, { times, start, end, unit: p.unit, yMax: p.yMax, threshold: p.threshold,
           target: p.target ? env.ttftTarget : null, gaps, dual: p.dual });
         // points that land on the chart's time grid (what is actually drawn)

@@ -421,7 +421,13 @@ static im_rc remote_do(query_backend_t *b, const query_req_t *r, query_answer_t 
         const char *em = json_string_value(json_object_get(root, "error"));
         static const char *const types[] = {"bad_data", "execution",   "timeout",  "canceled",
                                             "internal", "unavailable", "not_found"};
-        const char *etype = "internal";
+        /* a type Prometheus does not have (VictoriaMetrics writes the status
+         * code, "422") is named after the status code */
+        const char *etype = status == 400   ? "bad_data"
+                            : status == 422 ? "execution"
+                            : status == 404 ? "not_found"
+                            : status == 503 ? "unavailable"
+                                            : "internal";
         for (size_t i = 0; et && i < IM_ARRAY_LEN(types); i++)
             if (!strcmp(et, types[i])) etype = types[i];
         im_rc erc = !strcmp(etype, "bad_data")    ? IM_EINVAL
