@@ -20,6 +20,7 @@ command -v prometheus >/dev/null || fail "prometheus is required"
 command -v victoria-metrics >/dev/null || fail "victoria-metrics is required"
 SHOTS=${IM_UI_SHOTS:-$PWD/ui-screenshots}
 t_start=$(date +%s)
+phase() { echo "query backend: $* at $(($(date +%s) - t_start)) s"; }
 
 sport=$(free_port); pport=$(free_port); vport=$(free_port); lport=$(free_port)
 bg "$IM_BINARY" simulate --listen "127.0.0.1:$sport" --pods 2 >"$IM_TMP/sim.log" 2>&1
@@ -59,6 +60,7 @@ done
 for p in $pport $lport "${port[@]}"; do wait_http "http://127.0.0.1:$p/-/ready" 30 || fail "port $p not ready"; done
 wait_http "http://127.0.0.1:$vport/health" 30 || fail "victoria-metrics not ready"
 
+phase "all servers ready"
 # 4. refused: scrape_configs (and friends) with a backend
 if "$IM_BINARY" run --config.file "$IM_TMP/scrape.yml" --query.backend-url "${url[prom]}" \
   --web.listen-address "127.0.0.1:$(free_port)" >"$IM_TMP/refused.log" 2>&1; then
@@ -68,16 +70,15 @@ grep -q 'scrape_configs is not allowed with --query.backend-url' "$IM_TMP/refuse
   fail "no clear refusal: $(cat "$IM_TMP/refused.log")"
 
 # enough data in all three stores for the 4 s rate windows of a 1 s interval
-t_data=$(($(date +%s) + 14))
 for s in $pport $vport $lport; do
   i=0
   until curl -fsS "http://127.0.0.1:$s/api/v1/query" --data-urlencode \
-    'query=count(count_over_time(vllm:num_requests_running[30s]) >= 10) >= 2' | grep -q '"result":\[{'; do
+    'query=count(count_over_time(vllm:num_requests_running[30s]) >= 8) >= 2' | grep -q '"result":\[{'; do
     i=$((i + 1)); [ $i -lt 300 ] || fail "store on port $s has no data"
     sleep 0.1
   done
 done
-[ "$(date +%s)" -ge "$t_data" ] || true
+phase "data in every store"
 
 # 1. the same answers as the stores themselves
 now=$(date +%s)
@@ -143,6 +144,7 @@ for p, u in ((ip, "http://127.0.0.1:%s" % pp), (iv, "http://127.0.0.1:%s" % vp))
 print("ok: %d answers equal the stores' own, limit applied, status names the store" % (n + 1))
 PY
 
+phase "API answers compared"
 # 3. failing backends: a Prometheus error answer naming the backend
 $PY - "$dead" "$fport" "${port[down]}" "${port[slow]}" "${port[http500]}" "${port[http400]}" \
   "${port[prometheus]}" "${port[malformed]}" "${port[shape]}" <<'PY' || fail "backend errors"
@@ -181,6 +183,7 @@ for mode, p in ports.items():
 print("ok: down, slow, 500, 400, Prometheus error, malformed and misshapen answers named and coded")
 PY
 
+phase "backend errors checked"
 # 2. the dashboard over the three stores, then over failing ones
 to=$(($(date +%s) - 2)); from=$((to - 120))
 mkdir -p "$SHOTS"
