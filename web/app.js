@@ -111,10 +111,16 @@
   // ---- discovery: which names do the targets expose? --------------------
   const env = { names: new Set(), scrapeInterval: 15, ttftTarget: 2, buckets: {}, loaded: false };
   async function discover() {
+    env.error = null;
     try {
       const names = await api("label/__name__/values");
       env.names = new Set(names);
-    } catch (e) { env.names = new Set(); }
+    } catch (e) {
+      // the store did not answer (a query backend down, slow, failing): every
+      // panel says so instead of calling its metrics "not exposed"
+      env.names = new Set();
+      if (e.name !== "AbortError") env.error = "cannot read the metric names: " + e.message;
+    }
     try {
       const cfg = await api("status/config");
       const m = /scrape_interval:\s*(\S+)/.exec(cfg.yaml || "");
@@ -122,7 +128,18 @@
       const t = /ttft_p95_target(?:_seconds)?:\s*([0-9.]+)/.exec(cfg.yaml || "");
       if (t) env.ttftTarget = Number(t[1]);
     } catch (e) { /* keep defaults */ }
-    env.loaded = true;
+    env.loaded = !env.error; // retried on the next render
+  }
+  // Which store answers the queries (GET /api/v1/status/query_backend), in the header.
+  async function showBackend() {
+    const el = $("#backend");
+    if (!el) return;
+    try {
+      // not api(): a page render cancels what api() has in flight
+      const b = (await (await fetch("/api/v1/status/query_backend")).json()).data;
+      el.textContent = b.type === "remote" ? "data: " + b.url + (b.tenant ? " (tenant " + b.tenant + ")" : "") : "data: local store";
+      el.dataset.type = b.type;
+    } catch (e) { el.textContent = ""; }
   }
   // Picks the first name of a list that the targets expose.
   const pick = (...cands) => cands.find((n) => env.names.has(n)) || null;
@@ -467,6 +484,7 @@
       if (note) title.append(h("span", { class: "why", text: "(" + note + ")" }));
       // which engine's metric the panel shows (and what the others lack)
       if (c.src) { el.dataset.src = c.src; title.title = c.src; if (engines.length > 1) title.append(h("span", { class: "why src", text: c.src })); }
+      if (env.error) { body.replaceChildren(h("div", { class: "err", text: env.error })); el.dataset.state = "error"; return; }
       if (!Array.isArray(qs)) { body.replaceChildren(h("div", { class: "empty", text: qs.absent })); el.dataset.state = "absent"; return; }
       try {
         const results = await Promise.all(qs.map((qq) => api("query_range", { query: qq.expr, start: start.toFixed(3), end: end.toFixed(3), step: String(step) })));
@@ -501,7 +519,7 @@
         // expose what each panel shows, for the browser test and for debugging
         let mx = -Infinity, last = null;
         for (const s2 of series) for (const [, v] of s2.points) if (Number.isFinite(v)) { mx = Math.max(mx, v); last = v; }
-        (window.__infermonPanels = window.__infermonPanels || {})[p.id] = { max: mx, last, series: series.length, gaps };
+        (window.__infermonPanels = window.__infermonPanels || {})[p.id] = { max: mx, last, series: series.length, gaps, names: series.map((x) => x.name).sort() };
         const u = makeChart(body, series, { times, start, end, unit: p.unit, yMax: p.yMax, threshold: p.threshold,
           target: p.target ? env.ttftTarget : null, gaps, dual: p.dual });
         // points that land on the chart's time grid (what is actually drawn)
@@ -823,6 +841,7 @@
     window.addEventListener("hashchange", () => { readHash(); render(); });
     readHash();
     if (!location.hash) writeHash(true);
+    showBackend();
     render();
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "config/yaml.h"
 #include "llm/lint.h"
 #include "util/buf.h"
 #include "util/timeutil.h"
@@ -32,6 +33,10 @@ static void usage(FILE *f)
         "and text files of queries (one per line) against the metric names the sources expose.\n\n"
         "  --target URL|FILE     an endpoint scraped once, or a saved exposition (repeatable)\n"
         "  --prometheus URL      a Prometheus server: names, series, metadata, scrape intervals\n"
+        "                        (or VictoriaMetrics, Mimir, Thanos: any Prometheus query API)\n"
+        "  --prometheus.config F its HTTP client: basic_auth, authorization, tls_config,\n"
+        "                        headers, tenant (YAML, as run's --query.backend-config)\n"
+        "  --prometheus.timeout D, --prometheus.max-bytes S  per answer (default 10s, 64MiB)\n"
         "  --vllm-version V      the vLLM version for the catalog and version checks (default:\n"
         "                        detected from the sources, else the newest, " LLM_VLLM_NEWEST ")\n"
         "  --config FILE         prometheus.yml / infermon.yml: range-too-short assumes the "
@@ -91,6 +96,8 @@ int cli_lint(int argc, char **argv)
     const char *targets[MAX_SOURCES];
     size_t ntargets = 0;
     const char *prom = NULL, *version = NULL, *outfmt = "text", *config = NULL;
+    const char *prom_cfg = NULL; /* --prometheus.config: its auth/TLS/headers/tenant */
+    int64_t prom_timeout_ms = 10000, prom_max_bytes = 64 << 20;
     int64_t scrape_ms = 0;
     bool fix = false;
     input_t *in = im_calloc(MAX_FILES, sizeof(*in));
@@ -118,6 +125,22 @@ int cli_lint(int argc, char **argv)
         } else if (OPT("--prometheus")) {
             if (!val) goto bad;
             prom = val;
+        } else if (OPT("--prometheus.config")) {
+            if (!val) goto bad;
+            prom_cfg = val;
+        } else if (OPT("--prometheus.timeout")) {
+            if (!val || im_duration_parse(val, strlen(val), &prom_timeout_ms, NULL) != IM_OK ||
+                prom_timeout_ms <= 0) {
+                fprintf(stderr,
+                        "infermon lint: --prometheus.timeout needs a duration such as 30s\n");
+                goto done;
+            }
+        } else if (OPT("--prometheus.max-bytes")) {
+            if (!val || cfg_parse_bytes(val, &prom_max_bytes) != IM_OK || prom_max_bytes <= 0) {
+                fprintf(stderr,
+                        "infermon lint: --prometheus.max-bytes needs a size such as 64MiB\n");
+                goto done;
+            }
         } else if (OPT("--vllm-version")) {
             if (!val) goto bad;
             version = val;
@@ -182,7 +205,28 @@ int cli_lint(int argc, char **argv)
     }
     if (prom) {
         im_err_clear(&err);
-        if (lint_names_add_prometheus(names, prom, &err) != IM_OK) {
+        /* the query backend (query/query.h) that `run --query.backend-url` uses too */
+        query_remote_file_t pf;
+        memset(&pf, 0, sizeof pf);
+        cfg_http_client_init(&pf.http);
+        query_backend_t *qb = NULL;
+        im_rc prc = prom_cfg ? query_remote_config_load(prom_cfg, &pf, &err) : IM_OK;
+        query_remote_opts_t qo = {.url = prom,
+                                  .http = pf.http,
+                                  .header_names = pf.header_names,
+                                  .header_values = pf.header_values,
+                                  .nheaders = pf.nheaders,
+                                  .tenant = pf.tenant,
+                                  .timeout_ms = prom_timeout_ms,
+                                  .max_bytes = prom_max_bytes,
+                                  .timeout_flag = "--prometheus.timeout",
+                                  .max_bytes_flag = "--prometheus.max-bytes",
+                                  .user_agent = "infermon-lint"};
+        if (prc == IM_OK) prc = query_remote_new(&qo, &qb, &err);
+        if (prc == IM_OK) prc = lint_names_add_backend(names, qb, &err);
+        query_backend_free(qb);
+        query_remote_file_free(&pf);
+        if (prc != IM_OK) {
             fprintf(stderr, "infermon lint: --prometheus %s: %s\n", prom, err.msg);
             goto done;
         }

@@ -20,6 +20,7 @@
 #include "labels/regex.h"
 #include "promql/promql.h"
 #include "config/config.h"
+#include "query/query.h"
 #include "remote/remote.h"
 #include "scrape/scrape.h"
 #include "tsdb/tsdb.h"
@@ -145,6 +146,25 @@ static im_rc check_mode(const run_opts_t *o, const scrape_config_t *c, im_err_t 
         return im_err_set(err, IM_EINVAL,
                           "remote_write reads the WAL, which --storage.memory-only does not keep: "
                           "drop one of them");
+    if (o->backend_url) {
+        /* --query.backend-url: the store answers every query; infermon keeps
+         * nothing, so what would collect or derive data is refused. */
+        const char *what = c->njobs           ? "scrape_configs"
+                           : c->nrule_files   ? "rule_files"
+                           : c->nremote_write ? "remote_write"
+                           : c->k8s_monitors  ? "kubernetes_monitors"
+                                              : NULL;
+        if (what)
+            return im_err_set(err, IM_EINVAL,
+                              "%s is not allowed with --query.backend-url: infermon then stores "
+                              "nothing and answers every query from the backend; let the store's "
+                              "own Prometheus or agent scrape and evaluate rules, or drop the flag",
+                              what);
+        if (o->agent || o->enable_remote_write)
+            return im_err_set(err, IM_EINVAL,
+                              "--query.backend-url keeps no local store: not with %s",
+                              o->agent ? "--agent" : "--web.enable-remote-write-receiver");
+    }
     if (!o->agent) return IM_OK;
     if (c->nrule_files)
         return im_err_set(err, IM_EINVAL, "field rule_files is not allowed in agent mode");
@@ -188,6 +208,9 @@ static im_rc load_config(const run_opts_t *o, scrape_config_t **out, mon_load_t 
     im_rc rc;
     if (o->config_file) {
         rc = scrape_config_load_file(o->config_file, out, err);
+    } else if (o->backend_url && !o->config_text) { /* nothing to scrape */
+        static const char none[] = "global: {}\n";
+        rc = scrape_config_parse(none, sizeof none - 1, "<query backend>", out, err);
     } else {
         const char *t = o->config_text ? o->config_text : scrape_default_config_yaml;
         rc = scrape_config_parse(t, strlen(t), o->config_text ? "<config>" : "<embedded default>",
@@ -372,6 +395,28 @@ static void raise_fd_limit(void)
             prev);
 }
 
+/* The remote query backend of --query.backend-url and its flags. */
+static im_rc open_backend(const run_opts_t *o, query_backend_t **out, im_err_t *err)
+{
+    query_remote_file_t f;
+    memset(&f, 0, sizeof f);
+    cfg_http_client_init(&f.http);
+    if (o->backend_config && query_remote_config_load(o->backend_config, &f, err) != IM_OK)
+        return IM_EINVAL;
+    query_remote_opts_t ro = {.url = o->backend_url,
+                              .http = f.http,
+                              .header_names = f.header_names,
+                              .header_values = f.header_values,
+                              .nheaders = f.nheaders,
+                              .tenant = o->backend_tenant ? o->backend_tenant : f.tenant,
+                              .timeout_ms = o->backend_timeout_ms,
+                              .max_bytes = o->backend_max_bytes};
+    im_rc rc = query_remote_new(&ro, out, err);
+    if (rc != IM_OK) im_err_prefix(err, "--query.backend-url");
+    query_remote_file_free(&f);
+    return rc;
+}
+
 int run_daemon(const run_opts_t *o)
 {
     daemon_t d;
@@ -395,7 +440,13 @@ int run_daemon(const run_opts_t *o)
     tsdb_t *db = NULL;
     promql_engine_t *eng = NULL;
     raise_fd_limit();
-    if (!o->config_file)
+    query_backend_t *backend = NULL;
+    if (o->backend_url && open_backend(o, &backend, &err) != IM_OK) {
+        IM_ERROR("Error opening the query backend", "err=%s",
+                 im_logq(im_err_format(&err, eb, sizeof eb)));
+        goto out;
+    }
+    if (!o->config_file && !o->backend_url)
         IM_INFO(o->config_text ? "Using the given configuration"
                                : "No --config.file given: using the embedded default (scrape vLLM "
                                  "at localhost:8000 and dcgm-exporter at localhost:9400 every 15s, "
@@ -412,10 +463,10 @@ int run_daemon(const run_opts_t *o)
     }
     tsdb_opts_t to;
     memset(&to, 0, sizeof to);
-    to.dir = o->memory_only        ? NULL
-             : o->storage_path     ? o->storage_path
-             : d.cfg->storage_path ? d.cfg->storage_path
-                                   : "./data";
+    to.dir = o->memory_only || backend ? NULL
+             : o->storage_path         ? o->storage_path
+             : d.cfg->storage_path     ? d.cfg->storage_path
+                                       : "./data";
     to.retention_ms = o->retention_ms ? o->retention_ms : d.cfg->retention_ms;
     to.retention_bytes = o->retention_bytes ? o->retention_bytes : d.cfg->retention_bytes;
     const char *fs = o->wal_fsync;
@@ -442,6 +493,10 @@ int run_daemon(const run_opts_t *o)
     }
     to.agent = o->agent;
     if (o->agent) IM_INFO("Agent mode: scrape and forward only (no queries, no rules)", NULL);
+    if (backend)
+        IM_INFO("Query backend mode: every query is answered by the backend; nothing is scraped "
+                "or stored",
+                "backend=%s", im_logq(query_backend_describe(backend)));
     IM_INFO("Starting TSDB", "path=%s", im_logq(to.dir ? to.dir : "<memory>"));
     if (tsdb_open(&to, &db, &err) != IM_OK) {
         IM_ERROR("Opening storage failed", "err=%s", im_logq(im_err_format(&err, eb, sizeof eb)));
@@ -477,6 +532,7 @@ int run_daemon(const run_opts_t *o)
     ho.bcrypt_wait_ms = o->bcrypt_wait_ms;
     ho.storage = tsdb_storage(db);
     ho.engine = eng;
+    ho.backend = backend;
     ho.scrape = d.sm;
     ho.enable_lifecycle = o->enable_lifecycle;
     ho.enable_remote_write = o->enable_remote_write;
@@ -508,7 +564,8 @@ int run_daemon(const run_opts_t *o)
                             .grace_period_ms = o->rules_grace_period_ms,
                             .resend_delay_ms = o->rules_resend_delay_ms,
                             .notify_queue_capacity = (size_t)o->notify_queue_capacity};
-    if (!o->agent) d.rules = run_rules_start(d.cfg, tsdb_storage(db), eng, d.http, &rro);
+    if (!o->agent && !backend)
+        d.rules = run_rules_start(d.cfg, tsdb_storage(db), eng, d.http, &rro);
     if (d.rs) {
         /* Before the first scrape: a new queue starts at the WAL's end. */
         remote_storage_set_metadata_ud(d.rs, d.sm);
@@ -570,6 +627,7 @@ out:
     if (db) tsdb_close(db);
     remote_storage_free(d.rs); /* after the store: its maintenance asks wal_keep */
     if (eng) promql_engine_free(eng);
+    query_backend_free(backend);
     scrape_config_free(d.cfg);
     pthread_mutex_destroy(&d.reload_mu);
     if (status == 0) IM_INFO("See you next time!", NULL);
@@ -647,6 +705,15 @@ static void usage(FILE *f)
         "  --enable-feature=LIST              Prometheus 3 feature flags, comma-separated:\n"
         "                                     promql-experimental-functions,\n"
         "                                     promql-duration-expr (on by default)\n"
+        "  --query.backend-url=URL            answer every query from this Prometheus-compatible\n"
+        "                                     store (Prometheus, VictoriaMetrics, Mimir, Thanos):\n"
+        "                                     nothing is scraped or stored\n"
+        "  --query.backend-config=FILE        its HTTP client: basic_auth, authorization,\n"
+        "                                     tls_config, proxy_url, headers, tenant (YAML)\n"
+        "  --query.backend-tenant=ID          X-Scope-OrgID sent to it (Mimir, Cortex, "
+        "Loki-style)\n"
+        "  --query.backend-timeout=DUR        longest wait for one answer (default 1m)\n"
+        "  --query.backend-max-bytes=SIZE     largest answer accepted (default 256MiB)\n"
         "  --regex.match-limit=N              backtracking steps per regex match before the\n"
         "                                     DFA fallback; a match neither decides is an\n"
         "                                     error (default 1000000)\n"
@@ -673,7 +740,9 @@ static const char *const flag_names[] = {
     "web.basic-auth.bcrypt-concurrency", "web.basic-auth.bcrypt-wait", "regex.match-limit",
     "storage.remote.max-wal-retention", "agent", "discovery.kubernetes.max-list-page-bytes",
     "discovery.kubernetes.max-event-bytes", "web.remote-write-max-metadata", "promql.compat",
-    "enable-feature", NULL};
+    "enable-feature", "query.backend-url", "query.backend-config", "query.backend-tenant",
+    "query.backend-timeout", "query.backend-max-bytes", NULL};
+#define FLAG_BACKEND    39 /* five of them */
 #define FLAG_AGENT      33
 #define FLAG_K8S_LIMITS 34 /* two of them */
 #define FLAG_RW_META    36
@@ -908,13 +977,37 @@ int cli_run(int argc, char **argv)
     promql_lang_t lang;
     if (!cli_promql_lang("run", vals[FLAG_COMPAT], vals[FLAG_FEATURES], &lang)) return 2;
     promql_lang_set_default(&lang);
+    o.backend_url = vals[FLAG_BACKEND];
+    o.backend_config = vals[FLAG_BACKEND + 1];
+    o.backend_tenant = vals[FLAG_BACKEND + 2];
+    if ((o.backend_config || o.backend_tenant || vals[FLAG_BACKEND + 3] ||
+         vals[FLAG_BACKEND + 4]) &&
+        !o.backend_url) {
+        fprintf(stderr, "infermon run: the --query.backend-* flags need --query.backend-url\n");
+        return 2;
+    }
+    if (vals[FLAG_BACKEND + 3] &&
+        (im_duration_parse(vals[FLAG_BACKEND + 3], strlen(vals[FLAG_BACKEND + 3]),
+                           &o.backend_timeout_ms, NULL) != IM_OK ||
+         o.backend_timeout_ms <= 0)) {
+        fprintf(stderr, "infermon run: --query.backend-timeout: bad duration \"%s\"\n",
+                vals[FLAG_BACKEND + 3]);
+        return 2;
+    }
+    if (vals[FLAG_BACKEND + 4] &&
+        (cfg_parse_bytes(vals[FLAG_BACKEND + 4], &o.backend_max_bytes) != IM_OK ||
+         o.backend_max_bytes <= 0)) {
+        fprintf(stderr, "infermon run: --query.backend-max-bytes: bad size \"%s\"\n",
+                vals[FLAG_BACKEND + 4]);
+        return 2;
+    }
     /* flags for /api/v1/status/flags, with defaults shown */
     static const char *defaults[] = {
-        "",      "data/",    "0s",     "0B",    "timer",  ":9470", "",      "32MiB",
-        "5m",    "50000000", "2m",     "info",  "",       "1h",    "10m",   "1m",
-        "10000", "10m",      "4096",   "0B",    "0B",     "1MiB",  "false", "false",
-        "false", "20",       "512",    "16MiB", "",       "2",     "250ms", "1000000",
-        "2GiB",  "false",    "512MiB", "64MiB", "100000", "3",     ""};
+        "",         "data/", "0s",   "0B",    "timer",   ":9470", "",      "32MiB",  "5m",
+        "50000000", "2m",    "info", "",      "1h",      "10m",   "1m",    "10000",  "10m",
+        "4096",     "0B",    "0B",   "1MiB",  "false",   "false", "false", "20",     "512",
+        "16MiB",    "",      "2",    "250ms", "1000000", "2GiB",  "false", "512MiB", "64MiB",
+        "100000",   "3",     "",     "",      "",        "",      "1m",    "256MiB"};
     _Static_assert(IM_ARRAY_LEN(defaults) == IM_ARRAY_LEN(flag_names) - 1,
                    "a default for every flag");
     char workers_def[24];

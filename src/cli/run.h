@@ -53,6 +53,12 @@ typedef struct run_opts {
     /* --discovery.kubernetes.max-list-page-bytes / max-event-bytes; 0 = defaults */
     int64_t k8s_max_list_page_bytes, k8s_max_event_bytes;
     size_t rw_metadata_max; /* --web.remote-write-max-metadata; 0 = 100000 */
+    /* --query.backend-*: every query answered by a Prometheus-compatible store
+     * (query/query.h); nothing scraped or stored. NULL url = the local store. */
+    const char *backend_url;
+    const char *backend_config;                    /* YAML: HTTP client keys, headers, tenant */
+    const char *backend_tenant;                    /* X-Scope-OrgID (overrides the file's tenant) */
+    int64_t backend_timeout_ms, backend_max_bytes; /* 0 = query/query.h defaults */
 } run_opts_t;
 
 void run_opts_defaults(run_opts_t *o);

@@ -98,6 +98,42 @@ static enum MHD_Result bad_dur(http_server_t *s, http__req_t *r, const char *nam
     return bad_param(s, r, name, w);
 }
 
+/* ---- Relaying to a query backend (--query.backend-url) ---- */
+
+/* Answers r from the backend: its JSON as it came, or the Prometheus error
+ * answer naming the backend, with the status code the backend's error has. */
+static enum MHD_Result relay(http_server_t *s, http__req_t *r, query_req_t *q, const char *engine)
+{
+    const char *match[256];
+    size_t nmatch = 0;
+    for (size_t i = 0; i < r->nparams && nmatch < IM_ARRAY_LEN(match); i++)
+        if (!strcmp(r->params[i].k, "match[]")) match[nmatch++] = r->params[i].v;
+    if (nmatch == IM_ARRAY_LEN(match))
+        return http__send_error(s, r, "bad_data",
+                                "more than 255 match[] parameters: ask in several requests");
+    q->match = match;
+    q->nmatch = nmatch;
+    q->want = QUERY_WANT_JSON;
+    const char *lim = http__param(r, "limit");
+    if (lim && *lim) {
+        char *e;
+        long long l = strtoll(lim, &e, 10);
+        if (*e || l < 0) return bad_param(s, r, "limit", "limit must be a non-negative number");
+        q->limit = l;
+    }
+    query_answer_t a;
+    im_err_t err;
+    im_err_clear(&err);
+    int64_t t0 = im_mono_ns();
+    im_rc rc = query_backend_do(s->opts.backend, q, &a, &err);
+    if (engine) http__count(s, engine, rc == IM_OK ? 0 : 1, (double)(im_mono_ns() - t0) / 1e9);
+    if (rc != IM_OK)
+        IM_DEBUG("Query backend error", "handler=%s err=%s", im_logq(r->handler), im_logq(err.msg));
+    enum MHD_Result ret = http__send(s, r, a.http_status, "application/json", &a.json);
+    query_answer_free(&a);
+    return ret;
+}
+
 /* ---- Query ---- */
 
 /* The engine for the request's timeout= (a copy with the smaller timeout when
@@ -182,6 +218,22 @@ static enum MHD_Result do_query(http_server_t *s, http__req_t *r, bool range)
         p.end_ms = p.start_ms;
         p.instant = true;
     }
+    if (s->opts.backend) {
+        query_req_t qr = {.op = range ? QUERY_RANGE : QUERY_INSTANT,
+                          .expr = q,
+                          .time_ms = p.start_ms,
+                          .start_ms = p.start_ms,
+                          .end_ms = p.end_ms,
+                          .step_ms = p.step_ms};
+        const char *to = http__param(r, "timeout");
+        if (to && *to) {
+            int64_t ns;
+            dur_rc dr = parse_dur_ns(to, &ns);
+            if (dr != DUR_OK) return bad_dur(s, r, "timeout", to, dr);
+            qr.timeout_ms = ns <= 0 ? 1 : ns / 1000000 + (ns % 1000000 != 0);
+        }
+        return relay(s, r, &qr, range ? "engine:query_range" : "engine:query");
+    }
     bool own, ok, expired;
     promql_engine_t *e = engine_for(s, r, &own, &expired, &ret, &ok);
     if (!ok) return ret;
@@ -222,6 +274,20 @@ static enum MHD_Result do_query(http_server_t *s, http__req_t *r, bool range)
     if (own) promql_engine_free(e);
     if (rc != IM_OK) return http__send_error(s, r, promql_error_type(rc), err.msg);
     return http__send_result(s, r, &res);
+}
+
+/* series, labels, label values over the backend; start/end as the request gave them. */
+static enum MHD_Result relay_meta(http_server_t *s, http__req_t *r, query_op_t op,
+                                  const char *label, int64_t start, int64_t end)
+{
+    const char *sv = http__param(r, "start"), *ev = http__param(r, "end");
+    query_req_t qr = {.op = op,
+                      .label = label,
+                      .has_start = sv && *sv,
+                      .has_end = ev && *ev,
+                      .start_ms = start,
+                      .end_ms = end};
+    return relay(s, r, &qr, NULL);
 }
 
 /* ---- Matchers ---- */
@@ -294,6 +360,7 @@ static enum MHD_Result do_series(http_server_t *s, http__req_t *r)
     int64_t start, end;
     if (!get_time(s, r, "start", IM_MIN_TIME_MS, &start, &ret)) return ret;
     if (!get_time(s, r, "end", IM_MAX_TIME_MS, &end, &ret)) return ret;
+    if (s->opts.backend) return relay_meta(s, r, QUERY_SERIES, NULL, start, end);
     if (!get_match(s, r, &m, &ret)) return ret;
     if (m.count == 0) {
         msets_free(&m);
@@ -364,6 +431,8 @@ static enum MHD_Result do_labels(http_server_t *s, http__req_t *r, const char *v
     }
     if (!get_time(s, r, "start", IM_MIN_TIME_MS, &start, &ret)) return ret;
     if (!get_time(s, r, "end", IM_MAX_TIME_MS, &end, &ret)) return ret;
+    if (s->opts.backend)
+        return relay_meta(s, r, value_of ? QUERY_LABEL_VALUES : QUERY_LABELS, value_of, start, end);
     if (!get_match(s, r, &m, &ret)) return ret;
     storage_queryable_t *q = storage_queryable(s->opts.storage);
     const im_istr_t **all = NULL;
@@ -525,6 +594,20 @@ static int md_cmp(const void *a, const void *b)
 
 static enum MHD_Result do_metadata(http_server_t *s, http__req_t *r)
 {
+    if (s->opts.backend) {
+        const char *names[64], *values[64];
+        size_t n = 0;
+        for (size_t i = 0; i < r->nparams && n < IM_ARRAY_LEN(names); i++) {
+            names[n] = r->params[i].k;
+            values[n++] = r->params[i].v;
+        }
+        query_req_t qr = {.op = QUERY_API_GET,
+                          .path = "metadata",
+                          .param_names = names,
+                          .param_values = values,
+                          .nparams = n};
+        return relay(s, r, &qr, NULL);
+    }
     const char *metric = http__param(r, "metric");
     const char *lim = http__param(r, "limit");
     long long limit = -1; /* negative: no limit, as in Prometheus */
@@ -583,6 +666,11 @@ static enum MHD_Result do_status(http_server_t *s, http__req_t *r, const char *w
                             "{\"version\":\"%s\",\"revision\":\"\",\"branch\":\"\","
                             "\"buildUser\":\"\",\"buildDate\":\"\",\"goVersion\":\"\"}",
                             http__build_version());
+    } else if (!strcmp(what, "query_backend")) {
+        if (s->opts.backend)
+            query_backend_status_json(s->opts.backend, &b);
+        else
+            (void)im_buf_puts(&b, "{\"type\":\"local\",\"url\":\"\"}");
     } else if (!strcmp(what, "config")) {
         im_buf_t y;
         im_buf_init(&y, 0);
@@ -709,6 +797,7 @@ enum MHD_Result http__api(http_server_t *s, http__req_t *r, const char *path)
         {"/scrape_pools", "/api/v1/scrape_pools"},
         {"/status/walreplay", "/api/v1/status/walreplay"},
         {"/notifications", "/api/v1/notifications"},
+        {"/status/query_backend", "/api/v1/status/query_backend"},
     };
     r->handler = "/api/v1/other";
     for (size_t i = 0; i < IM_ARRAY_LEN(handlers); i++)

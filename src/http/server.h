@@ -35,6 +35,7 @@
 
 #include "promql/promql.h"
 #include "config/config.h"
+#include "query/query.h"
 #include "scrape/scrape.h"
 #include "storage/storage.h"
 #include "util/base.h"
@@ -76,7 +77,12 @@ typedef struct http_server_opts {
     const char *web_config_file; /* Prometheus web-config (TLS, basic auth); NULL = none */
     storage_t *storage;          /* borrowed */
     promql_engine_t *engine;     /* borrowed */
-    scrape_manager_t *scrape;    /* borrowed, may be NULL */
+    /* --query.backend-url: /api/v1/query, query_range, series, labels,
+     * label/<name>/values and metadata answer from this store, relayed as it
+     * answers (errors as Prometheus error answers naming it); NULL = the local
+     * store. Borrowed. /api/v1/status/query_backend says which answers. */
+    query_backend_t *backend;
+    scrape_manager_t *scrape; /* borrowed, may be NULL */
     bool enable_lifecycle;
     bool enable_remote_write;
     int64_t remote_write_max_bytes; /* compressed request cap; 0 = 32 MiB */

@@ -26,6 +26,7 @@
 #define IM_LLM_LINT_H
 
 #include "llm/catalog.h"
+#include "query/query.h"
 #include "util/base.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -52,6 +53,10 @@ im_rc lint_names_add_target(lint_names_t *n, const char *url_or_file, im_err_t *
 /* Reads names, series labels, metadata and the scrape intervals of a Prometheus
  * server's HTTP API at base_url. */
 im_rc lint_names_add_prometheus(lint_names_t *n, const char *base_url, im_err_t *err);
+/* The same over any query backend (query/query.h: a remote store with its
+ * auth/TLS/headers, or the local engine — which has no metadata or config:
+ * types and intervals then stay unknown). */
+im_rc lint_names_add_backend(lint_names_t *n, query_backend_t *b, im_err_t *err);
 /* A recording rule's output name (type unknown, labels unknown). */
 void lint_names_add_record(lint_names_t *n, const char *name, size_t len);
 /* Uses the catalog for vLLM version v (when no live source was added). */

@@ -331,35 +331,25 @@ im_rc lint_names_add_target(lint_names_t *n, const char *url, im_err_t *err)
 
 /* ---- Prometheus ---- */
 
-static im_rc api_get(const char *base, const char *path, json_t **data, im_err_t *err)
+/* One API answer's `data` through the query backend (query/query.h): the same
+ * seam the dashboard's --query.backend-url and the commands to come use. */
+static im_rc api_get(query_backend_t *b, query_req_t *r, json_t **data, im_err_t *err)
 {
-    im_buf_t u;
-    im_buf_init(&u, 0);
-    size_t bl = strlen(base);
-    while (bl > 0 && base[bl - 1] == '/') bl--;
-    (void)im_buf_append(&u, base, bl);
-    (void)im_buf_puts(&u, path);
-    const char *url = u.data;
-    im_buf_t b;
-    im_buf_init(&b, HTTP_MAX_BYTES);
-    im_rc rc = http_get(url, &b, NULL, 0, err);
-    json_t *root = NULL;
+    r->want = QUERY_WANT_JSON;
+    query_answer_t a;
+    im_rc rc = query_backend_do(b, r, &a, err);
     if (rc == IM_OK) {
         json_error_t je;
-        root = json_loadb(b.data ? b.data : "", b.len, 0, &je);
-        if (!root) rc = im_err_set(err, IM_EPARSE, "%s: not JSON: %s", url, je.text);
-    }
-    im_buf_free(&b);
-    if (rc == IM_OK) {
+        json_t *root = json_loadb(a.json.data ? a.json.data : "", a.json.len, 0, &je);
         json_t *d = json_object_get(root, "data");
-        const char *st = json_string_value(json_object_get(root, "status"));
-        if (!d || !st || strcmp(st, "success") != 0)
-            rc = im_err_set(err, IM_EIO, "%s: the API did not answer status \"success\"", url);
-        else
+        if (d)
             *data = json_incref(d);
+        else
+            rc = im_err_set(err, IM_EPARSE, "backend %s: an answer without data",
+                            query_backend_describe(b));
+        json_decref(root);
     }
-    json_decref(root);
-    im_buf_free(&u);
+    query_answer_free(&a);
     return rc;
 }
 
@@ -439,10 +429,28 @@ im_rc lint_names_load_config(lint_names_t *n, const char *yml, size_t len, im_er
 
 im_rc lint_names_add_prometheus(lint_names_t *n, const char *base, im_err_t *err)
 {
-    int idx = add_source(n, base);
+    query_remote_opts_t o = {.url = base,
+                             .timeout_ms = 10000,
+                             .max_bytes = HTTP_MAX_BYTES,
+                             .timeout_flag = "--prometheus.timeout",
+                             .max_bytes_flag = "--prometheus.max-bytes",
+                             .user_agent = "infermon-lint"};
+    cfg_http_client_init(&o.http);
+    query_backend_t *b = NULL;
+    im_rc rc = query_remote_new(&o, &b, err);
+    cfg_http_client_free(&o.http);
+    if (rc == IM_OK) rc = lint_names_add_backend(n, b, err);
+    query_backend_free(b);
+    return rc;
+}
+
+im_rc lint_names_add_backend(lint_names_t *n, query_backend_t *qb, im_err_t *err)
+{
+    int idx = add_source(n, query_backend_describe(qb));
     uint32_t bit = idx < 32 ? (1u << idx) : 0;
     json_t *names = NULL, *meta = NULL, *series = NULL, *cfg = NULL;
-    im_rc rc = api_get(base, "/api/v1/label/__name__/values", &names, err);
+    query_req_t rq = {.op = QUERY_LABEL_VALUES, .label = "__name__"};
+    im_rc rc = api_get(qb, &rq, &names, err);
     if (rc != IM_OK) return rc;
     size_t i;
     json_t *v;
@@ -456,7 +464,8 @@ im_rc lint_names_add_prometheus(lint_names_t *n, const char *base, im_err_t *err
     }
     json_decref(names);
     /* Types: metadata is keyed by family name. */
-    if (api_get(base, "/api/v1/metadata", &meta, NULL) == IM_OK && json_is_object(meta)) {
+    rq = (query_req_t){.op = QUERY_API_GET, .path = "metadata"};
+    if (api_get(qb, &rq, &meta, NULL) == IM_OK && json_is_object(meta)) {
         for (size_t k = 0; k < n->cap; k++) {
             lname_t *e = n->slots[k];
             if (!e || !(e->sources & bit)) continue;
@@ -485,7 +494,8 @@ im_rc lint_names_add_prometheus(lint_names_t *n, const char *base, im_err_t *err
     job_interval_t *jobs = NULL;
     size_t njobs = 0;
     int64_t global_ms = 0;
-    if (api_get(base, "/api/v1/status/config", &cfg, NULL) == IM_OK) {
+    rq = (query_req_t){.op = QUERY_API_GET, .path = "status/config"};
+    if (api_get(qb, &rq, &cfg, NULL) == IM_OK) {
         const char *y = json_string_value(json_object_get(cfg, "yaml"));
         cfg_node_t *root = NULL;
         if (y && cfg_parse_yaml(y, strlen(y), NULL, &root, NULL) == IM_OK) {
@@ -507,22 +517,15 @@ im_rc lint_names_add_prometheus(lint_names_t *n, const char *base, im_err_t *err
         list = im_realloc(list, (nnames + 1) * sizeof(*list));
         list[nnames++] = e->name;
     }
-    im_buf_t path;
-    im_buf_init(&path, 0);
     for (size_t b = 0; b < nnames; b += 40) {
-        im_buf_reset(&path);
-        (void)im_buf_printf(&path, "/api/v1/series?start=%lld&end=%lld", (long long)(now_s - 600),
-                            (long long)(now_s + 60));
-        for (size_t k = b; k < nnames && k < b + 40; k++) {
-            (void)im_buf_puts(&path, "&match%5B%5D=");
-            for (const char *c = list[k]; *c; c++) {
-                if (*c == ':')
-                    (void)im_buf_puts(&path, "%3A");
-                else
-                    (void)im_buf_putc(&path, *c);
-            }
-        }
-        if (api_get(base, path.data, &series, NULL) != IM_OK) continue;
+        rq = (query_req_t){.op = QUERY_SERIES,
+                           .has_start = true,
+                           .has_end = true,
+                           .start_ms = (now_s - 600) * 1000,
+                           .end_ms = (now_s + 60) * 1000,
+                           .match = (const char *const *)list + b,
+                           .nmatch = IM_MIN(nnames - b, (size_t)40)};
+        if (api_get(qb, &rq, &series, NULL) != IM_OK) continue;
         json_array_foreach(series, i, v)
         {
             const char *name = json_string_value(json_object_get(v, "__name__"));
@@ -553,7 +556,6 @@ im_rc lint_names_add_prometheus(lint_names_t *n, const char *base, im_err_t *err
         json_decref(series);
         series = NULL;
     }
-    im_buf_free(&path);
     im_free(list);
     for (size_t j = 0; j < njobs; j++) im_free(jobs[j].job);
     im_free(jobs);
