@@ -24,7 +24,8 @@ VRE = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
 
 
 # The TSVs embedded as bytes, in the order llm's parser wants them (llm__tsv_<name>).
-TSV_FILES = ["vllm-metrics", "vllm-renames", "vllm-metric-events", "dcgm-metrics", "kueue-metrics"]
+TSV_FILES = ["vllm-metrics", "vllm-renames", "vllm-metric-events", "dcgm-metrics", "kueue-metrics",
+             "neighbour-metrics", "dcgm-renames"]
 
 
 def embed_bytes(name):

@@ -31,6 +31,10 @@ extern const unsigned char llm__tsv_dcgm_metrics[];
 extern const size_t llm__tsv_dcgm_metrics_len;
 extern const unsigned char llm__tsv_kueue_metrics[];
 extern const size_t llm__tsv_kueue_metrics_len;
+extern const unsigned char llm__tsv_neighbour_metrics[];
+extern const size_t llm__tsv_neighbour_metrics_len;
+extern const unsigned char llm__tsv_dcgm_renames[];
+extern const size_t llm__tsv_dcgm_renames_len;
 
 /* ---- 2. The exposition tables (the simulator's) ---- */
 #define LLM_V(a, b, c) ((uint32_t)(a)*1000000u + (uint32_t)(b)*1000u + (uint32_t)(c))

@@ -161,7 +161,15 @@ typedef struct q {
     int depth;
     int64_t max_range_ms;
     bool latency_quantile;
+    int record_depth;  /* recorded quantiles followed (a record of a record …) */
+    char recfam[256];  /* the histogram behind a recorded quantile */
 } q_t;
+
+static int64_t longest_range(const promql_expr_t *e, int depth);
+static bool multiwindow(const promql_expr_t *e, int depth);
+struct sel;
+static const double *record_buckets(const struct q *cq, const struct sel *s, size_t *n,
+                                    const char **fam, bool *latency, int64_t *range_ms);
 
 static bool in_subst(const q_t *q, const promql_expr_t *e)
 {
@@ -643,8 +651,63 @@ static bool name_has_label(const lint_names_t *names, const lname_t *e, const ll
     return false;
 }
 
+/* What a name measures, by its words: suggestions never cross it. */
+typedef enum name_kind {
+    NK_NONE = 0,
+    NK_SECONDS,
+    NK_BYTES,
+    NK_UTIL,
+    NK_TEMP,
+    NK_POWER,
+    NK_CLOCK,
+    NK_TOKENS,
+    NK_ERRORS,
+} name_kind_t;
+
+static bool has_word_ci(const char *s, size_t len, const char *w)
+{
+    size_t wl = strlen(w);
+    for (size_t i = 0; i + wl <= len; i++)
+        if (strncasecmp(s + i, w, wl) == 0 && (i == 0 || s[i - 1] == '_' || s[i - 1] == ':'))
+            return true;
+    return false;
+}
+
+static name_kind_t name_kind(const char *s, size_t len)
+{
+    if (has_word_ci(s, len, "seconds") || has_word_ci(s, len, "latency") ||
+        has_word_ci(s, len, "duration") || has_word_ci(s, len, "ms"))
+        return NK_SECONDS;
+    if (has_word_ci(s, len, "temp") || has_word_ci(s, len, "temperature")) return NK_TEMP;
+    if (has_word_ci(s, len, "power") || has_word_ci(s, len, "energy")) return NK_POWER;
+    if (has_word_ci(s, len, "clock")) return NK_CLOCK;
+    if (has_word_ci(s, len, "util") || has_word_ci(s, len, "utilization") ||
+        has_word_ci(s, len, "usage_perc") || has_word_ci(s, len, "active"))
+        return NK_UTIL;
+    if (has_word_ci(s, len, "bytes") || has_word_ci(s, len, "fb") ||
+        has_word_ci(s, len, "bandwidth") || has_word_ci(s, len, "throughput"))
+        return NK_BYTES;
+    if (has_word_ci(s, len, "tokens")) return NK_TOKENS;
+    if (has_word_ci(s, len, "errors") || has_word_ci(s, len, "error") ||
+        has_word_ci(s, len, "violation"))
+        return NK_ERRORS;
+    return NK_NONE;
+}
+
+/* The exporter of a known or queried name (catalog family, else prefix). */
+static bool name_exporter(const char *name, size_t len, llm_exporter_t *out)
+{
+    const llm_family_t *f = llm_catalog_lookup(llm_catalog_get(), name, len, NULL, NULL);
+    if (f) {
+        *out = f->exporter;
+        return true;
+    }
+    return llm_exporter_by_prefix(name, len, out);
+}
+
 /* The known name most like `name`: shared word stems, same kind (counter or
- * not), and the labels the query uses. NULL when nothing is close. */
+ * not), the same exporter and what it measures, and the labels the query uses.
+ * NULL when nothing is close. */
 static const char *suggest(const q_t *q, const promql_expr_t *vs, const char *name, size_t len,
                            bool counterish)
 {
@@ -656,10 +719,20 @@ static const char *suggest(const q_t *q, const promql_expr_t *vs, const char *na
     const char *best = NULL;
     int best_score = -1000;
     bool want_bucket = len > 7 && memcmp(name + len - 7, "_bucket", 7) == 0;
+    llm_exporter_t qe = LLM_EXP_COUNT, ce;
+    bool qe_known = llm_exporter_by_prefix(name, len, &qe);
+    name_kind_t qk = name_kind(name, len);
     for (size_t i = 0; i < names->cap; i++) {
         const lname_t *e = names->slots[i];
         if (!e || e->record) continue;
         if (e->suffix == LLM_SUFFIX_CREATED) continue;
+        bool ce_known = name_exporter(e->name, e->len, &ce);
+        if (qe_known && (!ce_known || ce != qe)) continue;
+        name_kind_t ck = name_kind(e->name, e->len);
+        if (qk != NK_NONE && ck != NK_NONE && qk != ck) continue;
+        if (counterish && e->type != LLM_MTYPE_UNKNOWN && e->type != LLM_MTYPE_COUNTER &&
+            !(e->type == LLM_MTYPE_HISTOGRAM || e->type == LLM_MTYPE_SUMMARY))
+            continue;
         bool is_bucket = e->suffix == LLM_SUFFIX_BUCKET;
         if ((e->type == LLM_MTYPE_HISTOGRAM || e->type == LLM_MTYPE_SUMMARY) &&
             is_bucket != want_bucket && e->suffix != LLM_SUFFIX_NONE)
@@ -822,14 +895,39 @@ static void status_text(const llm_family_t *f, char *buf, size_t cap)
         snprintf(buf + n, cap - (size_t)n, "%sremoved in %s", n ? ", " : "", r);
 }
 
-static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
+/* Length of a name's first word with its separator ("sglang:" of sglang:x,
+ * "tgi_" of tgi_queue_size), 0 when there is none. */
+static size_t name_prefix_len(const char *name, size_t len)
+{
+    for (size_t i = 2; i < len; i++)
+        if (name[i] == '_' || name[i] == ':') return i + 1;
+    return 0;
+}
+
+/* Does any live source expose a name with the same first word? */
+static bool prefix_exposed(const q_t *q, const char *name, size_t len)
+{
+    size_t pl = name_prefix_len(name, len);
+    if (pl == 0) return true; /* one word: no exporter to blame */
+    const lint_names_t *names = q->r->names;
+    for (size_t i = 0; i < names->cap; i++) {
+        const lname_t *e = names->slots[i];
+        if (!e || e->record || e->catalog || e->len < pl) continue;
+        if (memcmp(e->name, name, pl) == 0) return true;
+    }
+    return false;
+}
+
+/* Checks a selector's name; returns true when the name belongs to an exporter
+ * none of the sources is (nothing else about it can be checked). */
+static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
 {
     const lint_names_t *names = q->r->names;
     const llm_catalog_t *cat = llm_catalog_get();
     char buf[512], fixbuf[600];
     bool live = names->live;
     if (s->known) {
-        if (s->known->record) return;
+        if (s->known->record) return false;
         /* Exposed (or current in the catalog): deprecated? conditional? */
         if (s->fam && s->form == LLM_FORM_SAMPLE && s->fam->exporter == LLM_EXP_VLLM &&
             s->fam->deprecated.known) {
@@ -854,13 +952,13 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
             report(q, vs, "conditional-metric", LINT_SEV_INFO, NULL, "%.*s exists only %s%s",
                    (int)s->len, s->name, strncmp(s->fam->option, "only ", 5) == 0 ? "" : "when: ",
                    strncmp(s->fam->option, "only ", 5) == 0 ? s->fam->option + 5 : s->fam->option);
-        return;
+        return false;
     }
 
     /* Series Prometheus itself adds at scrape (up, scrape_*, ALERTS) are never in
      * an exposition. */
     if (s->fam && s->fam->exporter == LLM_EXP_PROMETHEUS && names->kind != LINT_SOURCE_PROMETHEUS)
-        return;
+        return false;
     /* Not exposed. Ray Serve and friends: the same family under another prefix. */
     bool ours =
         (s->len > 5 && memcmp(s->name, "vllm:", 5) == 0) ||
@@ -874,7 +972,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                                        "%.*s is not exposed, but %s is: the sources add a prefix",
                                        (int)s->len, s->name, pv);
             fix_name(q, f, vs, s, pv);
-            return;
+            return false;
         }
     }
 
@@ -887,7 +985,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                                         "%.*s is a counter: the exposition names its samples %s",
                                         (int)s->len, s->name, buf);
             fix_name(q, fd, vs, s, buf);
-            return;
+            return false;
         }
     }
     if (f && s->form == LLM_FORM_HISTOGRAM_BARE) {
@@ -905,7 +1003,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                    "%s_count",
                    (int)s->len, s->name, llm_mtype_name(f->type), f->base, f->base, f->base);
         if (quant && f->type == LLM_MTYPE_HISTOGRAM) fix_name(q, fd, vs, s, buf);
-        return;
+        return false;
     }
 
     if (f && s->form == LLM_FORM_SAMPLE) {
@@ -933,22 +1031,21 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                        "%.*s is not exposed by %s (%s)%s%s", (int)s->len, s->name, who, stt,
                        repl ? "; replacement: " : "; it has no replacement", repl ? repl : "");
             if (mech) fix_name(q, fd, vs, s, buf);
-            return;
+            return false;
         }
         if (f->option) {
             report(q, vs, "conditional-metric", LINT_SEV_INFO, NULL,
                    "%.*s is not exposed: it exists only %s%s", (int)s->len, s->name,
                    strncmp(f->option, "only ", 5) == 0 ? "" : "when: ",
                    strncmp(f->option, "only ", 5) == 0 ? f->option + 5 : f->option);
-            return;
+            return false;
         }
         if (live && !names->exporters_seen[f->exporter]) {
-            report(q, vs, "unknown-metric", LINT_SEV_WARNING, NULL,
+            report(q, vs, "other-exporter", LINT_SEV_INFO, NULL,
                    "%.*s comes from %s, which none of the sources exposes: add its endpoint with "
-                   "--target (the name is "
-                   "right)",
+                   "--target to check it (the name is right)",
                    (int)s->len, s->name, llm_exporter_name(f->exporter));
-            return;
+            return true;
         }
         if (st == LLM_STATUS_NOT_YET) {
             char vb[40] = "", fb[40];
@@ -965,7 +1062,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                 report(q, vs, "unknown-metric", LINT_SEV_ERROR, old ? fixbuf : NULL,
                        "%.*s was added in vLLM %s, after vLLM %s (--vllm-version)", (int)s->len,
                        s->name, fb, vb);
-            return;
+            return false;
         }
         /* The exporter is there and the name is right: series of labelled counters
          * and histograms appear with their first event (Kueue, dcgm-exporter, lazily
@@ -978,18 +1075,65 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                    "another version or configuration",
                    (int)s->len, s->name, f->condition[0] ? f->condition : "no condition known");
         }
-        return;
+        return false;
     }
 
-    /* Not in the catalog either. Renamed? */
+    /* Not in the catalog either. A lower-cased DCGM field name? */
+    if (s->len > 8 && s->len < sizeof buf && strncasecmp(s->name, "DCGM_FI_", 8) == 0 &&
+        memcmp(s->name, "DCGM_FI_", 8) != 0) {
+        for (size_t i = 0; i < s->len; i++) buf[i] = (char)toupper((unsigned char)s->name[i]);
+        buf[s->len] = 0;
+        if (llm_catalog_lookup(cat, buf, s->len, NULL, NULL)) {
+            snprintf(fixbuf, sizeof fixbuf, "use %s", buf);
+            lint_finding_t *fd = report(
+                q, vs, "unknown-metric", LINT_SEV_ERROR, fixbuf,
+                "%.*s: dcgm-exporter names its metrics after the DCGM field in upper case (%s); "
+                "metric names are case-sensitive",
+                (int)s->len, s->name, buf);
+            fix_name(q, fd, vs, s, buf);
+            return false;
+        }
+    }
+    /* Renamed? */
     const char *repl = llm_catalog_renamed_to(cat, s->name, s->len);
     if (repl) {
         bool mech = replacement_name(repl, LLM_SUFFIX_NONE, buf, sizeof buf);
         snprintf(fixbuf, sizeof fixbuf, "use %s", mech ? buf : repl);
-        lint_finding_t *fd = report(q, vs, "removed-metric", LINT_SEV_ERROR, fixbuf,
-                                    "%.*s was renamed: replacement %s", (int)s->len, s->name, repl);
+        bool dcgm1 = s->len > 5 && memcmp(s->name, "dcgm_", 5) == 0;
+        const llm_family_t *rf = llm_catalog_lookup(cat, repl, strlen(repl), NULL, NULL);
+        lint_finding_t *fd;
+        if (dcgm1)
+            fd = report(q, vs, "removed-metric", LINT_SEV_ERROR, fixbuf,
+                        "%.*s is a dcgm-exporter 1.x name; current dcgm-exporter exposes %s%s",
+                        (int)s->len, s->name, repl,
+                        rf ? ""
+                           : " (not in the default counters: enable it in the counters CSV)");
+        else
+            fd = report(q, vs, "removed-metric", LINT_SEV_ERROR, fixbuf,
+                        "%.*s was renamed: replacement %s", (int)s->len, s->name, repl);
         if (mech) fix_name(q, fd, vs, s, buf);
-        return;
+        return false;
+    }
+    /* A name of an exporter none of the sources is: say whose it seems to be and
+     * check nothing else about it. */
+    if (live) {
+        llm_exporter_t pe;
+        if (llm_exporter_by_prefix(s->name, s->len, &pe)) {
+            if (!names->exporters_seen[pe]) {
+                report(q, vs, "other-exporter", LINT_SEV_INFO, NULL,
+                       "%.*s seems to come from %s, which none of the sources exposes: not "
+                       "checked (add its endpoint with --target)",
+                       (int)s->len, s->name, llm_exporter_name(pe));
+                return true;
+            }
+        } else if (!prefix_exposed(q, s->name, s->len)) {
+            size_t pl = name_prefix_len(s->name, s->len);
+            report(q, vs, "other-exporter", LINT_SEV_INFO, NULL,
+                   "%.*s: no source exposes it or any name starting with %.*s; it seems to come "
+                   "from an exporter not among the sources: not checked",
+                   (int)s->len, s->name, (int)pl, s->name);
+            return true;
+        }
     }
     if (!live && names->kind == LINT_SOURCE_CATALOG) {
         /* The catalog only knows some exporters: a name outside them may be fine,
@@ -997,7 +1141,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
         bool owned = (s->len > 5 && memcmp(s->name, "vllm:", 5) == 0) ||
                      (s->len > 6 && memcmp(s->name, "kueue_", 6) == 0) ||
                      (s->len > 8 && memcmp(s->name, "DCGM_FI_", 8) == 0);
-        if (!owned) return;
+        if (!owned) return false;
     }
     /* A vLLM source string that is gone (vllm-metric-events.tsv). */
     if (s->len > 5 && memcmp(s->name, "vllm:", 5) == 0) {
@@ -1014,7 +1158,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
             report(q, vs, "removed-metric", LINT_SEV_ERROR, sug ? fixbuf : NULL,
                    "%.*s was added to vLLM's source in %s and removed in %s", (int)s->len, s->name,
                    ab, rb);
-            return;
+            return false;
         }
     }
     /* level:metric:operation is the recording-rule naming convention. */
@@ -1025,7 +1169,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                "lint the rule file that records it together with this file",
                "%.*s is not exposed by %s; by its name it is a recording rule's output",
                (int)s->len, s->name, live ? "any source" : "the catalog's exporters");
-        return;
+        return false;
     }
     bool counterish = (s->len > 6 && memcmp(s->name + s->len - 6, "_total", 6) == 0);
     const promql_expr_t *p = parent(q, 0);
@@ -1036,6 +1180,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
     report(q, vs, "unknown-metric", LINT_SEV_ERROR, sug ? fixbuf : NULL,
            "%.*s is not exposed by %s", (int)s->len, s->name,
            live ? "any source" : "the catalog's exporters");
+    return false;
 }
 
 static bool label_suspicious(const q_t *q, const labelset_t *ls, const char *l, size_t len)
@@ -1143,9 +1288,19 @@ static void check_selector(q_t *q, const promql_expr_t *vs)
 {
     sel_t s;
     if (!resolve(q, vs, &s)) return;
-    check_name(q, vs, &s);
+    if (check_name(q, vs, &s)) return;
     check_matchers(q, vs, &s);
-    if (s.known && s.known->record) return;
+    if (s.known && s.known->record) {
+        size_t n = 0;
+        const char *fam = NULL;
+        bool lat = false;
+        int64_t rr = 0;
+        if (record_buckets(q, &s, &n, &fam, &lat, &rr) || fam) {
+            if (lat) q->latency_quantile = true;
+            if (rr > q->max_range_ms) q->max_range_ms = rr;
+        }
+        return;
+    }
 
     /* _bucket outside a quantile / le context. */
     if (s.typed && s.type == LLM_MTYPE_HISTOGRAM && s.suffix == LLM_SUFFIX_BUCKET &&
@@ -1258,6 +1413,42 @@ static void check_quantile_arg(q_t *q, const promql_expr_t *call, const promql_e
         return;
     default: return;
     }
+}
+
+static const double *quantile_buckets(const q_t *q, const promql_expr_t *a, size_t *n,
+                                      const char **fam);
+
+/* A recording rule of the linted files whose expression is a histogram_quantile:
+ * the bucket bounds of that histogram (NULL if not, or unknown). */
+static const double *record_buckets(const q_t *cq, const sel_t *s, size_t *n, const char **fam,
+                                    bool *latency, int64_t *range_ms)
+{
+    q_t *q = (q_t *)cq; /* recfam/record_depth are scratch space */
+    if (!s->known || !s->known->record || !s->known->record_expr || q->record_depth > 4)
+        return NULL;
+    promql_expr_t *root = NULL;
+    im_err_t err;
+    im_err_clear(&err);
+    const char *rx = s->known->record_expr;
+    if (promql_parse(rx, strlen(rx), &root, &err) != IM_OK) return NULL;
+    const promql_expr_t *c = unparen(root);
+    const double *bk = NULL;
+    if (func_is(c, "histogram_quantile") && c->u.call.nargs == 2) {
+        const char *f = NULL;
+        q->record_depth++;
+        bk = quantile_buckets(q, c->u.call.args[1], n, &f);
+        q->record_depth--;
+        if (f) {
+            snprintf(q->recfam, sizeof q->recfam, "%s", f);
+            *fam = q->recfam;
+            if (latency)
+                *latency = strstr(f, "_seconds") || strstr(f, "latency") ||
+                           strstr(f, "_milliseconds");
+        }
+        if (range_ms) *range_ms = longest_range(c, 0);
+    }
+    promql_expr_free(root);
+    return bk;
 }
 
 /* Bucket bounds of the histogram under a histogram_quantile (NULL if unknown). */
@@ -1531,21 +1722,41 @@ static const promql_expr_t *quantile_side(const promql_expr_t *e)
     return func_is(e, "histogram_quantile") ? e : NULL;
 }
 
+/* The buckets behind one side of a comparison: a histogram_quantile, or a
+ * recorded quantile (optionally under max/min/avg). */
+static const double *side_buckets(const q_t *q, const promql_expr_t *e, size_t *n,
+                                  const char **fam)
+{
+    e = unparen(e);
+    const promql_expr_t *qs = quantile_side(e);
+    if (qs && qs->u.call.nargs == 2) return quantile_buckets(q, qs->u.call.args[1], n, fam);
+    if (e && e->kind == PROMQL_NODE_AGGREGATE &&
+        (e->u.agg.op == PROMQL_AGG_MAX || e->u.agg.op == PROMQL_AGG_MIN ||
+         e->u.agg.op == PROMQL_AGG_AVG))
+        e = unparen(e->u.agg.expr);
+    if (e && e->kind == PROMQL_NODE_VECTOR_SELECTOR) {
+        sel_t s;
+        if (!resolve(q, e, &s)) return NULL;
+        return record_buckets(q, &s, n, fam, NULL, NULL);
+    }
+    return NULL;
+}
+
 static void check_threshold(q_t *q, const promql_expr_t *bin)
 {
     const promql_binary_t *b = &bin->u.bin;
-    const promql_expr_t *qs = quantile_side(b->lhs), *num = unparen(b->rhs);
+    const promql_expr_t *num = unparen(b->rhs);
     bool lhs_is_q = true;
-    if (!qs) {
-        qs = quantile_side(b->rhs);
-        num = unparen(b->lhs);
-        lhs_is_q = false;
-    }
-    if (!qs || !num || num->kind != PROMQL_NODE_NUMBER || qs->u.call.nargs != 2) return;
     size_t n = 0;
     const char *fam = NULL;
-    const double *bk = quantile_buckets(q, qs->u.call.args[1], &n, &fam);
-    if (!bk || n < 1) return;
+    const double *bk = NULL;
+    if (num && num->kind == PROMQL_NODE_NUMBER) bk = side_buckets(q, b->lhs, &n, &fam);
+    if (!bk) {
+        num = unparen(b->lhs);
+        lhs_is_q = false;
+        if (num && num->kind == PROMQL_NODE_NUMBER) bk = side_buckets(q, b->rhs, &n, &fam);
+    }
+    if (!bk || n < 1 || !num || num->kind != PROMQL_NODE_NUMBER) return;
     double t = num->u.number.value;
     promql_binop_t op = b->op;
     if (!lhs_is_q) { /* 2 < q  ==  q > 2 */
@@ -1675,6 +1886,44 @@ static bool looks_like_rate_of_aggregation(const char *s, size_t len)
     return false;
 }
 
+/* Longest range (matrix or subquery) under e. */
+static int64_t longest_range(const promql_expr_t *e, int depth)
+{
+    if (!e || depth > 64) return 0;
+    int64_t m = 0;
+    switch (e->kind) {
+    case PROMQL_NODE_MATRIX_SELECTOR: return e->u.ms.range_ms;
+    case PROMQL_NODE_SUBQUERY:
+        return IM_MAX(e->u.sq.range_ms, longest_range(e->u.sq.expr, depth + 1));
+    case PROMQL_NODE_CALL:
+        for (size_t i = 0; i < e->u.call.nargs; i++)
+            m = IM_MAX(m, longest_range(e->u.call.args[i], depth + 1));
+        return m;
+    case PROMQL_NODE_AGGREGATE: return longest_range(e->u.agg.expr, depth + 1);
+    case PROMQL_NODE_BINARY:
+        return IM_MAX(longest_range(e->u.bin.lhs, depth + 1),
+                      longest_range(e->u.bin.rhs, depth + 1));
+    case PROMQL_NODE_UNARY: return longest_range(e->u.unary.expr, depth + 1);
+    case PROMQL_NODE_PAREN: return longest_range(e->u.paren.expr, depth + 1);
+    case PROMQL_NODE_STEP_INVARIANT: return longest_range(e->u.si.expr, depth + 1);
+    default: return 0;
+    }
+}
+
+/* A multiwindow alert: `long-window condition and short-window condition`. */
+static bool multiwindow(const promql_expr_t *e, int depth)
+{
+    e = unparen(e);
+    if (!e || depth > 16 || e->kind != PROMQL_NODE_BINARY) return false;
+    if (e->u.bin.op == PROMQL_OP_AND) {
+        int64_t a = longest_range(e->u.bin.lhs, 0), b = longest_range(e->u.bin.rhs, 0);
+        if (a > 0 && b > 0 && a != b) return true;
+    }
+    if (e->u.bin.op == PROMQL_OP_AND || e->u.bin.op == PROMQL_OP_OR)
+        return multiwindow(e->u.bin.lhs, depth + 1) || multiwindow(e->u.bin.rhs, depth + 1);
+    return false;
+}
+
 void lint_query(lint_run_t *r, const lint_where_t *w, const char *expr, size_t len)
 {
     r->nqueries++;
@@ -1704,21 +1953,20 @@ void lint_query(lint_run_t *r, const lint_where_t *w, const char *expr, size_t l
         return;
     }
     visit(q, root);
-    if (w->is_alert && root) {
-        char fb[32], rb[32], fx[120];
+    /* short-for protects against one thing: a latency quantile over a short
+     * window swings with request lengths, so an alert on it pages on noise unless
+     * for: (or a long window) smooths it. A range longer than for: is no reason
+     * to wait (the range already smooths; waiting only delays), a multiwindow
+     * burn-rate `and` is built to fire fast, and deriv/delta spike alerts are
+     * meant to fire at once. */
+    if (w->is_alert && root && q->latency_quantile && w->for_ms < 5 * IM_MS_PER_MINUTE &&
+        q->max_range_ms < 10 * IM_MS_PER_MINUTE && !multiwindow(root, 0)) {
+        char fb[32];
         im_duration_format(w->for_ms, fb, sizeof fb);
-        if (q->latency_quantile && w->for_ms < 5 * IM_MS_PER_MINUTE) {
-            report(q, root, "short-for", LINT_SEV_WARNING, "use for: 10m (or more)",
-                   "a latency-quantile alert with for: %s: short-window quantiles swing with "
-                   "request lengths even "
-                   "when healthy",
-                   w->for_ms ? fb : "0 (none)");
-        } else if (q->max_range_ms > 0 && w->for_ms > 0 && w->for_ms < q->max_range_ms) {
-            im_duration_format(q->max_range_ms, rb, sizeof rb);
-            snprintf(fx, sizeof fx, "use for: %s or longer", rb);
-            report(q, root, "short-for", LINT_SEV_WARNING, fx,
-                   "for: %s is shorter than the expression's longest range [%s]", fb, rb);
-        }
+        report(q, root, "short-for", LINT_SEV_WARNING, "use for: 10m (or more)",
+               "a latency-quantile alert with for: %s over a window under 10m: short-window "
+               "quantiles swing with request lengths even when healthy",
+               w->for_ms ? fb : "0 (none)");
     }
     promql_expr_free(root);
     im_free(q);

@@ -54,6 +54,10 @@ im_rc lint_names_add_target(lint_names_t *n, const char *url_or_file, im_err_t *
 im_rc lint_names_add_prometheus(lint_names_t *n, const char *base_url, im_err_t *err);
 /* A recording rule's output name (type unknown, labels unknown). */
 void lint_names_add_record(lint_names_t *n, const char *name, size_t len);
+/* The same with the rule's expression (kept: a recorded histogram_quantile
+ * carries its histogram's buckets into the alerts that compare it). */
+void lint_names_add_record_expr(lint_names_t *n, const char *name, size_t len, const char *expr,
+                                size_t elen);
 /* Uses the catalog for vLLM version v (when no live source was added). */
 void lint_names_use_catalog(lint_names_t *n, const llm_version_t *v);
 /* Reads a prometheus.yml (or infermon.yml) text: range-too-short then assumes the
