@@ -1196,15 +1196,26 @@ static bool label_suspicious(const q_t *q, const labelset_t *ls, const char *l, 
     if (len == 2 && memcmp(l, "le", 2) == 0) return true;
     for (int i = 0; i < ls->n; i++)
         if (near_miss(l, len, ls->names[i], ls->lens[i])) return true;
-    /* A label other families of the same exporter carry. */
+    /* A label other families of the same exporter carry, or (for an exporter the
+     * catalog knows completely) one that only another such exporter's families
+     * carry: `by (model_name)` over dcgm-exporter's series. */
     if (ls->exporter >= 0) {
         const llm_catalog_t *c = llm_catalog_get();
+        bool own = false, other = false;
         for (size_t i = 0; i < llm_catalog_count(c); i++) {
             const llm_family_t *f = llm_catalog_family(c, i);
-            if ((int)f->exporter != ls->exporter) continue;
-            for (int k = 0; k < f->nlabels; k++)
-                if (strlen(f->labels[k]) == len && memcmp(f->labels[k], l, len) == 0) return true;
+            bool has = false;
+            for (int k = 0; k < f->nlabels && !has; k++)
+                has = strlen(f->labels[k]) == len && memcmp(f->labels[k], l, len) == 0;
+            if (!has) continue;
+            if ((int)f->exporter == ls->exporter) {
+                own = true;
+                break;
+            }
+            if (llm_exporter_complete(f->exporter)) other = true;
         }
+        if (own) return true;
+        if (other && llm_exporter_complete((llm_exporter_t)ls->exporter)) return true;
     }
     (void)q;
     return false;
@@ -1284,6 +1295,71 @@ static void check_matchers(q_t *q, const promql_expr_t *vs, const sel_t *s)
     }
 }
 
+/* Is the text a query our parser accepts? Fix hints that are queries must be. */
+static bool valid_query(const char *text)
+{
+    promql_expr_t *root = NULL;
+    im_err_t err;
+    im_err_clear(&err);
+    if (promql_parse(text, strlen(text), &root, &err) != IM_OK) return false;
+    promql_expr_free(root);
+    return true;
+}
+
+/* The expression with each [start, end) span wrapped as rate(<span>[5m]); NULL
+ * when the result does not parse. Spans ascending, at most 8. */
+static char *wrap_rates(const q_t *q, const uint32_t (*sp)[2], size_t n, const char *fn,
+                        const char *range)
+{
+    im_buf_t b;
+    im_buf_init(&b, 1u << 20);
+    uint32_t pos = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (sp[i][0] < pos || sp[i][1] > q->len) {
+            im_buf_free(&b);
+            return NULL;
+        }
+        (void)im_buf_append(&b, q->expr + pos, sp[i][0] - pos);
+        (void)im_buf_printf(&b, "%s(%.*s[%s])", fn, (int)(sp[i][1] - sp[i][0]), q->expr + sp[i][0],
+                            range);
+        pos = sp[i][1];
+    }
+    (void)im_buf_append(&b, q->expr + pos, q->len - pos);
+    size_t l;
+    char *t = im_buf_steal(&b, &l);
+    if (!t || !valid_query(t)) {
+        im_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* A raw counter, bare or under sum/avg/min/max (no rate): its selector, else NULL. */
+static const promql_expr_t *raw_counter(const q_t *q, const promql_expr_t *e)
+{
+    e = unparen(e);
+    if (e && e->kind == PROMQL_NODE_AGGREGATE &&
+        (e->u.agg.op == PROMQL_AGG_SUM || e->u.agg.op == PROMQL_AGG_AVG ||
+         e->u.agg.op == PROMQL_AGG_MAX || e->u.agg.op == PROMQL_AGG_MIN))
+        e = unparen(e->u.agg.expr);
+    if (!e || e->kind != PROMQL_NODE_VECTOR_SELECTOR) return NULL;
+    sel_t s;
+    if (!resolve(q, e, &s) || (s.known && s.known->record)) return NULL;
+    return sel_counterlike(&s) && s.suffix != LLM_SUFFIX_BUCKET ? e : NULL;
+}
+
+/* The selector is one side of counter / counter (reported as a ratio). */
+static bool in_counter_ratio(const q_t *q)
+{
+    for (int d = q->depth - 1; d >= 0; d--) {
+        const promql_expr_t *a = q->stack[d];
+        if (a->kind == PROMQL_NODE_PAREN || a->kind == PROMQL_NODE_AGGREGATE) continue;
+        return a->kind == PROMQL_NODE_BINARY && a->u.bin.op == PROMQL_OP_DIV &&
+               raw_counter(q, a->u.bin.lhs) && raw_counter(q, a->u.bin.rhs);
+    }
+    return false;
+}
+
 static void check_selector(q_t *q, const promql_expr_t *vs)
 {
     sel_t s;
@@ -1316,7 +1392,8 @@ static void check_selector(q_t *q, const promql_expr_t *vs)
     bool in_subquery = false;
     for (int d = q->depth - 1; d >= 0; d--)
         if (q->stack[d]->kind == PROMQL_NODE_SUBQUERY) in_subquery = true;
-    if (sel_counterlike(&s) && s.suffix != LLM_SUFFIX_BUCKET && !in_subquery) {
+    if (sel_counterlike(&s) && s.suffix != LLM_SUFFIX_BUCKET && !in_subquery &&
+        !in_counter_ratio(q)) {
         const promql_expr_t *p = NULL;
         int d = q->depth - 1;
         while (d >= 0 && q->stack[d]->kind == PROMQL_NODE_PAREN) d--;
@@ -1334,9 +1411,19 @@ static void check_selector(q_t *q, const promql_expr_t *vs)
             bad = !(other->kind == PROMQL_NODE_NUMBER && other->u.number.value == 0);
         }
         if (bad) {
-            char fx[300];
-            snprintf(fx, sizeof fx, "use rate(%.*s[5m]) or increase(%.*s[1h])", (int)s.len, s.name,
-                     (int)s.len, s.name);
+            char fx[1200];
+            uint32_t sp[1][2] = {{vs->pos_start, vs->pos_end}};
+            bool cmp = false;
+            for (int k = q->depth - 1; k >= 0 && !cmp; k--)
+                cmp = q->stack[k]->kind == PROMQL_NODE_BINARY &&
+                      promql_binop_is_comparison(q->stack[k]->u.bin.op);
+            char *wr = wrap_rates(q, (const uint32_t(*)[2])sp, 1, cmp ? "increase" : "rate",
+                                  cmp ? "1h" : "5m");
+            if (wr && strlen(wr) < 1000)
+                snprintf(fx, sizeof fx, "use %.1000s", wr);
+            else
+                snprintf(fx, sizeof fx, "wrap it in rate(…[5m]) or increase(…[1h])");
+            im_free(wr);
             report(q, vs, "counter-without-rate", LINT_SEV_WARNING, fx,
                    "%.*s is a counter (it only grows and resets on restart): its raw value is not "
                    "a level",
@@ -1531,6 +1618,21 @@ static void check_call(q_t *q, const promql_expr_t *e)
                     q, e, "rate-on-gauge", LINT_SEV_ERROR, fx,
                     "%s() over %.*s, a gauge: %s is for counters, its result here is meaningless",
                     fn, (int)s.len, s.name, fn);
+            }
+            /* A histogram of one maximum per request: the rate of its _sum is no maximum. */
+            if (s.typed && s.type == LLM_MTYPE_HISTOGRAM && s.suffix == LLM_SUFFIX_SUM &&
+                strcmp(fn, "resets") != 0 && (strstr(s.name, "_max_") || strstr(s.name, ":max_")) &&
+                !under_div(q)) {
+                char fx[600], rb[32];
+                im_duration_format(a->u.ms.range_ms, rb, sizeof rb);
+                snprintf(fx, sizeof fx,
+                         "use histogram_quantile(0.99, sum by (le) (rate(%.*s_bucket[%s]))) for the "
+                         "largest values",
+                         (int)s.len - 4, s.name, rb);
+                report(q, e, "rate-of-max-histogram", LINT_SEV_WARNING, fx,
+                       "%.*s records one maximum per request: %s() of its _sum adds those maxima "
+                       "up over all requests, it is not a maximum",
+                       (int)s.len - 4, s.name, fn);
             }
             /* rate(x_seconds_sum[…]) on its own reads as a duration but is seconds/second. */
             if (s.typed && (s.type == LLM_MTYPE_HISTOGRAM || s.type == LLM_MTYPE_SUMMARY) &&
@@ -1802,6 +1904,80 @@ static void check_threshold(q_t *q, const promql_expr_t *bin)
     }
 }
 
+/* An upper bound of e's values when one is known (a 0–1 gauge, a percent
+ * gauge, a ratio), or +Inf when e is known to be unbounded (a rate, a raw
+ * counter), or NAN when nothing is known. */
+static double upper_bound(const q_t *q, const promql_expr_t *e, int depth)
+{
+    e = unparen(e);
+    if (!e || depth > 16) return NAN;
+    switch (e->kind) {
+    case PROMQL_NODE_NUMBER: return e->u.number.value;
+    case PROMQL_NODE_VECTOR_SELECTOR: {
+        sel_t s;
+        if (!resolve(q, e, &s) || !s.fam || (s.known && s.known->record)) return NAN;
+        if (s.typed && s.type == LLM_MTYPE_GAUGE && s.fam->unit == LLM_UNIT_RATIO) return 1;
+        if (s.typed && s.type == LLM_MTYPE_GAUGE && s.fam->unit == LLM_UNIT_PERCENT) return 100;
+        if (sel_counterlike(&s)) return INFINITY;
+        return NAN;
+    }
+    case PROMQL_NODE_CALL:
+        if (is_rate_like(e) || func_is(e, "deriv")) {
+            /* Seconds per second (CPU time, busy time) is a fraction of one. */
+            const promql_expr_t *m = unparen(e->u.call.args[0]);
+            if (m && m->kind == PROMQL_NODE_MATRIX_SELECTOR && m->u.ms.vs->u.vs.name &&
+                strstr(istr(m->u.ms.vs->u.vs.name).p, "seconds"))
+                return NAN;
+            return INFINITY;
+        }
+        if (func_is(e, "avg_over_time") || func_is(e, "max_over_time") ||
+            func_is(e, "min_over_time") || func_is(e, "last_over_time"))
+            return upper_bound(q, e->u.call.args[0], depth + 1);
+        return NAN;
+    case PROMQL_NODE_MATRIX_SELECTOR: return upper_bound(q, e->u.ms.vs, depth + 1);
+    case PROMQL_NODE_AGGREGATE:
+        if (e->u.agg.op == PROMQL_AGG_AVG || e->u.agg.op == PROMQL_AGG_MAX ||
+            e->u.agg.op == PROMQL_AGG_MIN || e->u.agg.op == PROMQL_AGG_QUANTILE)
+            return upper_bound(q, e->u.agg.expr, depth + 1);
+        if (e->u.agg.op == PROMQL_AGG_SUM) {
+            double u = upper_bound(q, e->u.agg.expr, depth + 1);
+            return isinf(u) ? u : NAN;
+        }
+        return NAN;
+    case PROMQL_NODE_BINARY:
+        /* `x > 0` filters x: the values stay x's. */
+        if (promql_binop_is_comparison(e->u.bin.op) && !e->u.bin.return_bool &&
+            unparen(e->u.bin.rhs)->kind == PROMQL_NODE_NUMBER)
+            return upper_bound(q, e->u.bin.lhs, depth + 1);
+        return NAN;
+    default: return NAN;
+    }
+}
+
+/* 1 - x (or 100 - x) where x can exceed 1 (100): negative by construction. */
+static void check_negative(q_t *q, const promql_expr_t *e)
+{
+    const promql_expr_t *l = unparen(e->u.bin.lhs);
+    if (!l || l->kind != PROMQL_NODE_NUMBER || in_subst(q, e)) return;
+    double k = l->u.number.value;
+    if (k != 1 && k != 100) return;
+    double u = upper_bound(q, e->u.bin.rhs, 0);
+    if (isnan(u) || u <= k) return;
+    char kb[16];
+    im_fmt_float_go(k, 'g', kb, sizeof kb);
+    if (isinf(u))
+        report(q, e, "negative-by-construction", LINT_SEV_WARNING,
+               "divide by the total first: 1 - (sum(rate(errors[5m])) / sum(rate(requests[5m])))",
+               "%s - (…) subtracts a rate or a count, which is not bounded by %s: the result goes "
+               "negative whenever it exceeds %s",
+               kb, kb, kb);
+    else
+        report(q, e, "negative-by-construction", LINT_SEV_WARNING,
+               "subtract from 100 (a percent) or divide the percentage by 100",
+               "%s - (…) subtracts a percentage (0–100): the result is negative almost always",
+               kb);
+}
+
 static void check_binary(q_t *q, const promql_expr_t *e)
 {
     const promql_binary_t *b = &e->u.bin;
@@ -1817,6 +1993,23 @@ static void check_binary(q_t *q, const promql_expr_t *e)
                 "this ratio divides %s by %s: the prefix-cache counters count tokens, not requests",
                 llm_unit_name(ul), llm_unit_name(ur));
     }
+    if (b->op == PROMQL_OP_DIV) {
+        const promql_expr_t *l = raw_counter(q, b->lhs), *r = raw_counter(q, b->rhs);
+        if (l && r && !in_subst(q, e)) {
+            uint32_t sp[2][2] = {{l->pos_start, l->pos_end}, {r->pos_start, r->pos_end}};
+            char *wr = wrap_rates(q, (const uint32_t(*)[2])sp, 2, "rate", "5m");
+            char fx[1200];
+            if (wr && strlen(wr) < 1000)
+                snprintf(fx, sizeof fx, "use %.1000s", wr);
+            else
+                snprintf(fx, sizeof fx, "take rate(…[5m]) of both counters");
+            im_free(wr);
+            report(q, e, "counter-ratio-without-rate", LINT_SEV_WARNING, fx,
+                   "a ratio of two raw counters is the average since each process started (and "
+                   "jumps at every restart), not the current rate");
+        }
+    }
+    if (b->op == PROMQL_OP_SUB) check_negative(q, e);
     if (promql_binop_is_comparison(b->op)) check_threshold(q, e);
 }
 
@@ -1886,6 +2079,27 @@ static bool looks_like_rate_of_aggregation(const char *s, size_t len)
     return false;
 }
 
+/* label_values(selector, label): the variable lists nothing when the series
+ * never carry the label. */
+static void check_values_label(q_t *q, const promql_expr_t *root, const char *label)
+{
+    const promql_expr_t *vs = unparen(root);
+    if (!vs || vs->kind != PROMQL_NODE_VECTOR_SELECTOR) return;
+    labelset_t ls;
+    selector_labels(q, vs, &ls);
+    size_t ll = strlen(label);
+    if (!label_suspicious(q, &ls, label, ll)) return;
+    const char *cl = closest_label(&ls, label, ll);
+    char fx[200];
+    if (cl) snprintf(fx, sizeof fx, "use %s", cl);
+    sel_t s;
+    if (!resolve(q, vs, &s)) return;
+    report(q, vs, "unknown-label", LINT_SEV_WARNING, cl ? fx : NULL,
+           "label_values(%.*s, %s): the series never carry %s, so the variable has no values "
+           "and every panel using it is empty",
+           (int)s.len, s.name, label, label);
+}
+
 /* Longest range (matrix or subquery) under e. */
 static int64_t longest_range(const promql_expr_t *e, int depth)
 {
@@ -1953,6 +2167,7 @@ void lint_query(lint_run_t *r, const lint_where_t *w, const char *expr, size_t l
         return;
     }
     visit(q, root);
+    if (w->values_label && root) check_values_label(q, root, w->values_label);
     /* short-for protects against one thing: a latency quantile over a short
      * window swings with request lengths, so an alert on it pages on noise unless
      * for: (or a long window) smooths it. A range longer than for: is no reason

@@ -105,6 +105,9 @@ typedef struct lint_where {
      * line), when the walker knows it; --fix edits inside it. */
     bool has_raw;
     size_t raw_start, raw_end;
+    /* A Grafana variable's label_values(selector, label): the label the
+     * selector's series must carry (NULL otherwise). */
+    const char *values_label;
 } lint_where_t;
 
 typedef struct lint_finding {
