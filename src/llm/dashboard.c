@@ -316,10 +316,15 @@ static void lint_target(dctx_t *x, const char *path, json_t *panel, json_t *t, b
 {
     const char *expr = json_string_value(json_object_get(t, "expr"));
     /* Grafana's Google Cloud Monitoring data source: promQLQuery.expr. */
-    if (!expr) expr = json_string_value(json_object_get(json_object_get(t, "promQLQuery"), "expr"));
+    bool gcm = false;
+    if (!expr) {
+        expr = json_string_value(json_object_get(json_object_get(t, "promQLQuery"), "expr"));
+        gcm = expr != NULL;
+    }
     if (!expr || !*expr) return;
-    if (non_prometheus(json_object_get(t, "datasource"))) return;
-    if (!json_object_get(t, "datasource") && non_prometheus(json_object_get(panel, "datasource")))
+    if (!gcm && non_prometheus(json_object_get(t, "datasource"))) return;
+    if (!gcm && !json_object_get(t, "datasource") &&
+        non_prometheus(json_object_get(panel, "datasource")))
         return;
     note_datasource(x, json_object_get(t, "datasource"), path);
     if (!json_object_get(t, "datasource")) note_datasource(x, json_object_get(panel, "datasource"), path);

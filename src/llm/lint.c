@@ -895,6 +895,44 @@ static void status_text(const llm_family_t *f, char *buf, size_t cap)
         snprintf(buf + n, cap - (size_t)n, "%sremoved in %s", n ? ", " : "", r);
 }
 
+/* Is the text a query our parser accepts? Fix hints that are queries must be. */
+static bool valid_query(const char *text)
+{
+    promql_expr_t *root = NULL;
+    im_err_t err;
+    im_err_clear(&err);
+    if (promql_parse(text, strlen(text), &root, &err) != IM_OK) return false;
+    promql_expr_free(root);
+    return true;
+}
+
+/* The fix for a catalog replacement: "use NAME" for a mechanical rename, else
+ * "use QUERY" when the replacement text is a query once its "[..]" ranges get
+ * a window, else prose that names it. */
+static void repl_fix(const char *repl, const char *name, char *out, size_t cap)
+{
+    if (name) {
+        snprintf(out, cap, "use %s", name);
+        return;
+    }
+    im_buf_t b;
+    im_buf_init(&b, 4096);
+    for (const char *p = repl; *p && *p != ';'; p++) {
+        if (p[0] == ' ' && p[1] == '(') break; /* "x (same semantics)" */
+        if (strncmp(p, "[..]", 4) == 0) {
+            (void)im_buf_puts(&b, "[5m]");
+            p += 3;
+        } else {
+            (void)im_buf_putc(&b, *p);
+        }
+    }
+    if (b.data && valid_query(b.data))
+        snprintf(out, cap, "use %s", b.data);
+    else
+        snprintf(out, cap, "see the replacement: %s", repl);
+    im_buf_free(&b);
+}
+
 /* Length of a name's first word with its separator ("sglang:" of sglang:x,
  * "tgi_" of tgi_queue_size), 0 when there is none. */
 static size_t name_prefix_len(const char *name, size_t len)
@@ -940,7 +978,7 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                 const char *repl = llm_catalog_renamed_to(cat, s->name, s->len);
                 if (!repl) repl = s->fam->replacement;
                 bool mech = replacement_name(repl, s->fsuffix, buf, sizeof buf);
-                if (repl) snprintf(fixbuf, sizeof fixbuf, "use %s", mech ? buf : repl);
+                if (repl) repl_fix(repl, mech ? buf : NULL, fixbuf, sizeof fixbuf);
                 lint_finding_t *f =
                     report(q, vs, "deprecated-metric", LINT_SEV_WARNING, repl ? fixbuf : NULL,
                            "%.*s is deprecated (%s)%s%s", (int)s->len, s->name, stt,
@@ -995,7 +1033,7 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
             snprintf(fixbuf, sizeof fixbuf, "use %s", buf);
         else
             snprintf(fixbuf, sizeof fixbuf,
-                     "use %s_bucket for quantiles, %s_sum / %s_count for the mean", f->base,
+                     "query %s_bucket for quantiles, %s_sum / %s_count for the mean", f->base,
                      f->base, f->base);
         lint_finding_t *fd =
             report(q, vs, "histogram-suffix", LINT_SEV_ERROR, fixbuf,
@@ -1018,7 +1056,7 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
             if (!repl) repl = f->replacement;
             bool mech = replacement_name(repl, s->fsuffix, buf, sizeof buf);
             if (mech && live && !lint_names_has(names, buf, strlen(buf))) mech = false;
-            if (repl) snprintf(fixbuf, sizeof fixbuf, "use %s", mech ? buf : repl);
+            if (repl) repl_fix(repl, mech ? buf : NULL, fixbuf, sizeof fixbuf);
             char who[96];
             if (q->r->version_given || !live)
                 snprintf(who, sizeof who, "vLLM %s", vb);
@@ -1098,7 +1136,7 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
     const char *repl = llm_catalog_renamed_to(cat, s->name, s->len);
     if (repl) {
         bool mech = replacement_name(repl, LLM_SUFFIX_NONE, buf, sizeof buf);
-        snprintf(fixbuf, sizeof fixbuf, "use %s", mech ? buf : repl);
+        repl_fix(repl, mech ? buf : NULL, fixbuf, sizeof fixbuf);
         bool dcgm1 = s->len > 5 && memcmp(s->name, "dcgm_", 5) == 0;
         const llm_family_t *rf = llm_catalog_lookup(cat, repl, strlen(repl), NULL, NULL);
         lint_finding_t *fd;
@@ -1293,17 +1331,6 @@ static void check_matchers(q_t *q, const promql_expr_t *vs, const sel_t *s)
             im_buf_free(&vb);
         }
     }
-}
-
-/* Is the text a query our parser accepts? Fix hints that are queries must be. */
-static bool valid_query(const char *text)
-{
-    promql_expr_t *root = NULL;
-    im_err_t err;
-    im_err_clear(&err);
-    if (promql_parse(text, strlen(text), &root, &err) != IM_OK) return false;
-    promql_expr_free(root);
-    return true;
 }
 
 /* The expression with each [start, end) span wrapped as rate(<span>[5m]); NULL
@@ -1612,7 +1639,7 @@ static void check_call(q_t *q, const promql_expr_t *e)
             sel_t s;
             if (resolve(q, a->u.ms.vs, &s) && sel_gaugelike(&s) && !(s.known && s.known->record)) {
                 char fx[300];
-                snprintf(fx, sizeof fx, "use %.*s directly (or deriv()/delta() for its change)",
+                snprintf(fx, sizeof fx, "query %.*s directly, or deriv()/delta() for its change",
                          (int)s.len, s.name);
                 report(
                     q, e, "rate-on-gauge", LINT_SEV_ERROR, fx,
@@ -1626,8 +1653,7 @@ static void check_call(q_t *q, const promql_expr_t *e)
                 char fx[600], rb[32];
                 im_duration_format(a->u.ms.range_ms, rb, sizeof rb);
                 snprintf(fx, sizeof fx,
-                         "use histogram_quantile(0.99, sum by (le) (rate(%.*s_bucket[%s]))) for the "
-                         "largest values",
+                         "use histogram_quantile(0.99, sum by (le) (rate(%.*s_bucket[%s])))",
                          (int)s.len - 4, s.name, rb);
                 report(q, e, "rate-of-max-histogram", LINT_SEV_WARNING, fx,
                        "%.*s records one maximum per request: %s() of its _sum adds those maxima "
@@ -1697,7 +1723,7 @@ static void check_call(q_t *q, const promql_expr_t *e)
             im_duration_format(iv, ib, sizeof ib);
             char sug[32];
             im_duration_format(4 * iv, sug, sizeof sug);
-            snprintf(fb, sizeof fb, "use at least [%s] (4 × the scrape interval)", sug);
+            snprintf(fb, sizeof fb, "make the range at least [%s], 4 × the scrape interval", sug);
             report(q, ms, "range-too-short", LINT_SEV_WARNING, fb,
                    "the range [%s] holds fewer than two samples at a %s scrape interval: %s() "
                    "returns nothing",
@@ -1777,13 +1803,24 @@ static void check_aggregate(q_t *q, const promql_expr_t *e)
                     break;
                 }
                 bool divided = p && p->kind == PROMQL_NODE_BINARY && p->u.bin.op == PROMQL_OP_DIV;
-                if (!per_instance && !divided)
-                    report(q, e, "sum-of-ratio-gauge", LINT_SEV_WARNING, "use max(…) or avg(…)",
+                if (!per_instance && !divided) {
+                    char sfx[1200] = "take max or avg instead of sum";
+                    if (e->pos_start + 3 <= q->len && memcmp(q->expr + e->pos_start, "sum", 3) == 0) {
+                        char *t = im_malloc(q->len + 1);
+                        memcpy(t, q->expr, q->len);
+                        t[q->len] = 0;
+                        memcpy(t + e->pos_start, "max", 3);
+                        if (valid_query(t) && q->len < 1000)
+                            snprintf(sfx, sizeof sfx, "use %.1000s", t);
+                        im_free(t);
+                    }
+                    report(q, e, "sum-of-ratio-gauge", LINT_SEV_WARNING, sfx,
                            "sum over %.*s, a %s gauge (%s), adds fractions across series: the "
                            "result can exceed "
                            "100%%",
                            (int)s.len, s.name, s.fam->unit == LLM_UNIT_RATIO ? "0–1" : "0–100",
                            s.fam->unit == LLM_UNIT_RATIO ? "1 means 100%" : "percent");
+                }
             }
         }
     }
@@ -1893,7 +1930,7 @@ static void check_threshold(q_t *q, const promql_expr_t *bin)
             double near = (t - bk[i]) <= (bk[i + 1] - t) ? bk[i] : bk[i + 1];
             char nb[40], fx[120];
             im_fmt_float_go(near, 'g', nb, sizeof nb);
-            snprintf(fx, sizeof fx, "use %s (a bucket bound) as the threshold", nb);
+            snprintf(fx, sizeof fx, "use %s as the threshold: it is a bucket bound", nb);
             report(q, bin, "bucket-gap-threshold", LINT_SEV_WARNING, fx,
                    "threshold %s lies between the buckets %s and %s of %s: the quantile there is "
                    "linear "
@@ -2178,7 +2215,7 @@ void lint_query(lint_run_t *r, const lint_where_t *w, const char *expr, size_t l
         q->max_range_ms < 10 * IM_MS_PER_MINUTE && !multiwindow(root, 0)) {
         char fb[32];
         im_duration_format(w->for_ms, fb, sizeof fb);
-        report(q, root, "short-for", LINT_SEV_WARNING, "use for: 10m (or more)",
+        report(q, root, "short-for", LINT_SEV_WARNING, "raise for: to 10m or more",
                "a latency-quantile alert with for: %s over a window under 10m: short-window "
                "quantiles swing with request lengths even when healthy",
                w->for_ms ? fb : "0 (none)");
