@@ -1152,27 +1152,6 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
         if (mech) fix_name(q, fd, vs, s, buf);
         return false;
     }
-    /* A name of an exporter none of the sources is: say whose it seems to be and
-     * check nothing else about it. */
-    if (live) {
-        llm_exporter_t pe;
-        if (llm_exporter_by_prefix(s->name, s->len, &pe)) {
-            if (!names->exporters_seen[pe]) {
-                report(q, vs, "other-exporter", LINT_SEV_INFO, NULL,
-                       "%.*s seems to come from %s, which none of the sources exposes: not "
-                       "checked (add its endpoint with --target)",
-                       (int)s->len, s->name, llm_exporter_name(pe));
-                return true;
-            }
-        } else if (!prefix_exposed(q, s->name, s->len)) {
-            size_t pl = name_prefix_len(s->name, s->len);
-            report(q, vs, "other-exporter", LINT_SEV_INFO, NULL,
-                   "%.*s: no source exposes it or any name starting with %.*s; it seems to come "
-                   "from an exporter not among the sources: not checked",
-                   (int)s->len, s->name, (int)pl, s->name);
-            return true;
-        }
-    }
     if (!live && names->kind == LINT_SOURCE_CATALOG) {
         /* The catalog only knows some exporters: a name outside them may be fine,
          * unless it uses a prefix the catalog owns. */
@@ -1208,6 +1187,27 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                "%.*s is not exposed by %s; by its name it is a recording rule's output",
                (int)s->len, s->name, live ? "any source" : "the catalog's exporters");
         return false;
+    }
+    /* A name of an exporter none of the sources is: say whose it seems to be and
+     * check nothing else about it. */
+    if (live) {
+        llm_exporter_t pe;
+        if (llm_exporter_by_prefix(s->name, s->len, &pe)) {
+            if (!names->exporters_seen[pe]) {
+                report(q, vs, "other-exporter", LINT_SEV_INFO, NULL,
+                       "%.*s seems to come from %s, which none of the sources exposes: not "
+                       "checked (add its endpoint with --target)",
+                       (int)s->len, s->name, llm_exporter_name(pe));
+                return true;
+            }
+        } else if (!prefix_exposed(q, s->name, s->len)) {
+            size_t pl = name_prefix_len(s->name, s->len);
+            report(q, vs, "other-exporter", LINT_SEV_INFO, NULL,
+                   "%.*s: no source exposes it or any name starting with %.*s; it seems to come "
+                   "from an exporter not among the sources: not checked",
+                   (int)s->len, s->name, (int)pl, s->name);
+            return true;
+        }
     }
     bool counterish = (s->len > 6 && memcmp(s->name + s->len - 6, "_total", 6) == 0);
     const promql_expr_t *p = parent(q, 0);
@@ -1278,7 +1278,10 @@ static void check_matchers(q_t *q, const promql_expr_t *vs, const sel_t *s)
         im_sv_t ln = istr(im_matcher_name(m));
         if (im_sv_eq_cstr(ln, "__name__")) continue;
         im_match_type_t t = im_matcher_type(m);
-        bool positive = (t == IM_MATCH_EQ || t == IM_MATCH_RE) && !im_matcher_matches_empty(m);
+        /* x!="" and x!~"" require the label as much as x="v" does. */
+        bool positive = ((t == IM_MATCH_EQ || t == IM_MATCH_RE) && !im_matcher_matches_empty(m)) ||
+                        ((t == IM_MATCH_NEQ || t == IM_MATCH_NRE) && im_matcher_matches(m, "x", 1) &&
+                         !im_matcher_matches_empty(m));
         if (!positive) continue;
         /* exported_* renames by a scrape without honor_labels. */
         if (s->known && !s->known->catalog && !lint__lname_label(s->known, ln.p, ln.len, false)) {
