@@ -171,7 +171,8 @@ const llm_family_t *llm_catalog_lookup(const llm_catalog_t *c, const char *name,
 const llm_family_t *llm_catalog_by_family(const llm_catalog_t *c, const char *name, size_t len);
 
 /* Rename history (vllm-renames.tsv, and dcgm-exporter 1.x names from
- * dcgm-renames.tsv): the replacement text for an old exposed name, or NULL. "(none)"/"(same as above)" come back as NULL/the row above's. */
+ * dcgm-renames.tsv): the replacement text for an old exposed name, or NULL. "(none)"/"(same as
+ * above)" come back as NULL/the row above's. */
 const char *llm_catalog_renamed_to(const llm_catalog_t *c, const char *name, size_t len);
 
 /* Source-string history (vllm-metric-events.tsv): the first release whose

@@ -327,7 +327,8 @@ static void lint_target(dctx_t *x, const char *path, json_t *panel, json_t *t, b
         non_prometheus(json_object_get(panel, "datasource")))
         return;
     note_datasource(x, json_object_get(t, "datasource"), path);
-    if (!json_object_get(t, "datasource")) note_datasource(x, json_object_get(panel, "datasource"), path);
+    if (!json_object_get(t, "datasource"))
+        note_datasource(x, json_object_get(panel, "datasource"), path);
     const char *fmt = json_string_value(json_object_get(t, "format"));
     lint_where_t w;
     memset(&w, 0, sizeof(w));

@@ -161,8 +161,8 @@ typedef struct q {
     int depth;
     int64_t max_range_ms;
     bool latency_quantile;
-    int record_depth;  /* recorded quantiles followed (a record of a record …) */
-    char recfam[256];  /* the histogram behind a recorded quantile */
+    int record_depth; /* recorded quantiles followed (a record of a record …) */
+    char recfam[256]; /* the histogram behind a recorded quantile */
 } q_t;
 
 static int64_t longest_range(const promql_expr_t *e, int depth);
@@ -1144,8 +1144,7 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
             fd = report(q, vs, "removed-metric", LINT_SEV_ERROR, fixbuf,
                         "%.*s is a dcgm-exporter 1.x name; current dcgm-exporter exposes %s%s",
                         (int)s->len, s->name, repl,
-                        rf ? ""
-                           : " (not in the default counters: enable it in the counters CSV)");
+                        rf ? "" : " (not in the default counters: enable it in the counters CSV)");
         else
             fd = report(q, vs, "removed-metric", LINT_SEV_ERROR, fixbuf,
                         "%.*s was renamed: replacement %s", (int)s->len, s->name, repl);
@@ -1280,8 +1279,8 @@ static void check_matchers(q_t *q, const promql_expr_t *vs, const sel_t *s)
         im_match_type_t t = im_matcher_type(m);
         /* x!="" and x!~"" require the label as much as x="v" does. */
         bool positive = ((t == IM_MATCH_EQ || t == IM_MATCH_RE) && !im_matcher_matches_empty(m)) ||
-                        ((t == IM_MATCH_NEQ || t == IM_MATCH_NRE) && im_matcher_matches(m, "x", 1) &&
-                         !im_matcher_matches_empty(m));
+                        ((t == IM_MATCH_NEQ || t == IM_MATCH_NRE) &&
+                         im_matcher_matches(m, "x", 1) && !im_matcher_matches_empty(m));
         if (!positive) continue;
         /* exported_* renames by a scrape without honor_labels. */
         if (s->known && !s->known->catalog && !lint__lname_label(s->known, ln.p, ln.len, false)) {
@@ -1559,8 +1558,8 @@ static const double *record_buckets(const q_t *cq, const sel_t *s, size_t *n, co
             snprintf(q->recfam, sizeof q->recfam, "%s", f);
             *fam = q->recfam;
             if (latency)
-                *latency = strstr(f, "_seconds") || strstr(f, "latency") ||
-                           strstr(f, "_milliseconds");
+                *latency =
+                    strstr(f, "_seconds") || strstr(f, "latency") || strstr(f, "_milliseconds");
         }
         if (range_ms) *range_ms = longest_range(c, 0);
     }
@@ -1808,7 +1807,8 @@ static void check_aggregate(q_t *q, const promql_expr_t *e)
                 bool divided = p && p->kind == PROMQL_NODE_BINARY && p->u.bin.op == PROMQL_OP_DIV;
                 if (!per_instance && !divided) {
                     char sfx[1200] = "take max or avg instead of sum";
-                    if (e->pos_start + 3 <= q->len && memcmp(q->expr + e->pos_start, "sum", 3) == 0) {
+                    if (e->pos_start + 3 <= q->len &&
+                        memcmp(q->expr + e->pos_start, "sum", 3) == 0) {
                         char *t = im_malloc(q->len + 1);
                         memcpy(t, q->expr, q->len);
                         t[q->len] = 0;
@@ -1866,8 +1866,7 @@ static const promql_expr_t *quantile_side(const promql_expr_t *e)
 
 /* The buckets behind one side of a comparison: a histogram_quantile, or a
  * recorded quantile (optionally under max/min/avg). */
-static const double *side_buckets(const q_t *q, const promql_expr_t *e, size_t *n,
-                                  const char **fam)
+static const double *side_buckets(const q_t *q, const promql_expr_t *e, size_t *n, const char **fam)
 {
     e = unparen(e);
     const promql_expr_t *qs = quantile_side(e);
@@ -2014,8 +2013,7 @@ static void check_negative(q_t *q, const promql_expr_t *e)
     else
         report(q, e, "negative-by-construction", LINT_SEV_WARNING,
                "subtract from 100 (a percent) or divide the percentage by 100",
-               "%s - (…) subtracts a percentage (0–100): the result is negative almost always",
-               kb);
+               "%s - (…) subtracts a percentage (0–100): the result is negative almost always", kb);
 }
 
 static void check_binary(q_t *q, const promql_expr_t *e)

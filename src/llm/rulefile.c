@@ -93,7 +93,8 @@ static void walk_groups(walk_t *w, const char *prefix, const cfg_node_t *groups)
         const cfg_node_t *g = groups->kids[gi];
         const cfg_node_t *rules = cfg_get_raw(g, "rules");
         if (!rules || rules->type != CFG_NODE_SEQ) continue;
-        for (size_t ri = 0; ri < rules->nkids; ri++) w->fn(w->user, prefix, g, gi, rules->kids[ri], ri);
+        for (size_t ri = 0; ri < rules->nkids; ri++)
+            w->fn(w->user, prefix, g, gi, rules->kids[ri], ri);
     }
 }
 
@@ -214,7 +215,8 @@ static bool walk_rules(const char *buf, size_t len, rule_fn fn, void *user, char
                     const cfg_node_t *g = groups->kids[gi];
                     const cfg_node_t *rules = cfg_get_raw(g, "rules");
                     if (!rules || rules->type != CFG_NODE_SEQ) continue;
-                    for (size_t ri = 0; ri < rules->nkids; ri++) fn(user, NULL, g, gi, rules->kids[ri], ri);
+                    for (size_t ri = 0; ri < rules->nkids; ri++)
+                        fn(user, NULL, g, gi, rules->kids[ri], ri);
                 }
             } else {
                 find_groups(&w, root, prefix, 0);

@@ -136,7 +136,8 @@ static void test_live_checks(void **state)
          "short-for", true, 60000},
         {"sum(rate(vllm:num_preemptions_total[10m])) > 0", "", true, 300000},
         /* Multiwindow burn-rate alerts and spike alerts fire fast by design. */
-        {"histogram_quantile(0.99, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket[1h]))) "
+        {"histogram_quantile(0.99, sum by (le) "
+         "(rate(vllm:time_to_first_token_seconds_bucket[1h]))) "
          "> 2.5 and histogram_quantile(0.99, sum by (le) "
          "(rate(vllm:time_to_first_token_seconds_bucket[5m]))) > 2.5",
          "", true, 60000},
