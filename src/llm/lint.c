@@ -1363,6 +1363,18 @@ static char *wrap_rates(const q_t *q, const uint32_t (*sp)[2], size_t n, const c
     return t;
 }
 
+/* "use <the expression with the spans wrapped>" when that parses, else fallback. */
+static void wrap_fix(const q_t *q, const uint32_t (*sp)[2], size_t n, const char *fn,
+                     const char *range, const char *fallback, char *out, size_t cap)
+{
+    char *wr = wrap_rates(q, sp, n, fn, range);
+    if (wr && strlen(wr) + 5 <= cap)
+        snprintf(out, cap, "use %s", wr);
+    else
+        snprintf(out, cap, "%s", fallback);
+    im_free(wr);
+}
+
 /* A raw counter, bare or under sum/avg/min/max (no rate): its selector, else NULL. */
 static const promql_expr_t *raw_counter(const q_t *q, const promql_expr_t *e)
 {
@@ -1446,13 +1458,8 @@ static void check_selector(q_t *q, const promql_expr_t *vs)
             for (int k = q->depth - 1; k >= 0 && !cmp; k--)
                 cmp = q->stack[k]->kind == PROMQL_NODE_BINARY &&
                       promql_binop_is_comparison(q->stack[k]->u.bin.op);
-            char *wr = wrap_rates(q, (const uint32_t(*)[2])sp, 1, cmp ? "increase" : "rate",
-                                  cmp ? "1h" : "5m");
-            if (wr && strlen(wr) < 1000)
-                snprintf(fx, sizeof fx, "use %.1000s", wr);
-            else
-                snprintf(fx, sizeof fx, "wrap it in rate(…[5m]) or increase(…[1h])");
-            im_free(wr);
+            wrap_fix(q, (const uint32_t(*)[2])sp, 1, cmp ? "increase" : "rate", cmp ? "1h" : "5m",
+                     "wrap it in rate(…[5m]) or increase(…[1h])", fx, sizeof fx);
             report(q, vs, "counter-without-rate", LINT_SEV_WARNING, fx,
                    "%.*s is a counter (it only grows and resets on restart): its raw value is not "
                    "a level",
@@ -2035,13 +2042,9 @@ static void check_binary(q_t *q, const promql_expr_t *e)
         const promql_expr_t *l = raw_counter(q, b->lhs), *r = raw_counter(q, b->rhs);
         if (l && r && !in_subst(q, e)) {
             uint32_t sp[2][2] = {{l->pos_start, l->pos_end}, {r->pos_start, r->pos_end}};
-            char *wr = wrap_rates(q, (const uint32_t(*)[2])sp, 2, "rate", "5m");
             char fx[1200];
-            if (wr && strlen(wr) < 1000)
-                snprintf(fx, sizeof fx, "use %.1000s", wr);
-            else
-                snprintf(fx, sizeof fx, "take rate(…[5m]) of both counters");
-            im_free(wr);
+            wrap_fix(q, (const uint32_t(*)[2])sp, 2, "rate", "5m",
+                     "take rate(…[5m]) of both counters", fx, sizeof fx);
             report(q, e, "counter-ratio-without-rate", LINT_SEV_WARNING, fx,
                    "a ratio of two raw counters is the average since each process started (and "
                    "jumps at every restart), not the current rate");
