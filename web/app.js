@@ -158,71 +158,141 @@
   }
   const q = (name, sel) => name + sel;
 
-  // Each panel: id, title, unit, queries(ctx) -> [{expr, legend}] or {absent: "why"}
+  // ---- the serving model (catalog/serving-signals.tsv, as /static/serving-model.js) ----
+  // Each serving panel shows one signal of the causal chain for every engine the
+  // targets expose, with that engine's metric (newest name first), and says per
+  // engine why a signal is absent.
+  const SM = window.INFERMON_SERVING || { engines: [], maps: [] };
+  const ENG = Object.fromEntries(SM.engines.map((e) => [e.id, e]));
+  const SERVING = SM.engines.filter((e) => e.id !== "dcgm" && e.id !== "kueue").map((e) => e.id);
+  const mapsFor = (eng, sig) => SM.maps.filter((m) => m.engine === eng && m.signal === sig);
+  const present = (m) => has(m.name) || (m.type === "histogram" && (has(m.name + "_bucket") || has(m.name + "_count")));
+  const pickSig = (eng, sig) => mapsFor(eng, sig).find(present) || null;
+  // the serving engines the targets expose (any mapped name present), vLLM first
+  function enginesPresent() {
+    return SERVING.filter((e) => SM.maps.some((m) => m.engine === e && present(m)));
+  }
+  const mlabel = (e) => (ENG[e] && ENG[e].model_label) || "model_name";
+  // selector for engine e: its model label (when a model is picked) and the mapping's matcher
+  function selFor(e, m, extra) {
+    const parts = [];
+    if (state.model) parts.push(mlabel(e) + '="' + esc(state.model) + '"');
+    if (m && m.selector) parts.push(m.selector);
+    if (extra) parts.push(extra);
+    return parts.length ? "{" + parts.join(", ") + "}" : "";
+  }
+  function withSel(name, sel) {
+    // name may already carry no selector; merge
+    return name + sel;
+  }
+  // A signal across the engines present: per engine the mapping or why it lacks it.
+  function across(c, sig) {
+    const out = [], lacks = [];
+    for (const e of c.engines) {
+      const m = pickSig(e, sig);
+      if (m) out.push({ e, m, ml: mlabel(e), sel: selFor(e, m), tag: c.engines.length > 1 ? " · " + ENG[e].name : "" });
+      else {
+        const names = mapsFor(e, sig).map((x) => x.name);
+        lacks.push(names.length ? `${ENG[e].name}: not exposed (${names.join(" or ")})` : `${ENG[e].name}: has no such metric`);
+      }
+    }
+    return { out, lacks };
+  }
+  function srcNote(c, got, lacks) {
+    const parts = got.map((g) => `${ENG[g.e].name}: ${g.m.name}${g.m.selector ? "{" + g.m.selector + "}" : ""}`);
+    return parts.concat(lacks).join(" · ");
+  }
+  function absentText(c, vllmText, lacks) {
+    if (!c.engines.length || (c.engines.length === 1 && c.engines[0] === "vllm")) return vllmText;
+    return "not exposed by any target: " + lacks.join("; ");
+  }
+  const rateOf = (g, c) => g.m.type === "gauge" ? `${g.m.name}${g.sel}` : `rate(${g.m.name}${g.sel}[${c.rate}])`;
+  const bucketOf = (g) => g.m.name + "_bucket";
+  // panel builder for one signal: kind gauge (agg), rate, quantiles
+  function signalPanel(sig, kind, vllmAbsent, opts) {
+    return (c) => {
+      const { out, lacks } = across(c, sig);
+      c.src = srcNote(c, out, lacks);
+      if (!out.length) return { absent: absentText(c, vllmAbsent, lacks) };
+      const qs = [];
+      for (const g of out) {
+        if (kind === "quantile") {
+          if (!c.panelGap) c.panelGap = bucketOf(g);
+          for (const p of opts.q)
+            qs.push({ expr: `histogram_quantile(${p}, sum by (le, ${g.ml}) (rate(${bucketOf(g)}${g.sel}[${c.rate}])))`, legend: `{{${g.ml}}} p${Math.round(p * 100)}${g.tag}` });
+        } else if (kind === "rate") {
+          qs.push({ expr: `sum by (${g.ml}) (${rateOf(g, c)})`, legend: `{{${g.ml}}}${opts && opts.suffix ? opts.suffix : ""}${g.m.type === "gauge" ? " (per interval)" : ""}${g.tag}` });
+        } else {
+          qs.push({ expr: `${opts.agg} by (${g.ml}) (${g.m.name}${g.sel})`, legend: `{{${g.ml}}}${opts.suffix || ""}${g.tag}` });
+        }
+      }
+      return qs;
+    };
+  }
+
+  // Each panel: id, title, unit, build(ctx) -> [{expr, legend}] or {absent: "why"}
   const PANELS = [
-    { section: "Serving (vLLM)" },
+    { section: "Serving", engines: true },
     { id: "kv", title: "KV-cache use", unit: "percent01", threshold: 0.9, yMax: 1,
-      build: (c) => {
-        const n = pick("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc");
-        if (!n) return { absent: "not exposed by any target: vllm:kv_cache_usage_perc (vLLM ≥ 0.9.2) or vllm:gpu_cache_usage_perc (older)" };
-        return [{ expr: `max by (model_name) (${q(n, c.sel)})`, legend: "{{model_name}}" }];
-      } },
+      build: signalPanel("kv_usage", "gauge", "not exposed by any target: vllm:kv_cache_usage_perc (vLLM ≥ 0.9.2) or vllm:gpu_cache_usage_perc (older)", { agg: "max" }) },
     { id: "preempt", title: "Preemptions /s", unit: "",
-      build: (c) => has("vllm:num_preemptions_total")
-        ? [{ expr: `sum by (model_name) (rate(vllm:num_preemptions_total${c.sel}[${c.rate}]))`, legend: "{{model_name}}" }]
-        : { absent: "not exposed by any target: vllm:num_preemptions_total" } },
+      build: signalPanel("preemptions", "rate", "not exposed by any target: vllm:num_preemptions_total") },
     { id: "waiting", title: "Waiting requests", unit: "",
       build: (c) => {
-        if (!has("vllm:num_requests_waiting")) return { absent: "not exposed by any target: vllm:num_requests_waiting" };
-        const out = [{ expr: `sum by (model_name) (vllm:num_requests_waiting${c.sel})`, legend: "{{model_name}} waiting" }];
-        if (has("vllm:num_requests_waiting_by_reason"))
-          out.push({ expr: `sum by (model_name, reason) (vllm:num_requests_waiting_by_reason${c.sel})`, legend: "{{model_name}} {{reason}}" });
-        return out;
+        const qs = signalPanel("waiting", "gauge", "not exposed by any target: vllm:num_requests_waiting", { agg: "sum", suffix: " waiting" })(c);
+        if (!Array.isArray(qs)) return qs;
+        const r = c.engines.includes("vllm") && pickSig("vllm", "waiting_by_reason");
+        if (r) qs.push({ expr: `sum by (model_name, reason) (${r.name}${selFor("vllm", r)})`, legend: "{{model_name}} {{reason}}" + (c.engines.length > 1 ? " · vLLM" : "") });
+        return qs;
       },
-      note: () => has("vllm:num_requests_waiting_by_reason") ? null : "by reason: needs vLLM ≥ 0.20 (vllm:num_requests_waiting_by_reason)" },
+      note: (c) => c.engines.includes("vllm") && !has("vllm:num_requests_waiting_by_reason") ? "by reason: needs vLLM ≥ 0.20 (vllm:num_requests_waiting_by_reason)" : null },
     { id: "running", title: "Running requests", unit: "",
-      build: (c) => has("vllm:num_requests_running")
-        ? [{ expr: `sum by (model_name) (vllm:num_requests_running${c.sel})`, legend: "{{model_name}}" }]
-        : { absent: "not exposed by any target: vllm:num_requests_running" } },
+      build: signalPanel("running", "gauge", "not exposed by any target: vllm:num_requests_running", { agg: "sum" }) },
     { id: "prefix", title: "Prefix-cache hit rate (tokens)", unit: "percent01", yMax: 1,
       build: (c) => {
-        const hits = pick("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total");
-        const qs = pick("vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total");
-        if (hits && qs)
-          return [{ expr: `sum by (model_name) (rate(${hits}${c.sel}[${c.rate}])) / sum by (model_name) (rate(${qs}${c.sel}[${c.rate}]))`, legend: "{{model_name}}" }];
-        if (has("vllm:gpu_prefix_cache_hit_rate"))
-          return [{ expr: `avg by (model_name) (vllm:gpu_prefix_cache_hit_rate${c.sel})`, legend: "{{model_name}}" }];
-        return { absent: "not exposed by any target: vllm:prefix_cache_hits_total / vllm:prefix_cache_queries_total (prefix caching off, or vLLM < 0.9.2)" };
+        const qs = [], lacks = [], got = [];
+        for (const e of c.engines) {
+          const ml = mlabel(e), tag = c.engines.length > 1 ? " · " + ENG[e].name : "";
+          const hits = pickSig(e, "prefix_hits"), qq = pickSig(e, "prefix_queries"), rate = pickSig(e, "prefix_hit_rate");
+          if (hits && qq) {
+            got.push({ e, m: hits });
+            qs.push({ expr: `sum by (${ml}) (rate(${hits.name}${selFor(e, hits)}[${c.rate}])) / sum by (${ml}) (rate(${qq.name}${selFor(e, qq)}[${c.rate}]))`, legend: `{{${ml}}}${tag}` });
+          } else if (rate) {
+            got.push({ e, m: rate });
+            qs.push({ expr: `avg by (${ml}) (${rate.name}${selFor(e, rate)})`, legend: `{{${ml}}}${tag}` });
+          } else lacks.push(`${ENG[e].name}: ${mapsFor(e, "prefix_hits").length || mapsFor(e, "prefix_hit_rate").length ? "not exposed (prefix caching off?)" : "has no such metric"}`);
+        }
+        c.src = srcNote(c, got, lacks);
+        return qs.length ? qs : { absent: absentText(c, "not exposed by any target: vllm:prefix_cache_hits_total / vllm:prefix_cache_queries_total (prefix caching off, or vLLM < 0.9.2)", lacks) };
       } },
     { id: "tokens", title: "Tokens /s", unit: "",
       build: (c) => {
-        const out = [];
-        if (has("vllm:generation_tokens_total"))
-          out.push({ expr: `sum by (model_name) (rate(vllm:generation_tokens_total${c.sel}[${c.rate}]))`, legend: "{{model_name}} generated" });
-        if (has("vllm:prompt_tokens_total"))
-          out.push({ expr: `sum by (model_name) (rate(vllm:prompt_tokens_total${c.sel}[${c.rate}]))`, legend: "{{model_name}} prompt" });
-        return out.length ? out : { absent: "not exposed by any target: vllm:generation_tokens_total, vllm:prompt_tokens_total" };
+        const gen = signalPanel("generation_tokens", "rate", "", { suffix: " generated" })(c);
+        const s1 = c.src;
+        const pr = signalPanel("prompt_tokens", "rate", "", { suffix: " prompt" })(c);
+        c.src = s1 + (c.src ? " · " + c.src : "");
+        const out = (Array.isArray(gen) ? gen : []).concat(Array.isArray(pr) ? pr : []);
+        return out.length ? out : { absent: absentText(c, "not exposed by any target: vllm:generation_tokens_total, vllm:prompt_tokens_total", [gen.absent, pr.absent].filter(Boolean)) };
       } },
-    { id: "ttft", title: "Time to first token", unit: "s", gapMetric: "vllm:time_to_first_token_seconds_bucket", target: true,
-      build: (c) => has("vllm:time_to_first_token_seconds_bucket")
-        ? [0.5, 0.95, 0.99].map((p) => ({ expr: `histogram_quantile(${p}, sum by (le, model_name) (rate(vllm:time_to_first_token_seconds_bucket${c.sel}[${c.rate}])))`, legend: "{{model_name}} p" + Math.round(p * 100) }))
-        : { absent: "not exposed by any target: vllm:time_to_first_token_seconds" } },
+    { id: "ttft", title: "Time to first token", unit: "s", target: true,
+      build: signalPanel("ttft", "quantile", "not exposed by any target: vllm:time_to_first_token_seconds", { q: [0.5, 0.95, 0.99] }) },
     { id: "itl", title: "Inter-token latency p99", unit: "s",
-      build: (c) => {
-        const n = pick("vllm:inter_token_latency_seconds_bucket", "vllm:time_per_output_token_seconds_bucket");
-        if (!n) return { absent: "not exposed by any target: vllm:inter_token_latency_seconds (or the older vllm:time_per_output_token_seconds)" };
-        c.panelGap = n;
-        return [{ expr: `histogram_quantile(0.99, sum by (le, model_name) (rate(${n}${c.sel}[${c.rate}])))`, legend: "{{model_name}} p99" }];
-      } },
-    { id: "e2e", title: "End-to-end latency", unit: "s", gapMetric: "vllm:e2e_request_latency_seconds_bucket",
-      build: (c) => has("vllm:e2e_request_latency_seconds_bucket")
-        ? [0.5, 0.95].map((p) => ({ expr: `histogram_quantile(${p}, sum by (le, model_name) (rate(vllm:e2e_request_latency_seconds_bucket${c.sel}[${c.rate}])))`, legend: "{{model_name}} p" + Math.round(p * 100) }))
-        : { absent: "not exposed by any target: vllm:e2e_request_latency_seconds" } },
+      build: signalPanel("itl", "quantile", "not exposed by any target: vllm:inter_token_latency_seconds (or the older vllm:time_per_output_token_seconds)", { q: [0.99] }) },
+    { id: "e2e", title: "End-to-end latency", unit: "s",
+      build: signalPanel("e2e", "quantile", "not exposed by any target: vllm:e2e_request_latency_seconds", { q: [0.5, 0.95] }) },
     { id: "queueshare", title: "Queue share of latency", unit: "percent01", yMax: 1,
       build: (c) => {
-        const qn = pick("vllm:request_queue_time_seconds_sum", "vllm:time_in_queue_requests_sum");
-        if (!qn || !has("vllm:e2e_request_latency_seconds_sum")) return { absent: "not exposed by any target: vllm:request_queue_time_seconds" };
-        return [{ expr: `sum by (model_name) (rate(${qn}${c.sel}[${c.rate}])) / sum by (model_name) (rate(vllm:e2e_request_latency_seconds_sum${c.sel}[${c.rate}]))`, legend: "{{model_name}}" }];
+        const qs = [], lacks = [], got = [];
+        for (const e of c.engines) {
+          const ml = mlabel(e), tag = c.engines.length > 1 ? " · " + ENG[e].name : "";
+          const qn = pickSig(e, "queue_time"), en = pickSig(e, "e2e");
+          if (qn && en && qn.type === "histogram" && en.type === "histogram") {
+            got.push({ e, m: qn });
+            qs.push({ expr: `sum by (${ml}) (rate(${qn.name}_sum${selFor(e, qn)}[${c.rate}])) / sum by (${ml}) (rate(${en.name}_sum${selFor(e, en)}[${c.rate}]))`, legend: `{{${ml}}}${tag}` });
+          } else lacks.push(`${ENG[e].name}: ${mapsFor(e, "queue_time").length ? "not exposed (" + mapsFor(e, "queue_time").map((m) => m.name).join(" or ") + ")" : "has no queue-time histogram"}`);
+        }
+        c.src = srcNote(c, got, lacks);
+        return qs.length ? qs : { absent: absentText(c, "not exposed by any target: vllm:request_queue_time_seconds", lacks) };
       } },
     { section: "GPUs (dcgm-exporter)" },
     { id: "gpu_vs_wait", title: "GPU util vs waiting requests", unit: "percent", dual: true,
@@ -230,6 +300,10 @@
         if (!has("DCGM_FI_DEV_GPU_UTIL")) return { absent: "not exposed by any target: DCGM_FI_DEV_GPU_UTIL (is dcgm-exporter scraped?)" };
         const out = [{ expr: `avg(DCGM_FI_DEV_GPU_UTIL${c.gpuSel})`, legend: "GPU util % (avg)" }];
         if (has("vllm:num_requests_waiting")) out.push({ expr: `sum(vllm:num_requests_waiting${c.sel})`, legend: "waiting", axis: 1 });
+        for (const e of c.engines.filter((x) => x !== "vllm")) {
+          const m = pickSig(e, "waiting");
+          if (m) out.push({ expr: `sum(${m.name}${selFor(e, m)})`, legend: "waiting · " + ENG[e].name, axis: 1 });
+        }
         return out;
       } },
     { id: "sm", title: "SM activity", unit: "percent01", yMax: 1,
@@ -353,10 +427,13 @@
     const step = chooseStep(start0, end0, width);
     // align to the step so the API's timestamps fall on the chart's grid
     const start = Math.floor(start0 / step) * step, end = Math.floor(end0 / step) * step;
-    const ctx = { sel: modelSel(), rate: rateWin(step), step, gpuSel: "" };
+    const engines = enginesPresent();
+    const ctx = { sel: modelSel(), rate: rateWin(step), step, gpuSel: "", engines };
     if (state.model && has("DCGM_FI_DEV_GPU_UTIL")) {
       try {
-        const pods = await api("query", { query: `group by (pod) (vllm:num_requests_running${ctx.sel})` });
+        // the pods serving the model, on whichever engine serves it
+        const runs = engines.map((e) => pickSig(e, "running")).map((m, i) => m && `group by (pod) (${m.name}${selFor(engines[i], m)})`).filter(Boolean);
+        const pods = await api("query", { query: runs.length ? runs.join(" or ") : `group by (pod) (vllm:num_requests_running${ctx.sel})` });
         const names = pods.result.map((r) => r.metric.pod).filter(Boolean);
         if (names.length) ctx.gpuSel = `{pod=~"${names.map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")}"}`;
       } catch (e) { /* fleet-wide GPU panels */ }
@@ -367,7 +444,11 @@
     let grid = null;
     const jobs = [];
     for (const p of PANELS) {
-      if (p.section) { frag.append(h("div", { class: "section", text: p.section })); grid = h("div", { class: "panels" }); frag.append(grid); continue; }
+      if (p.section) {
+        const names = p.engines ? (engines.length ? engines : ["vllm"]).map((e) => ENG[e] ? ENG[e].name : e) : null;
+        frag.append(h("div", { class: "section", text: names ? `${p.section} (${names.join(", ")})` : p.section, "data-engines": p.engines ? engines.join(",") : "" }));
+        grid = h("div", { class: "panels" }); frag.append(grid); continue;
+      }
       const el = h("div", { class: "panel", id: "panel-" + p.id, "data-panel": p.id });
       const title = h("h3", {}, p.title);
       const body = h("div", { class: "chart" });
@@ -382,8 +463,10 @@
     await Promise.all(jobs.map(async ({ p, el, title, body }) => {
       const c = Object.assign({}, ctx);
       const qs = p.build(c);
-      const note = p.note && p.note();
+      const note = p.note && p.note(c);
       if (note) title.append(h("span", { class: "why", text: "(" + note + ")" }));
+      // which engine's metric the panel shows (and what the others lack)
+      if (c.src) { el.dataset.src = c.src; title.title = c.src; if (engines.length > 1) title.append(h("span", { class: "why src", text: c.src })); }
       if (!Array.isArray(qs)) { body.replaceChildren(h("div", { class: "empty", text: qs.absent })); el.dataset.state = "absent"; return; }
       try {
         const results = await Promise.all(qs.map((qq) => api("query_range", { query: qq.expr, start: start.toFixed(3), end: end.toFixed(3), step: String(step) })));
@@ -454,6 +537,20 @@
       { k: "GPUs busy", unit: "", need: "DCGM_FI_DEV_GPU_UTIL",
         expr: `count(DCGM_FI_DEV_GPU_UTIL${ctx.gpuSel} > 10) or vector(0)`, sub2: `count(DCGM_FI_DEV_GPU_UTIL${ctx.gpuSel})`, health: () => "" },
     ];
+    // Without vLLM the numbers come from the first engine present (same chain, its names).
+    const e0 = ctx.engines && ctx.engines[0];
+    if (e0 && e0 !== "vllm") {
+      const g = (sig) => { const m = pickSig(e0, sig); return m ? { m, sel: selFor(e0, m), ml: mlabel(e0) } : null; };
+      const tt = g("ttft"), fin = g("requests_finished"), fail = g("requests_failed"), kv = g("kv_usage"), wt = g("waiting"), gen = g("generation_tokens");
+      const rate = (x) => x.m.type === "gauge" ? `${x.m.name}${x.sel}` : `rate(${x.m.name}${x.sel}[${w}])`;
+      const tag = " · " + ENG[e0].name;
+      stats[0] = { ...stats[0], k: "TTFT p95", need: tt && (tt.m.name + "_bucket"), expr: tt && `histogram_quantile(0.95, sum by (le) (rate(${tt.m.name}_bucket${tt.sel}[${w}])))`, sub: () => "target " + fmtNum(env.ttftTarget, "s") + tag };
+      stats[1] = { ...stats[1], need: fin && fail && fin.m.name, expr: fin && fail && `(sum(${rate(fail)}) or vector(0)) / sum(${rate(fin)})` };
+      stats[2] = { ...stats[2], need: kv && kv.m.name, expr: kv && `max(${kv.m.name}${kv.sel})` };
+      stats[3] = { ...stats[3], need: wt && wt.m.name, expr: wt && `sum(${wt.m.name}${wt.sel})` };
+      stats[4] = { ...stats[4], need: gen && (gen.m.type === "histogram" ? gen.m.name + "_count" : gen.m.name), expr: gen && `sum(${rate(gen)})` };
+      for (const st of stats.slice(0, 5)) if (st.need && st.need.endsWith("_sum")) st.need = st.need.slice(0, -4) + "_count";
+    }
     el.replaceChildren(...stats.map((s) => h("div", { class: "stat", id: "stat-" + s.k.replace(/\W+/g, "-") }, h("div", { class: "k", text: s.k }), h("div", { class: "v", text: "…" }), h("div", { class: "s", text: "" }))));
     await Promise.all(stats.map(async (s, i) => {
       const box = el.children[i];
@@ -473,11 +570,19 @@
   }
 
   async function fillModels() {
+    // the model picker, grouped by the engine that serves each model
     const sel = $("#model");
     try {
-      const models = has("vllm:num_requests_running") ? await api("label/model_name/values?match[]=vllm:num_requests_running") : [];
+      const groups = [];
+      for (const e of enginesPresent()) {
+        const m = pickSig(e, "running") || pickSig(e, "waiting");
+        if (!m) continue;
+        const metric = m.type === "histogram" ? m.name + "_count" : m.name;
+        const models = await api(`label/${mlabel(e)}/values?match[]=` + encodeURIComponent(metric));
+        if (models.length) groups.push(h("optgroup", { label: ENG[e].name, "data-engine": e }, ...models.map((x) => h("option", { value: x, text: x }))));
+      }
       const cur = state.model;
-      sel.replaceChildren(h("option", { value: "", text: "all" }), ...models.map((m) => h("option", { value: m, text: m })));
+      sel.replaceChildren(h("option", { value: "", text: "all" }), ...groups);
       sel.value = cur;
     } catch (e) { /* keep */ }
   }
@@ -488,7 +593,8 @@
   }
   function panelForExpr(expr) {
     // raw metric names and the built-in recording rules' names (model_name:vllm_…)
-    const map = [["kv_cache_usage", "kv"], ["gpu_cache_usage", "kv"], ["preemption", "preempt"], ["time_to_first_token", "ttft"],
+    const map = [["kv_cache_usage", "kv"], ["gpu_cache_usage", "kv"], ["token_usage", "kv"], ["preemption", "preempt"], ["retract", "preempt"], ["time_to_first_token", "ttft"],
+      ["sglang_ttft", "ttft"], ["num_queue_reqs", "waiting"], ["sglang_requests_waiting", "waiting"], ["sglang_e2e", "e2e"],
       ["vllm_ttft", "ttft"], ["requests_waiting", "waiting"], ["num_requests_waiting", "waiting"], ["inter_token", "itl"],
       ["e2e_request", "e2e"], ["e2e_latency", "e2e"], ["queue_time", "queueshare"], ["DCGM_FI_DEV_GPU_UTIL", "gpu_vs_wait"],
       ["request_failure", "tokens"], ["request_success", "tokens"]];

@@ -9,8 +9,8 @@
  *     counted in _len). Private to llm: its parser (catalog.c) reads them; the
  *     rest of llm and everything above use llm/catalog.h.
  *  2. llm_cat_*: the exposition tables the simulator (src/sim) renders from:
- *     names, types, help texts, buckets and version windows of the vLLM, dcgm and
- *     Kueue families, and vLLM's registration order (from the catalog's sample
+ *     names, types, help texts, buckets and version windows of the vLLM, dcgm,
+ *     Kueue and SGLang families, and vLLM's registration order (from the catalog's sample
  *     expositions).
  *     Versions are packed as major*1000000 + minor*1000 + patch. 0 in first_v
  *     means "unknown, assume always"; LLM_V_NONE in removed_v/hidden_v means
@@ -35,6 +35,10 @@ extern const unsigned char llm__tsv_neighbour_metrics[];
 extern const size_t llm__tsv_neighbour_metrics_len;
 extern const unsigned char llm__tsv_dcgm_renames[];
 extern const size_t llm__tsv_dcgm_renames_len;
+extern const unsigned char llm__tsv_sglang_metrics[];
+extern const size_t llm__tsv_sglang_metrics_len;
+extern const unsigned char llm__tsv_serving_signals[];
+extern const size_t llm__tsv_serving_signals_len;
 
 /* ---- 2. The exposition tables (the simulator's) ---- */
 #define LLM_V(a, b, c) ((uint32_t)(a)*1000000u + (uint32_t)(b)*1000u + (uint32_t)(c))
@@ -83,6 +87,10 @@ extern const llm_cat_family_t llm_cat_dcgm[];
 extern const int llm_cat_dcgm_len;
 extern const llm_cat_family_t llm_cat_kueue[]; /* sorted by name */
 extern const int llm_cat_kueue_len;
+/* SGLang's engine families (sglang-metrics.tsv, in its order); LLM_CF_DEFAULT on
+ * those a plain launch with --enable-metrics registers */
+extern const llm_cat_family_t llm_cat_sglang[];
+extern const int llm_cat_sglang_len;
 
 /* Registration order of vLLM families (TSV names) for V1 and V0 expositions;
  * NULL-terminated. Families outside a version's window are skipped. */

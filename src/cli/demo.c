@@ -39,6 +39,8 @@ static void usage(FILE *f)
                "  --pods N                      vLLM pods (default 8)\n"
                "  --models LIST                 served model names, comma-separated\n"
                "  --vllm-version V              vLLM release to imitate (default 0.27.1)\n"
+               "  --engine E                    vllm (default), sglang, or vllm,sglang (cycled\n"
+               "                                over --models)\n"
                "  --speed X                     simulated seconds per wall second (default 1)\n"
                "  --seed N                      random seed (default 1)\n"
                "  --scrape-interval D           how often the daemon scrapes (default 5s)\n"
@@ -113,6 +115,8 @@ int cli_demo(int argc, char **argv)
             so.models = v;
         else if (strcmp(name, "--vllm-version") == 0)
             so.vllm_version = v;
+        else if (strcmp(name, "--engine") == 0)
+            so.engine = v;
         else if (strcmp(name, "--web.listen-address") == 0)
             listen = v;
         else if (strcmp(name, "--storage.tsdb.path") == 0)

@@ -31,6 +31,8 @@ static void usage(FILE *f)
             "                        (docs/simulator.md); default healthy\n"
             "  --vllm-version V      vLLM release whose metrics to expose (default 0.27.1;\n"
             "                        versions before 0.8.0 use the V0 engine's metrics)\n"
+            "  --engine E            vllm (default), sglang, or a comma list cycled over\n"
+            "                        --models (vllm,sglang: a mixed fleet; docs/engines.md)\n"
             "  --listen ADDR         host:port to serve on (default 127.0.0.1:9400; port 0 = any)\n"
             "  --port-per-pod BASE   also serve pod i at BASE+i on /metrics\n"
             "  --seed N              random seed (default 1); same seed, same fleet\n"
@@ -121,6 +123,9 @@ int cli_simulate(int argc, char **argv)
         } else if (strcmp(a, "--vllm-version") == 0) {
             NEEDV;
             o.vllm_version = v;
+        } else if (strcmp(a, "--engine") == 0) {
+            NEEDV;
+            o.engine = v;
         } else if (strcmp(a, "--listen") == 0) {
             NEEDV;
             so.listen = v;
@@ -240,9 +245,16 @@ int cli_simulate(int argc, char **argv)
         snprintf(host, sizeof host, "%.*s", (int)hl, so.listen);
     int npods = sim_fleet_count(f, SIM_EP_VLLM), nnodes = sim_fleet_count(f, SIM_EP_DCGM);
     printf("infermon simulate: listening on %s:%d\n", host, port);
-    printf("  fleet     %d vLLM pod%s (%s, vLLM %s), %d dcgm-exporter node%s, Kueue; scenario %s\n",
-           npods, npods == 1 ? "" : "s", o.models, o.vllm_version, nnodes, nnodes == 1 ? "" : "s",
-           o.scenario);
+    if (!o.engine || strcmp(o.engine, "vllm") == 0)
+        printf("  fleet     %d vLLM pod%s (%s, vLLM %s), %d dcgm-exporter node%s, Kueue; scenario "
+               "%s\n",
+               npods, npods == 1 ? "" : "s", o.models, o.vllm_version, nnodes,
+               nnodes == 1 ? "" : "s", o.scenario);
+    else
+        printf("  fleet     %d serving pod%s (%s on engines %s, vLLM %s), %d dcgm-exporter node%s, "
+               "Kueue; scenario %s\n",
+               npods, npods == 1 ? "" : "s", o.models, o.engine, o.vllm_version, nnodes,
+               nnodes == 1 ? "" : "s", o.scenario);
     printf("  targets   http://%s:%d/targets   (Prometheus file_sd_configs JSON)\n", host, port);
     if (npods > 0)
         printf("  vLLM      http://%s:%d/pods/0/metrics .. /pods/%d/metrics\n", host, port,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "llm/builtin.h"
+#include "llm/builtin_int.h"
 #include "util/fmtfloat.h"
 #include "util/log.h"
 #include "util/mem.h"
@@ -135,6 +136,8 @@ void llm_builtin_yaml(const llm_builtin_opts_t *o, im_buf_t *b)
                          "          description: 'KV-cache use has stayed above ");
     num(b, d.kv_cache_threshold * 100);
     (void)im_buf_puts(b, "% for 15 minutes: preemptions and queueing follow.'\n");
+    for (int e = 0; e < 32; e++)
+        if (d.engines & (1u << e)) llm__builtin_engine_yaml(&d, e, b);
 }
 
 /* ---- vLLM names and the rules generator ---- */
@@ -160,7 +163,7 @@ llm_names_t llm_detect_vllm_names(storage_queryable_t *q)
 }
 
 typedef struct gen {
-    llm_builtin_opts_t opts; /* opts.names: what the last load made */
+    llm_builtin_opts_t opts; /* opts.names, opts.engines: what the last load made */
     bool detect;
 } gen_t;
 
@@ -168,6 +171,7 @@ static bool gen_load(void *ctx, storage_queryable_t *q, rules_file_t ***files, s
 {
     gen_t *g = ctx;
     if (g->detect) g->opts.names = llm_detect_vllm_names(q);
+    g->opts.engines = llm_detect_engines(q);
     im_buf_t b;
     im_buf_init(&b, 0);
     llm_builtin_yaml(&g->opts, &b);
@@ -189,7 +193,8 @@ static bool gen_load(void *ctx, storage_queryable_t *q, rules_file_t ***files, s
 static bool gen_changed(void *ctx, storage_queryable_t *q)
 {
     gen_t *g = ctx;
-    return g->detect && llm_detect_vllm_names(q) != g->opts.names;
+    return (g->detect && llm_detect_vllm_names(q) != g->opts.names) ||
+           llm_detect_engines(q) != g->opts.engines;
 }
 
 static void gen_free(void *ctx)

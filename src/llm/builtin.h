@@ -31,6 +31,12 @@ typedef struct llm_builtin_opts {
     double queue_waiting_threshold; /* llm.queue_waiting_threshold; 0 = 50 */
     double kv_cache_threshold;      /* llm.kv_cache_threshold; 0 = 0.9 */
     llm_names_t names;
+    /* Serving engines besides vLLM to write rules for: bit i = engine i of
+     * llm/serving.h (0 = none; the generator sets it from the names the targets
+     * expose). Each gets the same recording rules and four alerts under its own
+     * names (<model label>:<engine>_..., e.g. SGLangHighTTFT), from the serving
+     * model's mappings; vLLM's rules above are always there and unchanged. */
+    uint32_t engines;
 } llm_builtin_opts_t;
 
 /* Appends the rule file (YAML) for opts (NULL = defaults). */
@@ -43,6 +49,10 @@ void llm_builtin_yaml(const llm_builtin_opts_t *opts, im_buf_t *out);
  * last hour in q): only one of them: that one; both or none: LLM_NAMES_AUTO
  * (the rule reads either). q NULL: AUTO. */
 llm_names_t llm_detect_vllm_names(storage_queryable_t *q);
+
+/* The engines (bit mask as in opts.engines) besides vLLM, dcgm and Kueue that
+ * the store's series of the last hour show (q NULL: 0). */
+uint32_t llm_detect_engines(storage_queryable_t *q);
 
 /* The built-in rules as a rules generator (rules/rules.h) for the daemon's
  * rule runner, with opts' thresholds. detect (llm.vllm_names: auto): opts->names

@@ -49,7 +49,7 @@ struct llm_catalog {
     index_slot_t index[INDEX_SLOTS];
     event_t events[MAX_EVENTS];
     size_t nevents;
-    char *text[8]; /* owned copies of the TSVs, split in place */
+    char *text[10]; /* owned copies of the TSVs, split in place */
 };
 
 /* ---- Names of enums ---- */
@@ -78,7 +78,9 @@ const char *llm_exporter_name(llm_exporter_t e)
                                                      "cAdvisor",
                                                      "EPP (gateway API inference extension)",
                                                      "vLLM production-stack router",
-                                                     "Ray"};
+                                                     "Ray",
+                                                     "SGLang",
+                                                     "serving engine"};
     return e < LLM_EXP_COUNT ? names[e] : "?";
 }
 
@@ -105,6 +107,8 @@ bool llm_exporter_by_prefix(const char *name, size_t len, llm_exporter_t *out)
                {"inference_model_", LLM_EXP_EPP},
                {"inference_objective_", LLM_EXP_EPP},
                {"inference_extension_", LLM_EXP_EPP},
+               {"llm_d_epp_", LLM_EXP_EPP},
+               {"sglang:", LLM_EXP_SGLANG},
                {"ray_serve_", LLM_EXP_RAY},
                {"ray_node_", LLM_EXP_RAY},
                {"ray_cluster_", LLM_EXP_RAY}};
@@ -464,6 +468,47 @@ static void vllm_row(llm_catalog_t *c, char **col, int n)
     f->unit = guess_unit(f);
 }
 
+/* sglang-metrics.tsv has vllm-metrics.tsv's columns. */
+static void sglang_row(llm_catalog_t *c, char **col, int n)
+{
+    size_t before = c->nfam;
+    vllm_row(c, col, n);
+    if (c->nfam > before) c->fam[before].exporter = LLM_EXP_SGLANG;
+}
+
+/* serving-signals.tsv: a family for each name of an engine the per-exporter
+ * TSVs do not cover (type "=catalog" rows are theirs), once per name. */
+static void serving_row(llm_catalog_t *c, char **col, int n)
+{
+    if (n < 11 || col[0][0] == '_' || strcmp(col[3], "=catalog") == 0) return;
+    char base[256];
+    size_t bl = strlen(col[2]);
+    /* "x_sum" rows name a histogram's sample: the family is x */
+    if (bl > 4 && bl < sizeof base && strcmp(col[2] + bl - 4, "_sum") == 0) bl -= 4;
+    if (bl >= sizeof base) return;
+    memcpy(base, col[2], bl);
+    base[bl] = '\0';
+    for (size_t i = 0; i < c->nfam; i++)
+        if (strcmp(c->fam[i].name, base) == 0) return;
+    llm_family_t *f = new_family(c);
+    f->name = im_strndup(base, bl);
+    f->type = parse_type(col[3]);
+    f->exporter = LLM_EXP_ENGINE;
+    char samples[4 * sizeof base + 40];
+    if (f->type == LLM_MTYPE_HISTOGRAM)
+        snprintf(samples, sizeof samples, "%s_bucket{le}; %s_count; %s_sum", base, base, base);
+    else
+        snprintf(samples, sizeof samples, "%s", base);
+    parse_samples(f, samples);
+    parse_labels(f, col[5]);
+    if (strchr(col[5], '[')) f->labels_open = true; /* optional labels */
+    parse_buckets(f, col[6]);
+    f->condition = col[10];
+    f->help = col[9]; /* the source, for lint's explanations */
+    compute_base(f);
+    f->unit = guess_unit(f);
+}
+
 static void rename_row(llm_catalog_t *c, char **col, int n)
 {
     if (n < 5 || c->nrenames >= MAX_RENAMES) return;
@@ -796,10 +841,15 @@ static void catalog_init(void)
     c->text[4] = copy_tsv(llm__tsv_vllm_metric_events, llm__tsv_vllm_metric_events_len);
     tsv_each(c, c->text[4], event_row);
     add_join_families(c);
-    c->text[5] = copy_tsv(llm__tsv_neighbour_metrics, llm__tsv_neighbour_metrics_len);
-    tsv_each(c, c->text[5], neighbour_row);
-    c->text[6] = copy_tsv(llm__tsv_dcgm_renames, llm__tsv_dcgm_renames_len);
-    tsv_each(c, c->text[6], dcgm_rename_row);
+    /* The neighbours first: their EPP families name the EPP, not "serving engine". */
+    c->text[7] = copy_tsv(llm__tsv_neighbour_metrics, llm__tsv_neighbour_metrics_len);
+    tsv_each(c, c->text[7], neighbour_row);
+    c->text[8] = copy_tsv(llm__tsv_dcgm_renames, llm__tsv_dcgm_renames_len);
+    tsv_each(c, c->text[8], dcgm_rename_row);
+    c->text[5] = copy_tsv(llm__tsv_sglang_metrics, llm__tsv_sglang_metrics_len);
+    tsv_each(c, c->text[5], sglang_row);
+    c->text[6] = copy_tsv(llm__tsv_serving_signals, llm__tsv_serving_signals_len);
+    tsv_each(c, c->text[6], serving_row);
     /* Hidden versions from the rename table. */
     for (size_t r = 0; r < c->nrenames; r++) {
         for (size_t i = 0; i < c->nfam; i++) {

@@ -49,7 +49,10 @@ int llm_version_cmp(const llm_version_t *a, const llm_version_t *b);
 /* "v0.12.0" or "~v0.15.0" or "main (unreleased)"; returns the length. */
 size_t llm_version_format(const llm_version_t *v, char *buf, size_t cap);
 
-/* ---- Families ---- */
+/* ---- Families ----
+ * SGLang's families come from sglang-metrics.tsv; those of the other engines
+ * (LLM_EXP_ENGINE) from the name/type/labels/buckets cells of
+ * serving-signals.tsv (see llm/serving.h). */
 typedef enum llm_mtype {
     LLM_MTYPE_UNKNOWN = 0,
     LLM_MTYPE_COUNTER,
@@ -72,6 +75,9 @@ typedef enum llm_exporter {
     LLM_EXP_EPP,        /* the gateway API inference extension's endpoint picker */
     LLM_EXP_ROUTER,     /* the vLLM production-stack router (vllm:* gauges by server) */
     LLM_EXP_RAY,        /* Ray (ray_serve_*, ray_node_*) */
+    LLM_EXP_SGLANG,     /* SGLang's own sglang:* families (sglang-metrics.tsv) */
+    LLM_EXP_ENGINE,     /* the other serving engines of serving-signals.tsv (Dynamo
+                         * frontend, llm-d EPP, SGLang router, Triton/TRT-LLM) */
     LLM_EXP_COUNT
 } llm_exporter_t;
 const char *llm_exporter_name(llm_exporter_t e); /* "vLLM", "dcgm-exporter", ... */

@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "llm/lint_int.h"
+#include "llm/serving.h"
 #include "promql/ast.h"
 #include "promql/parser.h"
 #include "util/fmtfloat.h"
@@ -1153,11 +1154,14 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
     }
     if (!live && names->kind == LINT_SOURCE_CATALOG) {
         /* The catalog only knows some exporters: a name outside them may be fine,
-         * unless it uses a prefix the catalog owns. */
-        bool owned = (s->len > 5 && memcmp(s->name, "vllm:", 5) == 0) ||
-                     (s->len > 6 && memcmp(s->name, "kueue_", 6) == 0) ||
-                     (s->len > 8 && memcmp(s->name, "DCGM_FI_", 8) == 0);
-        if (!owned) return false;
+         * unless it uses a prefix the catalog or the serving model owns (vllm:,
+         * sglang:, dynamo_frontend_, llm_d_epp_, ..., see llm/serving.h); a name
+         * the serving model maps (Ray Serve's ray_vllm_*) is known. */
+        const llm_serving_t *sv = llm_serving_get();
+        bool owned = (s->len > 6 && memcmp(s->name, "kueue_", 6) == 0) ||
+                     (s->len > 8 && memcmp(s->name, "DCGM_FI_", 8) == 0) ||
+                     llm_serving_engine_of(sv, s->name, s->len) >= 0;
+        if (!owned || llm_serving_has_name(sv, s->name, s->len)) return false;
     }
     /* A vLLM source string that is gone (vllm-metric-events.tsv). */
     if (s->len > 5 && memcmp(s->name, "vllm:", 5) == 0) {

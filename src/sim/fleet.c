@@ -24,6 +24,7 @@ void sim_options_default(sim_options_t *o)
     o->teams = "llm-serving,research";
     o->scenario = "healthy";
     o->vllm_version = "0.27.1";
+    o->engine = "vllm";
     o->seed = 1;
     o->tick_ms = 1000;
 }
@@ -111,6 +112,7 @@ static void add_ep(sim_fleet_t *f, sim_ep_kind_t kind, int index, const char *pa
     e->pod = pod;
     e->model = model;
     e->node = node;
+    e->engine = NULL;
 }
 
 static void build_b125(sim_fleet_t *f)
@@ -169,6 +171,14 @@ im_rc sim_fleet_create(const sim_options_t *o, sim_fleet_t **out, im_err_t *err)
     f->nteams = split_list(f->teams_s, &f->teams);
     if (f->nmodels == 0 || f->nteams == 0) {
         rc = im_err_set(err, IM_EINVAL, "--models and --teams need at least one name each");
+        goto fail;
+    }
+    char bad[64];
+    if (!sim__engines_parse(f, f->o.engine, bad, sizeof bad)) {
+        rc = im_err_set(err, IM_EINVAL,
+                        "--engine: unknown engine \"%s\" (vllm, sglang, or a comma list such as "
+                        "vllm,sglang, cycled over --models)",
+                        bad);
         goto fail;
     }
     if ((rc = sim__scenario_load(f->o.scenario, &f->sc, err)) != IM_OK) goto fail;
@@ -233,8 +243,11 @@ im_rc sim_fleet_create(const sim_options_t *o, sim_fleet_t **out, im_err_t *err)
     f->vtpl = im_calloc((size_t)f->nmodels, sizeof *f->vtpl);
     for (int i = 0; i < f->nmodels; i++) {
         sim__tpl_init(&f->vtpl[i], true);
-        sim__vllm_build(&f->vtpl[i], &f->lay, f->version, &f->specs[i], f->o.gpus_per_pod, f->b125,
-                        f->nb125);
+        if (f->model_engine[i] == SIM_ENGINE_SGLANG)
+            sim__sglang_build(f, &f->vtpl[i], &f->specs[i]);
+        else
+            sim__vllm_build(&f->vtpl[i], &f->lay, f->version, &f->specs[i], f->o.gpus_per_pod,
+                            f->b125, f->nb125);
     }
     for (int i = 0; i < f->npods; i++) sim__pod_init(f, &f->pods[i]);
     sim__dcgm_build(f);
@@ -245,6 +258,7 @@ im_rc sim_fleet_create(const sim_options_t *o, sim_fleet_t **out, im_err_t *err)
         snprintf(path, sizeof path, "/pods/%d/metrics", i);
         add_ep(f, SIM_EP_VLLM, i, path, f->teams[f->pods[i].team], f->pod_names[i],
                f->models[f->pods[i].model], f->node_names[f->pods[i].node]);
+        f->eps[f->neps - 1].engine = sim__pod_sglang(f, &f->pods[i]) ? "sglang" : "vllm";
     }
     for (int n = 0; n < f->nnodes; n++) {
         snprintf(path, sizeof path, "/nodes/%d/metrics", n);
@@ -283,6 +297,8 @@ void sim_fleet_free(sim_fleet_t *f)
         for (int i = 0; i < f->nmodels; i++) sim__tpl_free(&f->vtpl[i]);
     im_free(f->vtpl);
     sim__vllm_layout_free(&f->lay);
+    sim__vllm_layout_free(&f->slay);
+    im_free(f->model_engine);
     if (f->pod_names)
         for (int i = 0; i < f->npods; i++) im_free(f->pod_names[i]);
     im_free(f->pod_names);
@@ -403,7 +419,8 @@ int sim__target_labels(const sim_fleet_t *f, int i, sim_label_t *out, char *buf,
     static const char *const jobs[3] = {"vllm", "dcgm", "kueue"};
     const sim_endpoint_t *e = &f->eps[i];
     int n = 0;
-    out[n++] = (sim_label_t){"job", jobs[e->kind]};
+    bool sgl = e->engine && strcmp(e->engine, "sglang") == 0;
+    out[n++] = (sim_label_t){"job", sgl ? "sglang" : jobs[e->kind]};
     /* the instance a Kubernetes-discovered scrape would have: the pod's (or
      * node's, or service's) address, so that targets stay distinct */
     if (e->kind == SIM_EP_VLLM)
@@ -415,7 +432,7 @@ int sim__target_labels(const sim_fleet_t *f, int i, sim_label_t *out, char *buf,
     out[n++] = (sim_label_t){"instance", buf};
     out[n++] = (sim_label_t){"namespace", e->namespace_};
     if (e->pod) out[n++] = (sim_label_t){"pod", e->pod};
-    if (e->kind == SIM_EP_VLLM) out[n++] = (sim_label_t){"container", "vllm"};
+    if (e->kind == SIM_EP_VLLM) out[n++] = (sim_label_t){"container", sgl ? "sglang" : "vllm"};
     if (e->model) out[n++] = (sim_label_t){"model", e->model};
     out[n++] = (sim_label_t){"node", e->node};
     return n;

@@ -42,6 +42,9 @@ typedef struct sim_options {
     int64_t tick_ms;          /* model step (default 1000) */
     bool dcgm_profiling;      /* also the DCP fields default-counters.csv comments out
                                * (DCGM_FI_PROF_SM_ACTIVE, _SM_OCCUPANCY, _PIPE_FP*) */
+    const char *engine;       /* serving engine: "vllm" (default), "sglang", or a comma
+                               * list cycled over the models ("vllm,sglang": model 0 on
+                               * vLLM, model 1 on SGLang, ...) (borrowed) */
 } sim_options_t;
 
 void sim_options_default(sim_options_t *o);
@@ -62,7 +65,8 @@ typedef struct sim_endpoint {
     const char *path;       /* "/pods/3/metrics" */
     const char *namespace_; /* Kubernetes namespace */
     const char *pod;        /* Kubernetes pod name (vLLM and exporters) */
-    const char *model;      /* served model name (vLLM only, else NULL) */
+    const char *model;      /* served model name (serving pods only, else NULL) */
+    const char *engine;     /* "vllm" or "sglang" for serving pods, else NULL */
     const char *node;       /* node name */
 } sim_endpoint_t;
 

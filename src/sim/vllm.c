@@ -653,14 +653,16 @@ void sim__vllm_layout_free(sim_vllm_layout_t *lay)
 
 static void hist_obs(sim_fleet_t *f, sim_pod_t *p, int hid, double x, double n)
 {
-    for (int i = 0; i < f->lay.nhist[hid]; i++) sim__hist_observe(p->v, &f->lay.hist[hid][i], x, n);
+    const sim_vllm_layout_t *lay = sim__pod_lay(f, p);
+    for (int i = 0; i < lay->nhist[hid]; i++) sim__hist_observe(p->v, &lay->hist[hid][i], x, n);
 }
 
 void sim__pod_init(sim_fleet_t *f, sim_pod_t *p)
 {
     const sim_model_spec_t *m = &f->specs[p->model];
     sim__rng_seed(&p->rng, f->o.seed * 1000003ULL + (uint64_t)p->index * 7919ULL + 17);
-    p->v = im_calloc((size_t)f->lay.nvalues, sizeof *p->v);
+    const sim_vllm_layout_t *lay = sim__pod_lay(f, p);
+    p->v = im_calloc((size_t)lay->nvalues, sizeof *p->v);
     p->k = f->sc.base;
     p->blocks_total = (int)(m->num_gpu_blocks * p->k.kv_factor);
     if (p->blocks_total < 64) p->blocks_total = 64;
@@ -676,8 +678,8 @@ void sim__pod_init(sim_fleet_t *f, sim_pod_t *p)
     double t0 = (double)f->t0_ms / 1000.0;
     p->start_s = t0 - 600 - sim__rng_unif(&p->rng) * 7200;
     double created = p->start_s + 40 + sim__rng_unif(&p->rng) * 20;
-    for (int i = 0; i < f->lay.ncreated; i++)
-        p->v[f->lay.created[i]] = created + 0.0003185 + i * 2.3e-5;
+    for (int i = 0; i < lay->ncreated; i++)
+        p->v[lay->created[i]] = created + 0.0003185 + i * 2.3e-5;
     p->q[Q_ONE] = 1;
     p->q[Q_PROC_START] = floor(p->start_s * 100) / 100;
     p->q[Q_PROC_VMEM] = 2.5374449664e10 + (double)(p->index % 7) * 4096 * 1024;
@@ -767,8 +769,9 @@ static void wait_remove(sim_pod_t *p, int i)
 static void finish(sim_fleet_t *f, sim_pod_t *p, sim_req_t *r, double t, int reason)
 {
     /* reason: 0 stop, 1 length, 2 abort, 3 error, 4 repetition */
-    sim_vllm_layout_t *lay = &f->lay;
+    sim_vllm_layout_t *lay = sim__pod_lay(f, p);
     if (reason == 3 && !lay->has_error_reason) reason = 2;
+    if (sim__pod_sglang(f, p)) sim__sglang_on_finish(p, r, reason);
     static const int qr[5] = {Q_FIN_STOP, Q_FIN_LENGTH, Q_FIN_ABORT, Q_FIN_ERROR, Q_FIN_REP};
     p->q[qr[reason]] += 1;
     int gen = (int)r->gen;
@@ -787,6 +790,7 @@ static void finish(sim_fleet_t *f, sim_pod_t *p, sim_req_t *r, double t, int rea
         hist_obs(f, p, H_KV_COMPUTED, r->prompt - r->hit_tok, 1);
         hist_obs(f, p, H_MAX_TOKENS, r->max_tokens, 1);
         if (gen > 1) hist_obs(f, p, H_TPOT_REQ, (t - first) / (gen - 1), 1);
+        hist_obs(f, p, H_PREEMPT_REQ, r->preempted, 1);
     }
     /* HTTP: streaming chat completions; the duration is the whole request. */
     double reqsz = 400 + r->prompt * 4.2;
@@ -1085,14 +1089,18 @@ void sim__pod_tick(sim_fleet_t *f, sim_pod_t *p, double t0, double dt)
         /* Preemption (recompute) while the cache is over-committed: newest first. */
         while (p->nrun > 0 && used_blocks(p) > p->blocks_total) {
             int victim = p->nrun - 1;
-            for (int i = 0; i < p->nrun; i++)
-                if (p->run[i].sched > p->run[victim].sched) victim = i;
+            if (sim__pod_sglang(f, p))
+                victim = sim__sglang_victim(p); /* SGLang retracts, see sglang.c */
+            else
+                for (int i = 0; i < p->nrun; i++)
+                    if (p->run[i].sched > p->run[victim].sched) victim = i;
             sim_req_t r = p->run[victim];
             release(p, &p->run[victim]);
             remove_running(p, victim);
             r.preempted++;
             r.prefill_left = 0;
             p->q[Q_PREEMPT] += 1;
+            if (sim__pod_sglang(f, p)) sim__sglang_on_retract(p, &r);
             wait_push(p, &r, true);
         }
         if (make_room(p, 0) == false) {
@@ -1144,5 +1152,8 @@ void sim__pod_publish(sim_fleet_t *f, sim_pod_t *p)
         p->q[Q_PREFIX_QUERIES] > 0 ? p->q[Q_PREFIX_HITS] / p->q[Q_PREFIX_QUERIES] : 0;
     p->q[Q_AVG_PROMPT_TPUT] = floor(p->last_prompt_rate * 10) / 10;
     p->q[Q_AVG_GEN_TPUT] = floor(p->last_gen_rate * 10) / 10;
-    for (int i = 0; i < f->lay.nscal; i++) p->v[f->lay.scal[i].vidx] = p->q[f->lay.scal[i].q];
+    if (sim__pod_sglang(f, p)) sim__sglang_publish(f, p, p->q[Q_KV_USAGE], used_blocks(p));
+    const sim_vllm_layout_t *lay = sim__pod_lay(f, p);
+    for (int i = 0; i < lay->nscal; i++) p->v[lay->scal[i].vidx] = p->q[lay->scal[i].q];
+    p->q[Q_SGL_RETRACT_RECENT] = 0;
 }

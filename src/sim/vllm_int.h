@@ -49,6 +49,19 @@ enum sim_q {
     Q_HTTP_REQSZ_MODELS_SUM,
     Q_HTTP_RESPSZ_CHAT_SUM,
     Q_HTTP_RESPSZ_MODELS_SUM,
+    /* SGLang (sglang.c) */
+    Q_SGL_USED_TOKENS,
+    Q_SGL_MAX_TOKENS,
+    Q_SGL_GEN_TPUT,
+    Q_SGL_CACHE_HIT_RATE,
+    Q_SGL_RETRACT_RECENT,  /* retracted since the last publish (the old gauge) */
+    Q_SGL_RETRACT_IN_TOK,  /* cumulative */
+    Q_SGL_RETRACT_OUT_TOK, /* cumulative */
+    Q_SGL_PROMPT,          /* counted when a request finishes, as SGLang does */
+    Q_SGL_GEN,
+    Q_SGL_CACHED,
+    Q_SGL_REQUESTS,
+    Q_SGL_ABORTED,
     Q_COUNT
 };
 
@@ -75,6 +88,7 @@ enum sim_h {
     H_HTTP_HIGHR,
     H_HTTP_DUR_CHAT,
     H_HTTP_DUR_MODELS,
+    H_PREEMPT_REQ, /* preemptions (retractions) of a finished request */
     H_COUNT
 };
 
@@ -158,6 +172,9 @@ typedef struct sim_gpu {
 
 struct sim_kueue;
 
+/* The serving engine of a model's pods (--engine). */
+typedef enum sim_engine { SIM_ENGINE_VLLM = 0, SIM_ENGINE_SGLANG } sim_engine_t;
+
 struct sim_fleet {
     sim_options_t o;
     uint32_t version;
@@ -171,6 +188,9 @@ struct sim_fleet {
     int next_event;
     int64_t t0_ms, now_ms, tick_ms;
     sim_rng_t rng;
+    /* engines: per model (options.engine, cycled over the models) */
+    uint8_t *model_engine;
+    sim_vllm_layout_t slay; /* SGLang pods' layout (sglang.c) */
     /* vLLM */
     sim_vllm_layout_t lay;
     sim_tpl_t *vtpl; /* per model */
@@ -196,6 +216,31 @@ struct sim_fleet {
  * namespace, pod, container, model, node), as /targets lists them. Values point
  * into the fleet or into buf (cap >= 300); returns the count (<= 8). */
 int sim__target_labels(const sim_fleet_t *f, int i, sim_label_t *out, char *buf, size_t cap);
+
+/* The layout of a pod's engine. */
+static inline sim_vllm_layout_t *sim__pod_lay(sim_fleet_t *f, const sim_pod_t *p)
+{
+    return f->model_engine && f->model_engine[p->model] == SIM_ENGINE_SGLANG ? &f->slay : &f->lay;
+}
+static inline bool sim__pod_sglang(const sim_fleet_t *f, const sim_pod_t *p)
+{
+    return f->model_engine && f->model_engine[p->model] == SIM_ENGINE_SGLANG;
+}
+
+/* ---- SGLang (sglang.c): the same batching model, SGLang's exposition ---- */
+/* Parses "vllm", "sglang" or a comma list into f->model_engine (cycled over the
+ * models); false on an unknown name. */
+bool sim__engines_parse(sim_fleet_t *f, const char *spec, char *bad, size_t cap);
+/* Builds the SGLang template of one served model (fills f->slay on first use). */
+void sim__sglang_build(sim_fleet_t *f, sim_tpl_t *t, const sim_model_spec_t *m);
+/* The running request SGLang retracts first (fewest output tokens, then the
+ * longest prompt: the least work lost), and the accounting of a retraction. */
+int sim__sglang_victim(const sim_pod_t *p);
+void sim__sglang_on_retract(sim_pod_t *p, const sim_req_t *r);
+/* A finished request: SGLang counts its tokens at the end. */
+void sim__sglang_on_finish(sim_pod_t *p, const sim_req_t *r, int reason);
+/* Per-publish quantities (gauges derived from the engine state). */
+void sim__sglang_publish(sim_fleet_t *f, sim_pod_t *p, double kv_usage, int used_blocks);
 
 void sim__pod_init(sim_fleet_t *f, sim_pod_t *p);
 void sim__pod_free(sim_pod_t *p);

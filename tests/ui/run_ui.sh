@@ -6,6 +6,8 @@
 #  2. `infermon simulate --scenario kv-pressure` scraped by `infermon run` with a
 #     dead target and a rule that fires within seconds: KV crosses 0.9,
 #     preemptions rise, the down target and the firing alert are shown.
+#  3. `infermon simulate --engine vllm,sglang` scraped by `infermon run`: both
+#     engines' panels.
 # Screenshots go to $IM_UI_SHOTS (default build dir's ui-screenshots/).
 source "$IM_SOURCE_DIR/tests/lib/common.sh"
 command -v node >/dev/null || fail "node is required"
@@ -48,6 +50,21 @@ YML
 bg "$IM_BINARY" run --config.file "$IM_TMP/run.yml" --storage.tsdb.path "$IM_TMP/run-data" \
   --web.listen-address "127.0.0.1:$rport" >"$IM_TMP/run.log" 2>&1
 
+# 3. a mixed vLLM + SGLang fleet (one model each) scraped by a second daemon
+mport=$(free_port); xport=$(free_port)
+bg "$IM_BINARY" simulate --listen "127.0.0.1:$mport" --pods 4 --engine vllm,sglang \
+  --models "meta-llama/Llama-3.1-8B-Instruct,Qwen/Qwen3-8B" --speed 10 >"$IM_TMP/sim-mixed.log" 2>&1
+wait_http "http://127.0.0.1:$mport/targets" 30
+curl -fsS "http://127.0.0.1:$mport/targets" >"$IM_TMP/targets-mixed.json"
+cat >"$IM_TMP/run-mixed.yml" <<YML
+global: {scrape_interval: 2s, scrape_timeout: 2s}
+scrape_configs:
+  - job_name: fleet
+    file_sd_configs: [{files: ['$IM_TMP/targets-mixed.json']}]
+YML
+bg "$IM_BINARY" run --config.file "$IM_TMP/run-mixed.yml" --storage.tsdb.path "$IM_TMP/run-mixed" \
+  --web.listen-address "127.0.0.1:$xport" >"$IM_TMP/run-mixed.log" 2>&1
+
 wait_http "http://127.0.0.1:$dport/-/ready" 60 || { cat "$IM_TMP/demo.log"; fail "demo did not start"; }
 wait_http "http://127.0.0.1:$rport/-/ready" 60 || { cat "$IM_TMP/run.log"; fail "run did not start"; }
 sleep 45 # enough scrapes for every rate window of a 5 m view
@@ -55,6 +72,8 @@ sleep 45 # enough scrapes for every rate window of a 5 m view
 rc=0
 node "$IM_SOURCE_DIR/tests/ui/ui_test.mjs" healthy "http://127.0.0.1:$dport" "$SHOTS" || rc=1
 node "$IM_SOURCE_DIR/tests/ui/ui_test.mjs" pressure "http://127.0.0.1:$rport" "$SHOTS" || rc=1
+wait_http "http://127.0.0.1:$xport/-/ready" 30 || { cat "$IM_TMP/run-mixed.log"; fail "mixed run did not start"; }
+node "$IM_SOURCE_DIR/tests/ui/ui_test.mjs" mixed "http://127.0.0.1:$xport" "$SHOTS" || rc=1
 if [ $rc != 0 ]; then
   echo "--- demo log"; tail -20 "$IM_TMP/demo.log"
   echo "--- run log"; tail -20 "$IM_TMP/run.log"

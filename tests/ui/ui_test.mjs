@@ -10,6 +10,8 @@
 //                  panel crosses 0.9, preemptions rise, Targets shows the down
 //                  target with its error, Alerts lists a firing alert whose link
 //                  leads to the panel that explains it.
+//   MODE mixed     (a vLLM + SGLang fleet) the chain panels show both engines, each
+//                  naming its metric; the model picker groups models by engine.
 // Prints one line per check and "ui: N checks passed" at the end; exit 1 on failure.
 import { createRequire } from "module";
 import path from "path";
@@ -135,6 +137,21 @@ try {
     await link.click();
     await page.waitForSelector(".panel.flash", { timeout: 30000 });
     check(true, "the alert's link opens the overview at its panel");
+  } else if (mode === "mixed") {
+    // a vLLM + SGLang fleet: every chain panel shows both engines, each with its own metric
+    const o = await overviewReady("#/overview?range=5m");
+    const sect = await page.$eval(".section[data-engines]", (e) => e.dataset.engines);
+    check(/vllm/.test(sect) && /sglang/.test(sect), "serving section lists both engines (" + sect + ")");
+    for (const id of ["kv", "preempt", "waiting", "running", "tokens", "ttft", "itl", "e2e", "queueshare", "prefix"]) {
+      const src = await page.$eval(`.panel[data-panel=${id}]`, (e) => e.dataset.src || "");
+      check(o.states[id] === "data" && /vLLM: vllm:/.test(src) && /SGLang: sglang:/.test(src),
+        `panel ${id} draws both engines' metrics (${o.states[id]}; ${src.slice(0, 90)})`);
+    }
+    const kvLegend = await page.$$eval(".panel[data-panel=kv] .u-legend .u-series th", (els) => els.map((e) => e.textContent));
+    check(kvLegend.some((t) => /SGLang/.test(t)) && kvLegend.some((t) => /vLLM/.test(t)), "KV legend names the engine of each series");
+    const groups = await page.$$eval("#model optgroup", (els) => els.map((e) => e.label));
+    check(groups.includes("vLLM") && groups.includes("SGLang"), "model picker groups by engine: " + groups.join(", "));
+    await page.screenshot({ path: path.join(outdir, "overview-mixed.png"), fullPage: true });
   }
   console.log(`ui: ${passed} checks passed`);
 } finally {
