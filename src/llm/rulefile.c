@@ -166,8 +166,14 @@ static bool walk_rules(const char *buf, size_t len, rule_fn fn, void *user, char
     int first_line = 1;
     bool multi = false;
     {
-        size_t a;
-        multi = next_doc(buf, len, 0, &a) < len;
+        /* A leading "---" opens the first document: only a second one makes the
+         * file multi-document (and its locations doc[i]…). */
+        size_t a, m = next_doc(buf, len, 0, &a);
+        if (m == 0) m = next_doc(buf, len, a, &a);
+        bool rest = false; /* anything but blanks after that marker */
+        for (size_t i = a; m < len && i < len && !rest; i++)
+            rest = !(buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t');
+        multi = m < len && rest;
     }
     while (off <= len) {
         size_t after;

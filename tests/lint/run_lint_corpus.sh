@@ -61,5 +61,10 @@ printf 'spec:\n  groups:\n    - name: g\n      rules:\n        - alert: A\n     
 set +e; "$B" lint --output json "$T/syn.yaml" >"$T/syn.json" 2>&1; rc=$?; set -e
 [ "$rc" -eq 1 ] && grep -q '"check": "syntax"' "$T/syn.json" && grep -q '"line": 6' "$T/syn.json" && ok || { bad "PrometheusRule-like syntax error: exit $rc"; cat "$T/syn.json"; }
 
+# A leading (or trailing) "---" does not make a rule file multi-document.
+printf -- '---\ngroups:\n  - name: g\n    rules:\n      - alert: A\n        expr: max(vllm:gpu_cache_usage_perc) > 0.9\n---\n' >"$T/lead.yml"
+set +e; "$B" lint --target "$C/vllm-sample.prom" "$T/lead.yml" >"$T/lead.txt" 2>&1; set -e
+grep -q 'lead.yml:6:19: groups\[0\] "g" rules\[0\] alert A: error\[removed-metric\]' "$T/lead.txt" && ok || { bad "leading ---"; cat "$T/lead.txt"; }
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
