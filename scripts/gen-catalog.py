@@ -26,7 +26,7 @@ VRE = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
 
 # The TSVs embedded as bytes, in the order llm's parser wants them (llm__tsv_<name>).
 TSV_FILES = ["vllm-metrics", "vllm-renames", "vllm-metric-events", "dcgm-metrics", "kueue-metrics",
-             "sglang-metrics", "serving-signals"]
+             "neighbour-metrics", "dcgm-renames", "sglang-metrics", "serving-signals"]
 
 
 def embed_bytes(name):

@@ -15,8 +15,8 @@
 #include "util/fmtfloat.h"
 #include "util/hash.h"
 
-#define MAX_FAMILIES 512
-#define MAX_RENAMES  64
+#define MAX_FAMILIES 1024
+#define MAX_RENAMES  128
 #define MAX_EVENTS   512
 
 typedef struct event {
@@ -39,7 +39,7 @@ typedef struct index_slot {
     uint8_t suffix; /* llm_suffix_t */
 } index_slot_t;
 
-#define INDEX_SLOTS 4096 /* power of two, > 4 * samples */
+#define INDEX_SLOTS 8192 /* power of two, > 4 * samples */
 
 struct llm_catalog {
     llm_family_t fam[MAX_FAMILIES];
@@ -49,7 +49,7 @@ struct llm_catalog {
     index_slot_t index[INDEX_SLOTS];
     event_t events[MAX_EVENTS];
     size_t nevents;
-    char *text[8]; /* owned copies of the TSVs, split in place */
+    char *text[10]; /* owned copies of the TSVs, split in place */
 };
 
 /* ---- Names of enums ---- */
@@ -75,9 +75,51 @@ const char *llm_exporter_name(llm_exporter_t e)
                                                      "kube-state-metrics",
                                                      "node_exporter",
                                                      "Prometheus",
+                                                     "cAdvisor",
+                                                     "EPP (gateway API inference extension)",
+                                                     "vLLM production-stack router",
+                                                     "Ray",
                                                      "SGLang",
                                                      "serving engine"};
     return e < LLM_EXP_COUNT ? names[e] : "?";
+}
+
+bool llm_exporter_complete(llm_exporter_t e)
+{
+    return e == LLM_EXP_VLLM || e == LLM_EXP_DCGM || e == LLM_EXP_KUEUE;
+}
+
+bool llm_exporter_by_prefix(const char *name, size_t len, llm_exporter_t *out)
+{
+    static const struct {
+        const char *prefix;
+        llm_exporter_t e;
+    } tab[] = {{"vllm:", LLM_EXP_VLLM},
+               {"DCGM_", LLM_EXP_DCGM},
+               {"dcgm_", LLM_EXP_DCGM},
+               {"kueue_", LLM_EXP_KUEUE},
+               {"multikueue_", LLM_EXP_KUEUE},
+               {"kube_", LLM_EXP_KSM},
+               {"node_", LLM_EXP_NODE},
+               {"container_", LLM_EXP_CADVISOR},
+               {"machine_", LLM_EXP_CADVISOR},
+               {"inference_pool_", LLM_EXP_EPP},
+               {"inference_model_", LLM_EXP_EPP},
+               {"inference_objective_", LLM_EXP_EPP},
+               {"inference_extension_", LLM_EXP_EPP},
+               {"llm_d_epp_", LLM_EXP_EPP},
+               {"sglang:", LLM_EXP_SGLANG},
+               {"ray_serve_", LLM_EXP_RAY},
+               {"ray_node_", LLM_EXP_RAY},
+               {"ray_cluster_", LLM_EXP_RAY}};
+    for (size_t i = 0; i < IM_ARRAY_LEN(tab); i++) {
+        size_t pl = strlen(tab[i].prefix);
+        if (len > pl && memcmp(name, tab[i].prefix, pl) == 0) {
+            *out = tab[i].e;
+            return true;
+        }
+    }
+    return false;
 }
 
 const char *llm_unit_name(llm_unit_t u)
@@ -661,6 +703,66 @@ static void add_join_families(llm_catalog_t *c)
     }
 }
 
+/* ---- Neighbours (neighbour-metrics.tsv) ---- */
+
+static llm_exporter_t exporter_named(const char *s)
+{
+    for (int e = 0; e < LLM_EXP_COUNT; e++)
+        if (strcmp(llm_exporter_name((llm_exporter_t)e), s) == 0) return (llm_exporter_t)e;
+    return LLM_EXP_COUNT;
+}
+
+static bool sample_known(const llm_catalog_t *c, const char *name)
+{
+    for (size_t i = 0; i < c->nfam; i++)
+        if (llm_family_has_sample(&c->fam[i], name, strlen(name))) return true;
+    return false;
+}
+
+/* name, type, exporter, labels, label_set (open|fixed), source */
+static void neighbour_row(llm_catalog_t *c, char **col, int n)
+{
+    if (n < 6) return;
+    llm_exporter_t e = exporter_named(col[2]);
+    llm_mtype_t t = parse_type(col[1]);
+    if (e == LLM_EXP_COUNT || t == LLM_MTYPE_UNKNOWN) return;
+    char sb[256];
+    if (t == LLM_MTYPE_HISTOGRAM) {
+        snprintf(sb, sizeof sb, "%s_bucket", col[0]);
+        if (sample_known(c, sb)) return;
+    } else if (sample_known(c, col[0])) {
+        return; /* the router's vllm:num_requests_running is vLLM's name too */
+    }
+    llm_family_t *f = new_family(c);
+    f->name = col[0];
+    f->type = t;
+    f->exporter = e;
+    f->labels_open = strcmp(col[4], "open") == 0;
+    if (t == LLM_MTYPE_HISTOGRAM) {
+        static const char *const sufs[] = {"_bucket", "_sum", "_count"};
+        for (size_t i = 0; i < IM_ARRAY_LEN(sufs); i++) {
+            snprintf(sb, sizeof sb, "%s%s", col[0], sufs[i]);
+            add_sample(f, sb, strlen(sb));
+        }
+    } else {
+        add_sample(f, col[0], strlen(col[0]));
+    }
+    parse_labels(f, col[3]);
+    f->condition = col[5];
+    compute_base(f);
+    f->unit = guess_unit(f);
+}
+
+/* dcgm-renames.tsv: old_name, replacement, source */
+static void dcgm_rename_row(llm_catalog_t *c, char **col, int n)
+{
+    if (n < 3 || c->nrenames >= MAX_RENAMES) return;
+    rename_t *r = &c->renames[c->nrenames++];
+    memset(r, 0, sizeof(*r));
+    r->old_name = col[0];
+    r->replacement = col[1];
+}
+
 /* ---- Index ---- */
 
 static void index_put(llm_catalog_t *c, const char *key, size_t len, size_t fam, llm_form_t form,
@@ -738,11 +840,16 @@ static void catalog_init(void)
     tsv_each(c, c->text[3], kueue_row);
     c->text[4] = copy_tsv(llm__tsv_vllm_metric_events, llm__tsv_vllm_metric_events_len);
     tsv_each(c, c->text[4], event_row);
+    add_join_families(c);
+    /* The neighbours first: their EPP families name the EPP, not "serving engine". */
+    c->text[7] = copy_tsv(llm__tsv_neighbour_metrics, llm__tsv_neighbour_metrics_len);
+    tsv_each(c, c->text[7], neighbour_row);
+    c->text[8] = copy_tsv(llm__tsv_dcgm_renames, llm__tsv_dcgm_renames_len);
+    tsv_each(c, c->text[8], dcgm_rename_row);
     c->text[5] = copy_tsv(llm__tsv_sglang_metrics, llm__tsv_sglang_metrics_len);
     tsv_each(c, c->text[5], sglang_row);
     c->text[6] = copy_tsv(llm__tsv_serving_signals, llm__tsv_serving_signals_len);
     tsv_each(c, c->text[6], serving_row);
-    add_join_families(c);
     /* Hidden versions from the rename table. */
     for (size_t r = 0; r < c->nrenames; r++) {
         for (size_t i = 0; i < c->nfam; i++) {

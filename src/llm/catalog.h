@@ -71,12 +71,23 @@ typedef enum llm_exporter {
     LLM_EXP_KSM,        /* kube-state-metrics */
     LLM_EXP_NODE,       /* node_exporter */
     LLM_EXP_PROMETHEUS, /* series Prometheus itself adds (up, scrape_*) */
+    LLM_EXP_CADVISOR,   /* cAdvisor (the kubelet's container_* / machine_*) */
+    LLM_EXP_EPP,        /* the gateway API inference extension's endpoint picker */
+    LLM_EXP_ROUTER,     /* the vLLM production-stack router (vllm:* gauges by server) */
+    LLM_EXP_RAY,        /* Ray (ray_serve_*, ray_node_*) */
     LLM_EXP_SGLANG,     /* SGLang's own sglang:* families (sglang-metrics.tsv) */
     LLM_EXP_ENGINE,     /* the other serving engines of serving-signals.tsv (Dynamo
                          * frontend, llm-d EPP, SGLang router, Triton/TRT-LLM) */
     LLM_EXP_COUNT
 } llm_exporter_t;
 const char *llm_exporter_name(llm_exporter_t e); /* "vLLM", "dcgm-exporter", ... */
+/* Does the catalog list every name of the exporter (vLLM, dcgm-exporter, Kueue)?
+ * The neighbours (kube-state-metrics, cAdvisor, node_exporter, EPP, the router,
+ * Ray) are known by their common names only. */
+bool llm_exporter_complete(llm_exporter_t e);
+/* The exporter a metric name seems to belong to by its prefix (kube_, container_,
+ * node_, inference_pool_, ray_, DCGM_/dcgm_, kueue_, vllm:, …); false if none. */
+bool llm_exporter_by_prefix(const char *name, size_t len, llm_exporter_t *out);
 
 /* Units the checks reason about (derived from name, catalog condition text). */
 typedef enum llm_unit {
@@ -165,8 +176,9 @@ const llm_family_t *llm_catalog_lookup(const llm_catalog_t *c, const char *name,
 /* Family by catalog family name exactly (NULL if none). */
 const llm_family_t *llm_catalog_by_family(const llm_catalog_t *c, const char *name, size_t len);
 
-/* Rename history (vllm-renames.tsv): the replacement text for an old exposed
- * name, or NULL. "(none)"/"(same as above)" come back as NULL/the row above's. */
+/* Rename history (vllm-renames.tsv, and dcgm-exporter 1.x names from
+ * dcgm-renames.tsv): the replacement text for an old exposed name, or NULL. "(none)"/"(same as
+ * above)" come back as NULL/the row above's. */
 const char *llm_catalog_renamed_to(const llm_catalog_t *c, const char *name, size_t len);
 
 /* Source-string history (vllm-metric-events.tsv): the first release whose

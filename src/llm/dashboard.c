@@ -256,11 +256,42 @@ static void collect_vars(json_t *dash, tvars_t *vars)
 
 /* ---- Panels ---- */
 
+#define MAX_DS_UIDS 32
+
+typedef struct ds_uid {
+    const char *uid; /* borrowed from the JSON */
+    char *first;     /* owned: path of the first use */
+    size_t uses;
+} ds_uid_t;
+
 typedef struct dctx {
     lint_run_t *r;
     const char *file;
     tvars_t vars;
+    ds_uid_t uids[MAX_DS_UIDS];
+    size_t nuids;
 } dctx_t;
+
+/* A Prometheus datasource given by a fixed uid rather than a variable: the
+ * dashboard breaks on any other Grafana. Collected per uid, reported once. */
+static void note_datasource(dctx_t *x, json_t *ds, const char *path)
+{
+    if (!json_is_object(ds)) return;
+    const char *t = json_string_value(json_object_get(ds, "type"));
+    const char *uid = json_string_value(json_object_get(ds, "uid"));
+    if (!uid || !*uid || !t || strcmp(t, "prometheus") != 0) return;
+    if (strchr(uid, '$') || uid[0] == '-' || strcmp(uid, "grafana") == 0) return;
+    for (size_t i = 0; i < x->nuids; i++)
+        if (strcmp(x->uids[i].uid, uid) == 0) {
+            x->uids[i].uses++;
+            return;
+        }
+    if (x->nuids >= MAX_DS_UIDS) return;
+    x->uids[x->nuids].uid = uid;
+    x->uids[x->nuids].first = im_strdup(path);
+    x->uids[x->nuids].uses = 1;
+    x->nuids++;
+}
 
 static bool non_prometheus(json_t *ds)
 {
@@ -279,32 +310,49 @@ static bool non_prometheus(json_t *ds)
     return false;
 }
 
+static void lint_expr(dctx_t *x, lint_where_t *w, const char *expr, size_t len);
+
 static void lint_target(dctx_t *x, const char *path, json_t *panel, json_t *t, bool heatmap)
 {
     const char *expr = json_string_value(json_object_get(t, "expr"));
+    /* Grafana's Google Cloud Monitoring data source: promQLQuery.expr. */
+    bool gcm = false;
+    if (!expr) {
+        expr = json_string_value(json_object_get(json_object_get(t, "promQLQuery"), "expr"));
+        gcm = expr != NULL;
+    }
     if (!expr || !*expr) return;
-    if (non_prometheus(json_object_get(t, "datasource"))) return;
-    if (!json_object_get(t, "datasource") && non_prometheus(json_object_get(panel, "datasource")))
+    if (!gcm && non_prometheus(json_object_get(t, "datasource"))) return;
+    if (!gcm && !json_object_get(t, "datasource") &&
+        non_prometheus(json_object_get(panel, "datasource")))
         return;
+    note_datasource(x, json_object_get(t, "datasource"), path);
+    if (!json_object_get(t, "datasource"))
+        note_datasource(x, json_object_get(panel, "datasource"), path);
     const char *fmt = json_string_value(json_object_get(t, "format"));
     lint_where_t w;
     memset(&w, 0, sizeof(w));
     w.file = x->file;
     w.path = path;
     w.heatmap = heatmap || (fmt && strcmp(fmt, "heatmap") == 0);
-    size_t len = strlen(expr);
+    lint_expr(x, &w, expr, strlen(expr));
+}
+
+/* Substitutes the dashboard's variables and lints; w->orig_expr defaults to expr. */
+static void lint_expr(dctx_t *x, lint_where_t *wp, const char *expr, size_t len)
+{
+    lint_where_t w = *wp;
+    if (!w.orig_expr) w.orig_expr = expr;
     im_buf_t sb;
     im_buf_init(&sb, 1u << 20);
     uint32_t(*rg)[2] = NULL;
     size_t nrg = 0;
     lint__subst_vars(expr, len, &x->vars, &sb, &rg, &nrg);
     if (nrg > 0) {
-        w.orig_expr = expr;
         w.subst = (const uint32_t(*)[2])rg;
         w.nsubst = nrg;
         lint_query(x->r, &w, sb.data ? sb.data : "", sb.len);
     } else {
-        w.orig_expr = expr;
         lint_query(x->r, &w, expr, len);
     }
     im_free(rg);
@@ -357,6 +405,144 @@ static void walk_panels(dctx_t *x, json_t *panels, const char *prefix, const cha
     }
 }
 
+/* ---- Template variables ---- */
+
+static size_t skip_ws(const char *s, size_t i, size_t len)
+{
+    while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n')) i++;
+    return i;
+}
+
+/* The end of a function call's argument list starting after '(' at i: the
+ * index of the closing ')' at depth 0 (skipping strings), or len. *comma is the
+ * last top-level comma (or len). */
+static size_t call_end(const char *s, size_t i, size_t len, size_t *comma)
+{
+    int depth = 0;
+    char quote = 0;
+    *comma = len;
+    for (; i < len; i++) {
+        char c = s[i];
+        if (quote) {
+            if (c == '\\')
+                i++;
+            else if (c == quote)
+                quote = 0;
+            continue;
+        }
+        if (c == '"' || c == '\'' || c == '`')
+            quote = c;
+        else if (c == '(' || c == '{' || c == '[')
+            depth++;
+        else if (c == ')' || c == '}' || c == ']') {
+            if (depth == 0) return i;
+            depth--;
+        } else if (c == ',' && depth == 0)
+            *comma = i;
+    }
+    return len;
+}
+
+/* label_values(selector, label) and query_result(expr) in a query variable. */
+static void lint_variable(dctx_t *x, json_t *v, size_t idx)
+{
+    const char *name = json_string_value(json_object_get(v, "name"));
+    const char *type = json_string_value(json_object_get(v, "type"));
+    if (!type || strcmp(type, "query") != 0) return;
+    json_t *ds = json_object_get(v, "datasource");
+    if (non_prometheus(ds)) return;
+    json_t *qn = json_object_get(v, "query");
+    const char *qs = json_string_value(qn);
+    if (!qs && json_is_object(qn)) qs = json_string_value(json_object_get(qn, "query"));
+    if (!qs) qs = json_string_value(json_object_get(v, "definition"));
+    if (!qs) return;
+    size_t len = strlen(qs);
+    size_t i = skip_ws(qs, 0, len);
+    static const char *const fns[] = {"label_values", "query_result"};
+    for (size_t f = 0; f < IM_ARRAY_LEN(fns); f++) {
+        size_t fl = strlen(fns[f]);
+        if (len - i <= fl || memcmp(qs + i, fns[f], fl) != 0) continue;
+        size_t open = skip_ws(qs, i + fl, len);
+        if (open >= len || qs[open] != '(') return;
+        size_t comma, end = call_end(qs, open + 1, len, &comma);
+        if (end >= len) return;
+        size_t as = open + 1, ae = end;
+        char label[128] = "";
+        if (f == 0) {
+            if (comma == len) return; /* label_values(label): any series */
+            size_t ls = skip_ws(qs, comma + 1, end), le = end;
+            while (le > ls && (qs[le - 1] == ' ' || qs[le - 1] == '\t')) le--;
+            if (le <= ls || le - ls >= sizeof label || memchr(qs + ls, '$', le - ls)) return;
+            memcpy(label, qs + ls, le - ls);
+            label[le - ls] = 0;
+            ae = comma;
+        }
+        as = skip_ws(qs, as, ae);
+        while (ae > as && (qs[ae - 1] == ' ' || qs[ae - 1] == '\t')) ae--;
+        if (ae <= as) return;
+        char path[300];
+        snprintf(path, sizeof path, "templating.list[%zu] \"%s\" %s", idx, name ? name : "",
+                 fns[f]);
+        lint_where_t w;
+        memset(&w, 0, sizeof(w));
+        w.file = x->file;
+        w.path = path;
+        w.orig_expr = qs;
+        w.values_label = label[0] ? label : NULL;
+        char *inner = im_strndup(qs + as, ae - as);
+        /* orig_expr is the whole query text: --fix edits the name inside it. */
+        lint_expr(x, &w, inner, ae - as);
+        im_free(inner);
+        return;
+    }
+}
+
+static void lint_variables(dctx_t *x, json_t *dash)
+{
+    json_t *list = json_object_get(json_object_get(dash, "templating"), "list");
+    size_t i;
+    json_t *v;
+    json_array_foreach(list, i, v) lint_variable(x, v, i);
+}
+
+/* ---- Google Cloud Monitoring dashboards (GMP): prometheusQuery fields ---- */
+
+static void walk_gcm(dctx_t *x, json_t *n, const char *title, const char *path, int depth)
+{
+    if (depth > 24) return;
+    char sub[600];
+    if (json_is_object(n)) {
+        const char *t = json_string_value(json_object_get(n, "title"));
+        if (t) title = t;
+        const char *key;
+        json_t *val;
+        json_object_foreach(n, key, val)
+        {
+            snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", key);
+            if (strcmp(key, "prometheusQuery") == 0 && json_is_string(val)) {
+                char loc[700];
+                snprintf(loc, sizeof loc, "%s \"%s\"", sub, title ? title : "");
+                lint_where_t w;
+                memset(&w, 0, sizeof(w));
+                w.file = x->file;
+                w.path = loc;
+                const char *e = json_string_value(val);
+                if (*e) lint_expr(x, &w, e, strlen(e));
+            } else {
+                walk_gcm(x, val, title, sub, depth + 1);
+            }
+        }
+    } else if (json_is_array(n)) {
+        size_t i;
+        json_t *val;
+        json_array_foreach(n, i, val)
+        {
+            snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+            walk_gcm(x, val, title, sub, depth + 1);
+        }
+    }
+}
+
 im_rc lint_dashboard(lint_run_t *r, const char *file, const char *buf, size_t len)
 {
     json_error_t je;
@@ -388,6 +574,19 @@ im_rc lint_dashboard(lint_run_t *r, const char *file, const char *buf, size_t le
         char path[300];
         snprintf(path, sizeof path, "rows[%zu] \"%s\"", i, title ? title : "");
         walk_panels(x, json_object_get(row, "panels"), path, "panels", 1);
+    }
+    lint_variables(x, dash);
+    if (json_object_get(dash, "mosaicLayout") || json_object_get(dash, "gridLayout") ||
+        json_object_get(dash, "columnLayout") || json_object_get(dash, "rowLayout"))
+        walk_gcm(x, dash, NULL, "", 0);
+    for (size_t u = 0; u < x->nuids; u++) {
+        lint_note(r, "hardcoded-datasource", LINT_SEV_WARNING, file, 0, 0, x->uids[u].first,
+                  "%zu quer%s use%s the Prometheus data source by its uid \"%s\": on any other "
+                  "Grafana the panels show \"data source not found\"; use a data source variable "
+                  "(${datasource}, or ${DS_PROMETHEUS} with __inputs)",
+                  x->uids[u].uses, x->uids[u].uses == 1 ? "y" : "ies",
+                  x->uids[u].uses == 1 ? "s" : "", x->uids[u].uid);
+        im_free(x->uids[u].first);
     }
     im_free(x);
     json_decref(root);

@@ -162,7 +162,15 @@ typedef struct q {
     int depth;
     int64_t max_range_ms;
     bool latency_quantile;
+    int record_depth; /* recorded quantiles followed (a record of a record …) */
+    char recfam[256]; /* the histogram behind a recorded quantile */
 } q_t;
+
+static int64_t longest_range(const promql_expr_t *e, int depth);
+static bool multiwindow(const promql_expr_t *e, int depth);
+struct sel;
+static const double *record_buckets(const struct q *cq, const struct sel *s, size_t *n,
+                                    const char **fam, bool *latency, int64_t *range_ms);
 
 static bool in_subst(const q_t *q, const promql_expr_t *e)
 {
@@ -644,8 +652,63 @@ static bool name_has_label(const lint_names_t *names, const lname_t *e, const ll
     return false;
 }
 
+/* What a name measures, by its words: suggestions never cross it. */
+typedef enum name_kind {
+    NK_NONE = 0,
+    NK_SECONDS,
+    NK_BYTES,
+    NK_UTIL,
+    NK_TEMP,
+    NK_POWER,
+    NK_CLOCK,
+    NK_TOKENS,
+    NK_ERRORS,
+} name_kind_t;
+
+static bool has_word_ci(const char *s, size_t len, const char *w)
+{
+    size_t wl = strlen(w);
+    for (size_t i = 0; i + wl <= len; i++)
+        if (strncasecmp(s + i, w, wl) == 0 && (i == 0 || s[i - 1] == '_' || s[i - 1] == ':'))
+            return true;
+    return false;
+}
+
+static name_kind_t name_kind(const char *s, size_t len)
+{
+    if (has_word_ci(s, len, "seconds") || has_word_ci(s, len, "latency") ||
+        has_word_ci(s, len, "duration") || has_word_ci(s, len, "ms"))
+        return NK_SECONDS;
+    if (has_word_ci(s, len, "temp") || has_word_ci(s, len, "temperature")) return NK_TEMP;
+    if (has_word_ci(s, len, "power") || has_word_ci(s, len, "energy")) return NK_POWER;
+    if (has_word_ci(s, len, "clock")) return NK_CLOCK;
+    if (has_word_ci(s, len, "util") || has_word_ci(s, len, "utilization") ||
+        has_word_ci(s, len, "usage_perc") || has_word_ci(s, len, "active"))
+        return NK_UTIL;
+    if (has_word_ci(s, len, "bytes") || has_word_ci(s, len, "fb") ||
+        has_word_ci(s, len, "bandwidth") || has_word_ci(s, len, "throughput"))
+        return NK_BYTES;
+    if (has_word_ci(s, len, "tokens")) return NK_TOKENS;
+    if (has_word_ci(s, len, "errors") || has_word_ci(s, len, "error") ||
+        has_word_ci(s, len, "violation"))
+        return NK_ERRORS;
+    return NK_NONE;
+}
+
+/* The exporter of a known or queried name (catalog family, else prefix). */
+static bool name_exporter(const char *name, size_t len, llm_exporter_t *out)
+{
+    const llm_family_t *f = llm_catalog_lookup(llm_catalog_get(), name, len, NULL, NULL);
+    if (f) {
+        *out = f->exporter;
+        return true;
+    }
+    return llm_exporter_by_prefix(name, len, out);
+}
+
 /* The known name most like `name`: shared word stems, same kind (counter or
- * not), and the labels the query uses. NULL when nothing is close. */
+ * not), the same exporter and what it measures, and the labels the query uses.
+ * NULL when nothing is close. */
 static const char *suggest(const q_t *q, const promql_expr_t *vs, const char *name, size_t len,
                            bool counterish)
 {
@@ -657,10 +720,20 @@ static const char *suggest(const q_t *q, const promql_expr_t *vs, const char *na
     const char *best = NULL;
     int best_score = -1000;
     bool want_bucket = len > 7 && memcmp(name + len - 7, "_bucket", 7) == 0;
+    llm_exporter_t qe = LLM_EXP_COUNT, ce;
+    bool qe_known = llm_exporter_by_prefix(name, len, &qe);
+    name_kind_t qk = name_kind(name, len);
     for (size_t i = 0; i < names->cap; i++) {
         const lname_t *e = names->slots[i];
         if (!e || e->record) continue;
         if (e->suffix == LLM_SUFFIX_CREATED) continue;
+        bool ce_known = name_exporter(e->name, e->len, &ce);
+        if (qe_known && (!ce_known || ce != qe)) continue;
+        name_kind_t ck = name_kind(e->name, e->len);
+        if (qk != NK_NONE && ck != NK_NONE && qk != ck) continue;
+        if (counterish && e->type != LLM_MTYPE_UNKNOWN && e->type != LLM_MTYPE_COUNTER &&
+            !(e->type == LLM_MTYPE_HISTOGRAM || e->type == LLM_MTYPE_SUMMARY))
+            continue;
         bool is_bucket = e->suffix == LLM_SUFFIX_BUCKET;
         if ((e->type == LLM_MTYPE_HISTOGRAM || e->type == LLM_MTYPE_SUMMARY) &&
             is_bucket != want_bucket && e->suffix != LLM_SUFFIX_NONE)
@@ -823,14 +896,77 @@ static void status_text(const llm_family_t *f, char *buf, size_t cap)
         snprintf(buf + n, cap - (size_t)n, "%sremoved in %s", n ? ", " : "", r);
 }
 
-static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
+/* Is the text a query our parser accepts? Fix hints that are queries must be. */
+static bool valid_query(const char *text)
+{
+    promql_expr_t *root = NULL;
+    im_err_t err;
+    im_err_clear(&err);
+    if (promql_parse(text, strlen(text), &root, &err) != IM_OK) return false;
+    promql_expr_free(root);
+    return true;
+}
+
+/* The fix for a catalog replacement: "use NAME" for a mechanical rename, else
+ * "use QUERY" when the replacement text is a query once its "[..]" ranges get
+ * a window, else prose that names it. */
+static void repl_fix(const char *repl, const char *name, char *out, size_t cap)
+{
+    if (name) {
+        snprintf(out, cap, "use %s", name);
+        return;
+    }
+    im_buf_t b;
+    im_buf_init(&b, 4096);
+    for (const char *p = repl; *p && *p != ';'; p++) {
+        if (p[0] == ' ' && p[1] == '(') break; /* "x (same semantics)" */
+        if (strncmp(p, "[..]", 4) == 0) {
+            (void)im_buf_puts(&b, "[5m]");
+            p += 3;
+        } else {
+            (void)im_buf_putc(&b, *p);
+        }
+    }
+    if (b.data && valid_query(b.data))
+        snprintf(out, cap, "use %s", b.data);
+    else
+        snprintf(out, cap, "see the replacement: %s", repl);
+    im_buf_free(&b);
+}
+
+/* Length of a name's first word with its separator ("sglang:" of sglang:x,
+ * "tgi_" of tgi_queue_size), 0 when there is none. */
+static size_t name_prefix_len(const char *name, size_t len)
+{
+    for (size_t i = 2; i < len; i++)
+        if (name[i] == '_' || name[i] == ':') return i + 1;
+    return 0;
+}
+
+/* Does any live source expose a name with the same first word? */
+static bool prefix_exposed(const q_t *q, const char *name, size_t len)
+{
+    size_t pl = name_prefix_len(name, len);
+    if (pl == 0) return true; /* one word: no exporter to blame */
+    const lint_names_t *names = q->r->names;
+    for (size_t i = 0; i < names->cap; i++) {
+        const lname_t *e = names->slots[i];
+        if (!e || e->record || e->catalog || e->len < pl) continue;
+        if (memcmp(e->name, name, pl) == 0) return true;
+    }
+    return false;
+}
+
+/* Checks a selector's name; returns true when the name belongs to an exporter
+ * none of the sources is (nothing else about it can be checked). */
+static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
 {
     const lint_names_t *names = q->r->names;
     const llm_catalog_t *cat = llm_catalog_get();
     char buf[512], fixbuf[600];
     bool live = names->live;
     if (s->known) {
-        if (s->known->record) return;
+        if (s->known->record) return false;
         /* Exposed (or current in the catalog): deprecated? conditional? */
         if (s->fam && s->form == LLM_FORM_SAMPLE && s->fam->exporter == LLM_EXP_VLLM &&
             s->fam->deprecated.known) {
@@ -843,7 +979,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                 const char *repl = llm_catalog_renamed_to(cat, s->name, s->len);
                 if (!repl) repl = s->fam->replacement;
                 bool mech = replacement_name(repl, s->fsuffix, buf, sizeof buf);
-                if (repl) snprintf(fixbuf, sizeof fixbuf, "use %s", mech ? buf : repl);
+                if (repl) repl_fix(repl, mech ? buf : NULL, fixbuf, sizeof fixbuf);
                 lint_finding_t *f =
                     report(q, vs, "deprecated-metric", LINT_SEV_WARNING, repl ? fixbuf : NULL,
                            "%.*s is deprecated (%s)%s%s", (int)s->len, s->name, stt,
@@ -855,13 +991,13 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
             report(q, vs, "conditional-metric", LINT_SEV_INFO, NULL, "%.*s exists only %s%s",
                    (int)s->len, s->name, strncmp(s->fam->option, "only ", 5) == 0 ? "" : "when: ",
                    strncmp(s->fam->option, "only ", 5) == 0 ? s->fam->option + 5 : s->fam->option);
-        return;
+        return false;
     }
 
     /* Series Prometheus itself adds at scrape (up, scrape_*, ALERTS) are never in
      * an exposition. */
     if (s->fam && s->fam->exporter == LLM_EXP_PROMETHEUS && names->kind != LINT_SOURCE_PROMETHEUS)
-        return;
+        return false;
     /* Not exposed. Ray Serve and friends: the same family under another prefix. */
     bool ours =
         (s->len > 5 && memcmp(s->name, "vllm:", 5) == 0) ||
@@ -875,7 +1011,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                                        "%.*s is not exposed, but %s is: the sources add a prefix",
                                        (int)s->len, s->name, pv);
             fix_name(q, f, vs, s, pv);
-            return;
+            return false;
         }
     }
 
@@ -888,7 +1024,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                                         "%.*s is a counter: the exposition names its samples %s",
                                         (int)s->len, s->name, buf);
             fix_name(q, fd, vs, s, buf);
-            return;
+            return false;
         }
     }
     if (f && s->form == LLM_FORM_HISTOGRAM_BARE) {
@@ -898,7 +1034,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
             snprintf(fixbuf, sizeof fixbuf, "use %s", buf);
         else
             snprintf(fixbuf, sizeof fixbuf,
-                     "use %s_bucket for quantiles, %s_sum / %s_count for the mean", f->base,
+                     "query %s_bucket for quantiles, %s_sum / %s_count for the mean", f->base,
                      f->base, f->base);
         lint_finding_t *fd =
             report(q, vs, "histogram-suffix", LINT_SEV_ERROR, fixbuf,
@@ -906,7 +1042,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                    "%s_count",
                    (int)s->len, s->name, llm_mtype_name(f->type), f->base, f->base, f->base);
         if (quant && f->type == LLM_MTYPE_HISTOGRAM) fix_name(q, fd, vs, s, buf);
-        return;
+        return false;
     }
 
     if (f && s->form == LLM_FORM_SAMPLE) {
@@ -921,7 +1057,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
             if (!repl) repl = f->replacement;
             bool mech = replacement_name(repl, s->fsuffix, buf, sizeof buf);
             if (mech && live && !lint_names_has(names, buf, strlen(buf))) mech = false;
-            if (repl) snprintf(fixbuf, sizeof fixbuf, "use %s", mech ? buf : repl);
+            if (repl) repl_fix(repl, mech ? buf : NULL, fixbuf, sizeof fixbuf);
             char who[96];
             if (q->r->version_given || !live)
                 snprintf(who, sizeof who, "vLLM %s", vb);
@@ -934,22 +1070,21 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                        "%.*s is not exposed by %s (%s)%s%s", (int)s->len, s->name, who, stt,
                        repl ? "; replacement: " : "; it has no replacement", repl ? repl : "");
             if (mech) fix_name(q, fd, vs, s, buf);
-            return;
+            return false;
         }
         if (f->option) {
             report(q, vs, "conditional-metric", LINT_SEV_INFO, NULL,
                    "%.*s is not exposed: it exists only %s%s", (int)s->len, s->name,
                    strncmp(f->option, "only ", 5) == 0 ? "" : "when: ",
                    strncmp(f->option, "only ", 5) == 0 ? f->option + 5 : f->option);
-            return;
+            return false;
         }
         if (live && !names->exporters_seen[f->exporter]) {
-            report(q, vs, "unknown-metric", LINT_SEV_WARNING, NULL,
+            report(q, vs, "other-exporter", LINT_SEV_INFO, NULL,
                    "%.*s comes from %s, which none of the sources exposes: add its endpoint with "
-                   "--target (the name is "
-                   "right)",
+                   "--target to check it (the name is right)",
                    (int)s->len, s->name, llm_exporter_name(f->exporter));
-            return;
+            return true;
         }
         if (st == LLM_STATUS_NOT_YET) {
             char vb[40] = "", fb[40];
@@ -966,7 +1101,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                 report(q, vs, "unknown-metric", LINT_SEV_ERROR, old ? fixbuf : NULL,
                        "%.*s was added in vLLM %s, after vLLM %s (--vllm-version)", (int)s->len,
                        s->name, fb, vb);
-            return;
+            return false;
         }
         /* The exporter is there and the name is right: series of labelled counters
          * and histograms appear with their first event (Kueue, dcgm-exporter, lazily
@@ -979,18 +1114,43 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                    "another version or configuration",
                    (int)s->len, s->name, f->condition[0] ? f->condition : "no condition known");
         }
-        return;
+        return false;
     }
 
-    /* Not in the catalog either. Renamed? */
+    /* Not in the catalog either. A lower-cased DCGM field name? */
+    if (s->len > 8 && s->len < sizeof buf && strncasecmp(s->name, "DCGM_FI_", 8) == 0 &&
+        memcmp(s->name, "DCGM_FI_", 8) != 0) {
+        for (size_t i = 0; i < s->len; i++) buf[i] = (char)toupper((unsigned char)s->name[i]);
+        buf[s->len] = 0;
+        if (llm_catalog_lookup(cat, buf, s->len, NULL, NULL)) {
+            snprintf(fixbuf, sizeof fixbuf, "use %s", buf);
+            lint_finding_t *fd = report(
+                q, vs, "unknown-metric", LINT_SEV_ERROR, fixbuf,
+                "%.*s: dcgm-exporter names its metrics after the DCGM field in upper case (%s); "
+                "metric names are case-sensitive",
+                (int)s->len, s->name, buf);
+            fix_name(q, fd, vs, s, buf);
+            return false;
+        }
+    }
+    /* Renamed? */
     const char *repl = llm_catalog_renamed_to(cat, s->name, s->len);
     if (repl) {
         bool mech = replacement_name(repl, LLM_SUFFIX_NONE, buf, sizeof buf);
-        snprintf(fixbuf, sizeof fixbuf, "use %s", mech ? buf : repl);
-        lint_finding_t *fd = report(q, vs, "removed-metric", LINT_SEV_ERROR, fixbuf,
-                                    "%.*s was renamed: replacement %s", (int)s->len, s->name, repl);
+        repl_fix(repl, mech ? buf : NULL, fixbuf, sizeof fixbuf);
+        bool dcgm1 = s->len > 5 && memcmp(s->name, "dcgm_", 5) == 0;
+        const llm_family_t *rf = llm_catalog_lookup(cat, repl, strlen(repl), NULL, NULL);
+        lint_finding_t *fd;
+        if (dcgm1)
+            fd = report(q, vs, "removed-metric", LINT_SEV_ERROR, fixbuf,
+                        "%.*s is a dcgm-exporter 1.x name; current dcgm-exporter exposes %s%s",
+                        (int)s->len, s->name, repl,
+                        rf ? "" : " (not in the default counters: enable it in the counters CSV)");
+        else
+            fd = report(q, vs, "removed-metric", LINT_SEV_ERROR, fixbuf,
+                        "%.*s was renamed: replacement %s", (int)s->len, s->name, repl);
         if (mech) fix_name(q, fd, vs, s, buf);
-        return;
+        return false;
     }
     if (!live && names->kind == LINT_SOURCE_CATALOG) {
         /* The catalog only knows some exporters: a name outside them may be fine,
@@ -1001,7 +1161,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
         bool owned = (s->len > 6 && memcmp(s->name, "kueue_", 6) == 0) ||
                      (s->len > 8 && memcmp(s->name, "DCGM_FI_", 8) == 0) ||
                      llm_serving_engine_of(sv, s->name, s->len) >= 0;
-        if (!owned || llm_serving_has_name(sv, s->name, s->len)) return;
+        if (!owned || llm_serving_has_name(sv, s->name, s->len)) return false;
     }
     /* A vLLM source string that is gone (vllm-metric-events.tsv). */
     if (s->len > 5 && memcmp(s->name, "vllm:", 5) == 0) {
@@ -1018,7 +1178,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
             report(q, vs, "removed-metric", LINT_SEV_ERROR, sug ? fixbuf : NULL,
                    "%.*s was added to vLLM's source in %s and removed in %s", (int)s->len, s->name,
                    ab, rb);
-            return;
+            return false;
         }
     }
     /* level:metric:operation is the recording-rule naming convention. */
@@ -1029,7 +1189,28 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                "lint the rule file that records it together with this file",
                "%.*s is not exposed by %s; by its name it is a recording rule's output",
                (int)s->len, s->name, live ? "any source" : "the catalog's exporters");
-        return;
+        return false;
+    }
+    /* A name of an exporter none of the sources is: say whose it seems to be and
+     * check nothing else about it. */
+    if (live) {
+        llm_exporter_t pe;
+        if (llm_exporter_by_prefix(s->name, s->len, &pe)) {
+            if (!names->exporters_seen[pe]) {
+                report(q, vs, "other-exporter", LINT_SEV_INFO, NULL,
+                       "%.*s seems to come from %s, which none of the sources exposes: not "
+                       "checked (add its endpoint with --target)",
+                       (int)s->len, s->name, llm_exporter_name(pe));
+                return true;
+            }
+        } else if (!prefix_exposed(q, s->name, s->len)) {
+            size_t pl = name_prefix_len(s->name, s->len);
+            report(q, vs, "other-exporter", LINT_SEV_INFO, NULL,
+                   "%.*s: no source exposes it or any name starting with %.*s; it seems to come "
+                   "from an exporter not among the sources: not checked",
+                   (int)s->len, s->name, (int)pl, s->name);
+            return true;
+        }
     }
     bool counterish = (s->len > 6 && memcmp(s->name + s->len - 6, "_total", 6) == 0);
     const promql_expr_t *p = parent(q, 0);
@@ -1040,6 +1221,7 @@ static void check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
     report(q, vs, "unknown-metric", LINT_SEV_ERROR, sug ? fixbuf : NULL,
            "%.*s is not exposed by %s", (int)s->len, s->name,
            live ? "any source" : "the catalog's exporters");
+    return false;
 }
 
 static bool label_suspicious(const q_t *q, const labelset_t *ls, const char *l, size_t len)
@@ -1055,15 +1237,26 @@ static bool label_suspicious(const q_t *q, const labelset_t *ls, const char *l, 
     if (len == 2 && memcmp(l, "le", 2) == 0) return true;
     for (int i = 0; i < ls->n; i++)
         if (near_miss(l, len, ls->names[i], ls->lens[i])) return true;
-    /* A label other families of the same exporter carry. */
+    /* A label other families of the same exporter carry, or (for an exporter the
+     * catalog knows completely) one that only another such exporter's families
+     * carry: `by (model_name)` over dcgm-exporter's series. */
     if (ls->exporter >= 0) {
         const llm_catalog_t *c = llm_catalog_get();
+        bool own = false, other = false;
         for (size_t i = 0; i < llm_catalog_count(c); i++) {
             const llm_family_t *f = llm_catalog_family(c, i);
-            if ((int)f->exporter != ls->exporter) continue;
-            for (int k = 0; k < f->nlabels; k++)
-                if (strlen(f->labels[k]) == len && memcmp(f->labels[k], l, len) == 0) return true;
+            bool has = false;
+            for (int k = 0; k < f->nlabels && !has; k++)
+                has = strlen(f->labels[k]) == len && memcmp(f->labels[k], l, len) == 0;
+            if (!has) continue;
+            if ((int)f->exporter == ls->exporter) {
+                own = true;
+                break;
+            }
+            if (llm_exporter_complete(f->exporter)) other = true;
         }
+        if (own) return true;
+        if (other && llm_exporter_complete((llm_exporter_t)ls->exporter)) return true;
     }
     (void)q;
     return false;
@@ -1088,7 +1281,10 @@ static void check_matchers(q_t *q, const promql_expr_t *vs, const sel_t *s)
         im_sv_t ln = istr(im_matcher_name(m));
         if (im_sv_eq_cstr(ln, "__name__")) continue;
         im_match_type_t t = im_matcher_type(m);
-        bool positive = (t == IM_MATCH_EQ || t == IM_MATCH_RE) && !im_matcher_matches_empty(m);
+        /* x!="" and x!~"" require the label as much as x="v" does. */
+        bool positive = ((t == IM_MATCH_EQ || t == IM_MATCH_RE) && !im_matcher_matches_empty(m)) ||
+                        ((t == IM_MATCH_NEQ || t == IM_MATCH_NRE) &&
+                         im_matcher_matches(m, "x", 1) && !im_matcher_matches_empty(m));
         if (!positive) continue;
         /* exported_* renames by a scrape without honor_labels. */
         if (s->known && !s->known->catalog && !lint__lname_label(s->known, ln.p, ln.len, false)) {
@@ -1143,13 +1339,89 @@ static void check_matchers(q_t *q, const promql_expr_t *vs, const sel_t *s)
     }
 }
 
+/* The expression with each [start, end) span wrapped as rate(<span>[5m]); NULL
+ * when the result does not parse. Spans ascending, at most 8. */
+static char *wrap_rates(const q_t *q, const uint32_t (*sp)[2], size_t n, const char *fn,
+                        const char *range)
+{
+    im_buf_t b;
+    im_buf_init(&b, 1u << 20);
+    uint32_t pos = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (sp[i][0] < pos || sp[i][1] > q->len) {
+            im_buf_free(&b);
+            return NULL;
+        }
+        (void)im_buf_append(&b, q->expr + pos, sp[i][0] - pos);
+        (void)im_buf_printf(&b, "%s(%.*s[%s])", fn, (int)(sp[i][1] - sp[i][0]), q->expr + sp[i][0],
+                            range);
+        pos = sp[i][1];
+    }
+    (void)im_buf_append(&b, q->expr + pos, q->len - pos);
+    size_t l;
+    char *t = im_buf_steal(&b, &l);
+    if (!t || !valid_query(t)) {
+        im_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* "use <the expression with the spans wrapped>" when that parses, else fallback. */
+static void wrap_fix(const q_t *q, const uint32_t (*sp)[2], size_t n, const char *fn,
+                     const char *range, const char *fallback, char *out, size_t cap)
+{
+    char *wr = wrap_rates(q, sp, n, fn, range);
+    if (wr && strlen(wr) + 5 <= cap)
+        snprintf(out, cap, "use %s", wr);
+    else
+        snprintf(out, cap, "%s", fallback);
+    im_free(wr);
+}
+
+/* A raw counter, bare or under sum/avg/min/max (no rate): its selector, else NULL. */
+static const promql_expr_t *raw_counter(const q_t *q, const promql_expr_t *e)
+{
+    e = unparen(e);
+    if (e && e->kind == PROMQL_NODE_AGGREGATE &&
+        (e->u.agg.op == PROMQL_AGG_SUM || e->u.agg.op == PROMQL_AGG_AVG ||
+         e->u.agg.op == PROMQL_AGG_MAX || e->u.agg.op == PROMQL_AGG_MIN))
+        e = unparen(e->u.agg.expr);
+    if (!e || e->kind != PROMQL_NODE_VECTOR_SELECTOR) return NULL;
+    sel_t s;
+    if (!resolve(q, e, &s) || (s.known && s.known->record)) return NULL;
+    return sel_counterlike(&s) && s.suffix != LLM_SUFFIX_BUCKET ? e : NULL;
+}
+
+/* The selector is one side of counter / counter (reported as a ratio). */
+static bool in_counter_ratio(const q_t *q)
+{
+    for (int d = q->depth - 1; d >= 0; d--) {
+        const promql_expr_t *a = q->stack[d];
+        if (a->kind == PROMQL_NODE_PAREN || a->kind == PROMQL_NODE_AGGREGATE) continue;
+        return a->kind == PROMQL_NODE_BINARY && a->u.bin.op == PROMQL_OP_DIV &&
+               raw_counter(q, a->u.bin.lhs) && raw_counter(q, a->u.bin.rhs);
+    }
+    return false;
+}
+
 static void check_selector(q_t *q, const promql_expr_t *vs)
 {
     sel_t s;
     if (!resolve(q, vs, &s)) return;
-    check_name(q, vs, &s);
+    if (check_name(q, vs, &s)) return;
     check_matchers(q, vs, &s);
-    if (s.known && s.known->record) return;
+    if (s.known && s.known->record) {
+        size_t n = 0;
+        const char *fam = NULL;
+        bool lat = false;
+        int64_t rr = 0;
+        if (record_buckets(q, &s, &n, &fam, &lat, &rr) || fam) {
+            if (lat) q->latency_quantile = true;
+            if (rr > q->max_range_ms) q->max_range_ms = rr;
+        }
+        return;
+    }
 
     /* _bucket outside a quantile / le context. */
     if (s.typed && s.type == LLM_MTYPE_HISTOGRAM && s.suffix == LLM_SUFFIX_BUCKET &&
@@ -1165,7 +1437,8 @@ static void check_selector(q_t *q, const promql_expr_t *vs)
     bool in_subquery = false;
     for (int d = q->depth - 1; d >= 0; d--)
         if (q->stack[d]->kind == PROMQL_NODE_SUBQUERY) in_subquery = true;
-    if (sel_counterlike(&s) && s.suffix != LLM_SUFFIX_BUCKET && !in_subquery) {
+    if (sel_counterlike(&s) && s.suffix != LLM_SUFFIX_BUCKET && !in_subquery &&
+        !in_counter_ratio(q)) {
         const promql_expr_t *p = NULL;
         int d = q->depth - 1;
         while (d >= 0 && q->stack[d]->kind == PROMQL_NODE_PAREN) d--;
@@ -1183,9 +1456,14 @@ static void check_selector(q_t *q, const promql_expr_t *vs)
             bad = !(other->kind == PROMQL_NODE_NUMBER && other->u.number.value == 0);
         }
         if (bad) {
-            char fx[300];
-            snprintf(fx, sizeof fx, "use rate(%.*s[5m]) or increase(%.*s[1h])", (int)s.len, s.name,
-                     (int)s.len, s.name);
+            char fx[1200];
+            uint32_t sp[1][2] = {{vs->pos_start, vs->pos_end}};
+            bool cmp = false;
+            for (int k = q->depth - 1; k >= 0 && !cmp; k--)
+                cmp = q->stack[k]->kind == PROMQL_NODE_BINARY &&
+                      promql_binop_is_comparison(q->stack[k]->u.bin.op);
+            wrap_fix(q, (const uint32_t(*)[2])sp, 1, cmp ? "increase" : "rate", cmp ? "1h" : "5m",
+                     "wrap it in rate(…[5m]) or increase(…[1h])", fx, sizeof fx);
             report(q, vs, "counter-without-rate", LINT_SEV_WARNING, fx,
                    "%.*s is a counter (it only grows and resets on restart): its raw value is not "
                    "a level",
@@ -1264,6 +1542,42 @@ static void check_quantile_arg(q_t *q, const promql_expr_t *call, const promql_e
     }
 }
 
+static const double *quantile_buckets(const q_t *q, const promql_expr_t *a, size_t *n,
+                                      const char **fam);
+
+/* A recording rule of the linted files whose expression is a histogram_quantile:
+ * the bucket bounds of that histogram (NULL if not, or unknown). */
+static const double *record_buckets(const q_t *cq, const sel_t *s, size_t *n, const char **fam,
+                                    bool *latency, int64_t *range_ms)
+{
+    q_t *q = (q_t *)cq; /* recfam/record_depth are scratch space */
+    if (!s->known || !s->known->record || !s->known->record_expr || q->record_depth > 4)
+        return NULL;
+    promql_expr_t *root = NULL;
+    im_err_t err;
+    im_err_clear(&err);
+    const char *rx = s->known->record_expr;
+    if (promql_parse(rx, strlen(rx), &root, &err) != IM_OK) return NULL;
+    const promql_expr_t *c = unparen(root);
+    const double *bk = NULL;
+    if (func_is(c, "histogram_quantile") && c->u.call.nargs == 2) {
+        const char *f = NULL;
+        q->record_depth++;
+        bk = quantile_buckets(q, c->u.call.args[1], n, &f);
+        q->record_depth--;
+        if (f) {
+            snprintf(q->recfam, sizeof q->recfam, "%s", f);
+            *fam = q->recfam;
+            if (latency)
+                *latency =
+                    strstr(f, "_seconds") || strstr(f, "latency") || strstr(f, "_milliseconds");
+        }
+        if (range_ms) *range_ms = longest_range(c, 0);
+    }
+    promql_expr_free(root);
+    return bk;
+}
+
 /* Bucket bounds of the histogram under a histogram_quantile (NULL if unknown). */
 static const double *quantile_buckets(const q_t *q, const promql_expr_t *a, size_t *n,
                                       const char **fam)
@@ -1338,12 +1652,26 @@ static void check_call(q_t *q, const promql_expr_t *e)
             sel_t s;
             if (resolve(q, a->u.ms.vs, &s) && sel_gaugelike(&s) && !(s.known && s.known->record)) {
                 char fx[300];
-                snprintf(fx, sizeof fx, "use %.*s directly (or deriv()/delta() for its change)",
+                snprintf(fx, sizeof fx, "query %.*s directly, or deriv()/delta() for its change",
                          (int)s.len, s.name);
                 report(
                     q, e, "rate-on-gauge", LINT_SEV_ERROR, fx,
                     "%s() over %.*s, a gauge: %s is for counters, its result here is meaningless",
                     fn, (int)s.len, s.name, fn);
+            }
+            /* A histogram of one maximum per request: the rate of its _sum is no maximum. */
+            if (s.typed && s.type == LLM_MTYPE_HISTOGRAM && s.suffix == LLM_SUFFIX_SUM &&
+                strcmp(fn, "resets") != 0 && (strstr(s.name, "_max_") || strstr(s.name, ":max_")) &&
+                !under_div(q)) {
+                char fx[600], rb[32];
+                im_duration_format(a->u.ms.range_ms, rb, sizeof rb);
+                snprintf(fx, sizeof fx,
+                         "use histogram_quantile(0.99, sum by (le) (rate(%.*s_bucket[%s])))",
+                         (int)s.len - 4, s.name, rb);
+                report(q, e, "rate-of-max-histogram", LINT_SEV_WARNING, fx,
+                       "%.*s records one maximum per request: %s() of its _sum adds those maxima "
+                       "up over all requests, it is not a maximum",
+                       (int)s.len - 4, s.name, fn);
             }
             /* rate(x_seconds_sum[…]) on its own reads as a duration but is seconds/second. */
             if (s.typed && (s.type == LLM_MTYPE_HISTOGRAM || s.type == LLM_MTYPE_SUMMARY) &&
@@ -1408,7 +1736,7 @@ static void check_call(q_t *q, const promql_expr_t *e)
             im_duration_format(iv, ib, sizeof ib);
             char sug[32];
             im_duration_format(4 * iv, sug, sizeof sug);
-            snprintf(fb, sizeof fb, "use at least [%s] (4 × the scrape interval)", sug);
+            snprintf(fb, sizeof fb, "make the range at least [%s], 4 × the scrape interval", sug);
             report(q, ms, "range-too-short", LINT_SEV_WARNING, fb,
                    "the range [%s] holds fewer than two samples at a %s scrape interval: %s() "
                    "returns nothing",
@@ -1488,13 +1816,25 @@ static void check_aggregate(q_t *q, const promql_expr_t *e)
                     break;
                 }
                 bool divided = p && p->kind == PROMQL_NODE_BINARY && p->u.bin.op == PROMQL_OP_DIV;
-                if (!per_instance && !divided)
-                    report(q, e, "sum-of-ratio-gauge", LINT_SEV_WARNING, "use max(…) or avg(…)",
+                if (!per_instance && !divided) {
+                    char sfx[1200] = "take max or avg instead of sum";
+                    if (e->pos_start + 3 <= q->len &&
+                        memcmp(q->expr + e->pos_start, "sum", 3) == 0) {
+                        char *t = im_malloc(q->len + 1);
+                        memcpy(t, q->expr, q->len);
+                        t[q->len] = 0;
+                        memcpy(t + e->pos_start, "max", 3);
+                        if (valid_query(t) && q->len < 1000)
+                            snprintf(sfx, sizeof sfx, "use %.1000s", t);
+                        im_free(t);
+                    }
+                    report(q, e, "sum-of-ratio-gauge", LINT_SEV_WARNING, sfx,
                            "sum over %.*s, a %s gauge (%s), adds fractions across series: the "
                            "result can exceed "
                            "100%%",
                            (int)s.len, s.name, s.fam->unit == LLM_UNIT_RATIO ? "0–1" : "0–100",
                            s.fam->unit == LLM_UNIT_RATIO ? "1 means 100%" : "percent");
+                }
             }
         }
     }
@@ -1535,21 +1875,40 @@ static const promql_expr_t *quantile_side(const promql_expr_t *e)
     return func_is(e, "histogram_quantile") ? e : NULL;
 }
 
+/* The buckets behind one side of a comparison: a histogram_quantile, or a
+ * recorded quantile (optionally under max/min/avg). */
+static const double *side_buckets(const q_t *q, const promql_expr_t *e, size_t *n, const char **fam)
+{
+    e = unparen(e);
+    const promql_expr_t *qs = quantile_side(e);
+    if (qs && qs->u.call.nargs == 2) return quantile_buckets(q, qs->u.call.args[1], n, fam);
+    if (e && e->kind == PROMQL_NODE_AGGREGATE &&
+        (e->u.agg.op == PROMQL_AGG_MAX || e->u.agg.op == PROMQL_AGG_MIN ||
+         e->u.agg.op == PROMQL_AGG_AVG))
+        e = unparen(e->u.agg.expr);
+    if (e && e->kind == PROMQL_NODE_VECTOR_SELECTOR) {
+        sel_t s;
+        if (!resolve(q, e, &s)) return NULL;
+        return record_buckets(q, &s, n, fam, NULL, NULL);
+    }
+    return NULL;
+}
+
 static void check_threshold(q_t *q, const promql_expr_t *bin)
 {
     const promql_binary_t *b = &bin->u.bin;
-    const promql_expr_t *qs = quantile_side(b->lhs), *num = unparen(b->rhs);
+    const promql_expr_t *num = unparen(b->rhs);
     bool lhs_is_q = true;
-    if (!qs) {
-        qs = quantile_side(b->rhs);
-        num = unparen(b->lhs);
-        lhs_is_q = false;
-    }
-    if (!qs || !num || num->kind != PROMQL_NODE_NUMBER || qs->u.call.nargs != 2) return;
     size_t n = 0;
     const char *fam = NULL;
-    const double *bk = quantile_buckets(q, qs->u.call.args[1], &n, &fam);
-    if (!bk || n < 1) return;
+    const double *bk = NULL;
+    if (num && num->kind == PROMQL_NODE_NUMBER) bk = side_buckets(q, b->lhs, &n, &fam);
+    if (!bk) {
+        num = unparen(b->lhs);
+        lhs_is_q = false;
+        if (num && num->kind == PROMQL_NODE_NUMBER) bk = side_buckets(q, b->rhs, &n, &fam);
+    }
+    if (!bk || n < 1 || !num || num->kind != PROMQL_NODE_NUMBER) return;
     double t = num->u.number.value;
     promql_binop_t op = b->op;
     if (!lhs_is_q) { /* 2 < q  ==  q > 2 */
@@ -1584,7 +1943,7 @@ static void check_threshold(q_t *q, const promql_expr_t *bin)
             double near = (t - bk[i]) <= (bk[i + 1] - t) ? bk[i] : bk[i + 1];
             char nb[40], fx[120];
             im_fmt_float_go(near, 'g', nb, sizeof nb);
-            snprintf(fx, sizeof fx, "use %s (a bucket bound) as the threshold", nb);
+            snprintf(fx, sizeof fx, "use %s as the threshold: it is a bucket bound", nb);
             report(q, bin, "bucket-gap-threshold", LINT_SEV_WARNING, fx,
                    "threshold %s lies between the buckets %s and %s of %s: the quantile there is "
                    "linear "
@@ -1593,6 +1952,79 @@ static void check_threshold(q_t *q, const promql_expr_t *bin)
             return;
         }
     }
+}
+
+/* An upper bound of e's values when one is known (a 0–1 gauge, a percent
+ * gauge, a ratio), or +Inf when e is known to be unbounded (a rate, a raw
+ * counter), or NAN when nothing is known. */
+static double upper_bound(const q_t *q, const promql_expr_t *e, int depth)
+{
+    e = unparen(e);
+    if (!e || depth > 16) return NAN;
+    switch (e->kind) {
+    case PROMQL_NODE_NUMBER: return e->u.number.value;
+    case PROMQL_NODE_VECTOR_SELECTOR: {
+        sel_t s;
+        if (!resolve(q, e, &s) || !s.fam || (s.known && s.known->record)) return NAN;
+        if (s.typed && s.type == LLM_MTYPE_GAUGE && s.fam->unit == LLM_UNIT_RATIO) return 1;
+        if (s.typed && s.type == LLM_MTYPE_GAUGE && s.fam->unit == LLM_UNIT_PERCENT) return 100;
+        if (sel_counterlike(&s)) return INFINITY;
+        return NAN;
+    }
+    case PROMQL_NODE_CALL:
+        if (is_rate_like(e) || func_is(e, "deriv")) {
+            /* Seconds per second (CPU time, busy time) is a fraction of one. */
+            const promql_expr_t *m = unparen(e->u.call.args[0]);
+            if (m && m->kind == PROMQL_NODE_MATRIX_SELECTOR && m->u.ms.vs->u.vs.name &&
+                strstr(istr(m->u.ms.vs->u.vs.name).p, "seconds"))
+                return NAN;
+            return INFINITY;
+        }
+        if (func_is(e, "avg_over_time") || func_is(e, "max_over_time") ||
+            func_is(e, "min_over_time") || func_is(e, "last_over_time"))
+            return upper_bound(q, e->u.call.args[0], depth + 1);
+        return NAN;
+    case PROMQL_NODE_MATRIX_SELECTOR: return upper_bound(q, e->u.ms.vs, depth + 1);
+    case PROMQL_NODE_AGGREGATE:
+        if (e->u.agg.op == PROMQL_AGG_AVG || e->u.agg.op == PROMQL_AGG_MAX ||
+            e->u.agg.op == PROMQL_AGG_MIN || e->u.agg.op == PROMQL_AGG_QUANTILE)
+            return upper_bound(q, e->u.agg.expr, depth + 1);
+        if (e->u.agg.op == PROMQL_AGG_SUM) {
+            double u = upper_bound(q, e->u.agg.expr, depth + 1);
+            return isinf(u) ? u : NAN;
+        }
+        return NAN;
+    case PROMQL_NODE_BINARY:
+        /* `x > 0` filters x: the values stay x's. */
+        if (promql_binop_is_comparison(e->u.bin.op) && !e->u.bin.return_bool &&
+            unparen(e->u.bin.rhs)->kind == PROMQL_NODE_NUMBER)
+            return upper_bound(q, e->u.bin.lhs, depth + 1);
+        return NAN;
+    default: return NAN;
+    }
+}
+
+/* 1 - x (or 100 - x) where x can exceed 1 (100): negative by construction. */
+static void check_negative(q_t *q, const promql_expr_t *e)
+{
+    const promql_expr_t *l = unparen(e->u.bin.lhs);
+    if (!l || l->kind != PROMQL_NODE_NUMBER || in_subst(q, e)) return;
+    double k = l->u.number.value;
+    if (k != 1 && k != 100) return;
+    double u = upper_bound(q, e->u.bin.rhs, 0);
+    if (isnan(u) || u <= k) return;
+    char kb[16];
+    im_fmt_float_go(k, 'g', kb, sizeof kb);
+    if (isinf(u))
+        report(q, e, "negative-by-construction", LINT_SEV_WARNING,
+               "divide by the total first: 1 - (sum(rate(errors[5m])) / sum(rate(requests[5m])))",
+               "%s - (…) subtracts a rate or a count, which is not bounded by %s: the result goes "
+               "negative whenever it exceeds %s",
+               kb, kb, kb);
+    else
+        report(q, e, "negative-by-construction", LINT_SEV_WARNING,
+               "subtract from 100 (a percent) or divide the percentage by 100",
+               "%s - (…) subtracts a percentage (0–100): the result is negative almost always", kb);
 }
 
 static void check_binary(q_t *q, const promql_expr_t *e)
@@ -1610,6 +2042,19 @@ static void check_binary(q_t *q, const promql_expr_t *e)
                 "this ratio divides %s by %s: the prefix-cache counters count tokens, not requests",
                 llm_unit_name(ul), llm_unit_name(ur));
     }
+    if (b->op == PROMQL_OP_DIV) {
+        const promql_expr_t *l = raw_counter(q, b->lhs), *r = raw_counter(q, b->rhs);
+        if (l && r && !in_subst(q, e)) {
+            uint32_t sp[2][2] = {{l->pos_start, l->pos_end}, {r->pos_start, r->pos_end}};
+            char fx[1200];
+            wrap_fix(q, (const uint32_t(*)[2])sp, 2, "rate", "5m",
+                     "take rate(…[5m]) of both counters", fx, sizeof fx);
+            report(q, e, "counter-ratio-without-rate", LINT_SEV_WARNING, fx,
+                   "a ratio of two raw counters is the average since each process started (and "
+                   "jumps at every restart), not the current rate");
+        }
+    }
+    if (b->op == PROMQL_OP_SUB) check_negative(q, e);
     if (promql_binop_is_comparison(b->op)) check_threshold(q, e);
 }
 
@@ -1679,6 +2124,65 @@ static bool looks_like_rate_of_aggregation(const char *s, size_t len)
     return false;
 }
 
+/* label_values(selector, label): the variable lists nothing when the series
+ * never carry the label. */
+static void check_values_label(q_t *q, const promql_expr_t *root, const char *label)
+{
+    const promql_expr_t *vs = unparen(root);
+    if (!vs || vs->kind != PROMQL_NODE_VECTOR_SELECTOR) return;
+    labelset_t ls;
+    selector_labels(q, vs, &ls);
+    size_t ll = strlen(label);
+    if (!label_suspicious(q, &ls, label, ll)) return;
+    const char *cl = closest_label(&ls, label, ll);
+    char fx[200];
+    if (cl) snprintf(fx, sizeof fx, "use %s", cl);
+    sel_t s;
+    if (!resolve(q, vs, &s)) return;
+    report(q, vs, "unknown-label", LINT_SEV_WARNING, cl ? fx : NULL,
+           "label_values(%.*s, %s): the series never carry %s, so the variable has no values "
+           "and every panel using it is empty",
+           (int)s.len, s.name, label, label);
+}
+
+/* Longest range (matrix or subquery) under e. */
+static int64_t longest_range(const promql_expr_t *e, int depth)
+{
+    if (!e || depth > 64) return 0;
+    int64_t m = 0;
+    switch (e->kind) {
+    case PROMQL_NODE_MATRIX_SELECTOR: return e->u.ms.range_ms;
+    case PROMQL_NODE_SUBQUERY:
+        return IM_MAX(e->u.sq.range_ms, longest_range(e->u.sq.expr, depth + 1));
+    case PROMQL_NODE_CALL:
+        for (size_t i = 0; i < e->u.call.nargs; i++)
+            m = IM_MAX(m, longest_range(e->u.call.args[i], depth + 1));
+        return m;
+    case PROMQL_NODE_AGGREGATE: return longest_range(e->u.agg.expr, depth + 1);
+    case PROMQL_NODE_BINARY:
+        return IM_MAX(longest_range(e->u.bin.lhs, depth + 1),
+                      longest_range(e->u.bin.rhs, depth + 1));
+    case PROMQL_NODE_UNARY: return longest_range(e->u.unary.expr, depth + 1);
+    case PROMQL_NODE_PAREN: return longest_range(e->u.paren.expr, depth + 1);
+    case PROMQL_NODE_STEP_INVARIANT: return longest_range(e->u.si.expr, depth + 1);
+    default: return 0;
+    }
+}
+
+/* A multiwindow alert: `long-window condition and short-window condition`. */
+static bool multiwindow(const promql_expr_t *e, int depth)
+{
+    e = unparen(e);
+    if (!e || depth > 16 || e->kind != PROMQL_NODE_BINARY) return false;
+    if (e->u.bin.op == PROMQL_OP_AND) {
+        int64_t a = longest_range(e->u.bin.lhs, 0), b = longest_range(e->u.bin.rhs, 0);
+        if (a > 0 && b > 0 && a != b) return true;
+    }
+    if (e->u.bin.op == PROMQL_OP_AND || e->u.bin.op == PROMQL_OP_OR)
+        return multiwindow(e->u.bin.lhs, depth + 1) || multiwindow(e->u.bin.rhs, depth + 1);
+    return false;
+}
+
 void lint_query(lint_run_t *r, const lint_where_t *w, const char *expr, size_t len)
 {
     r->nqueries++;
@@ -1708,21 +2212,21 @@ void lint_query(lint_run_t *r, const lint_where_t *w, const char *expr, size_t l
         return;
     }
     visit(q, root);
-    if (w->is_alert && root) {
-        char fb[32], rb[32], fx[120];
+    if (w->values_label && root) check_values_label(q, root, w->values_label);
+    /* short-for protects against one thing: a latency quantile over a short
+     * window swings with request lengths, so an alert on it pages on noise unless
+     * for: (or a long window) smooths it. A range longer than for: is no reason
+     * to wait (the range already smooths; waiting only delays), a multiwindow
+     * burn-rate `and` is built to fire fast, and deriv/delta spike alerts are
+     * meant to fire at once. */
+    if (w->is_alert && root && q->latency_quantile && w->for_ms < 5 * IM_MS_PER_MINUTE &&
+        q->max_range_ms < 10 * IM_MS_PER_MINUTE && !multiwindow(root, 0)) {
+        char fb[32];
         im_duration_format(w->for_ms, fb, sizeof fb);
-        if (q->latency_quantile && w->for_ms < 5 * IM_MS_PER_MINUTE) {
-            report(q, root, "short-for", LINT_SEV_WARNING, "use for: 10m (or more)",
-                   "a latency-quantile alert with for: %s: short-window quantiles swing with "
-                   "request lengths even "
-                   "when healthy",
-                   w->for_ms ? fb : "0 (none)");
-        } else if (q->max_range_ms > 0 && w->for_ms > 0 && w->for_ms < q->max_range_ms) {
-            im_duration_format(q->max_range_ms, rb, sizeof rb);
-            snprintf(fx, sizeof fx, "use for: %s or longer", rb);
-            report(q, root, "short-for", LINT_SEV_WARNING, fx,
-                   "for: %s is shorter than the expression's longest range [%s]", fb, rb);
-        }
+        report(q, root, "short-for", LINT_SEV_WARNING, "raise for: to 10m or more",
+               "a latency-quantile alert with for: %s over a window under 10m: short-window "
+               "quantiles swing with request lengths even when healthy",
+               w->for_ms ? fb : "0 (none)");
     }
     promql_expr_free(root);
     im_free(q);

@@ -59,6 +59,10 @@ im_rc lint_names_add_prometheus(lint_names_t *n, const char *base_url, im_err_t 
 im_rc lint_names_add_backend(lint_names_t *n, query_backend_t *b, im_err_t *err);
 /* A recording rule's output name (type unknown, labels unknown). */
 void lint_names_add_record(lint_names_t *n, const char *name, size_t len);
+/* The same with the rule's expression (kept: a recorded histogram_quantile
+ * carries its histogram's buckets into the alerts that compare it). */
+void lint_names_add_record_expr(lint_names_t *n, const char *name, size_t len, const char *expr,
+                                size_t elen);
 /* Uses the catalog for vLLM version v (when no live source was added). */
 void lint_names_use_catalog(lint_names_t *n, const llm_version_t *v);
 /* Reads a prometheus.yml (or infermon.yml) text: range-too-short then assumes the
@@ -106,6 +110,9 @@ typedef struct lint_where {
      * line), when the walker knows it; --fix edits inside it. */
     bool has_raw;
     size_t raw_start, raw_end;
+    /* A Grafana variable's label_values(selector, label): the label the
+     * selector's series must carry (NULL otherwise). */
+    const char *values_label;
 } lint_where_t;
 
 typedef struct lint_finding {

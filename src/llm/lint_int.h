@@ -28,6 +28,7 @@ typedef struct lname {
     uint32_t nle, lecap;
     int64_t interval_ms; /* scrape interval of its job (0 = unknown) */
     bool record;         /* a recording rule's output */
+    char *record_expr;   /* owned: its expression (first definition), or NULL */
     bool catalog;        /* known from the catalog only */
     bool labels_exact;   /* label set known exactly (from Prometheus series) */
     uint32_t sources;    /* bit mask of source indexes */

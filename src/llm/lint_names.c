@@ -42,6 +42,7 @@ static void lname_free(lname_t *e)
     }
     im_free(e->labels);
     im_free(e->le);
+    im_free(e->record_expr);
     im_free(e->name);
     im_free(e);
 }
@@ -176,7 +177,11 @@ static int add_source(lint_names_t *n, const char *name)
 static void note_exporter(lint_names_t *n, const char *name, size_t len)
 {
     const llm_family_t *f = llm_catalog_lookup(llm_catalog_get(), name, len, NULL, NULL);
-    if (f) n->exporters_seen[f->exporter] = true;
+    llm_exporter_t e;
+    if (f)
+        n->exporters_seen[f->exporter] = true;
+    else if (llm_exporter_by_prefix(name, len, &e))
+        n->exporters_seen[e] = true;
 }
 
 /* ---- Expositions ---- */
@@ -570,6 +575,15 @@ void lint_names_add_record(lint_names_t *n, const char *name, size_t len)
 {
     lname_t *e = lint__names_put(n, name, len);
     if (e && !e->sources && !e->catalog) e->record = true;
+}
+
+void lint_names_add_record_expr(lint_names_t *n, const char *name, size_t len, const char *expr,
+                                size_t elen)
+{
+    lname_t *e = lint__names_put(n, name, len);
+    if (!e || e->sources || e->catalog) return;
+    e->record = true;
+    if (expr && !e->record_expr) e->record_expr = im_strndup(expr, elen);
 }
 
 void lint_names_use_catalog(lint_names_t *n, const llm_version_t *v)

@@ -22,6 +22,7 @@ lint_input_kind_t lint_input_detect(const char *file, const char *buf, size_t le
     while (i < len && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t')) i++;
     if (i < len && buf[i] == '{') return LINT_INPUT_DASHBOARD;
     if (len >= 7 && memmem(buf, len, "groups:", 7)) return LINT_INPUT_RULES;
+    if (len >= 20 && memmem(buf, len, "kind: PrometheusRule", 20)) return LINT_INPUT_RULES;
     return LINT_INPUT_TEXT;
 }
 
@@ -45,57 +46,219 @@ static const char *scalar(const cfg_node_t *n)
     return n && n->type == CFG_NODE_SCALAR ? n->str : NULL;
 }
 
-typedef void (*rule_fn)(void *user, const cfg_node_t *group, size_t gi, const cfg_node_t *rule,
-                        size_t ri);
+typedef void (*rule_fn)(void *user, const char *prefix, const cfg_node_t *group, size_t gi,
+                        const cfg_node_t *rule, size_t ri);
+
+#define MAX_RULE_DEPTH 8
+
+static void shift_lines(cfg_node_t *n, int by)
+{
+    if (!n || by == 0) return;
+    n->line += by;
+    n->end_line += by;
+    for (size_t i = 0; i < n->nkids; i++) shift_lines(n->kids[i], by);
+}
+
+static bool is_rule_list(const cfg_node_t *rules)
+{
+    if (!rules || rules->type != CFG_NODE_SEQ || rules->nkids == 0) return false;
+    for (size_t i = 0; i < rules->nkids; i++) {
+        const cfg_node_t *r = rules->kids[i];
+        if (r->type != CFG_NODE_MAP) return false;
+        if (!cfg_get_raw(r, "expr") && !cfg_get_raw(r, "alert") && !cfg_get_raw(r, "record"))
+            return false;
+    }
+    return true;
+}
+
+static bool is_group_list(const cfg_node_t *groups)
+{
+    if (!groups || groups->type != CFG_NODE_SEQ) return false;
+    for (size_t i = 0; i < groups->nkids; i++)
+        if (groups->kids[i]->type != CFG_NODE_MAP || !cfg_get_raw(groups->kids[i], "rules"))
+            return false;
+    return true;
+}
+
+typedef struct walk {
+    rule_fn fn;
+    void *user;
+    size_t ngroups; /* group lists found */
+} walk_t;
+
+static void walk_groups(walk_t *w, const char *prefix, const cfg_node_t *groups)
+{
+    w->ngroups++;
+    for (size_t gi = 0; gi < groups->nkids; gi++) {
+        const cfg_node_t *g = groups->kids[gi];
+        const cfg_node_t *rules = cfg_get_raw(g, "rules");
+        if (!rules || rules->type != CFG_NODE_SEQ) continue;
+        for (size_t ri = 0; ri < rules->nkids; ri++)
+            w->fn(w->user, prefix, g, gi, rules->kids[ri], ri);
+    }
+}
+
+/* Finds the rule groups wherever a wrapper keeps them: the top of a rule file,
+ * a PrometheusRule's spec, Helm values (additionalPrometheusRules lists,
+ * additionalPrometheusRulesMap maps, a chart's prometheusRule.rules). */
+static void find_groups(walk_t *w, const cfg_node_t *n, const char *path, int depth)
+{
+    if (!n || depth > MAX_RULE_DEPTH) return;
+    char sub[512];
+    if (n->type == CFG_NODE_MAP) {
+        const cfg_node_t *groups = cfg_get_raw(n, "groups");
+        if (is_group_list(groups)) {
+            snprintf(sub, sizeof sub, "%s%sgroups", path, path[0] ? "." : "");
+            walk_groups(w, sub, groups);
+            return;
+        }
+        const cfg_node_t *rules = cfg_get_raw(n, "rules");
+        if (is_rule_list(rules) && depth > 0) {
+            /* A group-less rule list (Helm chart values): the mapping is the group. */
+            cfg_node_t one = {0};
+            const cfg_node_t *kid[1] = {n};
+            one.type = CFG_NODE_SEQ;
+            one.kids = (cfg_node_t **)kid;
+            one.nkids = 1;
+            snprintf(sub, sizeof sub, "%s", path);
+            walk_groups(w, sub, &one);
+            return;
+        }
+        for (size_t i = 0; i + 1 < n->nkids; i += 2) {
+            const char *k = n->kids[i]->type == CFG_NODE_SCALAR ? n->kids[i]->str : "?";
+            snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", k);
+            find_groups(w, n->kids[i + 1], sub, depth + 1);
+        }
+    } else if (n->type == CFG_NODE_SEQ) {
+        for (size_t i = 0; i < n->nkids; i++) {
+            snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+            find_groups(w, n->kids[i], sub, depth + 1);
+        }
+    }
+}
+
+/* Start of the next document marker line ("---" at column 1) at or after off. */
+static size_t next_doc(const char *buf, size_t len, size_t off, size_t *after)
+{
+    size_t i = off;
+    while (i < len) {
+        if ((i == 0 || buf[i - 1] == '\n') && len - i >= 3 && memcmp(buf + i, "---", 3) == 0 &&
+            (len - i == 3 || buf[i + 3] == '\n' || buf[i + 3] == ' ' || buf[i + 3] == '\r' ||
+             buf[i + 3] == '\t')) {
+            const char *nl = memchr(buf + i, '\n', len - i);
+            *after = nl ? (size_t)(nl - buf) + 1 : len;
+            return i;
+        }
+        const char *nl = memchr(buf + i, '\n', len - i);
+        if (!nl) break;
+        i = (size_t)(nl - buf) + 1;
+    }
+    *after = len;
+    return len;
+}
 
 static bool walk_rules(const char *buf, size_t len, rule_fn fn, void *user, char *errbuf,
                        size_t errcap, int *eline, int *ecol)
 {
-    cfg_node_t *root = NULL;
-    im_err_t err;
-    cfg_yaml_problem_t prob;
-    im_err_clear(&err);
-    if (cfg_parse_yaml_ex(buf, len, NULL, &root, &err, &prob) != IM_OK) {
-        im_buf_t b;
-        im_buf_init(&b, 0);
-        if (prob.syntax) {
-            (void)im_buf_printf(&b, "YAML: %s%s%s", prob.problem[0] ? prob.problem : "parse error",
-                                prob.context[0] ? " " : "", prob.context);
-            *eline = prob.line;
-            *ecol = prob.col;
-        } else {
-            (void)im_buf_puts(&b, err.msg);
-            *eline = *ecol = 1;
+    walk_t w = {fn, user, 0};
+    size_t off = 0, ndocs = 0, nempty = 0;
+    int line0 = 1;
+    int first_line = 1;
+    bool multi = false;
+    {
+        /* A leading "---" opens the first document: only a second one makes the
+         * file multi-document (and its locations doc[i]…). */
+        size_t a, m = next_doc(buf, len, 0, &a);
+        if (m == 0) m = next_doc(buf, len, a, &a);
+        bool rest = false; /* anything but blanks after that marker */
+        for (size_t i = a; m < len && i < len && !rest; i++)
+            rest = !(buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t');
+        multi = m < len && rest;
+    }
+    while (off <= len) {
+        size_t after;
+        size_t end = next_doc(buf, len, off, &after);
+        /* A marker at the very start opens the first document. */
+        if (end == off && off == 0) {
+            for (size_t i = 0; i < after; i++)
+                if (buf[i] == '\n') line0++;
+            off = after;
+            continue;
         }
-        snprintf(errbuf, errcap, "%.*s", (int)(errcap - 1), b.data ? b.data : "");
-        im_buf_free(&b);
-        return false;
+        cfg_node_t *root = NULL;
+        im_err_t err;
+        cfg_yaml_problem_t prob;
+        im_err_clear(&err);
+        if (cfg_parse_yaml_ex(buf + off, end - off, NULL, &root, &err, &prob) != IM_OK) {
+            im_buf_t b;
+            im_buf_init(&b, 0);
+            if (prob.syntax) {
+                (void)im_buf_printf(&b, "YAML: %s%s%s",
+                                    prob.problem[0] ? prob.problem : "parse error",
+                                    prob.context[0] ? " " : "", prob.context);
+                *eline = prob.line + line0 - 1;
+                *ecol = prob.col;
+            } else {
+                (void)im_buf_puts(&b, err.msg);
+                *eline = line0;
+                *ecol = 1;
+            }
+            snprintf(errbuf, errcap, "%.*s", (int)(errcap - 1), b.data ? b.data : "");
+            im_buf_free(&b);
+            return false;
+        }
+        if (root) {
+            shift_lines(root, line0 - 1);
+            char prefix[64] = "";
+            if (multi) snprintf(prefix, sizeof prefix, "doc[%zu]", ndocs);
+            if (ndocs == 0) first_line = root->line;
+            size_t before = w.ngroups;
+            const cfg_node_t *groups = cfg_get_raw(root, "groups");
+            if (groups && groups->type == CFG_NODE_SEQ && !multi) {
+                /* A plain rule file: locations stay groups[i]. */
+                w.ngroups++;
+                for (size_t gi = 0; gi < groups->nkids; gi++) {
+                    const cfg_node_t *g = groups->kids[gi];
+                    const cfg_node_t *rules = cfg_get_raw(g, "rules");
+                    if (!rules || rules->type != CFG_NODE_SEQ) continue;
+                    for (size_t ri = 0; ri < rules->nkids; ri++)
+                        fn(user, NULL, g, gi, rules->kids[ri], ri);
+                }
+            } else {
+                find_groups(&w, root, prefix, 0);
+            }
+            (void)before;
+            cfg_node_free(root);
+        } else {
+            nempty++;
+        }
+        ndocs++;
+        if (end >= len) break;
+        for (size_t i = off; i < after; i++)
+            if (buf[i] == '\n') line0++;
+        off = after;
     }
-    const cfg_node_t *groups = cfg_get_raw(root, "groups");
-    if (root && (!groups || groups->type != CFG_NODE_SEQ)) {
-        snprintf(errbuf, errcap, "not a rule file: no groups: list at the top");
-        *eline = root->line;
+    if (w.ngroups == 0 && ndocs > nempty) {
+        snprintf(errbuf, errcap,
+                 "not a rule file: no groups: list at the top, in a PrometheusRule's spec or in "
+                 "Helm values (additionalPrometheusRules)");
+        *eline = first_line;
         *ecol = 1;
-        cfg_node_free(root);
         return false;
     }
-    for (size_t gi = 0; groups && gi < groups->nkids; gi++) {
-        const cfg_node_t *g = groups->kids[gi];
-        const cfg_node_t *rules = cfg_get_raw(g, "rules");
-        if (!rules || rules->type != CFG_NODE_SEQ) continue;
-        for (size_t ri = 0; ri < rules->nkids; ri++) fn(user, g, gi, rules->kids[ri], ri);
-    }
-    cfg_node_free(root);
     return true;
 }
 
-static void record_fn(void *user, const cfg_node_t *g, size_t gi, const cfg_node_t *rule, size_t ri)
+static void record_fn(void *user, const char *prefix, const cfg_node_t *g, size_t gi,
+                      const cfg_node_t *rule, size_t ri)
 {
+    (void)prefix;
     (void)g;
     (void)gi;
     (void)ri;
     const char *rec = scalar(cfg_get_raw(rule, "record"));
-    if (rec) lint_names_add_record(user, rec, strlen(rec));
+    const char *ex = scalar(cfg_get_raw(rule, "expr"));
+    if (rec) lint_names_add_record_expr(user, rec, strlen(rec), ex, ex ? strlen(ex) : 0);
 }
 
 void lint_rulefile_records(lint_names_t *names, const char *buf, size_t len)
@@ -114,7 +277,8 @@ typedef struct rule_ctx {
     size_t nlines;
 } rule_ctx_t;
 
-static void lint_fn(void *user, const cfg_node_t *g, size_t gi, const cfg_node_t *rule, size_t ri)
+static void lint_fn(void *user, const char *prefix, const cfg_node_t *g, size_t gi,
+                    const cfg_node_t *rule, size_t ri)
 {
     rule_ctx_t *x = user;
     const cfg_node_t *exprn = cfg_get_raw(rule, "expr");
@@ -123,7 +287,8 @@ static void lint_fn(void *user, const cfg_node_t *g, size_t gi, const cfg_node_t
     const char *record = scalar(cfg_get_raw(rule, "record"));
     const char *gname = scalar(cfg_get_raw(g, "name"));
     char path[512];
-    snprintf(path, sizeof path, "groups[%zu] \"%s\" rules[%zu] %s %s", gi, gname ? gname : "", ri,
+    snprintf(path, sizeof path, "%s%s[%zu] \"%s\" rules[%zu] %s %s", prefix ? prefix : "groups",
+             prefix && !strstr(prefix, "groups") ? " group" : "", gi, gname ? gname : "", ri,
              alert ? "alert" : "record",
              alert    ? alert
              : record ? record
