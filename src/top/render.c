@@ -400,7 +400,7 @@ void top_json(const top_view_t *v, im_buf_t *o)
             im_buf_puts(o, "{\"model\":");
             jstr(o, v->rows[i].model);
         }
-        im_buf_puts(o, ",\"replicas_rows\":[");
+        im_buf_puts(o, ",\"replica_rows\":[");
         bool first = true;
         for (; j < v->nrows && strcmp(v->rows[j].model, v->rows[i].model) == 0; j++) {
             if (!first) im_buf_putc(o, ',');
