@@ -93,6 +93,7 @@ static int run_once(top_t *t, bool json)
         int64_t start = im_mono_ns();
         now = im_now_ms();
         top_scrape(t, now);
+        if (i + 1 < n) (void)top_compute(t, now); /* a sparkline point per fetch */
         if (i + 1 < n) {
             int64_t left_ms = o->interval_ms - (im_mono_ns() - start) / 1000000;
             if (left_ms > 0) poll(NULL, 0, (int)left_ms);

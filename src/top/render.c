@@ -141,13 +141,13 @@ static void row_text(im_buf_t *b, const top_row_t *r, bool merged)
     fmt_dur(it[0], sizeof it[0], r->itl[0].p50);
     fmt_dur(it[1], sizeof it[1], r->itl[0].p95);
     fmt_dur(it[2], sizeof it[2], r->itl[0].p99);
-    char name[64];
+    char name[72];
     if (merged)
         snprintf(name, sizeof name, "%.50s (%d)", r->model, r->replicas);
     else
         snprintf(name, sizeof name, " %s %.40s%s%.10s", r->outlier[0] ? "!" : " ", r->instance,
                  r->engine[0] ? "#" : "", r->engine);
-    im_buf_printf(b, "%-28.28s %5s %6s %4s %6s %7s %7s %4s %5s %6s/%6s/%6s %6s/%6s/%6s %5s/%5s/%5s ",
+    im_buf_printf(b, "%-36.36s %5s %6s %4s %6s %7s %7s %4s %5s %6s/%6s/%6s %6s/%6s/%6s %5s/%5s/%5s ",
                   name, run, wait, kv, pre, tin, tout, hit, fail, t[0], t[1], t[2], t[3], t[4], t[5],
                   it[0], it[1], it[2]);
     spark(b, r->spark, TOP_SPARK);
@@ -180,7 +180,7 @@ void top_render(const top_view_t *v, const top_screen_t *sc, im_buf_t *out)
                   sc->filter ? sc->filter : "", sc->paused ? "  [PAUSED]" : "");
     line(&s, "\033[1m", b.data, "\033[0m");
     im_buf_reset(&b);
-    im_buf_printf(&b, "%-28s %5s %6s %4s %6s %7s %7s %4s %5s %-20s %-20s %-17s %s", "MODEL / REPLICA",
+    im_buf_printf(&b, "%-36s %5s %6s %4s %6s %7s %7s %4s %5s %-20s %-20s %-17s %s", "MODEL / REPLICA",
                   "RUN", "WAIT", "KV", "PRE/s", "TOKin/s", "TOKout/s", "HIT", "ERR/s",
                   " TTFT p50/p95/p99", "  TTFT 1m p50/95/99", "   ITL p50/95/99", "tokens out/s");
     line(&s, "\033[7m", b.data, "\033[0m");
@@ -259,7 +259,7 @@ void top_render(const top_view_t *v, const top_screen_t *sc, im_buf_t *out)
         if (!hdr) line(&s, "", "", "");
         hdr = true;
         im_buf_reset(&b);
-        im_buf_printf(&b, "%-5s %s: %s", e->state == TOP_EP_DOWN ? "DOWN" : "??", e->target,
+        im_buf_printf(&b, "%-7s %s: %s", e->state == TOP_EP_DOWN ? "DOWN" : "IGNORED", e->target,
                       e->error);
         line(&s, e->state == TOP_EP_DOWN ? "\033[31m" : "\033[33m", b.data, "\033[0m");
     }

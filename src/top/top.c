@@ -612,6 +612,15 @@ static void on_gpu(void *u, const im_labels_t *ls, double val)
     *d[q->f] = val;
 }
 
+static int gpu_cmp(const void *a, const void *b)
+{
+    const top_gpu_t *x = a, *y = b;
+    int c = strcmp(x->instance, y->instance);
+    if (c) return c;
+    long gx = strtol(x->gpu, NULL, 10), gy = strtol(y->gpu, NULL, 10);
+    return gx < gy ? -1 : gx > gy;
+}
+
 /* ---- Outliers: a replica far from the median of its peers ---- */
 
 static double median(double *a, size_t n)
@@ -727,6 +736,7 @@ const top_view_t *top_compute(top_t *t, int64_t now_ms)
             gq_t q = {v, &gcap, f};
             run_query(t, now_ms, gq_exprs[f], on_gpu, &q);
         }
+    qsort(v->gpus, v->ngpus, sizeof *v->gpus, gpu_cmp);
     v->t_ms = now_ms;
     v->short_ms = t->o.short_ms;
     v->long_ms = t->o.long_ms;
