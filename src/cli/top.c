@@ -16,28 +16,27 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: infermon top [URL|host:port ...] [flags]\n\n"
-            "A live view of inference engines (vLLM, SGLang) and dcgm-exporter, straight\n"
-            "from their /metrics: no storage, no daemon. One row per replica (data-parallel\n"
-            "engines split by their `engine` label), grouped by model; percentiles come\n"
-            "from the buckets merged across replicas (histogram_quantile), never averaged.\n"
-            "With no target it probes localhost's usual ports (vLLM 8000-8003, SGLang\n"
-            "30000-30001, dcgm-exporter 9400).\n\n"
-            "  --discover           also probe localhost's usual ports when targets are given\n"
-            "  --interval D         between fetches (default 2s)\n"
-            "  --short-window D     the short window of rates and percentiles (default\n"
-            "                       max(4 x interval, 10s); at least 2 x interval)\n"
-            "  --long-window D      the long window (default 1m)\n"
-            "  --timeout D          per fetch (default: the interval)\n"
-            "  --max-body-bytes N   per endpoint (default 64 MiB)\n"
-            "  --once               fetch across the short window, print once, exit\n"
-            "                       (exit 1 when no inference engine answered)\n"
-            "  --output text|json   what --once prints (default text)\n"
-            "  --record FILE        also write every sample fetched to FILE (OpenMetrics\n"
-            "                       with timestamps: infermon promql-eval / tsdb import)\n\n"
-            "keys: s cycles the sort (model, waiting, KV, TTFT p95, tokens/s), / filters by\n"
-            "model (Enter applies, Esc cancels, empty = all), p pauses, q quits.\n");
+    fprintf(f, "usage: infermon top [URL|host:port ...] [flags]\n\n"
+               "A live view of inference engines (vLLM, SGLang) and dcgm-exporter, straight\n"
+               "from their /metrics: no storage, no daemon. One row per replica (data-parallel\n"
+               "engines split by their `engine` label), grouped by model; percentiles come\n"
+               "from the buckets merged across replicas (histogram_quantile), never averaged.\n"
+               "With no target it probes localhost's usual ports (vLLM 8000-8003, SGLang\n"
+               "30000-30001, dcgm-exporter 9400).\n\n"
+               "  --discover           also probe localhost's usual ports when targets are given\n"
+               "  --interval D         between fetches (default 2s)\n"
+               "  --short-window D     the short window of rates and percentiles (default\n"
+               "                       max(4 x interval, 10s); at least 2 x interval)\n"
+               "  --long-window D      the long window (default 1m)\n"
+               "  --timeout D          per fetch (default: the interval)\n"
+               "  --max-body-bytes N   per endpoint (default 64 MiB)\n"
+               "  --once               fetch across the short window, print once, exit\n"
+               "                       (exit 1 when no inference engine answered)\n"
+               "  --output text|json   what --once prints (default text)\n"
+               "  --record FILE        also write every sample fetched to FILE (OpenMetrics\n"
+               "                       with timestamps: infermon promql-eval / tsdb import)\n\n"
+               "keys: s cycles the sort (model, waiting, KV, TTFT p95, tokens/s), / filters by\n"
+               "model (Enter applies, Esc cancels, empty = all), p pauses, q quits.\n");
 }
 
 static volatile sig_atomic_t g_stop, g_winch;

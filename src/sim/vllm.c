@@ -838,9 +838,9 @@ static void new_request(sim_fleet_t *f, sim_pod_t *p, double t)
     r.target = target;
     if (sim__rng_unif(&p->rng) < k->deferred_frac)
         r.defer_until = t + sim__rng_exp(&p->rng, k->deferred_s);
-    r.patience_at = t + (k->patience_sigma > 0
-                             ? sim__rng_lognormal(&p->rng, k->patience_s, k->patience_sigma)
-                             : sim__rng_exp(&p->rng, k->patience_s));
+    r.patience_at =
+        t + (k->patience_sigma > 0 ? sim__rng_lognormal(&p->rng, k->patience_s, k->patience_sigma)
+                                   : sim__rng_exp(&p->rng, k->patience_s));
     if (k->timeout_s > 0) r.deadline = t + k->timeout_s;
     double uf = sim__rng_unif(&p->rng);
     if (uf < k->error_frac) {

@@ -135,7 +135,8 @@ static void row_text(im_buf_t *b, const top_row_t *r, bool merged)
     fmt_num(tout, sizeof tout, r->tok_out_s);
     fmt_pct(hit, sizeof hit, r->prefix_hit);
     fmt_num(fail, sizeof fail, r->fail_s);
-    const top_pct_t *ps[6] = {&r->ttft[0], &r->ttft[0], &r->ttft[0], &r->ttft[1], &r->ttft[1], &r->ttft[1]};
+    const top_pct_t *ps[6] = {&r->ttft[0], &r->ttft[0], &r->ttft[0],
+                              &r->ttft[1], &r->ttft[1], &r->ttft[1]};
     for (int k = 0; k < 6; k++)
         fmt_dur(t[k], sizeof t[k], k % 3 == 0 ? ps[k]->p50 : k % 3 == 1 ? ps[k]->p95 : ps[k]->p99);
     fmt_dur(it[0], sizeof it[0], r->itl[0].p50);
@@ -147,9 +148,10 @@ static void row_text(im_buf_t *b, const top_row_t *r, bool merged)
     else
         snprintf(name, sizeof name, " %s %.40s%s%.10s", r->outlier[0] ? "!" : " ", r->instance,
                  r->engine[0] ? "#" : "", r->engine);
-    im_buf_printf(b, "%-36.36s %5s %6s %4s %6s %7s %7s %4s %5s %6s/%6s/%6s %6s/%6s/%6s %5s/%5s/%5s ",
-                  name, run, wait, kv, pre, tin, tout, hit, fail, t[0], t[1], t[2], t[3], t[4], t[5],
-                  it[0], it[1], it[2]);
+    im_buf_printf(b,
+                  "%-36.36s %5s %6s %4s %6s %7s %7s %4s %5s %6s/%6s/%6s %6s/%6s/%6s %5s/%5s/%5s ",
+                  name, run, wait, kv, pre, tin, tout, hit, fail, t[0], t[1], t[2], t[3], t[4],
+                  t[5], it[0], it[1], it[2]);
     spark(b, r->spark, TOP_SPARK);
 }
 
@@ -171,18 +173,20 @@ void top_render(const top_view_t *v, const top_screen_t *sc, im_buf_t *out)
         eng += v->eps[i].state == TOP_EP_ENGINE;
         gpu += v->eps[i].state == TOP_EP_GPU;
     }
-    im_buf_printf(&b,
-                  "infermon top  %s  %zu/%zu endpoints answer (%zu engines, %zu GPU)  windows %llds "
-                  "and %llds (%llds of data)  sort: %s%s%s%s",
-                  ts, up, v->neps, eng, gpu, (long long)(v->short_ms / 1000),
-                  (long long)(v->long_ms / 1000), (long long)(v->span_ms / 1000),
-                  top_sort_name(sc->sort), sc->filter && sc->filter[0] ? "  model filter: " : "",
-                  sc->filter ? sc->filter : "", sc->paused ? "  [PAUSED]" : "");
+    im_buf_printf(
+        &b,
+        "infermon top  %s  %zu/%zu endpoints answer (%zu engines, %zu GPU)  windows %llds "
+        "and %llds (%llds of data)  sort: %s%s%s%s",
+        ts, up, v->neps, eng, gpu, (long long)(v->short_ms / 1000), (long long)(v->long_ms / 1000),
+        (long long)(v->span_ms / 1000), top_sort_name(sc->sort),
+        sc->filter && sc->filter[0] ? "  model filter: " : "", sc->filter ? sc->filter : "",
+        sc->paused ? "  [PAUSED]" : "");
     line(&s, "\033[1m", b.data, "\033[0m");
     im_buf_reset(&b);
-    im_buf_printf(&b, "%-36s %5s %6s %4s %6s %7s %7s %4s %5s %-20s %-20s %-17s %s", "MODEL / REPLICA",
-                  "RUN", "WAIT", "KV", "PRE/s", "TOKin/s", "TOKout/s", "HIT", "ERR/s",
-                  " TTFT p50/p95/p99", "  TTFT 1m p50/95/99", "   ITL p50/95/99", "tokens out/s");
+    im_buf_printf(&b, "%-36s %5s %6s %4s %6s %7s %7s %4s %5s %-20s %-20s %-17s %s",
+                  "MODEL / REPLICA", "RUN", "WAIT", "KV", "PRE/s", "TOKin/s", "TOKout/s", "HIT",
+                  "ERR/s", " TTFT p50/p95/p99", "  TTFT 1m p50/95/99", "   ITL p50/95/99",
+                  "tokens out/s");
     line(&s, "\033[7m", b.data, "\033[0m");
     /* groups: a merged row and its replicas; sorted by the key of the group */
     size_t ng = 0;
@@ -212,7 +216,8 @@ void top_render(const top_view_t *v, const top_screen_t *sc, im_buf_t *out)
         for (size_t k = 0; k < nrep; k++) {
             im_buf_reset(&b);
             row_text(&b, reps[k], false);
-            line(&s, reps[k]->outlier[0] ? "\033[33m" : "", b.data, reps[k]->outlier[0] ? "\033[0m" : "");
+            line(&s, reps[k]->outlier[0] ? "\033[33m" : "", b.data,
+                 reps[k]->outlier[0] ? "\033[0m" : "");
         }
         for (size_t k = 0; k < nrep; k++)
             if (reps[k]->outlier[0]) {
@@ -340,10 +345,16 @@ static void jrow(im_buf_t *o, const top_row_t *r)
     }
     im_buf_puts(o, ",\"kind\":");
     jstr(o, r->kind ? r->kind : "");
-    const char *names[] = {"running", "waiting", "kv_usage", "preemptions_per_s",
-                           "prompt_tokens_per_s", "generation_tokens_per_s", "prefix_hit_rate",
+    const char *names[] = {"running",
+                           "waiting",
+                           "kv_usage",
+                           "preemptions_per_s",
+                           "prompt_tokens_per_s",
+                           "generation_tokens_per_s",
+                           "prefix_hit_rate",
                            "failed_per_s"};
-    double vals[] = {r->running, r->waiting, r->kv, r->preempt_s, r->tok_in_s, r->tok_out_s, r->prefix_hit, r->fail_s};
+    double vals[] = {r->running,  r->waiting,   r->kv,         r->preempt_s,
+                     r->tok_in_s, r->tok_out_s, r->prefix_hit, r->fail_s};
     for (size_t i = 0; i < IM_ARRAY_LEN(names); i++) {
         im_buf_printf(o, ",\"%s\":", names[i]);
         jnum(o, vals[i]);

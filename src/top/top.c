@@ -101,7 +101,8 @@ top_t *top_new(const top_opts_t *opts)
     top_t *t = im_calloc(1, sizeof *t);
     if (opts) t->o = *opts;
     if (t->o.interval_ms <= 0) t->o.interval_ms = 2000;
-    if (t->o.short_ms <= 0) t->o.short_ms = t->o.interval_ms * 4 > 10000 ? t->o.interval_ms * 4 : 10000;
+    if (t->o.short_ms <= 0)
+        t->o.short_ms = t->o.interval_ms * 4 > 10000 ? t->o.interval_ms * 4 : 10000;
     if (t->o.long_ms <= 0) t->o.long_ms = 60000;
     if (t->o.timeout_ms <= 0) t->o.timeout_ms = t->o.interval_ms;
     if (t->o.max_body_bytes == 0) t->o.max_body_bytes = 64u << 20;
@@ -528,19 +529,16 @@ static void query_signal(top_t *t, int64_t now, rows_t *rs, size_t si, bool merg
     qctx_t q = {rs, s->kind, merged, s->sig, 0};
     switch (s->sig) {
     case SIG_RUNNING:
-    case SIG_WAITING:
-        snprintf(expr, sizeof expr, "sum by (%s) (%s)", by, sel);
-        break;
+    case SIG_WAITING: snprintf(expr, sizeof expr, "sum by (%s) (%s)", by, sel); break;
     case SIG_KV:
     case SIG_PREFIX_RATE:
         snprintf(expr, sizeof expr, "%s by (%s) (%s)", merged ? "max" : "avg", by, sel);
-        if (s->sig == SIG_PREFIX_RATE)
-            snprintf(expr, sizeof expr, "avg by (%s) (%s)", by, sel);
+        if (s->sig == SIG_PREFIX_RATE) snprintf(expr, sizeof expr, "avg by (%s) (%s)", by, sel);
         break;
     case SIG_PREFIX_HITS: {
         /* hits / queries of the same family generation */
         const char *qn = strstr(s->name, "gpu_") ? "vllm:gpu_prefix_cache_queries_total"
-                                                  : "vllm:prefix_cache_queries_total";
+                                                 : "vllm:prefix_cache_queries_total";
         snprintf(expr, sizeof expr, "sum by (%s) (rate(%s[%lds])) / sum by (%s) (rate(%s[%lds]))",
                  by, sel, sw, by, qn, sw);
         break;
@@ -549,9 +547,7 @@ static void query_signal(top_t *t, int64_t now, rows_t *rs, size_t si, bool merg
     case SIG_PREEMPT:
     case SIG_TOK_IN:
     case SIG_TOK_OUT:
-    case SIG_FAIL:
-        snprintf(expr, sizeof expr, "sum by (%s) (rate(%s[%lds]))", by, sel, sw);
-        break;
+    case SIG_FAIL: snprintf(expr, sizeof expr, "sum by (%s) (rate(%s[%lds]))", by, sel, sw); break;
     case SIG_TTFT:
     case SIG_ITL: {
         static const char *const qs[3] = {"0.5", "0.95", "0.99"};
@@ -644,7 +640,9 @@ static void top_outlier(top_row_t *rows, size_t lo, size_t hi)
             size_t k = 0;
             for (size_t j = lo; j < hi; j++) {
                 if (j == i) continue;
-                double x = what == 0 ? rows[j].ttft[0].p95 : what == 1 ? rows[j].waiting : rows[j].kv;
+                double x = what == 0   ? rows[j].ttft[0].p95
+                           : what == 1 ? rows[j].waiting
+                                       : rows[j].kv;
                 if (!isnan(x)) peers[k++] = x;
             }
             double me = what == 0 ? rows[i].ttft[0].p95 : what == 1 ? rows[i].waiting : rows[i].kv;
@@ -655,7 +653,10 @@ static void top_outlier(top_row_t *rows, size_t lo, size_t hi)
                                    : me - md > 0.3;
             if (out)
                 snprintf(rows[i].outlier, sizeof rows[i].outlier, "%s %.3g vs peers' median %.3g",
-                         what == 0 ? "TTFT p95" : what == 1 ? "waiting" : "KV use", me, md);
+                         what == 0   ? "TTFT p95"
+                         : what == 1 ? "waiting"
+                                     : "KV use",
+                         me, md);
         }
     }
     im_free(peers);
@@ -671,13 +672,15 @@ static int row_cmp(const void *a, const void *b)
     if (!x->instance[0] != !y->instance[0]) return x->instance[0] ? 1 : -1; /* merged first */
     c = strcmp(x->instance, y->instance);
     if (c) return c;
-    if (strlen(x->engine) != strlen(y->engine)) return strlen(x->engine) < strlen(y->engine) ? -1 : 1;
+    if (strlen(x->engine) != strlen(y->engine))
+        return strlen(x->engine) < strlen(y->engine) ? -1 : 1;
     return strcmp(x->engine, y->engine);
 }
 
 static void sparks_update(top_t *t, top_row_t *r, int64_t now)
 {
-    uint64_t key = im_hash(r->model, strlen(r->model)) ^ (im_hash(r->instance, strlen(r->instance)) * 31) ^
+    uint64_t key = im_hash(r->model, strlen(r->model)) ^
+                   (im_hash(r->instance, strlen(r->instance)) * 31) ^
                    (im_hash(r->engine, strlen(r->engine)) * 131);
     spark_hist_t *h = NULL;
     for (size_t i = 0; i < t->nsparks; i++)

@@ -535,8 +535,8 @@ static void test_invariants_long_run(void **state)
 /* ---- scenario signatures ---- */
 
 typedef struct obs {
-    double kv_max, kv_min, waiting_max, preempt, gpu_util, mem_util, waiting_first, waiting_last, running_min,
-        running_max, deferred_max, errors, aborts, finished;
+    double kv_max, kv_min, waiting_max, preempt, gpu_util, mem_util, waiting_first, waiting_last,
+        running_min, running_max, deferred_max, errors, aborts, finished;
     int n;
 } obs_t;
 
