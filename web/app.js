@@ -40,9 +40,14 @@
     if (unit === "percent01") return (v * 100).toFixed(v < 0.1 ? 1 : 0) + "%";
     if (unit === "percent") return v.toFixed(v < 10 ? 1 : 0) + "%";
     if (unit === "s") {
-      if (v < 0.001) return (v * 1e6).toFixed(0) + " µs";
-      if (v < 1) return (v * 1000).toFixed(v < 0.01 ? 1 : 0) + " ms";
-      return v.toFixed(v < 10 ? 2 : 1) + " s";
+      // durations: µs, ms, s, min, h (a 2000 s TTFT reads "33.3 min", not "2000.0 s")
+      const a = Math.abs(v);
+      if (a === 0) return "0 s";
+      if (a < 0.001) return (v * 1e6).toFixed(0) + " µs";
+      if (a < 1) return (v * 1000).toFixed(a < 0.01 ? 1 : 0) + " ms";
+      if (a < 60) return v.toFixed(a < 10 ? 2 : 1) + " s";
+      if (a < 3600) return (v / 60).toFixed(a < 600 ? 1 : 0) + " min";
+      return (v / 3600).toFixed(a < 36000 ? 1 : 0) + " h";
     }
     const a = Math.abs(v);
     if (a >= 1e9) return (v / 1e9).toFixed(2) + "G";
@@ -169,9 +174,47 @@
     if (extra) parts.push(extra);
     return parts.length ? "{" + parts.join(", ") + "}" : "";
   }
-  function rateWin(step) {
-    // like Grafana's $__rate_interval: max(step + scrape interval, 4 x scrape interval)
-    return fmtDur(Math.max(step + env.scrapeInterval, 4 * env.scrapeInterval));
+  // Like Grafana's $__rate_interval, max(step + spacing, 4 x spacing), but with the
+  // spacing of the samples actually stored in the range shown (live scrapes,
+  // a backfill's step, imported blocks), not the configured scrape interval.
+  function rateWin(step, spacing) {
+    const sp = spacing || env.scrapeInterval;
+    return fmtDur(Math.ceil(Math.max(step + sp, 4 * sp)));
+  }
+  // The sample spacing (seconds) of `metric` over [start, end]: one cheap range
+  // query counting samples per series in windows of w seconds; per step the median
+  // over series of w / count, then the 90th percentile over the steps, so the
+  // sparsest part of the range decides (a series' first and last windows are few).
+  const spacingCache = new Map();
+  async function sampleSpacing(metric, start, end, step) {
+    if (!metric) return null;
+    const w = Math.max(300, 4 * step);
+    const qstep = Math.max(step, Math.ceil((end - start) / 120));
+    const key = [metric, Math.round(start / qstep), Math.round(end / qstep), qstep].join("|");
+    if (spacingCache.has(key)) return spacingCache.get(key);
+    let out = null;
+    try {
+      const r = await api("query_range", { query: `quantile(0.5, count_over_time(${metric}[${w}s]))`,
+        start: String(start), end: String(end), step: String(qstep) });
+      const sp = [];
+      for (const s of r.result) for (const [, v] of s.values) if (Number(v) >= 2) sp.push(w / Number(v));
+      sp.sort((a, b) => a - b);
+      if (sp.length) out = sp[Math.min(sp.length - 1, Math.floor(sp.length * 0.9))];
+    } catch (e) { if (e.name === "AbortError") throw e; }
+    if (spacingCache.size > 64) spacingCache.clear();
+    spacingCache.set(key, out);
+    return out;
+  }
+  // The first metric name an expression selects (for Explore's $__rate_interval).
+  function firstMetric(expr) {
+    const kw = new Set(["sum", "avg", "min", "max", "count", "by", "without", "rate", "irate", "increase", "on", "ignoring",
+      "group_left", "group_right", "bool", "and", "or", "unless", "offset", "topk", "bottomk", "quantile", "stddev", "stdvar",
+      "histogram_quantile", "count_values", "group", "le", "inf", "nan"]);
+    const re = /([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\(|\{|\[|$|\s|\))/g;
+    let m;
+    const noStr = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/\{[^}]*\}/g, "{}");
+    while ((m = re.exec(noStr))) if (m[2] !== "(" && !kw.has(m[1].toLowerCase())) return m[1];
+    return null;
   }
   const q = (name, sel) => name + sel;
 
@@ -256,13 +299,20 @@
       build: signalPanel("preemptions", "rate", "not exposed by any target: vllm:num_preemptions_total") },
     { id: "waiting", title: "Waiting requests", unit: "",
       build: (c) => {
-        const qs = signalPanel("waiting", "gauge", "not exposed by any target: vllm:num_requests_waiting", { agg: "sum", suffix: " waiting" })(c);
+        // the reasons are parts of the total: stacked bands per model, the total an outline over them
+        const qs = signalPanel("waiting", "gauge", "not exposed by any target: vllm:num_requests_waiting", { agg: "sum", suffix: " waiting (total)" })(c);
         if (!Array.isArray(qs)) return qs;
+        for (const x of qs) x.outline = true;
         const r = c.engines.includes("vllm") && pickSig("vllm", "waiting_by_reason");
-        if (r) qs.push({ expr: `sum by (model_name, reason) (${r.name}${selFor("vllm", r)})`, legend: "{{model_name}} {{reason}}" + (c.engines.length > 1 ? " · vLLM" : "") });
+        if (r) qs.unshift({ expr: `sum by (model_name, reason) (${r.name}${selFor("vllm", r)})`, legend: "{{model_name}} {{reason}}" + (c.engines.length > 1 ? " · vLLM" : ""), stack: "model_name" });
         return qs;
       },
       note: (c) => c.engines.includes("vllm") && !has("vllm:num_requests_waiting_by_reason") ? "by reason: needs vLLM ≥ 0.20 (vllm:num_requests_waiting_by_reason)" : null },
+    { id: "aborts", title: "Aborted and failed requests /s", unit: "",
+      // clients giving up is part of the chain: a long queue ends in aborts
+      build: (c) => has("vllm:request_success_total")
+        ? [{ expr: `sum by (model_name, finished_reason) (rate(vllm:request_success_total{finished_reason=~"abort|error"${state.model ? ', model_name="' + esc(state.model) + '"' : ""}}[${c.rate}]))`, legend: "{{model_name}} {{finished_reason}}" }]
+        : { absent: "not exposed by any target: vllm:request_success_total" } },
     { id: "running", title: "Running requests", unit: "",
       build: signalPanel("running", "gauge", "not exposed by any target: vllm:num_requests_running", { agg: "sum" }) },
     { id: "prefix", title: "Prefix-cache hit rate (tokens)", unit: "percent01", yMax: 1,
@@ -353,20 +403,55 @@
 
   function makeChart(el, series, opts) {
     // series: [{name, axis, points: [[t, v]...]}]; aligned on a shared time grid.
+    // series with a `stack` key (the parts of a total, e.g. waiting by reason) are
+    // drawn as filled bands stacked on each other; `raw` keeps their own values
+    // for the legend. The total (`outline`) is a thicker line over them.
     const times = opts.times;
-    const data = [times];
+    const data = [times], raw = [];
+    const tops = new Map(), below = new Map(), bands = [];
+    series.forEach((s, i) => {
+      if (s.stack == null) return;
+      if (below.has(s.stack)) bands.push({ series: [i + 1, below.get(s.stack)], fill: color(i) + "55" });
+      below.set(s.stack, i + 1);
+    });
+    const firstOfStack = new Set();
+    { const seen = new Set(); series.forEach((s, i) => { if (s.stack != null && !seen.has(s.stack)) { seen.add(s.stack); firstOfStack.add(i); } }); }
     for (const s of series) {
       const m = new Map(s.points.map(([t, v]) => [t, v]));
-      data.push(times.map((t) => (m.has(t) ? m.get(t) : null)));
+      const own = times.map((t) => (m.has(t) ? m.get(t) : null));
+      raw.push(own);
+      if (s.stack == null) { data.push(own); continue; }
+      const base = tops.get(s.stack) || times.map(() => 0);
+      const top = own.map((v, i) => (v == null ? null : base[i] + v));
+      tops.set(s.stack, top.map((v, i) => (v == null ? base[i] : v)));
+      data.push(top);
     }
     const grid = { stroke: cssVar("--grid"), width: 1 };
     const axisStyle = { stroke: cssVar("--muted"), grid, ticks: grid };
     const yfmt = (u, vals) => vals.map((v) => fmtNum(v, opts.unit));
-    const axes = [{ ...axisStyle }, { ...axisStyle, values: yfmt, size: 60 }];
+    // an axis as wide as its widest label (plus tick and gap), so no label is cut off
+    const fitSize = (u, vals, i) => {
+      const ax = u.axes[i];
+      if (!vals || !vals.length) return 40;
+      u.ctx.save(); u.ctx.font = ax.font[0];
+      let w = 0;
+      for (const v of vals) w = Math.max(w, u.ctx.measureText(String(v)).width);
+      u.ctx.restore();
+      return Math.ceil(w / (window.devicePixelRatio || 1)) + (ax.ticks.show ? ax.ticks.size : 0) + ax.gap + 6;
+    };
+    const axes = [{ ...axisStyle }, { ...axisStyle, values: yfmt, size: fitSize }];
     const scales = { x: { time: true, min: opts.start, max: opts.end }, y: opts.yMax ? { range: (u, mn, mx) => [0, Math.max(opts.yMax, mx || 0)] } : { range: (u, mn, mx) => [Math.min(0, mn || 0), (mx || 1) * 1.05] } };
     if (opts.dual) {
-      scales.y2 = { range: (u, mn, mx) => [0, Math.max(1, (mx || 1) * 1.05)] };
-      axes.push({ ...axisStyle, scale: "y2", side: 1, grid: { show: false }, values: (u, vals) => vals.map((v) => fmtNum(v, "")), size: 50 });
+      // the second axis: a nice maximum split in four, so it always has five ticks
+      const niceTop = (mx) => {
+        const raw4 = Math.max(1, mx || 0) * 1.05 / 4;
+        const mag = Math.pow(10, Math.floor(Math.log10(raw4)));
+        const st = [1, 2, 2.5, 5, 10].map((k) => k * mag).find((k) => k >= raw4);
+        return Math.max(1, Math.ceil(st)) * 4;
+      };
+      scales.y2 = { range: (u, mn, mx) => [0, niceTop(mx)] };
+      axes.push({ ...axisStyle, scale: "y2", side: 1, grid: { show: false }, values: (u, vals) => vals.map((v) => fmtNum(v, "")), size: fitSize,
+        splits: (u) => { const top = u.scales.y2.max; return [0, top / 4, top / 2, (3 * top) / 4, top]; } });
     }
     const plugins = [];
     if (opts.threshold != null || opts.target != null) {
@@ -401,11 +486,12 @@
       width, height: opts.height || 170, plugins,
       cursor: { sync: sync ? { key: sync.key, setSeries: false } : undefined, drag: { x: true, y: false } },
       select: { show: true },
-      scales, axes,
+      scales, axes, bands,
       legend: { live: true },
       series: [{}].concat(series.map((s, i) => ({
-        label: s.name, stroke: color(i), width: 1.5, scale: s.axis ? "y2" : "y", spanGaps: false,
-        value: (u2, v) => fmtNum(v, s.axis ? "" : opts.unit),
+        label: s.name, stroke: color(i), width: s.outline ? 2.5 : 1.5, scale: s.axis ? "y2" : "y", spanGaps: false,
+        fill: firstOfStack.has(i) ? color(i) + "55" : undefined,
+        value: (u2, v, si, di) => fmtNum(di == null ? v : raw[i][di], s.axis ? "" : opts.unit),
       }))),
       hooks: {
         setSelect: [(u2) => {
@@ -418,6 +504,7 @@
     }, data, el);
     if (sync) sync.sub(u);
     charts.push(u);
+    window.__infermonCharts = charts;
     return u;
   }
 
@@ -445,7 +532,9 @@
     // align to the step so the API's timestamps fall on the chart's grid
     const start = Math.floor(start0 / step) * step, end = Math.floor(end0 / step) * step;
     const engines = enginesPresent();
-    const ctx = { sel: modelSel(), rate: rateWin(step), step, gpuSel: "", engines };
+    const spacing = await sampleSpacing(pick("vllm:num_requests_running", "sglang:num_running_reqs", "vllm:generation_tokens_total", "DCGM_FI_DEV_GPU_UTIL", "up"), start, end, step);
+    if (my !== gen) return;
+    const ctx = { sel: modelSel(), rate: rateWin(step, spacing), step, spacing, gpuSel: "", engines };
     if (state.model && has("DCGM_FI_DEV_GPU_UTIL")) {
       try {
         // the pods serving the model, on whichever engine serves it
@@ -491,7 +580,8 @@
         if (my !== gen) return;
         const series = [];
         results.forEach((r, i) => r.result.forEach((s) => series.push({
-          name: legendName(qs[i].legend, s.metric), axis: qs[i].axis,
+          name: legendName(qs[i].legend, s.metric), axis: qs[i].axis, outline: qs[i].outline,
+          stack: qs[i].stack ? String(s.metric[qs[i].stack] || "") : undefined,
           points: s.values.map(([t, v]) => [t, Number(v)]),
         })));
         if (!series.length) {
@@ -522,6 +612,7 @@
         (window.__infermonPanels = window.__infermonPanels || {})[p.id] = { max: mx, last, series: series.length, gaps, names: series.map((x) => x.name).sort() };
         const u = makeChart(body, series, { times, start, end, unit: p.unit, yMax: p.yMax, threshold: p.threshold,
           target: p.target ? env.ttftTarget : null, gaps, dual: p.dual });
+        body.__uplot = u; // for the browser test: what is drawn
         // points that land on the chart's time grid (what is actually drawn)
         window.__infermonPanels[p.id].drawn = u.data.slice(1).reduce((n, col) => n + col.filter((v) => v != null).length, 0);
         el.dataset.state = "data";
@@ -532,7 +623,7 @@
       }
     }));
     if (my !== gen) return;
-    window.__infermonRendered = { ms: performance.now() - t0, panels: jobs.length, at: Date.now() };
+    window.__infermonRendered = { ms: performance.now() - t0, panels: jobs.length, at: Date.now(), rate: ctx.rate, spacing, step };
     status(`rendered ${jobs.length} panels in ${Math.round(performance.now() - t0)} ms · step ${fmtDur(step)} · rate window ${ctx.rate}`);
     if (state.panel) { const el = $("#panel-" + state.panel); if (el) { el.scrollIntoView(); el.classList.add("flash"); } }
   }
@@ -740,8 +831,15 @@
     errEl.textContent = text;
     errEl.classList.remove("hidden");
   }
+  // $__rate_interval in an Explore query follows the stored data like the overview's.
+  async function expandRate(expr, start, end, step) {
+    if (!/\$__rate_interval\b/.test(expr)) return expr;
+    const sp = await sampleSpacing(firstMetric(expr), start, end, step);
+    return expr.replace(/\$__rate_interval\b/g, rateWin(step, sp));
+  }
   async function runExplore(box, errEl, out) {
-    const expr = box.value.trim();
+    const raw = box.value.trim();
+    let expr = raw;
     errEl.classList.add("hidden");
     destroyCharts();
     if (!expr) return;
@@ -749,6 +847,7 @@
     const t0 = performance.now();
     try {
       if (state.tab === "table") {
+        expr = await expandRate(raw, start0, end0, chooseStep(start0, end0, out.clientWidth || 800));
         const r = await api("query", { query: expr, time: end0.toFixed(3) });
         let rows;
         if (r.resultType === "vector") rows = r.result.map((s) => h("tr", {}, h("td", { class: "mono", text: seriesName(s.metric) }), h("td", { class: "mono", text: s.value[1] })));
@@ -759,6 +858,7 @@
       } else {
         const step = chooseStep(start0, end0, out.clientWidth || 800);
         const start = Math.floor(start0 / step) * step, end = Math.floor(end0 / step) * step;
+        expr = await expandRate(raw, start, end, step);
         const r = await api("query_range", { query: expr, start: start.toFixed(3), end: end.toFixed(3), step: String(step) });
         const series = r.result.map((s) => ({ name: seriesName(s.metric), points: s.values.map(([t, v]) => [t, Number(v)]) }));
         out.replaceChildren();

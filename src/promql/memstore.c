@@ -160,6 +160,19 @@ static void normalise(ms_series_t *s)
     s->dirty = false;
 }
 
+void promql_memstore_drop_before(promql_memstore_t *m, int64_t min_t_ms)
+{
+    for (size_t i = 0; i < m->nseries; i++) {
+        ms_series_t *s = &m->series[i];
+        normalise(s);
+        size_t k = 0;
+        while (k < s->n && s->s[k].t < min_t_ms) k++;
+        if (k == 0) continue;
+        memmove(s->s, s->s + k, (s->n - k) * sizeof *s->s);
+        s->n -= k;
+    }
+}
+
 static const promql_memstore_t *sort_ctx;
 static int cmp_order(const void *a, const void *b)
 {

@@ -216,6 +216,9 @@ void promql_memstore_clear(promql_memstore_t *m);
 void promql_memstore_add(promql_memstore_t *m, const im_labels_t *labels, int64_t t_ms, double v);
 /* A queryable over the store, borrowed: valid until the store is freed or
  * changed; its close is a no-op. */
+/* Drops every sample older than min_t_ms (series stay, possibly empty): a
+ * sliding window for a store that lives long (infermon top). */
+void promql_memstore_drop_before(promql_memstore_t *m, int64_t min_t_ms);
 storage_queryable_t *promql_memstore_queryable(promql_memstore_t *m);
 size_t promql_memstore_series(const promql_memstore_t *m);
 

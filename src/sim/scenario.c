@@ -69,7 +69,12 @@ bool sim__scenario_preset(const char *name, sim_knobs_t *k)
         k->prefix_share = 0.2;
         k->kv_factor = 0.35;
         k->daily_amp = 0;
-        k->patience_s = 3600;
+        /* Clients give up: most wait a minute or two for a first token, and the
+         * SDK's request timeout (5 min) ends the rest, preempted ones included.
+         * This bounds the queue and TTFT. */
+        k->patience_s = 90;
+        k->patience_sigma = 0.8;
+        k->timeout_s = 300;
         return true;
     }
     if (strcmp(name, "deferred") == 0) {
@@ -131,6 +136,8 @@ bool sim__scenario_preset(const char *name, sim_knobs_t *k)
     X(abort_frac)                                                                                  \
     X(error_frac)                                                                                  \
     X(patience_s)                                                                                  \
+    X(patience_sigma)                                                                              \
+    X(timeout_s)                                                                                   \
     X(cpu_overhead_ms)                                                                             \
     X(admit_per_s)                                                                                 \
     X(kv_factor)                                                                                   \

@@ -122,7 +122,9 @@ typedef struct sim_knobs {
     double deferred_s;       /* mean deferral, seconds */
     double abort_frac;       /* fraction of requests a client aborts */
     double error_frac;       /* fraction of requests failing in the engine */
-    double patience_s;       /* mean client patience while waiting */
+    double patience_s;       /* client patience while waiting: mean (exponential) or median */
+    double patience_sigma;   /* 0: exponential patience; > 0: log-normal with this sigma */
+    double timeout_s;        /* client timeout from arrival, waiting or preempted (0 = none) */
     double cpu_overhead_ms;  /* host time per engine step */
     double admit_per_s;      /* scheduler admissions per second (0 = unlimited) */
     double kv_factor;        /* multiplier on the KV cache size */

@@ -842,7 +842,10 @@ static void new_request(sim_fleet_t *f, sim_pod_t *p, double t)
     r.target = target;
     if (sim__rng_unif(&p->rng) < k->deferred_frac)
         r.defer_until = t + sim__rng_exp(&p->rng, k->deferred_s);
-    r.patience_at = t + sim__rng_exp(&p->rng, k->patience_s);
+    r.patience_at =
+        t + (k->patience_sigma > 0 ? sim__rng_lognormal(&p->rng, k->patience_s, k->patience_sigma)
+                                   : sim__rng_exp(&p->rng, k->patience_s));
+    if (k->timeout_s > 0) r.deadline = t + k->timeout_s;
     double uf = sim__rng_unif(&p->rng);
     if (uf < k->error_frac) {
         r.fate = 2;
@@ -963,11 +966,11 @@ void sim__pod_tick(sim_fleet_t *f, sim_pod_t *p, double t0, double dt)
     }
     int64_t ai = 0;
 
-    /* Client aborts of requests still waiting (checked once per tick, over the
-     * oldest part of the queue, which is where patience runs out first). */
-    for (int i = 0; i < p->nwait && i < 512;) {
+    /* Client aborts of requests still waiting (checked once per tick): patience
+     * runs out before the first token, the client timeout at any point. */
+    for (int i = 0; i < p->nwait;) {
         sim_req_t *r = wait_at(p, i);
-        if (r->patience_at <= t0 && r->preempted == 0) {
+        if ((r->patience_at <= t0 && r->preempted == 0) || (r->deadline > 0 && r->deadline <= t0)) {
             sim_req_t dead = *r;
             wait_remove(p, i);
             finish(f, p, &dead, t0, 2);
@@ -1047,7 +1050,12 @@ void sim__pod_tick(sim_fleet_t *f, sim_pod_t *p, double t0, double dt)
                     r->first_tok = t + h;
                     hist_obs(f, p, H_TTFT, r->first_tok - r->arrival, 1);
                 }
-                if (r->gen < 1) r->gen = 1;
+                if (r->gen < 1) {
+                    /* the first token may need a block: keep the accounting exact */
+                    int old_blocks = req_blocks(r, p);
+                    r->gen = 1;
+                    p->blocks_private += req_blocks(r, p) - old_blocks;
+                }
             }
         }
         hist_obs(f, p, H_ITER_TOK, floor(ndec + pchunk), floor(steps + 0.5));
@@ -1147,7 +1155,9 @@ void sim__pod_publish(sim_fleet_t *f, sim_pod_t *p)
     p->q[Q_WAITING] = p->nwait;
     p->q[Q_WAIT_CAP] = cap;
     p->q[Q_WAIT_DEF] = def;
-    p->q[Q_KV_USAGE] = (double)used_blocks(p) / (double)p->blocks_total;
+    /* a share of blocks in use: never outside [0, 1] */
+    double kv = (double)used_blocks(p) / (double)p->blocks_total;
+    p->q[Q_KV_USAGE] = kv < 0 ? 0 : kv > 1 ? 1 : kv;
     p->q[Q_GPU_PREFIX_HIT_RATE] =
         p->q[Q_PREFIX_QUERIES] > 0 ? p->q[Q_PREFIX_HITS] / p->q[Q_PREFIX_QUERIES] : 0;
     p->q[Q_AVG_PROMPT_TPUT] = floor(p->last_prompt_rate * 10) / 10;

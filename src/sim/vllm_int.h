@@ -128,7 +128,8 @@ bool sim__parse_version(const char *s, uint32_t *out);
 /* ---- Engine state ---- */
 typedef struct sim_req {
     double arrival, sched, first_tok, defer_until, patience_at;
-    double gen; /* generated tokens so far (fractional progress) */
+    double deadline; /* client timeout from arrival (0 = none): aborted while still waiting */
+    double gen;      /* generated tokens so far (fractional progress) */
     double prefill_left;
     int prompt, target, max_tokens, group;
     int cached;     /* tokens of the shared prefix (block accounting) */

@@ -21,6 +21,11 @@ dport=$(free_port)
 bg "$IM_BINARY" demo --web.listen-address "127.0.0.1:$dport" --scrape-interval 2s --pods 8 \
   --storage.tsdb.path "$IM_TMP/demo-data" >"$IM_TMP/demo.log" 2>&1
 
+# 3. a demo whose last hour is backfilled (kv-pressure: long latencies on the axes)
+bport=$(free_port)
+bg "$IM_BINARY" demo --web.listen-address "127.0.0.1:$bport" --scrape-interval 2s --pods 2 \
+  --scenario kv-pressure --backfill 1h >"$IM_TMP/backfill.log" 2>&1
+
 # 2. kv-pressure fleet + daemon with a dead target and a fast alert
 sport=$(free_port); rport=$(free_port); dead=$(free_port)
 bg "$IM_BINARY" simulate --listen "127.0.0.1:$sport" --pods 4 --scenario kv-pressure --speed 10 \
@@ -67,6 +72,7 @@ bg "$IM_BINARY" run --config.file "$IM_TMP/run-mixed.yml" --storage.tsdb.path "$
 
 wait_http "http://127.0.0.1:$dport/-/ready" 60 || { cat "$IM_TMP/demo.log"; fail "demo did not start"; }
 wait_http "http://127.0.0.1:$rport/-/ready" 60 || { cat "$IM_TMP/run.log"; fail "run did not start"; }
+wait_http "http://127.0.0.1:$bport/-/ready" 90 || { cat "$IM_TMP/backfill.log"; fail "backfilled demo did not start"; }
 sleep 45 # enough scrapes for every rate window of a 5 m view
 
 rc=0
@@ -74,9 +80,11 @@ node "$IM_SOURCE_DIR/tests/ui/ui_test.mjs" healthy "http://127.0.0.1:$dport" "$S
 node "$IM_SOURCE_DIR/tests/ui/ui_test.mjs" pressure "http://127.0.0.1:$rport" "$SHOTS" || rc=1
 wait_http "http://127.0.0.1:$xport/-/ready" 30 || { cat "$IM_TMP/run-mixed.log"; fail "mixed run did not start"; }
 node "$IM_SOURCE_DIR/tests/ui/ui_test.mjs" mixed "http://127.0.0.1:$xport" "$SHOTS" || rc=1
+node "$IM_SOURCE_DIR/tests/ui/ui_test.mjs" backfill "http://127.0.0.1:$bport" "$SHOTS" || rc=1
 if [ $rc != 0 ]; then
   echo "--- demo log"; tail -20 "$IM_TMP/demo.log"
   echo "--- run log"; tail -20 "$IM_TMP/run.log"
+  echo "--- backfilled demo log"; tail -20 "$IM_TMP/backfill.log"
   fail "browser test failed (screenshots in $SHOTS)"
 fi
 # embedded assets over HTTP: content types, caching, no path traversal

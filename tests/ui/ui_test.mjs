@@ -12,6 +12,11 @@
 //                  leads to the panel that explains it.
 //   MODE mixed     (a vLLM + SGLang fleet) the chain panels show both engines, each
 //                  naming its metric; the model picker groups models by engine.
+//   MODE backfill  (a demo with an hour backfilled at 15 s and live 2 s scrapes)
+//                  over the hour every rate panel is a continuous line where
+//                  data exists, and the rate window is at least 4x the spacing.
+// In every mode, no y-axis label is wider than its axis (nothing clipped) and a
+// second axis has more than one tick.
 // Prints one line per check and "ui: N checks passed" at the end; exit 1 on failure.
 import { createRequire } from "module";
 import path from "path";
@@ -47,7 +52,65 @@ try {
       states: Object.fromEntries([...document.querySelectorAll(".panel[data-panel]")].map((e) => [e.dataset.panel, e.dataset.state])) }));
   }
 
-  if (mode === "healthy") {
+  // Every chart's y axes: the labels uPlot drew fit inside the axis, measured
+  // with the axis' own font; a right-hand axis has more than one tick.
+  async function checkAxes(what) {
+    const res = await page.evaluate(() => {
+      const ctx = document.createElement("canvas").getContext("2d");
+      const out = [];
+      for (const el of document.querySelectorAll(".panel[data-panel] .chart")) {
+        const u = el.__uplot;
+        if (!u) continue;
+        u.axes.forEach((ax, i) => {
+          if (i === 0 || !ax.show || !ax._values) return;
+          ctx.font = ax.font[0];
+          const w = Math.max(0, ...ax._values.map((v) => ctx.measureText(String(v)).width)) / (window.devicePixelRatio || 1);
+          const need = w + (ax.ticks.show ? ax.ticks.size : 0) + ax.gap;
+          out.push({ panel: el.closest(".panel").dataset.panel, axis: i, side: ax.side, need, size: ax._size,
+            ticks: ax._values.filter((v) => v != null && v !== "").length, labels: ax._values.slice(0, 8) });
+        });
+      }
+      return out;
+    });
+    check(res.length > 0, `${what}: y axes found (${res.length})`);
+    for (const a of res) {
+      check(a.need <= a.size + 0.5, `${what}: ${a.panel} axis ${a.axis} labels fit (${a.need.toFixed(1)} <= ${a.size} px; ${a.labels.join(" | ")})`);
+      if (a.side === 1) check(a.ticks >= 2, `${what}: ${a.panel} second axis has ${a.ticks} ticks`);
+    }
+    return res;
+  }
+
+  if (mode === "backfill") {
+    const o = await overviewReady("#/overview?range=1h");
+    const r = o.r;
+    check(r.spacing >= 10, `backfill: measured sample spacing ${r.spacing} s (15 s backfill, 2 s live)`);
+    check(/^\d+[smh]/.test(r.rate) && r.rate !== "20s", `backfill: rate window ${r.rate} (step ${r.step} s)`);
+    const holes = await page.evaluate(() => {
+      const out = {};
+      for (const id of ["preempt", "aborts", "prefix", "tokens", "ttft", "itl", "e2e", "queueshare"]) {
+        const el = document.querySelector(`.panel[data-panel=${id}] .chart`);
+        if (!el || !el.__uplot) { out[id] = null; continue; }
+        const d = el.__uplot.data;
+        let gaps = 0, pts = 0;
+        for (let s = 1; s < d.length; s++) {
+          const col = d[s];
+          let a = col.findIndex((v) => v != null), b = col.length - 1;
+          while (b >= 0 && col[b] == null) b--;
+          if (a < 0) continue;
+          for (let i = a; i <= b; i++) { if (col[i] == null) gaps++; else pts++; }
+        }
+        out[id] = { gaps, pts, n: d[0].length };
+      }
+      return out;
+    });
+    for (const id of ["preempt", "aborts", "prefix", "tokens", "queueshare"]) {
+      const x = holes[id];
+      check(x && x.pts > x.n / 2, `backfill: ${id} draws over the hour (${x && x.pts} points on a ${x && x.n}-step grid)`);
+      check(x && x.gaps === 0, `backfill: ${id} has no gaps where data exists (${x && x.gaps} missing)`);
+    }
+    await checkAxes("backfill");
+    await page.screenshot({ path: path.join(outdir, "overview-backfill.png"), fullPage: true });
+  } else if (mode === "healthy") {
     const t0 = Date.now();
     const o = await overviewReady("#/overview?range=5m&theme=light");
     const must = ["kv", "preempt", "waiting", "running", "prefix", "tokens", "ttft", "itl", "e2e", "queueshare", "gpu_vs_wait", "memcopy", "fb", "power"];
@@ -69,6 +132,7 @@ try {
     console.log(`metric frame_ms_p50=${p50.toFixed(1)} frame_ms_p95=${p95.toFixed(1)}`);
     const legends = await page.$$eval(".u-legend .u-value", (els) => els.filter((e) => e.textContent.trim() && e.textContent.trim() !== "–").length);
     check(legends > 5, "crosshair shared: hover values shown in many panels (" + legends + ")");
+    await checkAxes("healthy");
     await page.screenshot({ path: path.join(outdir, "overview.png"), fullPage: true });
     // dark theme and phone width
     await page.click("#theme");
@@ -123,6 +187,7 @@ try {
     const o = await overviewReady("#/overview?range=5m");
     check(o.panels.kv && o.panels.kv.max >= 0.9, "kv-pressure: KV panel crosses 0.9 (max " + (o.panels.kv && o.panels.kv.max) + ")");
     check(o.panels.preempt && o.panels.preempt.max > 0, "kv-pressure: preemption panel rises (max " + (o.panels.preempt && o.panels.preempt.max) + ")");
+    await checkAxes("kv-pressure");
     await page.screenshot({ path: path.join(outdir, "overview-kv-pressure.png"), fullPage: true });
     await page.goto(base + "/#/targets", { waitUntil: "domcontentloaded" });
     await page.waitForSelector('.target-row[data-health="down"]', { timeout: 30000 });

@@ -456,6 +456,10 @@ static int check_invariants(const char *text, smap_t *prev, bool go_style)
                            ends_with(p, nlen, "_bucket") || ends_with(p, nlen, "_sum") ||
                            ends_with(p, nlen, "_created") ||
                            (nlen > 5 && memcmp(p, "DCGM_FI_DEV_TOTAL_ENERGY", 24) == 0);
+            if (memmem(p, nlen, "cache_usage_perc", 16) && !(v >= 0 && v <= 1)) {
+                fprintf(stderr, "KV use outside [0, 1]: %.*s\n", (int)(nl - p), p);
+                fail();
+            }
             kv_t *e = smap_get(prev, p, klen, true);
             if (counter && e->v > v && !isnan(v)) {
                 fprintf(stderr, "counter went down: %.*s %g -> %g\n", (int)klen, p, e->v, v);
@@ -531,8 +535,8 @@ static void test_invariants_long_run(void **state)
 /* ---- scenario signatures ---- */
 
 typedef struct obs {
-    double kv_max, preempt, gpu_util, mem_util, waiting_first, waiting_last, running_min,
-        running_max, deferred_max, errors, aborts, finished;
+    double kv_max, kv_min, waiting_max, preempt, gpu_util, mem_util, waiting_first, waiting_last,
+        running_min, running_max, deferred_max, errors, aborts, finished;
     int n;
 } obs_t;
 
@@ -540,7 +544,7 @@ typedef struct obs {
 static obs_t run_scenario(const char *scenario, int from_s, int to_s)
 {
     sim_fleet_t *f = mk(scenario, NULL, 2, 11);
-    obs_t o = {.running_min = 1e9};
+    obs_t o = {.running_min = 1e9, .kv_min = 1e9};
     for (int t = 15; t <= to_s; t += 15) {
         sim_fleet_advance(f, T0_MS + (int64_t)t * 1000);
         if (t < from_s) continue;
@@ -549,6 +553,8 @@ static obs_t run_scenario(const char *scenario, int from_s, int to_s)
         if (o.n == 0) o.waiting_first = s.waiting;
         o.waiting_last = s.waiting;
         o.kv_max = fmax(o.kv_max, s.kv_usage);
+        o.kv_min = fmin(o.kv_min, s.kv_usage);
+        o.waiting_max = fmax(o.waiting_max, s.waiting);
         o.preempt = s.preemptions;
         o.gpu_util += s.gpu_util;
         o.mem_util += s.mem_copy_util;
@@ -582,6 +588,15 @@ static void test_scenarios(void **state)
     o = run_scenario("kv-pressure", 600, 1800);
     assert_true(o.kv_max >= 0.95);
     assert_true(o.preempt > 0);
+    /* KV use is a share of blocks: never outside [0, 1] */
+    assert_true(o.kv_min >= 0 && o.kv_max <= 1);
+    /* clients give up: aborts bound the queue (1.6 arrivals/s, a 300 s timeout) */
+    assert_true(o.aborts > 0.1 * o.finished);
+    assert_true(o.waiting_max < 1.6 * 300);
+    /* and the queue stays bounded later on, not only in the first half hour */
+    o = run_scenario("kv-pressure", 2700, 3600);
+    assert_true(o.waiting_max < 1.6 * 300 && o.waiting_last < 1.6 * 300);
+    assert_true(o.kv_min >= 0 && o.kv_max <= 1);
 
     /* The spike starts at 2 min; the batch fills to its limit and the queue grows. */
     o = run_scenario("traffic-spike", 900, 1500);
