@@ -113,20 +113,17 @@ static void record(im_buf_t *b, const llm_serving_t *s, int e, const char *ml, c
     im_buf_free(&x);
 }
 
-static void alert_head(im_buf_t *b, const char *prefix, const char *name, const char *id,
-                       const char *expr)
+/* One alert: `lhs > thr tail`, for `forw`, labelled with the engine. */
+static void alert(im_buf_t *b, const char *prefix, const char *name, const char *lhs, double thr,
+                  const char *tail, const char *id, const char *forw, const char *summary)
 {
-    (void)im_buf_printf(b, "      - alert: %s%s\n        expr: %s", prefix, name, expr);
-    (void)id;
-}
-
-static void alert_labels(im_buf_t *b, const char *id, const char *forw)
-{
+    (void)im_buf_printf(b, "      - alert: %s%s\n        expr: %s > ", prefix, name, lhs);
+    num(b, thr);
     (void)im_buf_printf(b,
-                        "\n        for: %s\n        labels:\n          severity: warning\n"
+                        "%s\n        for: %s\n        labels:\n          severity: warning\n"
                         "          source: infermon-builtin\n          engine: %s\n"
-                        "        annotations:\n",
-                        forw, id);
+                        "        annotations:\n          summary: '%s'\n",
+                        tail, forw, id, summary);
 }
 
 void llm__builtin_engine_yaml(const llm_builtin_opts_t *d, int e, im_buf_t *b)
@@ -165,55 +162,42 @@ void llm__builtin_engine_yaml(const llm_builtin_opts_t *d, int e, im_buf_t *b)
     im_buf_free(&r);
     (void)im_buf_printf(b, "  - name: infermon.llm.%s.alerts\n    interval: 30s\n    rules:\n",
                         rid);
-    char ex[256];
+    char lhs[200], tail[300], sum[300];
     bool alerts = false;
     if (has_sig(s, e, LLM_SIG_TTFT)) {
-        snprintf(ex, sizeof ex, "%s:%s_ttft_seconds:p95_5m > ", ml, rid);
-        alert_head(b, prefix, "HighTTFT", ei->id, ex);
-        num(b, d->ttft_p95_target_seconds);
-        alert_labels(b, ei->id, "10m");
-        (void)im_buf_printf(b,
-                            "          summary: '%s TTFT p95 of {{ $labels.%s }} is {{ $value | "
-                            "humanizeDuration }}'\n",
-                            ei->name, ml);
+        snprintf(lhs, sizeof lhs, "%s:%s_ttft_seconds:p95_5m", ml, rid);
+        snprintf(sum, sizeof sum,
+                 "%s TTFT p95 of {{ $labels.%s }} is {{ $value | humanizeDuration }}", ei->name,
+                 ml);
+        alert(b, prefix, "HighTTFT", lhs, d->ttft_p95_target_seconds, "", ei->id, "10m", sum);
         alerts = true;
     }
     if (has_sig(s, e, LLM_SIG_REQUESTS_FAILED) && has_sig(s, e, LLM_SIG_REQUESTS_FINISHED)) {
-        snprintf(ex, sizeof ex, "%s:%s_requests_failed:rate5m / %s:%s_requests_finished:rate5m > ",
+        snprintf(lhs, sizeof lhs, "%s:%s_requests_failed:rate5m / %s:%s_requests_finished:rate5m",
                  ml, rid, ml, rid);
-        alert_head(b, prefix, "RequestFailures", ei->id, ex);
-        num(b, d->failure_ratio);
-        alert_labels(b, ei->id, "10m");
-        (void)im_buf_printf(b,
-                            "          summary: '{{ $value | humanizePercentage }} of {{ "
-                            "$labels.%s }} requests fail on %s'\n",
-                            ml, ei->name);
+        snprintf(sum, sizeof sum,
+                 "{{ $value | humanizePercentage }} of {{ $labels.%s }} requests fail on %s", ml,
+                 ei->name);
+        alert(b, prefix, "RequestFailures", lhs, d->failure_ratio, "", ei->id, "10m", sum);
         alerts = true;
     }
     if (has_sig(s, e, LLM_SIG_WAITING)) {
-        snprintf(ex, sizeof ex, "%s:%s_requests_waiting:sum > ", ml, rid);
-        alert_head(b, prefix, "QueueGrowing", ei->id, ex);
-        num(b, d->queue_waiting_threshold);
-        (void)im_buf_printf(b, " and on (%s) deriv(%s:%s_requests_waiting:sum[10m]) >= 0", ml, ml,
-                            rid);
-        if (has_sig(s, e, LLM_SIG_PREEMPTIONS))
-            (void)im_buf_printf(b, " and on (%s) %s:%s_preemptions:rate5m > 0", ml, ml, rid);
-        alert_labels(b, ei->id, "15m");
-        (void)im_buf_printf(b,
-                            "          summary: '{{ $value }} requests waiting for {{ $labels.%s "
-                            "}} on %s'\n",
-                            ml, ei->name);
+        snprintf(lhs, sizeof lhs, "%s:%s_requests_waiting:sum", ml, rid);
+        int n = snprintf(tail, sizeof tail, " and on (%s) deriv(%s[10m]) >= 0", ml, lhs);
+        if (has_sig(s, e, LLM_SIG_PREEMPTIONS) && n > 0 && (size_t)n < sizeof tail)
+            snprintf(tail + n, sizeof tail - (size_t)n, " and on (%s) %s:%s_preemptions:rate5m > 0",
+                     ml, ml, rid);
+        snprintf(sum, sizeof sum, "{{ $value }} requests waiting for {{ $labels.%s }} on %s", ml,
+                 ei->name);
+        alert(b, prefix, "QueueGrowing", lhs, d->queue_waiting_threshold, tail, ei->id, "15m", sum);
         alerts = true;
     }
     if (has_sig(s, e, LLM_SIG_KV_USAGE)) {
-        snprintf(ex, sizeof ex, "%s:%s_kv_cache_usage:max > ", ml, rid);
-        alert_head(b, prefix, "KVCachePinned", ei->id, ex);
-        num(b, d->kv_cache_threshold);
-        alert_labels(b, ei->id, "15m");
-        (void)im_buf_printf(b,
-                            "          summary: 'KV cache of {{ $labels.%s }} on %s at {{ $value "
-                            "| humanizePercentage }}'\n",
-                            ml, ei->name);
+        snprintf(lhs, sizeof lhs, "%s:%s_kv_cache_usage:max", ml, rid);
+        snprintf(sum, sizeof sum,
+                 "KV cache of {{ $labels.%s }} on %s at {{ $value | humanizePercentage }}", ml,
+                 ei->name);
+        alert(b, prefix, "KVCachePinned", lhs, d->kv_cache_threshold, "", ei->id, "15m", sum);
         alerts = true;
     }
     if (!alerts) (void)im_buf_puts(b, "      []\n");

@@ -215,7 +215,24 @@ size_t llm_version_format(const llm_version_t *v, char *buf, size_t cap)
  * (the header is skipped). Columns are NUL-terminated in place. */
 typedef void (*row_fn)(llm_catalog_t *c, char **cols, int ncols);
 
+typedef struct tramp {
+    llm_catalog_t *c;
+    row_fn fn;
+} tramp_t;
+
+static void tramp(void *ctx, char **cols, int ncols)
+{
+    tramp_t *t = ctx;
+    t->fn(t->c, cols, ncols);
+}
+
 static void tsv_each(llm_catalog_t *c, char *text, row_fn fn)
+{
+    tramp_t t = {c, fn};
+    llm__tsv_each(text, tramp, &t);
+}
+
+void llm__tsv_each(char *text, void (*fn)(void *ctx, char **cols, int ncols), void *ctx)
 {
     char *line = text;
     bool header = true;
@@ -230,7 +247,7 @@ static void tsv_each(llm_catalog_t *c, char *text, row_fn fn)
             *p++ = '\0';
             cols[n++] = p;
         }
-        if (!header && cols[0][0]) fn(c, cols, n);
+        if (!header && cols[0][0]) fn(ctx, cols, n);
         header = false;
         line = nl ? nl + 1 : NULL;
     }

@@ -196,6 +196,11 @@ llm_status_t llm_family_status(const llm_family_t *f, const llm_version_t *v);
 bool llm_family_has_sample(const llm_family_t *f, const char *name, size_t len);
 bool llm_family_has_label(const llm_family_t *f, const char *label, size_t len);
 
+/* Splits a catalog TSV (NUL-terminated, modified in place) into rows and calls
+ * fn with the columns (at most 16) of each data row; the header and rows with
+ * an empty first column are skipped. For llm's parsers (catalog.c, serving.c). */
+void llm__tsv_each(char *text, void (*fn)(void *ctx, char **cols, int ncols), void *ctx);
+
 /* The sample name for a family + suffix ("vllm:prompt_tokens" + TOTAL). */
 size_t llm_family_sample_name(const llm_family_t *f, llm_suffix_t s, char *buf, size_t cap);
 

@@ -180,32 +180,19 @@ static void derive_ray(llm_serving_t *m)
     }
 }
 
+static void model_row(void *ctx, char **col, int n)
+{
+    if (n != 11) model_bug("row without 11 columns", col[0]);
+    parse_row(ctx, col);
+}
+
 static void model_init(void)
 {
     llm_serving_t *m = im_calloc(1, sizeof *m);
     m->text = im_malloc(llm__tsv_serving_signals_len + 1);
     memcpy(m->text, llm__tsv_serving_signals, llm__tsv_serving_signals_len);
     m->text[llm__tsv_serving_signals_len] = '\0';
-    char *line = m->text;
-    bool header = true;
-    while (line && *line) {
-        char *nl = strchr(line, '\n');
-        if (nl) *nl = '\0';
-        char *col[11];
-        int n = 0;
-        char *p = line;
-        col[n++] = p;
-        while (n < 11 && (p = strchr(p, '\t')) != NULL) {
-            *p++ = '\0';
-            col[n++] = p;
-        }
-        if (!header) {
-            if (n != 11) model_bug("row without 11 columns", line);
-            parse_row(m, col);
-        }
-        header = false;
-        line = nl ? nl + 1 : NULL;
-    }
+    llm__tsv_each(m->text, model_row, m);
     derive_ray(m);
     g_model = m;
 }

@@ -61,15 +61,7 @@ typedef struct sbld {
 
 static void bind_q(sbld_t *b, int q, int vidx)
 {
-    if (!b->first) return;
-    sim_vllm_layout_t *l = b->lay;
-    if (l->nscal == l->capscal) {
-        l->capscal = l->capscal ? l->capscal * 2 : 64;
-        l->scal = im_realloc(l->scal, sizeof *l->scal * (size_t)l->capscal);
-    }
-    l->scal[l->nscal].q = q;
-    l->scal[l->nscal].vidx = vidx;
-    l->nscal++;
+    if (b->first) sim__lay_bind(b->lay, q, vidx);
 }
 
 static int labels(const sbld_t *b, bool sched, bool pid, sim_label_t *ls)

@@ -71,8 +71,11 @@ typedef struct bld {
 
 static void lay_scal(bld_t *b, int q, int vidx)
 {
-    if (!b->first) return;
-    sim_vllm_layout_t *l = b->lay;
+    if (b->first) sim__lay_bind(b->lay, q, vidx);
+}
+
+void sim__lay_bind(sim_vllm_layout_t *l, int q, int vidx)
+{
     if (l->nscal == l->capscal) {
         l->capscal = l->capscal ? l->capscal * 2 : 64;
         l->scal = im_realloc(l->scal, sizeof *l->scal * (size_t)l->capscal);

@@ -123,6 +123,8 @@ typedef struct sim_model_spec {
 void sim__vllm_build(sim_tpl_t *t, sim_vllm_layout_t *lay, uint32_t version,
                      const sim_model_spec_t *m, int gpus_per_pod, const double *b125, int nb125);
 void sim__vllm_layout_free(sim_vllm_layout_t *lay);
+/* Binds scalar quantity q to value index vidx in the layout. */
+void sim__lay_bind(sim_vllm_layout_t *l, int q, int vidx);
 bool sim__parse_version(const char *s, uint32_t *out);
 
 /* ---- Engine state ---- */
