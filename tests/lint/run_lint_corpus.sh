@@ -64,7 +64,7 @@ set +e; "$B" lint --output json "$T/syn.yaml" >"$T/syn.json" 2>&1; rc=$?; set -e
 # A leading (or trailing) "---" does not make a rule file multi-document.
 printf -- '---\ngroups:\n  - name: g\n    rules:\n      - alert: A\n        expr: max(vllm:gpu_cache_usage_perc) > 0.9\n---\n' >"$T/lead.yml"
 set +e; "$B" lint --target "$C/vllm-sample.prom" "$T/lead.yml" >"$T/lead.txt" 2>&1; set -e
-grep -q 'lead.yml:6:19: groups\[0\] "g" rules\[0\] alert A: error\[removed-metric\]' "$T/lead.txt" && ok || { bad "leading ---"; cat "$T/lead.txt"; }
+grep -q 'lead.yml:6:15: groups\[0\] "g" rules\[0\] alert A: error\[removed-metric\]' "$T/lead.txt" && ok || { bad "leading ---"; cat "$T/lead.txt"; }
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
