@@ -50,6 +50,7 @@
       return (v / 3600).toFixed(a < 36000 ? 1 : 0) + " h";
     }
     const a = Math.abs(v);
+    if (v === 0) return "0";
     if (a >= 1e9) return (v / 1e9).toFixed(2) + "G";
     if (a >= 1e6) return (v / 1e6).toFixed(2) + "M";
     if (a >= 1e4) return (v / 1e3).toFixed(1) + "k";

@@ -133,6 +133,25 @@ try {
     const legends = await page.$$eval(".u-legend .u-value", (els) => els.filter((e) => e.textContent.trim() && e.textContent.trim() !== "–").length);
     check(legends > 5, "crosshair shared: hover values shown in many panels (" + legends + ")");
     await checkAxes("healthy");
+    // waiting: the reasons are stacked parts of the total, whose outline is drawn over them
+    const stack = await page.evaluate(() => {
+      const u = document.querySelector(".panel[data-panel=waiting] .chart").__uplot;
+      const labels = u.series.map((s) => s.label || "");
+      const total = labels.findIndex((l) => / waiting \(total\)$/.test(l));
+      const model = total > 0 ? labels[total].replace(/ waiting \(total\)$/, "") : "";
+      const parts = labels.map((l, i) => i).filter((i) => i > 0 && i !== total && labels[i].startsWith(model + " ") && !/\(total\)$/.test(labels[i]));
+      let worst = 0, n = 0;
+      if (total > 0 && parts.length) {
+        const top = parts[parts.length - 1]; // the last band's top is the sum of the parts
+        u.data[0].forEach((_, k) => {
+          const t = u.data[total][k], s = u.data[top][k];
+          if (t != null && s != null) { worst = Math.max(worst, Math.abs(t - s)); n++; }
+        });
+      }
+      return { total, parts: parts.length, worst, n, width: total > 0 ? u.series[total].width : 0 };
+    });
+    check(stack.total > 0 && stack.parts >= 2 && stack.n > 0 && stack.worst < 1e-9 && stack.width > 2,
+      `waiting: ${stack.parts} reasons stacked up to the total outline at ${stack.n} points (worst difference ${stack.worst})`);
     await page.screenshot({ path: path.join(outdir, "overview.png"), fullPage: true });
     // dark theme and phone width
     await page.click("#theme");
