@@ -271,19 +271,34 @@ static bool dup_key(dec_t *d, const cfg_node_t *m, size_t i)
     return false;
 }
 
+/* n must be a mapping of Go type `type`: false (reported) when it is not, and
+ * for a null node (nothing to decode). */
+static bool is_map(dec_t *d, const cfg_node_t *n, const char *type)
+{
+    if (is_null(n)) return false;
+    if (n->type != CFG_NODE_MAP) {
+        type_err(d, n, type);
+        return false;
+    }
+    return true;
+}
+
+/* The key of pair i of mapping n; NULL for a repeated key (reported). */
+static const char *map_key(dec_t *d, const cfg_node_t *n, size_t i)
+{
+    if (dup_key(d, n, i)) return NULL;
+    return n->kids[i]->type == CFG_NODE_SCALAR ? n->kids[i]->str : "";
+}
+
 static void dec_rule(dec_t *d, const cfg_node_t *n, rule_raw_t *r)
 {
     r->line = n->line;
     r->col = n->col;
-    if (is_null(n)) return;
-    if (n->type != CFG_NODE_MAP) {
-        type_err(d, n, "rulefmt.RuleNode");
-        return;
-    }
+    if (!is_map(d, n, "rulefmt.RuleNode")) return;
     for (size_t i = 0; i + 1 < n->nkids; i += 2) {
         const cfg_node_t *kn = n->kids[i], *vn = n->kids[i + 1];
-        if (dup_key(d, n, i)) continue;
-        const char *k = kn->type == CFG_NODE_SCALAR ? kn->str : "";
+        const char *k = map_key(d, n, i);
+        if (!k) continue;
         if (strcmp(k, "record") == 0)
             set_ynode(d, vn, &r->record);
         else if (strcmp(k, "alert") == 0)
@@ -309,15 +324,11 @@ static void dec_group(dec_t *d, const cfg_node_t *n, group_raw_t *g)
     g->line = n->line;
     g->col = n->col;
     g->query_offset_ms = -1;
-    if (is_null(n)) return;
-    if (n->type != CFG_NODE_MAP) {
-        type_err(d, n, "rulefmt.RuleGroup");
-        return;
-    }
+    if (!is_map(d, n, "rulefmt.RuleGroup")) return;
     for (size_t i = 0; i + 1 < n->nkids; i += 2) {
         const cfg_node_t *kn = n->kids[i], *vn = n->kids[i + 1];
-        if (dup_key(d, n, i)) continue;
-        const char *k = kn->type == CFG_NODE_SCALAR ? kn->str : "";
+        const char *k = map_key(d, n, i);
+        if (!k) continue;
         if (strcmp(k, "name") == 0) {
             im_free(g->name);
             g->name = dec_string(d, vn);
