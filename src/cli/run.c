@@ -441,7 +441,8 @@ int run_daemon(const run_opts_t *o)
                             .grace_period_ms = o->rules_grace_period_ms,
                             .resend_delay_ms = o->rules_resend_delay_ms,
                             .notify_queue_capacity = (size_t)o->notify_queue_capacity};
-    if (!o->agent && !backend) d.rules = run_rules_start(d.cfg, tsdb_storage(db), eng, d.http, &rro);
+    if (!o->agent && !backend)
+        d.rules = run_rules_start(d.cfg, tsdb_storage(db), eng, d.http, &rro);
     if (d.rs) {
         /* Before the first scrape: a new queue starts at the WAL's end. */
         remote_storage_set_metadata_ud(d.rs, d.sm);
