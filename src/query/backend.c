@@ -8,6 +8,11 @@
 
 im_rc query_backend_do(query_backend_t *b, const query_req_t *r, query_answer_t *a, im_err_t *err)
 {
+    im_err_t own; /* the implementations may rely on an err to word the answer */
+    if (!err) {
+        im_err_clear(&own);
+        err = &own;
+    }
     memset(a, 0, sizeof *a);
     im_buf_init(&a->json, 0);
     query_req_t rr = *r;
@@ -17,7 +22,7 @@ im_rc query_backend_do(query_backend_t *b, const query_req_t *r, query_answer_t 
         a->http_status = 200;
         a->error_type = NULL;
     } else if (!a->error_type) { /* an implementation that set no answer */
-        query__fail(a, &rr, rc, NULL, 0, err && err->msg[0] ? err->msg : im_rc_str(rc));
+        query__fail(a, &rr, rc, NULL, 0, err->msg[0] ? err->msg : im_rc_str(rc));
     }
     return rc;
 }

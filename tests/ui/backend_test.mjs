@@ -54,6 +54,8 @@ try {
       errors: Object.fromEntries([...document.querySelectorAll('.panel[data-state="error"]')].map((e) => [e.dataset.panel, e.querySelector(".err").textContent])),
     }));
   }
+  // a first navigation (a cold browser: parsing the app, uPlot) is not measured
+  await load(good[0][1]);
   let ref = null, refName = "";
   for (const [name, base] of good) {
     const o = await load(base);

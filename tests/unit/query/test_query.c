@@ -161,7 +161,8 @@ static void test_relay_json(void **state)
     query_backend_t *l = query_local_new(tsdb_storage(g_srv.db), g_srv.eng);
     q.want = QUERY_WANT_JSON | QUERY_WANT_RESULT;
     assert_int_equal(query_backend_do(l, &q, &a, NULL), IM_OK);
-    assert_non_null(strstr(a.json.data, "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\""));
+    assert_non_null(
+        strstr(a.json.data, "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\""));
     assert_int_equal(a.result.nseries, 2);
     query_answer_free(&a);
     query_backend_free(l);
