@@ -50,7 +50,7 @@ typedef struct run_opts {
     size_t scrape_workers; /* threads parsing and committing scrapes; 0 = default */
     bool agent;            /* --agent: scrape and forward only (remote/remote.h) */
     int64_t remote_max_wal_retention_bytes; /* --storage.remote.max-wal-retention; 0 = 2 GiB */
-    size_t rw_metadata_max; /* --web.remote-write-max-metadata; 0 = 100000 */
+    size_t rw_metadata_max;                 /* --web.remote-write-max-metadata; 0 = 100000 */
 } run_opts_t;
 
 void run_opts_defaults(run_opts_t *o);
