@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <stdlib.h>
 
+#include "config/yaml.h"
 #include "http/http_int.h"
 #include "util/log.h"
 
@@ -802,26 +803,23 @@ http_rw_meta_t *http_rw_meta_open(const char *path, size_t max)
     im_buf_init(&m->line, 0);
     if (!path) return m;
     m->path = im_strdup(path);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        char *ln = NULL;
-        size_t cap = 0;
-        ssize_t len;
-        while ((len = getline(&ln, &cap, f)) > 0) {
-            if (ln[len - 1] != '\n') break; /* a line cut by a kill: not acknowledged */
-            ln[len - 1] = 0;
-            char *p = ln;
-            char *metric = meta_field(&p), *type = meta_field(&p), *help = meta_field(&p);
-            char *unit = meta_field(&p);
-            if (*metric)
-                (void)meta_set_locked(m, metric, strlen(metric), type, help, strlen(help), unit,
-                                      strlen(unit));
-            m->log_lines++;
-        }
-        free(ln);
-        fclose(f);
+    im_buf_t file;
+    im_buf_init(&file, 0);
+    int eno = 0;
+    bool have = cfg_read_file(path, &file, &eno) == IM_OK;
+    for (char *ln = file.data, *nl; have && ln && (nl = strchr(ln, '\n')); ln = nl + 1) {
+        /* (a last line without its newline was cut by a kill: not acknowledged) */
+        *nl = 0;
+        char *p = ln;
+        char *metric = meta_field(&p), *type = meta_field(&p), *help = meta_field(&p);
+        char *unit = meta_field(&p);
+        if (*metric)
+            (void)meta_set_locked(m, metric, strlen(metric), type, help, strlen(help), unit,
+                                  strlen(unit));
+        m->log_lines++;
     }
-    if (m->log_lines > 2 * m->n || !f)
+    im_buf_free(&file);
+    if (m->log_lines > 2 * m->n || !have)
         meta_compact(m);
     else
         m->log = fopen(path, "a");
@@ -860,15 +858,16 @@ void http__rw_meta_metrics(void *ud, im_buf_t *out)
     size_t n = m->n;
     uint64_t d = m->dropped;
     pthread_mutex_unlock(&m->mu);
-    (void)im_buf_printf(out,
-                        "# HELP infermon_remote_write_metadata_entries Metric names with metadata "
-                        "received by remote write 2.0.\n# TYPE infermon_remote_write_metadata_entries "
-                        "gauge\ninfermon_remote_write_metadata_entries %zu\n"
-                        "# HELP infermon_remote_write_metadata_dropped_total New metric names whose "
-                        "metadata was not kept: --web.remote-write-max-metadata reached.\n# TYPE "
-                        "infermon_remote_write_metadata_dropped_total counter\n"
-                        "infermon_remote_write_metadata_dropped_total %llu\n",
-                        n, (unsigned long long)d);
+    (void)im_buf_printf(
+        out,
+        "# HELP infermon_remote_write_metadata_entries Metric names with metadata "
+        "received by remote write 2.0.\n# TYPE infermon_remote_write_metadata_entries "
+        "gauge\ninfermon_remote_write_metadata_entries %zu\n"
+        "# HELP infermon_remote_write_metadata_dropped_total New metric names whose "
+        "metadata was not kept: --web.remote-write-max-metadata reached.\n# TYPE "
+        "infermon_remote_write_metadata_dropped_total counter\n"
+        "infermon_remote_write_metadata_dropped_total %llu\n",
+        n, (unsigned long long)d);
 }
 
 static int meta_cmp(const char *a, const char *b, size_t blen)

@@ -802,7 +802,8 @@ im_rc http_server_start(const http_server_opts_t *opts, http_server_t **out, im_
     s->qmax = opts->query_max_concurrency > 0 ? opts->query_max_concurrency : 20;
     s->rw_meta = http_rw_meta_open(opts->enable_remote_write ? opts->rw_metadata_path : NULL,
                                    opts->rw_metadata_max);
-    if (opts->enable_remote_write) http_server_add_metrics_hook(s, http__rw_meta_metrics, s->rw_meta);
+    if (opts->enable_remote_write)
+        http_server_add_metrics_hook(s, http__rw_meta_metrics, s->rw_meta);
     im_rc rc;
     if (opts->web_config_file) {
         http__web_limits_t lim = {opts->bcrypt_max, opts->bcrypt_wait_ms};

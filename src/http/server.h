@@ -87,7 +87,7 @@ typedef struct http_server_opts {
     bool enable_remote_write;
     int64_t remote_write_max_bytes; /* compressed request cap; 0 = 32 MiB */
     const char *rw_metadata_path;   /* remote write 2.0 metadata file; NULL = memory only */
-    size_t rw_metadata_max;         /* metric names kept (--web.remote-write-max-metadata); 0 = 100000 */
+    size_t rw_metadata_max; /* metric names kept (--web.remote-write-max-metadata); 0 = 100000 */
     bool agent; /* --agent: the query API over local data answers 422, as Prometheus' agent */
     int64_t max_request_body_bytes; /* other request bodies (forms); 0 = 16 MiB */
     int max_connections;            /* simultaneous connections (--web.max-connections); 0 = 512 */

@@ -100,10 +100,10 @@ struct queue {
     char name[64];                 /* remote_name: cfg->name, else a hash of the entry */
     char posfile[4200];
     uint64_t cfg_hash; /* of the entry and the external labels: a saved skip count holds for it */
-    int posfd;       /* the positions file, open for in-place saves; -1 = none */
-    size_t pos_nsh;  /* shard count the file was laid out for */
-    im_buf_t posbuf; /* (under pos_mu) */
-    char *url; /* owned: cfg->url with a password replaced by xxxxx (labels, logs) */
+    int posfd;         /* the positions file, open for in-place saves; -1 = none */
+    size_t pos_nsh;    /* shard count the file was laid out for */
+    im_buf_t posbuf;   /* (under pos_mu) */
+    char *url;         /* owned: cfg->url with a password replaced by xxxxx (labels, logs) */
     pthread_t th;
     bool started;
     _Atomic bool stop;
@@ -549,10 +549,11 @@ typedef struct batch {
 
 static void batch_init(batch_t *b, size_t maxn)
 {
-    for (b->hcap = 16; b->hcap < 2 * maxn; b->hcap *= 2) {}
+    for (b->hcap = 16; b->hcap < 2 * maxn; b->hcap *= 2) {
+    }
     /* (8-byte members first, then the 4-byte ones: every array stays aligned) */
-    size_t sz = maxn * (sizeof *b->ls + 2 * sizeof *b->et + 2 * sizeof *b->ev +
-                        sizeof *b->start + sizeof *b->series + sizeof *b->grp) +
+    size_t sz = maxn * (sizeof *b->ls + 2 * sizeof *b->et + 2 * sizeof *b->ev + sizeof *b->start +
+                        sizeof *b->series + sizeof *b->grp) +
                 b->hcap * sizeof *b->ht;
     char *m = b->mem = im_malloc(sz);
     b->ls = (const im_labels_t **)m, m += maxn * sizeof *b->ls;
@@ -778,7 +779,7 @@ static bool on_samples(void *ctx, const tsdb_wal_sample_t *smp, size_t n, tsdb_w
         rq_ent_t e = {ls, smp[i].t_ms, {.v = smp[i].v}};
         push_result_t r;
         do {
-            shard_t *s = q->sh[ls->hash % q->nsh]; /* (again after a reshard) */
+            shard_t *s = q->sh[ls->hash % q->nsh];          /* (again after a reshard) */
             if (tsdb_wal_pos_cmp(end, s->skip) <= 0) break; /* sent before the restart */
             if (s->skip_n) { /* acknowledged before the restart, inside this record */
                 s->skip_n--;
@@ -786,8 +787,10 @@ static bool on_samples(void *ctx, const tsdb_wal_sample_t *smp, size_t n, tsdb_w
             }
             r = push(q, s, &e);
             if (r == PUSH_STOP) return false;
-            if (r == PUSH_RESHARD) reshard_tick(q);
-            else in++;
+            if (r == PUSH_RESHARD)
+                reshard_tick(q);
+            else
+                in++;
         } while (r == PUSH_RESHARD);
     }
     atomic_fetch_add(&q->rec_samples, 1);
@@ -1398,7 +1401,8 @@ void remote_storage_metrics(void *ctx, im_buf_t *b)
         }
         fam(b, "prometheus_wal_watcher_current_segment", GAUGE,
             "WAL segment the remote-write queue reads.");
-        per_consumer(b, rs, "prometheus_wal_watcher_current_segment", "", offsetof(queue_t, cur_seg));
+        per_consumer(b, rs, "prometheus_wal_watcher_current_segment", "",
+                     offsetof(queue_t, cur_seg));
         fam(b, "prometheus_wal_watcher_records_read_total", CTR,
             "WAL records read by the remote-write queue, by type.");
         per_consumer(b, rs, "prometheus_wal_watcher_records_read_total", ",type=\"samples\"",

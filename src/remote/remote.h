@@ -17,19 +17,25 @@
  *     when given, is the wait instead); any other status drops the batch and
  *     counts its samples in prometheus_remote_storage_samples_failed_total.
  *  2. Each shard has a position: the WAL position just after the last record
- *     all of whose samples for that shard are acknowledged or dropped. The
- *     positions are saved in DIR/remote/<queue>.pos (written, renamed) after
- *     every acknowledged batch; a restart, after a SIGKILL too, resumes each
- *     shard after its position with the same shard count, so nothing
- *     acknowledged by the WAL is skipped, and what the receiver already holds is
- *     re-sent only for the batches in flight at the kill.
+ *     all of whose samples for that shard are acknowledged or dropped, the
+ *     count of its samples acknowledged after it (a batch may end inside a
+ *     record) and the size of the batch in flight. They are saved in
+ *     DIR/remote/<queue>.pos (overwritten in place, one write under a page)
+ *     before each batch is sent and right after its 2xx; a restart, after a
+ *     SIGKILL too, resumes each shard after its position with the same shard
+ *     count, skips the counted samples and sends the batch that was in flight
+ *     first and alone, so nothing acknowledged by the WAL is skipped, and what
+ *     the receiver already holds is re-sent only for that batch (the counts
+ *     need the same queue configuration; else the shard resends from the record
+ *     boundary).
  *  3. The store keeps every WAL segment at or after the oldest position of any
  *     queue (remote_storage_wal_keep), unless that backlog exceeds
  *     max_wal_retention_bytes: then the oldest segments are given up (logged,
  *     their samples counted as dropped) so a dead receiver cannot fill the disk.
- *  4. Resharding (every 10 s, from the samples in/out rates and the backlog,
- *     clamped to min_shards..max_shards) first drains every shard, so all
- *     positions are equal when the shard count changes.
+ *  4. Resharding (every 10 s, also while the reader waits on a full shard; from
+ *     the WAL's input rate and backlog and the send time per sample, clamped to
+ *     min_shards..max_shards) first drains every shard, so all positions are
+ *     equal when the shard count changes.
  *
  * Threads: per queue one reader thread (WAL watcher, resharding, positions) and
  * one thread per shard (batching and sending). remote_storage_* calls come from

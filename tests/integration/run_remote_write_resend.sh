@@ -62,7 +62,8 @@ for _ in range(300):
     r = reqs()
     got = {tuple(x) for q in r for x in q["rows"]}
     mine = stored()
-    if len(r) >= 4 and mine <= got:
+    held = any(q["act"] == "delay:5000" for q in r)  # (logged when answered, 5 s on)
+    if held and len(r) >= 4 and mine <= got:
         break
     time.sleep(0.1)
 assert len(r) >= 4, "no request after the restart: %d" % len(r)
