@@ -183,8 +183,7 @@ static void md_free(void *ud, void *keep)
     im_free(k);
 }
 
-static im_rc load_config(const run_opts_t *o, scrape_config_t **out, mon_load_t *ml,
-                         im_err_t *err)
+static im_rc load_config(const run_opts_t *o, scrape_config_t **out, mon_load_t *ml, im_err_t *err)
 {
     im_rc rc;
     if (o->config_file) {
@@ -194,8 +193,7 @@ static im_rc load_config(const run_opts_t *o, scrape_config_t **out, mon_load_t 
         rc = scrape_config_parse(t, strlen(t), o->config_text ? "<config>" : "<embedded default>",
                                  out, err);
     }
-    if (rc == IM_OK && (*out)->k8s_monitors &&
-        (rc = add_monitor_jobs(*out, ml, err)) != IM_OK) {
+    if (rc == IM_OK && (*out)->k8s_monitors && (rc = add_monitor_jobs(*out, ml, err)) != IM_OK) {
         scrape_config_free(*out);
         *out = NULL;
     }
@@ -879,9 +877,9 @@ int cli_run(int argc, char **argv)
     }
     /* flags for /api/v1/status/flags, with defaults shown */
     static const char *defaults[] = {
-        "",         "data/", "0s",   "0B",    "timer",   ":9470", "",      "32MiB", "5m",
-        "50000000", "2m",    "info", "",      "1h",      "10m",   "1m",    "10000", "10m",
-        "4096",     "0B",    "0B",   "1MiB",  "false",   "false", "false", "20",    "512",
+        "",         "data/", "0s",   "0B",    "timer",   ":9470", "",      "32MiB",  "5m",
+        "50000000", "2m",    "info", "",      "1h",      "10m",   "1m",    "10000",  "10m",
+        "4096",     "0B",    "0B",   "1MiB",  "false",   "false", "false", "20",     "512",
         "16MiB",    "",      "2",    "250ms", "1000000", "2GiB",  "false", "512MiB", "64MiB"};
     _Static_assert(IM_ARRAY_LEN(defaults) == IM_ARRAY_LEN(flag_names) - 1,
                    "a default for every flag");
