@@ -59,9 +59,9 @@ static tok_t sym(const char *s, size_t n)
     static const struct {
         const char *s;
         tok_t t;
-    } tab[] = {{")", T_RPAR}, {",", T_COMMA}, {"!", T_NOT},   {"==", T_DEQ},    {"=", T_EQ},
-               {">", T_GT},   {"in", T_IN},   {"<", T_LT},    {"!=", T_NEQ},    {"notin", T_NOTIN},
-               {"(", T_LPAR}};
+    } tab[] = {{")", T_RPAR}, {",", T_COMMA},     {"!", T_NOT}, {"==", T_DEQ},
+               {"=", T_EQ},   {">", T_GT},        {"in", T_IN}, {"<", T_LT},
+               {"!=", T_NEQ}, {"notin", T_NOTIN}, {"(", T_LPAR}};
     for (size_t i = 0; i < IM_ARRAY_LEN(tab); i++)
         if (strlen(tab[i].s) == n && !memcmp(tab[i].s, s, n)) return tab[i].t;
     return T_IDENT;
@@ -85,8 +85,7 @@ static void scan(parser_t *p, const char *s)
             take = 0;
         } else if (is_special(s[i])) {
             take = 1;
-            while (i + take < len && is_special(s[i + take]) &&
-                   sym(s + i, take + 1) != T_IDENT)
+            while (i + take < len && is_special(s[i + take]) && sym(s + i, take + 1) != T_IDENT)
                 take++;
             it->t = sym(s + i, take);
         } else {
@@ -166,8 +165,8 @@ static bool subdomain_ok(const char *s, size_t n)
     size_t i = 0;
     for (;;) {
         size_t st = i;
-        while (i < n && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
-                         s[i] == '-'))
+        while (i < n &&
+               ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
             i++;
         if (i == st || s[st] == '-' || s[i - 1] == '-') return false;
         if (i == n) return true;
@@ -187,7 +186,8 @@ static bool subdomain_ok(const char *s, size_t n)
     "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 #define VALUE_MSG                                                                                  \
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "    \
-    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  " \
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value', " \
+    " "                                                                                            \
     "or '12345', regex used for validation is '(" QNAME_FMT ")?')"
 
 static void sep(im_buf_t *b)

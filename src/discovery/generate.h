@@ -20,8 +20,9 @@
  *    endpoint, named serviceMonitor/<ns>/<name>/<i> or podMonitor/<ns>/<name>/<i>,
  *    with the operator's relabelling, then the user's relabelings and
  *    metricRelabelings. Secrets referenced by basicAuth, bearerTokenSecret,
- *    authorization and tlsConfig (ca, cert, keySecret) are resolved by a callback (the caller reads them through the
- *    API); the values are written inline into the YAML.
+ *    authorization and tlsConfig (ca, cert, keySecret) are resolved by a
+ *    callback (the caller reads them through the API); the values are written
+ *    inline into the YAML.
  *
  * Both are pure text generators: no I/O except what the caller passes in
  * (the secret callback, the service-account directory for detection). The

@@ -1004,6 +1004,23 @@ bool k8s_watcher_fingerprint(k8s_discoverer_t *d, uint64_t *fp)
     return ok;
 }
 
+void k8s_conn_clear(struct k8s_discoverer *d)
+{
+    im_free(d->base);
+    im_free(d->token);
+    im_free(d->token_file);
+    im_free(d->ca_file);
+    im_free(d->cert_file);
+    im_free(d->key_file);
+    im_free(d->basic_user);
+    im_free(d->basic_pass);
+    im_buf_free(&d->ca_blob);
+    im_buf_free(&d->cert_blob);
+    im_buf_free(&d->key_blob);
+    d->base = d->token = d->token_file = d->ca_file = d->cert_file = d->key_file = NULL;
+    d->basic_user = d->basic_pass = NULL;
+}
+
 void k8s_discoverer_stop(k8s_discoverer_t *d)
 {
     if (!d) return;
@@ -1028,17 +1045,7 @@ void k8s_discoverer_stop(k8s_discoverer_t *d)
     gmap_free(&d->groups);
     k8s_sd_cfg_clear(&d->cfg);
     im_free(d->job);
-    im_free(d->base);
-    im_free(d->token);
-    im_free(d->token_file);
-    im_free(d->ca_file);
-    im_free(d->cert_file);
-    im_free(d->key_file);
-    im_free(d->basic_user);
-    im_free(d->basic_pass);
-    im_buf_free(&d->ca_blob);
-    im_buf_free(&d->cert_blob);
-    im_buf_free(&d->key_blob);
+    k8s_conn_clear(d);
     pthread_mutex_destroy(&d->mu);
     pthread_cond_destroy(&d->cv);
     im_free(d);

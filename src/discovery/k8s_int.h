@@ -65,6 +65,10 @@ struct k8s_discoverer {
     atomic_uint_fast64_t errors, lists;
 };
 
+/* Frees the connection settings (base, token, CA, client cert/key, basic auth)
+ * and clears them. */
+void k8s_conn_clear(struct k8s_discoverer *d);
+
 /* Reads the kubeconfig's current context into d (base, CA, client cert/key,
  * token). Relative paths are relative to the kubeconfig file's folder. */
 im_rc k8s_kubeconfig_load(struct k8s_discoverer *d, const char *path, im_err_t *err);

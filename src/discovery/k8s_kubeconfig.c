@@ -55,8 +55,8 @@ im_rc k8s_kubeconfig_load(struct k8s_discoverer *d, const char *path, im_err_t *
     if (rc) {
         im_buf_free(&text);
         return rc == IM_ELIMIT ? im_err_set(err, rc, "kubeconfig_file %s: larger than 16MiB", path)
-                               : im_err_set(err, IM_EIO, "cannot open kubeconfig_file %s: %s",
-                                            path, strerror(sys ? sys : EIO));
+                               : im_err_set(err, IM_EIO, "cannot open kubeconfig_file %s: %s", path,
+                                            strerror(sys ? sys : EIO));
     }
     cfg_node_t *root = NULL;
     rc = cfg_parse_yaml(text.data ? text.data : "", text.len, path, &root, err);
@@ -89,7 +89,8 @@ im_rc k8s_kubeconfig_load(struct k8s_discoverer *d, const char *path, im_err_t *
     im_buf_init(&d->ca_blob, 1u << 20);
     im_buf_init(&d->cert_blob, 1u << 20);
     im_buf_init(&d->key_blob, 1u << 20);
-    if ((v = str(cl, "certificate-authority-data")) && im_base64_decode(v, strlen(v), &d->ca_blob)) {
+    if ((v = str(cl, "certificate-authority-data")) &&
+        im_base64_decode(v, strlen(v), &d->ca_blob)) {
         rc = im_err_set(err, IM_EPARSE, "kubeconfig_file %s: bad certificate-authority-data", path);
         goto out;
     }
@@ -103,7 +104,8 @@ im_rc k8s_kubeconfig_load(struct k8s_discoverer *d, const char *path, im_err_t *
         }
         if ((v = str(user, "client-certificate"))) d->cert_file = rel_path(dir, v);
         if ((v = str(user, "client-key"))) d->key_file = rel_path(dir, v);
-        if ((v = str(user, "client-certificate-data")) && im_base64_decode(v, strlen(v), &d->cert_blob)) {
+        if ((v = str(user, "client-certificate-data")) &&
+            im_base64_decode(v, strlen(v), &d->cert_blob)) {
             rc =
                 im_err_set(err, IM_EPARSE, "kubeconfig_file %s: bad client-certificate-data", path);
             goto out;

@@ -457,8 +457,7 @@ static json_t *eps_begin(im_labels_builder_t *lb, const json_t *obj, const char 
 }
 
 /* Its end: the targets of the pods' ports no endpoint named, then cleanup. */
-static void eps_end(seen_t *seen, const im_labels_t *group, im_labels_builder_t *lb,
-                    k8s_group_t *g)
+static void eps_end(seen_t *seen, const im_labels_t *group, im_labels_builder_t *lb, k8s_group_t *g)
 {
     seen_flush(seen, group, lb, g);
     im_labels_unref(group);

@@ -400,9 +400,9 @@ static im_rc endpoint_auth(gen_t *g, json_t *ep, const char *p)
 {
     static const char *const bkeys[] = {"username", "password", NULL};
     static const char *const akeys[] = {"type", "credentials", NULL};
-    static const char *const tkeys[] = {"caFile",     "certFile",           "keyFile", "ca",
-                                        "cert",       "keySecret",          "serverName",
-                                        "insecureSkipVerify", NULL};
+    static const char *const tkeys[] = {"caFile", "certFile",  "keyFile",    "ca",
+                                        "cert",   "keySecret", "serverName", "insecureSkipVerify",
+                                        NULL};
     char f[128];
     json_t *ba = json_object_get(ep, "basicAuth");
     if (ba && !json_is_null(ba)) {

@@ -141,8 +141,8 @@ static im_rc read_secret(void *ctx, const char *ns, const char *name, const char
     if (!json_is_string(v))
         return im_err_set(err, IM_ENOTFOUND, "Secret %s/%s has no key %s", ns, name, key);
     if (!(*value = b64decode(json_string_value(v))))
-        return im_err_set(err, IM_EPARSE, "Secret %s/%s key %s is not valid base64 text", ns,
-                          name, key);
+        return im_err_set(err, IM_EPARSE, "Secret %s/%s key %s is not valid base64 text", ns, name,
+                          key);
     return IM_OK;
 }
 
@@ -299,7 +299,8 @@ im_rc discovery_monitors_fetch(const discovery_monitors_cfg_t *c, const char *sa
     const char *sa = sa_dir ? sa_dir : DISCOVERY_SA_DIR;
     cfg_http_client_t incluster;
     cfg_http_client_init(&incluster);
-    api_t a = {.http = &c->http, .max = c->max_response_bytes, .err = err, .secrets = json_object()};
+    api_t a = {
+        .http = &c->http, .max = c->max_response_bytes, .err = err, .secrets = json_object()};
     im_rc crc = api_connect(c, sa, &a, &incluster, err);
     if (crc) {
         cfg_http_client_free(&incluster);

@@ -316,6 +316,11 @@ bg $PY "$IM_SOURCE_DIR/tests/integration/k8s_api.py" --port "$UAPI" --token watc
 AUTHP_U="serviceMonitor/llm/auth/0=http://127.0.0.1:$AUTHP/metrics"
 wait_pools "self=http://127.0.0.1:$UIMP/metrics $AUTHP_U serviceMonitor/llm/base/0=http://127.0.0.1:$IMP/metrics" \
   "the monitors once the API answers"
+# the generated job scrapes (with the Secret's password) before the stop
+for i in $(seq 200); do
+  [ "$(curl -fsS -G "$I/api/v1/query" --data-urlencode 'query=up{job="auth"}' | $PY -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")')" = 1 ] && break
+  sleep 0.1
+done
 grep -q 'Received' "$U/im.log" && fail "a signal was received"
 kill -TERM "$UPID"
 wait "$UPID" || fail "infermon exited with status $? at SIGTERM"

@@ -29,53 +29,130 @@ static const struct {
     {true, "x,", "found '', expected: identifier after ','"},
     {true, ",x", "found ',', expected: !, identifier, or 'end of string'"},
     {true, "x=a b", "found 'b', expected: ',' or 'end of string'"},
-    {true, "a$b", "unable to parse requirement: <nil>: Invalid value: \"a$b\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"},
-    {true, "x=a$", "unable to parse requirement: values[0][x]: Invalid value: \"a$\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"},
-    {true, "x gt 5", "unable to parse requirement: found 'gt', expected: in, notin, =, ==, !=, gt, lt"},
+    {true, "a$b",
+     "unable to parse requirement: <nil>: Invalid value: \"a$b\": name part must consist of "
+     "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+     "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+     "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"},
+    {true, "x=a$",
+     "unable to parse requirement: values[0][x]: Invalid value: \"a$\": a valid label must be an "
+     "empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+     "with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+     "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"},
+    {true, "x gt 5",
+     "unable to parse requirement: found 'gt', expected: in, notin, =, ==, !=, gt, lt"},
     {true, "x>5", ""},
-    {true, "x>a", "unable to parse requirement: values[0]: Invalid value: \"a\": for 'Gt', 'Lt' operators, the value must be an integer"},
+    {true, "x>a",
+     "unable to parse requirement: values[0]: Invalid value: \"a\": for 'Gt', 'Lt' operators, the "
+     "value must be an integer"},
     {true, "x in (a,b)", ""},
     {true, "x notin ()", ""},
     {true, "=a", "found '=', expected: !, identifier, or 'end of string'"},
     {true, "x in (a b)", "unable to parse requirement: found 'b', expected: ',' or ')'"},
-    {true, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "unable to parse requirement: <nil>: Invalid value: \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": name part must be no more than 63 characters"},
-    {true, "a/b/c", "unable to parse requirement: <nil>: Invalid value: \"a/b/c\": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"},
+    {true, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+     "unable to parse requirement: <nil>: Invalid value: "
+     "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": name part must be no "
+     "more than 63 characters"},
+    {true, "a/b/c",
+     "unable to parse requirement: <nil>: Invalid value: \"a/b/c\": a qualified name must consist "
+     "of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+     "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+     "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' "
+     "(e.g. 'example.com/MyName')"},
     {true, "x=(a)", "unable to parse requirement: found '(', expected: identifier"},
     {true, "x in (,a)", ""},
     {true, "a=b=c", "found '=', expected: ',' or 'end of string'"},
-    {true, "x<", "unable to parse requirement: values[0]: Invalid value: \"\": for 'Gt', 'Lt' operators, the value must be an integer"},
+    {true, "x<",
+     "unable to parse requirement: values[0]: Invalid value: \"\": for 'Gt', 'Lt' operators, the "
+     "value must be an integer"},
     {true, "!", "unable to parse requirement: found '', expected: identifier"},
     {true, "x!", "unable to parse requirement: found '!', expected: in, notin, =, ==, !=, gt, lt"},
     {true, "!=a", "found '!=', expected: !, identifier, or 'end of string'"},
-    {true, "Example.com/a=b", "unable to parse requirement: <nil>: Invalid value: \"Example.com/a\": prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"},
-    {true, "-a", "unable to parse requirement: <nil>: Invalid value: \"-a\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"},
-    {true, "x=-a", "unable to parse requirement: values[0][x]: Invalid value: \"-a\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"},
-    {true, "x=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "unable to parse requirement: values[0][x]: Invalid value: \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": must be no more than 63 characters"},
-    {true, "x in (a$)", "unable to parse requirement: values[0][x]: Invalid value: \"a$\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"},
+    {true, "Example.com/a=b",
+     "unable to parse requirement: <nil>: Invalid value: \"Example.com/a\": prefix part a "
+     "lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+     "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+     "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"},
+    {true, "-a",
+     "unable to parse requirement: <nil>: Invalid value: \"-a\": name part must consist of "
+     "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+     "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+     "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"},
+    {true, "x=-a",
+     "unable to parse requirement: values[0][x]: Invalid value: \"-a\": a valid label must be an "
+     "empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+     "with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+     "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"},
+    {true, "x=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+     "unable to parse requirement: values[0][x]: Invalid value: "
+     "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": must be no more than "
+     "63 characters"},
+    {true, "x in (a$)",
+     "unable to parse requirement: values[0][x]: Invalid value: \"a$\": a valid label must be an "
+     "empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+     "with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+     "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"},
     {true, "x>1,y", ""},
-    {true, "/a", "unable to parse requirement: <nil>: Invalid value: \"/a\": prefix part must be non-empty"},
-    {true, "a/", "unable to parse requirement: <nil>: Invalid value: \"a/\": name part must be non-empty; name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"},
+    {true, "/a",
+     "unable to parse requirement: <nil>: Invalid value: \"/a\": prefix part must be non-empty"},
+    {true, "a/",
+     "unable to parse requirement: <nil>: Invalid value: \"a/\": name part must be non-empty; name "
+     "part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
+     "an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+     "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"},
     {true, "in", ""},
     {true, "x in (in)", ""},
     {true, "x=in", ""},
     {true, "x notin", "unable to parse requirement: found '' expected: '('"},
     {true, "x,,y", "found ',', expected: identifier after ','"},
     {true, "x in (a,)", ""},
-    {true, "x gt", "unable to parse requirement: found 'gt', expected: in, notin, =, ==, !=, gt, lt"},
-    {true, "x>a$", "unable to parse requirement: [values[0]: Invalid value: \"a$\": for 'Gt', 'Lt' operators, the value must be an integer, values[0][x]: Invalid value: \"a$\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')]"},
-    {true, "x in (b$,a,c$)", "unable to parse requirement: [values[1][x]: Invalid value: \"b$\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?'), values[2][x]: Invalid value: \"c$\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')]"},
-    {true, "x=a\"b", "unable to parse requirement: values[0][x]: Invalid value: \"a\\\"b\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"},
+    {true, "x gt",
+     "unable to parse requirement: found 'gt', expected: in, notin, =, ==, !=, gt, lt"},
+    {true, "x>a$",
+     "unable to parse requirement: [values[0]: Invalid value: \"a$\": for 'Gt', 'Lt' operators, "
+     "the value must be an integer, values[0][x]: Invalid value: \"a$\": a valid label must be an "
+     "empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+     "with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+     "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')]"},
+    {true, "x in (b$,a,c$)",
+     "unable to parse requirement: [values[1][x]: Invalid value: \"b$\": a valid label must be an "
+     "empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+     "with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+     "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?'), values[2][x]: Invalid value: "
+     "\"c$\": a valid label must be an empty string or consist of alphanumeric characters, '-', "
+     "'_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+     "'my_value',  or '12345', regex used for validation is "
+     "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')]"},
+    {true, "x=a\"b",
+     "unable to parse requirement: values[0][x]: Invalid value: \"a\\\"b\": a valid label must be "
+     "an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and "
+     "end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used "
+     "for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"},
     {true, "app.kubernetes.io/name in (vllm,dcgm-exporter),tier!=dev,!canary", ""},
-    {true, "x>99999999999999999999", "unable to parse requirement: values[0]: Invalid value: \"99999999999999999999\": for 'Gt', 'Lt' operators, the value must be an integer"},
-    {true, "x<-5", "unable to parse requirement: values[0][x]: Invalid value: \"-5\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"},
+    {true, "x>99999999999999999999",
+     "unable to parse requirement: values[0]: Invalid value: \"99999999999999999999\": for 'Gt', "
+     "'Lt' operators, the value must be an integer"},
+    {true, "x<-5",
+     "unable to parse requirement: values[0][x]: Invalid value: \"-5\": a valid label must be an "
+     "empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+     "with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+     "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"},
     {true, "x in (a,,b)", ""},
     {true, "x in ()", ""},
-    {true, "a_b.c-d/e", "unable to parse requirement: <nil>: Invalid value: \"a_b.c-d/e\": prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"},
+    {true, "a_b.c-d/e",
+     "unable to parse requirement: <nil>: Invalid value: \"a_b.c-d/e\": prefix part a lowercase "
+     "RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+     "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation "
+     "is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"},
     {true, "x  =  y , y", ""},
     {true, "x in (a),", "found '', expected: identifier after ','"},
     {true, "x=a,!", "unable to parse requirement: found '', expected: identifier"},
     {true, "k8s.io/a=b", ""},
-    {true, "ab.-c/x", "unable to parse requirement: <nil>: Invalid value: \"ab.-c/x\": prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"},
+    {true, "ab.-c/x",
+     "unable to parse requirement: <nil>: Invalid value: \"ab.-c/x\": prefix part a lowercase RFC "
+     "1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+     "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation "
+     "is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"},
     {false, "a", "invalid selector: 'a'; can't understand 'a'"},
     {false, "b,a", "invalid selector: 'b,a'; can't understand 'a'"},
     {false, "a=b", ""},
@@ -138,10 +215,11 @@ static void expect_load_error(const char *yml, const char *needle)
 static void test_config_load(void **state)
 {
     (void)state;
-    expect_load_error("scrape_configs:\n  - job_name: a\n    kubernetes_sd_configs:\n"
-                      "      - role: pod\n        api_server: http://127.0.0.1:1\n"
-                      "        selectors:\n          - role: pod\n            label: \"app in (a\"\n",
-                      "t.yml:7:13: unable to parse requirement: found '', expected: ',' or ')'");
+    expect_load_error(
+        "scrape_configs:\n  - job_name: a\n    kubernetes_sd_configs:\n"
+        "      - role: pod\n        api_server: http://127.0.0.1:1\n"
+        "        selectors:\n          - role: pod\n            label: \"app in (a\"\n",
+        "t.yml:7:13: unable to parse requirement: found '', expected: ',' or ')'");
     /* the field selector is checked first, as Prometheus does */
     expect_load_error("scrape_configs:\n  - job_name: a\n    kubernetes_sd_configs:\n"
                       "      - role: pod\n        api_server: http://127.0.0.1:1\n"

@@ -30,17 +30,7 @@ static const char *write_file(const char *name, const char *text)
 
 static void clear(struct k8s_discoverer *d)
 {
-    im_free(d->base);
-    im_free(d->token);
-    im_free(d->token_file);
-    im_free(d->ca_file);
-    im_free(d->cert_file);
-    im_free(d->key_file);
-    im_free(d->basic_user);
-    im_free(d->basic_pass);
-    im_buf_free(&d->ca_blob);
-    im_buf_free(&d->cert_blob);
-    im_buf_free(&d->key_blob);
+    k8s_conn_clear(d);
     memset(d, 0, sizeof *d);
 }
 
@@ -112,7 +102,8 @@ static void expect_error(const char *text, const char *needle)
 static void test_errors(void **state)
 {
     (void)state;
-    expect_error("current-context: none\ncontexts: []\n", "no current-context with a cluster server");
+    expect_error("current-context: none\ncontexts: []\n",
+                 "no current-context with a cluster server");
     expect_error("current-context: a\n"
                  "contexts: [{name: a, context: {cluster: c, user: u}}]\n"
                  "clusters: [{name: c, cluster: {server: 'https://x'}}]\n"

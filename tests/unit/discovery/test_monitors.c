@@ -142,9 +142,10 @@ static void test_errors(void **state)
                  "ServiceMonitor ns/m: spec.endpoints[0].oauth2: field not supported");
     expect_error(SM("{\"endpoints\":[{\"port\":\"web\",\"tlsConfig\":{\"ca\":{\"secret\":{}}}}]}"),
                  "spec.endpoints[0].tlsConfig.ca.secret: a Secret reference needs name and key");
-    expect_error(SM("{\"endpoints\":[{\"port\":\"web\",\"tlsConfig\":{\"cert\":{\"configMap\":"
-                    "{\"name\":\"c\",\"key\":\"k\"}}}}]}"),
-                 "spec.endpoints[0].tlsConfig.cert: ConfigMaps are not read (use a Secret or certFile)");
+    expect_error(
+        SM("{\"endpoints\":[{\"port\":\"web\",\"tlsConfig\":{\"cert\":{\"configMap\":"
+           "{\"name\":\"c\",\"key\":\"k\"}}}}]}"),
+        "spec.endpoints[0].tlsConfig.cert: ConfigMaps are not read (use a Secret or certFile)");
     expect_error(SM("{\"endpoints\":[{\"port\":\"web\",\"tlsConfig\":{\"keySecret\":"
                     "{\"name\":\"tls\",\"key\":\"nokey\"}}}]}"),
                  "Secret tls key nokey");
@@ -197,17 +198,17 @@ static void test_tls_secrets(void **state)
     (void)state;
     im_buf_t b;
     im_err_t err;
-    assert_int_equal(
-        gen(SM("{\"endpoints\":[{\"port\":\"web\",\"scheme\":\"https\",\"tlsConfig\":{"
-               "\"ca\":{\"secret\":{\"name\":\"tls\",\"key\":\"ca.crt\"}},"
-               "\"cert\":{\"secret\":{\"name\":\"tls\",\"key\":\"tls.crt\"}},"
-               "\"keySecret\":{\"name\":\"tls\",\"key\":\"tls.key\"},"
-               "\"serverName\":\"vllm.llm.svc\"}}]}"),
-            &b, &err),
-        IM_OK);
-    assert_non_null(strstr(b.data, "  tls_config:\n    server_name: \"vllm.llm.svc\"\n    ca: "
-                                   "\"-----BEGIN CERTIFICATE-----\\u000aCA\\u000a-----END CERTIFICATE-----"
-                                   "\\u000a\"\n    cert: \"CERT\"\n    key: \"KEY\"\n"));
+    assert_int_equal(gen(SM("{\"endpoints\":[{\"port\":\"web\",\"scheme\":\"https\",\"tlsConfig\":{"
+                            "\"ca\":{\"secret\":{\"name\":\"tls\",\"key\":\"ca.crt\"}},"
+                            "\"cert\":{\"secret\":{\"name\":\"tls\",\"key\":\"tls.crt\"}},"
+                            "\"keySecret\":{\"name\":\"tls\",\"key\":\"tls.key\"},"
+                            "\"serverName\":\"vllm.llm.svc\"}}]}"),
+                         &b, &err),
+                     IM_OK);
+    assert_non_null(strstr(b.data,
+                           "  tls_config:\n    server_name: \"vllm.llm.svc\"\n    ca: "
+                           "\"-----BEGIN CERTIFICATE-----\\u000aCA\\u000a-----END CERTIFICATE-----"
+                           "\\u000a\"\n    cert: \"CERT\"\n    key: \"KEY\"\n"));
     im_buf_free(&b);
 }
 
@@ -232,10 +233,8 @@ static void test_sd_extra(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixtures),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_quoting),
-        cmocka_unit_test(test_tls_secrets),
+        cmocka_unit_test(test_fixtures), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_quoting),  cmocka_unit_test(test_tls_secrets),
         cmocka_unit_test(test_sd_extra),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
