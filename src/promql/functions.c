@@ -605,7 +605,7 @@ static void *fuse_worker(void *arg)
             for (size_t k = 0; k < nsteps; k++) pts += has[k];
             p->npts[si] = pts;
             if (g->firstv == SIZE_MAX) g->firstv = si;
-            promql__agg_acc(p->op, g->a, g->b, g->c, row, has, nsteps);
+            promql__agg_acc(p->op, g->a, g->b, g->c, row, has, nsteps, ev->compat);
         }
         if (rc != IM_OK) {
             atomic_store(&p->stop, (int)rc);
@@ -787,8 +787,7 @@ static im_rc eval_range(ev_t *ev, const promql_call_t *call, val_t *out)
     if (f == RF_QUANTILE) {
         for (size_t k = 0; k < ev->nsteps; k++)
             if (!(p1.sc[k] >= 0 && p1.sc[k] <= 1) || isnan(p1.sc[k])) {
-                promql__warn(ev, "PromQL warning: quantile value should be between 0 and 1, got %g",
-                             p1.sc[k]);
+                promql__warn_quantile(ev, p1.sc[k]);
                 break;
             }
     }
@@ -1244,8 +1243,7 @@ static im_rc eval_histogram_quantile(ev_t *ev, const promql_call_t *call, val_t 
     }
     for (size_t k = 0; k < ev->nsteps; k++)
         if (!(q.sc[k] >= 0 && q.sc[k] <= 1)) {
-            promql__warn(ev, "PromQL warning: quantile value should be between 0 and 1, got %g",
-                         q.sc[k]);
+            promql__warn_quantile(ev, q.sc[k]);
             break;
         }
     u64map_t map;
