@@ -41,9 +41,10 @@ void promql__agg_acc(promql_aggop_t op, double *A, double *B, double *C, const d
         if (C[k] == 0) {
             C[k] = 1;
             A[k] = x;
-            B[k] = compat >= 3 && (op == PROMQL_AGG_STDDEV || op == PROMQL_AGG_STDVAR) && !isfinite(x)
-                       ? NAN
-                       : 0;
+            B[k] =
+                compat >= 3 && (op == PROMQL_AGG_STDDEV || op == PROMQL_AGG_STDVAR) && !isfinite(x)
+                    ? NAN
+                    : 0;
             continue;
         }
         double cnt = ++C[k];

@@ -105,8 +105,8 @@ typedef struct resets {
 } resets_t;
 
 static bool extrapolated_rate(const int64_t *t, const double *v, size_t n, int64_t range_start,
-                              int64_t range_end, int64_t range_ms, bool counter, bool rate,
-                              bool v3, resets_t *rs, size_t base, double *out)
+                              int64_t range_end, int64_t range_ms, bool counter, bool rate, bool v3,
+                              resets_t *rs, size_t base, double *out)
 {
     if (n < 2) return false;
     double result = v[n - 1] - v[0];
@@ -212,11 +212,14 @@ static bool range_apply(rctx_t *c, const int64_t *t, const double *v, size_t n, 
 {
     switch (c->f) {
     case RF_RATE:
-        return extrapolated_rate(t, v, n, lo, hi, range, true, true, c->ev->compat >= 3, &c->rs, c->base, out);
+        return extrapolated_rate(t, v, n, lo, hi, range, true, true, c->ev->compat >= 3, &c->rs,
+                                 c->base, out);
     case RF_INCREASE:
-        return extrapolated_rate(t, v, n, lo, hi, range, true, false, c->ev->compat >= 3, &c->rs, c->base, out);
+        return extrapolated_rate(t, v, n, lo, hi, range, true, false, c->ev->compat >= 3, &c->rs,
+                                 c->base, out);
     case RF_DELTA:
-        return extrapolated_rate(t, v, n, lo, hi, range, false, false, c->ev->compat >= 3, &c->rs, c->base, out);
+        return extrapolated_rate(t, v, n, lo, hi, range, false, false, c->ev->compat >= 3, &c->rs,
+                                 c->base, out);
     case RF_IRATE:
     case RF_IDELTA: {
         if (n < 2) return false;

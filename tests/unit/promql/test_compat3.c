@@ -159,11 +159,11 @@ static void test_features_flag(void **state)
     (void)state;
     promql_lang_t l = {.compat = 3};
     char why[256];
-    assert_true(promql_lang_enable_features(&l, "promql-experimental-functions,promql-duration-expr",
-                                            why, sizeof why));
+    assert_true(promql_lang_enable_features(
+        &l, "promql-experimental-functions,promql-duration-expr", why, sizeof why));
     assert_true(l.experimental_functions);
-    assert_false(promql_lang_enable_features(&l, "promql-extended-range-selectors", why,
-                                             sizeof why));
+    assert_false(
+        promql_lang_enable_features(&l, "promql-extended-range-selectors", why, sizeof why));
     assert_non_null(strstr(why, "promql-extended-range-selectors"));
 }
 
