@@ -312,8 +312,11 @@ static bool matching_eq(const promql_vector_matching_t *a, const promql_vector_m
            names_eq(a->include_labels, a->ninclude_labels, b->include_labels, b->ninclude_labels);
 }
 
+/* Parentheses do not count (the printer adds some around an offset). */
 static bool dur_equal(const promql_dur_t *a, const promql_dur_t *b)
 {
+    while (a && a->op == PROMQL_DUR_PAREN) a = a->a;
+    while (b && b->op == PROMQL_DUR_PAREN) b = b->a;
     if (!a || !b) return a == b;
     if (a->op != b->op) return false;
     if (a->op == PROMQL_DUR_NUM && a->v != b->v) return false;
