@@ -42,8 +42,7 @@ int cli_promql_parse(int argc, char **argv)
             promql_lang_t l;
             if (!cli_promql_lang("promql-parse", argv[i] + 16, NULL, &l)) return 2;
             promql_lang_set_default(&l);
-        }
-        else if (strcmp(argv[i], "--check") == 0)
+        } else if (strcmp(argv[i], "--check") == 0)
             check_only = true;
         else if (strcmp(argv[i], "--type") == 0)
             show_type = true;

@@ -20,8 +20,7 @@
 
 /* --promql.compat / --enable-feature values into a language level (shared by run,
  * promql-test and promql-eval); prints the error and returns false on a bad one. */
-bool cli_promql_lang(const char *cmd, const char *compat, const char *features,
-                     promql_lang_t *out)
+bool cli_promql_lang(const char *cmd, const char *compat, const char *features, promql_lang_t *out)
 {
     memset(out, 0, sizeof *out);
     out->compat = 3;

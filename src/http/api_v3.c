@@ -49,7 +49,7 @@ static enum MHD_Result do_features(http_server_t *s, http__req_t *r)
     im_buf_init(&b, 0);
     bool first = true;
     (void)im_buf_puts(&b, "{\"api\":{");
-    static const char *const api[] = {"query_exemplars", "format_query", "parse_query",
+    static const char *const api[] = {"query_exemplars",  "format_query", "parse_query",
                                       "targets_metadata", "scrape_pools", "notifications"};
     for (size_t i = 0; i < IM_ARRAY_LEN(api); i++) put_bool_map_entry(&b, &first, api[i], true);
     put_bool_map_entry(&b, &first, "remote_write_receiver", s->opts.enable_remote_write);
@@ -75,13 +75,13 @@ static enum MHD_Result do_features(http_server_t *s, http__req_t *r)
     }
     (void)im_buf_puts(&b, "},\"promql_operators\":{");
     first = true;
-    static const char *const ops[] = {"+",   "-",  "*",  "/",     "%",       "^",
-                                      "==",  "!=", ">",  "<",     ">=",      "<=",
-                                      "and", "or", "unless", "atan2", "offset", "@"};
+    static const char *const ops[] = {
+        "+", "-",  "*",  "/",   "%",  "^",      "==",    "!=",     ">",
+        "<", ">=", "<=", "and", "or", "unless", "atan2", "offset", "@"};
     for (size_t i = 0; i < IM_ARRAY_LEN(ops); i++) put_bool_map_entry(&b, &first, ops[i], true);
-    static const char *const aggs[] = {"sum",    "avg",    "count", "min",          "max",
-                                       "group",  "stddev", "stdvar", "topk",        "bottomk",
-                                       "count_values", "quantile"};
+    static const char *const aggs[] = {"sum",  "avg",     "count",        "min",
+                                       "max",  "group",   "stddev",       "stdvar",
+                                       "topk", "bottomk", "count_values", "quantile"};
     for (size_t i = 0; i < IM_ARRAY_LEN(aggs); i++) put_bool_map_entry(&b, &first, aggs[i], true);
     put_bool_map_entry(&b, &first, "limitk", false);
     put_bool_map_entry(&b, &first, "limit_ratio", false);
@@ -150,7 +150,9 @@ static void put_at(im_buf_t *b, promql_at_kind_t at, int64_t at_ms)
     else
         (void)im_buf_puts(b, "null");
     (void)im_buf_puts(b, ",\"startOrEnd\":");
-    (void)im_buf_puts(b, at == PROMQL_AT_START ? "\"start\"" : at == PROMQL_AT_END ? "\"end\"" : "null");
+    (void)im_buf_puts(b, at == PROMQL_AT_START ? "\"start\""
+                         : at == PROMQL_AT_END ? "\"end\""
+                                               : "null");
 }
 
 static const char *match_str(im_match_type_t t)
@@ -240,8 +242,8 @@ static void put_ast(im_buf_t *b, const promql_expr_t *e)
         return;
     }
     case PROMQL_NODE_AGGREGATE:
-        (void)im_buf_printf(b, "{\"type\":\"aggregation\",\"op\":\"%s\",\"expr\":",
-                            promql_aggop_str(e->u.agg.op));
+        (void)im_buf_printf(
+            b, "{\"type\":\"aggregation\",\"op\":\"%s\",\"expr\":", promql_aggop_str(e->u.agg.op));
         put_ast(b, e->u.agg.expr);
         (void)im_buf_puts(b, ",\"param\":");
         if (e->u.agg.param)
@@ -254,8 +256,8 @@ static void put_ast(im_buf_t *b, const promql_expr_t *e)
         return;
     case PROMQL_NODE_BINARY: {
         const promql_binary_t *x = &e->u.bin;
-        (void)im_buf_printf(b, "{\"type\":\"binaryExpr\",\"op\":\"%s\",\"lhs\":",
-                            promql_binop_str(x->op));
+        (void)im_buf_printf(
+            b, "{\"type\":\"binaryExpr\",\"op\":\"%s\",\"lhs\":", promql_binop_str(x->op));
         put_ast(b, x->lhs);
         (void)im_buf_puts(b, ",\"rhs\":");
         put_ast(b, x->rhs);

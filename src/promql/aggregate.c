@@ -23,8 +23,17 @@ typedef struct grp {
     size_t nm, capm;
 } grp_t;
 
+void promql__warn_quantile(ev_t *ev, double q)
+{
+    char fb[IM_FLOAT_BUF];
+    im_fmt_float_go(q, 'g', fb, sizeof fb);
+    promql__warn(ev, "PromQL warning: quantile value should be between 0 and 1, got %s", fb);
+}
+
+/* compat 3: a group whose first value is NaN or ±Inf has a NaN variance (3.x),
+ * where 2.53 started it at 0. */
 void promql__agg_acc(promql_aggop_t op, double *A, double *B, double *C, const double *v,
-                     const uint8_t *has, size_t nsteps)
+                     const uint8_t *has, size_t nsteps, int compat)
 {
     for (size_t k = 0; k < nsteps; k++) {
         if (!has[k]) continue;
@@ -32,7 +41,10 @@ void promql__agg_acc(promql_aggop_t op, double *A, double *B, double *C, const d
         if (C[k] == 0) {
             C[k] = 1;
             A[k] = x;
-            B[k] = 0;
+            B[k] =
+                compat >= 3 && (op == PROMQL_AGG_STDDEV || op == PROMQL_AGG_STDVAR) && !isfinite(x)
+                    ? NAN
+                    : 0;
             continue;
         }
         double cnt = ++C[k];
@@ -220,8 +232,7 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
     if (agg->op == PROMQL_AGG_QUANTILE) {
         for (size_t k = 0; k < nsteps; k++)
             if (!(param.sc[k] >= 0 && param.sc[k] <= 1)) {
-                promql__warn(ev, "PromQL warning: quantile value should be between 0 and 1, got %g",
-                             param.sc[k]);
+                promql__warn_quantile(ev, param.sc[k]);
                 break;
             }
     }
@@ -278,7 +289,7 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
         promql_aggop_t op = agg->op;
         for (size_t i = 0; i < in.n; i++)
             promql__agg_acc(op, g[gof[i]].a, g[gof[i]].b, g[gof[i]].c, in.s[i].v, in.s[i].has,
-                            nsteps);
+                            nsteps, ev->compat);
         for (size_t gi = 0; gi < ng; gi++) {
             promql__agg_fin(op, g[gi].a, g[gi].b, g[gi].c, out->s[gi].v, out->s[gi].has, nsteps);
             im_free(g[gi].b);

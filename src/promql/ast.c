@@ -312,8 +312,11 @@ static bool matching_eq(const promql_vector_matching_t *a, const promql_vector_m
            names_eq(a->include_labels, a->ninclude_labels, b->include_labels, b->ninclude_labels);
 }
 
+/* Parentheses do not count (the printer adds some around an offset). */
 static bool dur_equal(const promql_dur_t *a, const promql_dur_t *b)
 {
+    while (a && a->op == PROMQL_DUR_PAREN) a = a->a;
+    while (b && b->op == PROMQL_DUR_PAREN) b = b->a;
     if (!a || !b) return a == b;
     if (a->op != b->op) return false;
     if (a->op == PROMQL_DUR_NUM && a->v != b->v) return false;
@@ -333,8 +336,8 @@ bool promql_expr_equal(const promql_expr_t *a, const promql_expr_t *b)
     case PROMQL_NODE_VECTOR_SELECTOR: {
         const promql_vector_selector_t *x = &a->u.vs, *y = &b->u.vs;
         if (x->name != y->name || x->nmatchers != y->nmatchers || x->offset_ms != y->offset_ms ||
-            !dur_equal(x->offset_expr, y->offset_expr) ||
-            x->at != y->at || (x->at == PROMQL_AT_TIMESTAMP && !at_eq(x->at_ms, y->at_ms)))
+            !dur_equal(x->offset_expr, y->offset_expr) || x->at != y->at ||
+            (x->at == PROMQL_AT_TIMESTAMP && !at_eq(x->at_ms, y->at_ms)))
             return false;
         /* The printer sorts matchers, so compare them as a multiset. */
         for (size_t i = 0; i < x->nmatchers; i++) {
@@ -355,9 +358,8 @@ bool promql_expr_equal(const promql_expr_t *a, const promql_expr_t *b)
         const promql_subquery_t *x = &a->u.sq, *y = &b->u.sq;
         return x->range_ms == y->range_ms && x->step_ms == y->step_ms &&
                dur_equal(x->range_expr, y->range_expr) && dur_equal(x->step_expr, y->step_expr) &&
-               dur_equal(x->offset_expr, y->offset_expr) &&
-               x->offset_ms == y->offset_ms && x->at == y->at &&
-               (x->at != PROMQL_AT_TIMESTAMP || at_eq(x->at_ms, y->at_ms)) &&
+               dur_equal(x->offset_expr, y->offset_expr) && x->offset_ms == y->offset_ms &&
+               x->at == y->at && (x->at != PROMQL_AT_TIMESTAMP || at_eq(x->at_ms, y->at_ms)) &&
                promql_expr_equal(x->expr, y->expr);
     }
     case PROMQL_NODE_CALL:

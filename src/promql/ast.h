@@ -261,8 +261,8 @@ typedef enum promql_dur_op {
 
 typedef struct promql_dur {
     promql_dur_op_t op;
-    double v;                  /* NUM: seconds */
-    bool is_duration;          /* NUM: written as a duration (5m), for printing */
+    double v;                       /* NUM: seconds */
+    bool is_duration;               /* NUM: written as a duration (5m), for printing */
     const struct promql_dur *a, *b; /* operands (NEG/PAREN: a only) */
 } promql_dur_t;
 
@@ -273,15 +273,15 @@ typedef struct promql_vector_selector {
     const im_istr_t *name;   /* metric name outside braces, or NULL; owner holds the ref */
     im_matcher_t **matchers; /* arena array; matchers owned by the root's owner */
     size_t nmatchers;
-    int64_t offset_ms;   /* 0 = none; may be negative */
-    promql_at_kind_t at; /* PROMQL_AT_NONE = none */
-    int64_t at_ms;       /* with PROMQL_AT_TIMESTAMP */
+    int64_t offset_ms;               /* 0 = none; may be negative */
+    promql_at_kind_t at;             /* PROMQL_AT_NONE = none */
+    int64_t at_ms;                   /* with PROMQL_AT_TIMESTAMP */
     const promql_dur_t *offset_expr; /* non-NULL: offset_ms comes from it at query time */
 } promql_vector_selector_t;
 
 typedef struct promql_matrix_selector {
-    promql_expr_t *vs; /* a PROMQL_NODE_VECTOR_SELECTOR: carries offset and @ */
-    int64_t range_ms;  /* > 0 */
+    promql_expr_t *vs;              /* a PROMQL_NODE_VECTOR_SELECTOR: carries offset and @ */
+    int64_t range_ms;               /* > 0 */
     const promql_dur_t *range_expr; /* non-NULL: range_ms comes from it at query time */
 } promql_matrix_selector_t;
 

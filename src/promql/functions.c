@@ -105,8 +105,8 @@ typedef struct resets {
 } resets_t;
 
 static bool extrapolated_rate(const int64_t *t, const double *v, size_t n, int64_t range_start,
-                              int64_t range_end, int64_t range_ms, bool counter, bool rate,
-                              bool v3, resets_t *rs, size_t base, double *out)
+                              int64_t range_end, int64_t range_ms, bool counter, bool rate, bool v3,
+                              resets_t *rs, size_t base, double *out)
 {
     if (n < 2) return false;
     double result = v[n - 1] - v[0];
@@ -212,11 +212,14 @@ static bool range_apply(rctx_t *c, const int64_t *t, const double *v, size_t n, 
 {
     switch (c->f) {
     case RF_RATE:
-        return extrapolated_rate(t, v, n, lo, hi, range, true, true, c->ev->compat >= 3, &c->rs, c->base, out);
+        return extrapolated_rate(t, v, n, lo, hi, range, true, true, c->ev->compat >= 3, &c->rs,
+                                 c->base, out);
     case RF_INCREASE:
-        return extrapolated_rate(t, v, n, lo, hi, range, true, false, c->ev->compat >= 3, &c->rs, c->base, out);
+        return extrapolated_rate(t, v, n, lo, hi, range, true, false, c->ev->compat >= 3, &c->rs,
+                                 c->base, out);
     case RF_DELTA:
-        return extrapolated_rate(t, v, n, lo, hi, range, false, false, c->ev->compat >= 3, &c->rs, c->base, out);
+        return extrapolated_rate(t, v, n, lo, hi, range, false, false, c->ev->compat >= 3, &c->rs,
+                                 c->base, out);
     case RF_IRATE:
     case RF_IDELTA: {
         if (n < 2) return false;
@@ -605,7 +608,7 @@ static void *fuse_worker(void *arg)
             for (size_t k = 0; k < nsteps; k++) pts += has[k];
             p->npts[si] = pts;
             if (g->firstv == SIZE_MAX) g->firstv = si;
-            promql__agg_acc(p->op, g->a, g->b, g->c, row, has, nsteps);
+            promql__agg_acc(p->op, g->a, g->b, g->c, row, has, nsteps, ev->compat);
         }
         if (rc != IM_OK) {
             atomic_store(&p->stop, (int)rc);
@@ -787,8 +790,7 @@ static im_rc eval_range(ev_t *ev, const promql_call_t *call, val_t *out)
     if (f == RF_QUANTILE) {
         for (size_t k = 0; k < ev->nsteps; k++)
             if (!(p1.sc[k] >= 0 && p1.sc[k] <= 1) || isnan(p1.sc[k])) {
-                promql__warn(ev, "PromQL warning: quantile value should be between 0 and 1, got %g",
-                             p1.sc[k]);
+                promql__warn_quantile(ev, p1.sc[k]);
                 break;
             }
     }
@@ -1244,8 +1246,7 @@ static im_rc eval_histogram_quantile(ev_t *ev, const promql_call_t *call, val_t 
     }
     for (size_t k = 0; k < ev->nsteps; k++)
         if (!(q.sc[k] >= 0 && q.sc[k] <= 1)) {
-            promql__warn(ev, "PromQL warning: quantile value should be between 0 and 1, got %g",
-                         q.sc[k]);
+            promql__warn_quantile(ev, q.sc[k]);
             break;
         }
     u64map_t map;

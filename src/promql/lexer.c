@@ -348,29 +348,11 @@ static bool lex_escape(promql_lexer_t *lx, promql_token_t *t)
     case '4':
     case '5':
     case '6':
-    case '7':
-        n = 3;
-        base = 8;
-        max = 255;
-        break;
-    case 'x':
-        ch = next_rune(lx);
-        n = 2;
-        base = 16;
-        max = 255;
-        break;
-    case 'u':
-        ch = next_rune(lx);
-        n = 4;
-        base = 16;
-        max = 0x10FFFF;
-        break;
-    case 'U':
-        ch = next_rune(lx);
-        n = 8;
-        base = 16;
-        max = 0x10FFFF;
-        break;
+    case '7': n = 3, base = 8, max = 255; break;
+    /* \xHH, \uHHHH, \UHHHHHHHH: the digits follow the letter */
+    case 'x': n = 2, base = 16, max = 255, ch = next_rune(lx); break;
+    case 'u': n = 4, base = 16, max = 0x10FFFF, ch = next_rune(lx); break;
+    case 'U': n = 8, base = 16, max = 0x10FFFF, ch = next_rune(lx); break;
     case RUNE_EOF: errorf(lx, t, "escape sequence not terminated"); return false;
     default:
         if ((uint32_t)ch == lx->string_open) return true;

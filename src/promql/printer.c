@@ -81,9 +81,9 @@ static im_rc put_number(im_buf_t *out, double v);
 /* A duration expression as written (normalised spacing): `step() * 2`. */
 static im_rc put_dur(im_buf_t *out, const promql_dur_t *d)
 {
-    static const char *const ops[] = {[PROMQL_DUR_ADD] = " + ", [PROMQL_DUR_SUB] = " - ",
-                                      [PROMQL_DUR_MUL] = " * ", [PROMQL_DUR_DIV] = " / ",
-                                      [PROMQL_DUR_MOD] = " % ", [PROMQL_DUR_POW] = " ^ "};
+    static const char *const ops[] = {
+        [PROMQL_DUR_ADD] = " + ", [PROMQL_DUR_SUB] = " - ", [PROMQL_DUR_MUL] = " * ",
+        [PROMQL_DUR_DIV] = " / ", [PROMQL_DUR_MOD] = " % ", [PROMQL_DUR_POW] = " ^ "};
     im_rc rc = IM_OK;
     switch (d->op) {
     case PROMQL_DUR_NUM:
@@ -91,9 +91,7 @@ static im_rc put_dur(im_buf_t *out, const promql_dur_t *d)
         return put_number(out, d->v);
     case PROMQL_DUR_STEP: return im_buf_puts(out, "step()");
     case PROMQL_DUR_RANGE: return im_buf_puts(out, "range()");
-    case PROMQL_DUR_NEG:
-        rc = im_buf_putc(out, '-');
-        return rc == IM_OK ? put_dur(out, d->a) : rc;
+    case PROMQL_DUR_NEG: rc = im_buf_putc(out, '-'); return rc == IM_OK ? put_dur(out, d->a) : rc;
     case PROMQL_DUR_PAREN:
         rc = im_buf_putc(out, '(');
         if (rc == IM_OK) rc = put_dur(out, d->a);
@@ -121,8 +119,8 @@ static im_rc put_offset_expr(im_buf_t *out, const promql_dur_t *d)
 {
     if (!d) return IM_OK;
     im_rc rc = im_buf_puts(out, " offset ");
-    bool paren = d->op != PROMQL_DUR_STEP && d->op != PROMQL_DUR_RANGE &&
-                 d->op != PROMQL_DUR_MIN && d->op != PROMQL_DUR_MAX && d->op != PROMQL_DUR_PAREN;
+    bool paren = d->op != PROMQL_DUR_STEP && d->op != PROMQL_DUR_RANGE && d->op != PROMQL_DUR_MIN &&
+                 d->op != PROMQL_DUR_MAX && d->op != PROMQL_DUR_PAREN;
     if (rc == IM_OK && paren) rc = im_buf_putc(out, '(');
     if (rc == IM_OK) rc = put_dur(out, d);
     if (rc == IM_OK && paren) rc = im_buf_putc(out, ')');

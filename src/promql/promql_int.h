@@ -178,7 +178,9 @@ im_rc promql__eval_binary(ev_t *ev, const promql_expr_t *e, val_t *out);
  * values into a group's per-step accumulators (A, B, C: value, compensation or
  * variance, count), the group's result from them, and the grouping. */
 void promql__agg_acc(promql_aggop_t op, double *A, double *B, double *C, const double *v,
-                     const uint8_t *has, size_t nsteps);
+                     const uint8_t *has, size_t nsteps, int compat);
+/* The warning of a quantile parameter outside [0, 1], the value as Go prints it. */
+void promql__warn_quantile(ev_t *ev, double q);
 void promql__agg_fin(promql_aggop_t op, const double *A, const double *B, const double *C,
                      double *v, uint8_t *has, size_t nsteps);
 uint64_t promql__agg_group_hash(const promql_aggregate_t *agg, const im_labels_t *ls);

@@ -58,11 +58,11 @@ typedef struct runner {
     promql_engine_t *eng;
     promql_lang_t lang; /* the engine's, for parsing */
     promql_test_stats_t *st;
-    bool nhcb;                 /* a load_with_nhcb block is loaded (until clear) */
-    char native_metrics[4096]; /* names loaded with native histograms, space-separated */
-    const im_labels_t **native;   /* label sets loaded with native histograms (owned refs) */
+    bool nhcb;                  /* a load_with_nhcb block is loaded (until clear) */
+    char native_metrics[4096];  /* names loaded with native histograms, space-separated */
+    const im_labels_t **native; /* label sets loaded with native histograms (owned refs) */
     size_t nnative, cap_native;
-    char st_metrics[4096];     /* names loaded with start timestamps, space-separated */
+    char st_metrics[4096]; /* names loaded with start timestamps, space-separated */
 } runner_t;
 
 static void skip(runner_t *r, promql_skip_reason_t why)
@@ -397,8 +397,7 @@ static int skip_reason(runner_t *r, line_t expr, line_t *exp_lines, size_t nexp)
     for (size_t i = 0; i < IM_ARRAY_LEN(fns); i++)
         if (memmem(expr.p, expr.len, fns[i], strlen(fns[i]))) return PROMQL_SKIP_NATIVE_HISTOGRAMS;
     for (size_t i = 0; i < nexp; i++)
-        if (memmem(exp_lines[i].p, exp_lines[i].len, "{{", 2))
-            return PROMQL_SKIP_NATIVE_HISTOGRAMS;
+        if (memmem(exp_lines[i].p, exp_lines[i].len, "{{", 2)) return PROMQL_SKIP_NATIVE_HISTOGRAMS;
     /* a metric that was loaded with native histograms */
     if (mentions(expr, r->native_metrics)) return PROMQL_SKIP_NATIVE_HISTOGRAMS;
     if (mentions(expr, r->st_metrics)) return PROMQL_SKIP_START_TIMESTAMPS;
@@ -523,8 +522,8 @@ static bool parse_expect(line_t l, expect_t *x)
 
 /* Does the result's annotation list satisfy want (prefix "PromQL warning:" or
  * "PromQL info:") for the expectation state/msg? Writes why not. */
-static bool check_annotations(const promql_result_t *res, const char *prefix, int state,
-                              line_t msg, char *why, size_t wcap)
+static bool check_annotations(const promql_result_t *res, const char *prefix, int state, line_t msg,
+                              char *why, size_t wcap)
 {
     if (!state) return true;
     size_t pl = strlen(prefix);
@@ -702,8 +701,9 @@ static void do_eval(runner_t *r, line_t cmd, int lineno, line_t *exp_lines, size
     } else if (x.string) {
         ok = res.type == PROMQL_RESULT_STRING && res.str_len == x.str.len &&
              memcmp(res.str, x.str.data ? x.str.data : "", x.str.len) == 0;
-        if (!ok) snprintf(why, sizeof why, "expected the string \"%.*s\"", (int)x.str.len,
-                          x.str.data ? x.str.data : "");
+        if (!ok)
+            snprintf(why, sizeof why, "expected the string \"%.*s\"", (int)x.str.len,
+                     x.str.data ? x.str.data : "");
     } else if (nex == 0) {
         ok = (res.type == PROMQL_RESULT_VECTOR || res.type == PROMQL_RESULT_MATRIX) &&
              res.nseries == 0;

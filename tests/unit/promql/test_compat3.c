@@ -97,6 +97,10 @@ static void test_duration_expressions(void **state)
     im_free(s);
     assert_string_equal(s = fmt(&v3, "x[5m:STEP()]"), "x[5m:step()]");
     im_free(s);
+    assert_string_equal(s = fmt(&v3, "x[1m] offset -step()"), "x[1m] offset (-step())");
+    im_free(s);
+    assert_string_equal(s = fmt(&v3, "x[-step() + 2 ^ 2 * 10s]"), "x[-step() + 2 ^ 2 * 10s]");
+    im_free(s);
     expect_err(&v3, "x[5m-5m]", "duration must be greater than 0");
     expect_err(&v3, "x[foo()]", "unexpected identifier foo");
     /* compat 2 keeps 2.53's errors */
@@ -159,11 +163,11 @@ static void test_features_flag(void **state)
     (void)state;
     promql_lang_t l = {.compat = 3};
     char why[256];
-    assert_true(promql_lang_enable_features(&l, "promql-experimental-functions,promql-duration-expr",
-                                            why, sizeof why));
+    assert_true(promql_lang_enable_features(
+        &l, "promql-experimental-functions,promql-duration-expr", why, sizeof why));
     assert_true(l.experimental_functions);
-    assert_false(promql_lang_enable_features(&l, "promql-extended-range-selectors", why,
-                                             sizeof why));
+    assert_false(
+        promql_lang_enable_features(&l, "promql-extended-range-selectors", why, sizeof why));
     assert_non_null(strstr(why, "promql-extended-range-selectors"));
 }
 

@@ -204,7 +204,7 @@ static void test_scrapes(void **state)
     to.no_background = true;
     tsdb_t *db;
     assert_int_equal(tsdb_open(&to, &db, NULL), IM_OK);
-    scrape_manager_opts_t so = {tsdb_storage(db), NULL, 0};
+    scrape_manager_opts_t so = {.storage = tsdb_storage(db)};
     scrape_manager_t *m;
     assert_int_equal(scrape_manager_new(&so, &m, NULL), IM_OK);
     scrape_manager_apply(m, c);
@@ -412,7 +412,7 @@ static void test_churn_collisions(void **state)
     to.no_background = true;
     tsdb_t *db;
     assert_int_equal(tsdb_open(&to, &db, NULL), IM_OK);
-    scrape_manager_opts_t so = {tsdb_storage(db), NULL, 0};
+    scrape_manager_opts_t so = {.storage = tsdb_storage(db)};
     scrape_manager_t *m;
     assert_int_equal(scrape_manager_new(&so, &m, NULL), IM_OK);
     scrape_manager_apply(m, c);
