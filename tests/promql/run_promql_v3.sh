@@ -1,20 +1,18 @@
 #!/usr/bin/env bash
-# Runs Prometheus 3.14.0's PromQL test scripts (the shared test data, v3.14.0/) through
+# Runs Prometheus 3.14.0's PromQL test scripts (tests/promql/upstream-v3/) through
 # `infermon promql-test --promql.compat=3`, plus our own 3.x scripts
 # (tests/promql/v3/*.test). Native-histogram evals are skipped and counted by the
 # runner. Every other eval must pass, except those listed in
 # tests/promql/v3_known_failures.txt (features not implemented yet, each with its
 # reason): an unlisted failure fails the test, and so does a listed eval that now
-# passes (the list only shrinks). The data lives outside the repository: set
-# IM_PROMQL_TESTDATA to the folder holding v3.14.0/, else ../shared/promql-testdata or
-# ../../shared/promql-testdata next to the source tree is used.
+# passes (the list only shrinks). The data is tests/promql/upstream-v3/ (Prometheus
+# v3.14.0's scripts, see its README); IM_PROMQL_TESTDATA may name another folder
+# holding v3.14.0/.
 source "$IM_SOURCE_DIR/tests/lib/common.sh"
-data=${IM_PROMQL_TESTDATA:-}
-for d in "$data" "$IM_SOURCE_DIR/../shared/promql-testdata" "$IM_SOURCE_DIR/../../shared/promql-testdata"; do
-  [ -n "$d" ] && [ -d "$d/v3.14.0" ] && { data=$d; break; }
-done
-[ -d "$data/v3.14.0" ] || fail "Prometheus 3.14.0 test data not found: set IM_PROMQL_TESTDATA"
-out=$("$IM_BINARY" promql-test --promql.compat=3 "$data"/v3.14.0/*.test) || true
+dir="$IM_SOURCE_DIR/tests/promql/upstream-v3"
+[ -n "${IM_PROMQL_TESTDATA:-}" ] && dir="$IM_PROMQL_TESTDATA/v3.14.0"
+[ -d "$dir" ] || fail "Prometheus 3.14.0 test data not found in $dir"
+out=$("$IM_BINARY" promql-test --promql.compat=3 "$dir"/*.test) || true
 echo "v3.14.0: $(echo "$out" | tail -n 1)"
 got=$(echo "$out" | grep ': FAIL: ' | sed -E 's#^.*/([^/]+\.test):([0-9]+): FAIL: .*$#\1:\2#' | sort)
 known=$(grep -v '^#' "$IM_SOURCE_DIR/tests/promql/v3_known_failures.txt" | cut -f1 | grep . | sort)
