@@ -1,4 +1,6 @@
-/* test_rules.c — `infermon test rules FILE…`: promtool's rule unit tests.
+/* test_rules.c — `infermon test rules [--promql.compat=2|3] [--enable-feature=LIST] FILE…`:
+ * promtool's rule unit tests, evaluated at the given PromQL language level
+ * (default 3, as `run`; 2 to compare with a promtool 2.x).
  * Output as `promtool test rules` ("Unit Testing:  FILE", "  SUCCESS" or
  * "  FAILED:" with the failures), then a final "N passed, N failed" line
  * (files). Exit 0 when all passed, 1 when a test failed, 2 on usage errors. */
@@ -7,6 +9,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "promql/promql.h"
 #include "rules/unittest.h"
 #include "util/log.h"
 
@@ -14,18 +17,32 @@ int cli_test(int argc, char **argv)
 {
     if (argc < 2 || cli_wants_help(argc, argv) || strcmp(argv[1], "rules") != 0) {
         FILE *f = cli_wants_help(argc, argv) ? stdout : stderr;
-        fprintf(f, "usage: infermon test rules FILE...\n"
+        fprintf(f, "usage: infermon test rules [--promql.compat=2|3] [--enable-feature=LIST] "
+                   "FILE...\n"
                    "Runs rule unit tests in promtool's format.\n");
         return cli_wants_help(argc, argv) ? 0 : 2;
     }
-    if (argc < 3) {
-        fprintf(stderr, "usage: infermon test rules FILE...\n");
+    const char *compat = NULL, *features = NULL;
+    int first = 2;
+    for (; first < argc; first++) {
+        if (!strncmp(argv[first], "--promql.compat=", 16))
+            compat = argv[first] + 16;
+        else if (!strncmp(argv[first], "--enable-feature=", 17))
+            features = argv[first] + 17;
+        else
+            break;
+    }
+    if (first >= argc) {
+        fprintf(stderr, "usage: infermon test rules [--promql.compat=2|3] FILE...\n");
         return 2;
     }
+    promql_lang_t lang;
+    if (!cli_promql_lang("test rules", compat, features, &lang)) return 2;
+    promql_lang_set_default(&lang);
     /* promtool evaluates with a no-op logger: failures are in the report */
     im_log_set_level(IM_LOG_ERROR);
     int passed = 0, failed = 0;
-    for (int i = 2; i < argc; i++) {
+    for (int i = first; i < argc; i++) {
         printf("Unit Testing:  %s\n", argv[i]);
         fflush(stdout);
         rules_errs_t errs = {0};

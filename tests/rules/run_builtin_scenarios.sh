@@ -16,7 +16,7 @@ check() { # scenario expected-alerts...
   /usr/bin/python3 "$IM_SOURCE_DIR/tests/rules/sim_to_ruletest.py" "$tmp/$s.om" 30 \
     builtin_rules.yml "$tmp/$s.test.yml" "$@"
   rm -f "$tmp/$s.om"
-  if ! (cd "$tmp" && "$IM_BINARY" test rules "$s.test.yml" >"$tmp/out" 2>&1); then
+  if ! (cd "$tmp" && "$IM_BINARY" test rules --promql.compat=2 "$s.test.yml" >"$tmp/out" 2>&1); then
     echo "FAIL $s: expected firing: ${*:-none}"; cat "$tmp/out"; fail=1
   else
     echo "ok: $s fires ${*:-nothing}"
@@ -28,5 +28,8 @@ check() { # scenario expected-alerts...
 check healthy
 check errors VLLMRequestFailures
 check traffic-spike VLLMHighTTFT VLLMRequestFailures
-check kv-pressure VLLMHighTTFT VLLMKVCachePinned VLLMQueueGrowing VLLMRequestFailures
+# Since clients give up in kv-pressure (issue 19) its queue plateaus instead of growing
+# without bound, so VLLMQueueGrowing ("not shrunk for 15 minutes") flaps off on the
+# plateau's noise and is not firing at the end; pass_builtin.yml still tests it.
+check kv-pressure VLLMHighTTFT VLLMKVCachePinned VLLMRequestFailures
 exit $fail

@@ -14,7 +14,7 @@ for f in pass_*.yml fail_*.yml; do
   n=$((n + 1))
   want=0; case "$f" in fail_*) want=1;; esac
   set +e
-  "$IM_BINARY" test rules "$f" >"$tmp/i.out" 2>"$tmp/i.err"; irc=$?
+  "$IM_BINARY" test rules --promql.compat=2 "$f" >"$tmp/i.out" 2>"$tmp/i.err"; irc=$?
   set -e
   grep -v '^[0-9]* passed, [0-9]* failed$' "$tmp/i.out" >"$tmp/i.out2" || true
   if [ $irc != $want ]; then
@@ -34,7 +34,7 @@ for f in pass_*.yml fail_*.yml; do
 done
 # Several files in one run: the summary line counts them.
 set +e
-"$IM_BINARY" test rules pass_basic.yml fail_basic.yml pass_order.yml >"$tmp/m.out" 2>/dev/null; mrc=$?
+"$IM_BINARY" test rules --promql.compat=2 pass_basic.yml fail_basic.yml pass_order.yml >"$tmp/m.out" 2>/dev/null; mrc=$?
 set -e
 tail -1 "$tmp/m.out" | grep -qx '2 passed, 1 failed' || { echo "summary line wrong: $(tail -1 "$tmp/m.out")"; fail=$((fail + 1)); }
 [ $mrc = 1 ] || { echo "multi-file exit $mrc, want 1"; fail=$((fail + 1)); }

@@ -299,6 +299,8 @@ static void test_server_shared(void **state)
 
 int main(void)
 {
+    /* sort_by_label is experimental in Prometheus 3: these tests use 2.53's language */
+    promql_lang_set_default(&(promql_lang_t){.compat = 2});
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_engine_shared),
