@@ -52,7 +52,12 @@ for i in $(seq 100); do
   sleep 0.1
 done
 [ "$i" -lt 100 ] || fail "the static job was not scraped"
-pools=$(curl -fsS "$I/api/v1/targets" | $PY -c 'import json,collections,sys; c=collections.Counter(t["scrapePool"] for t in json.load(sys.stdin)["data"]["activeTargets"]); print(c["self"], c["shard1"], c["pods"])')
+# shard 1's listed pods reach the target set once discovery has handed them over
+for i in $(seq 150); do
+  pools=$(curl -fsS "$I/api/v1/targets" | $PY -c 'import json,collections,sys; c=collections.Counter(t["scrapePool"] for t in json.load(sys.stdin)["data"]["activeTargets"]); print(c["self"], c["shard1"], c["pods"])')
+  [ "$pools" = "1 2 0" ] && break
+  sleep 0.1
+done
 [ "$pools" = "1 2 0" ] || fail "targets self/shard1/pods are $pools, want 1 2 0"
 flags=$(curl -fsS "$I/api/v1/status/flags")
 echo "$flags" | grep -q '"discovery.kubernetes.max-list-page-bytes":"4KiB"' || fail "flag not in status/flags"
