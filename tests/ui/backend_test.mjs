@@ -57,8 +57,15 @@ try {
   // a first navigation (a cold browser: parsing the app, uPlot) is not measured
   await load(good[0][1]);
   let ref = null, refName = "";
+  const drawn = (o) => Object.keys(o.states).filter((id) => o.states[id] === "data").length;
   for (const [name, base] of good) {
-    const o = await load(base);
+    // a store still filling its first rate windows (a loaded or sanitizer build) is
+    // waited for: render again until the panels have data, 30 s at most
+    let o = await load(base);
+    for (let k = 0; k < 15 && drawn(o) < 8; k++) {
+      await new Promise((r) => setTimeout(r, 2000));
+      o = await load(base);
+    }
     await page.screenshot({ path: path.join(outdir, `backend-${name}.png`), fullPage: true });
     console.log(`metric ${name}_first_render_ms=${Math.round(o.r.ms)} panels=${o.r.panels}`);
     check(ref ? /^data: http:\/\//.test(o.header) : o.header === "data: local store", `${name}: the header says which store answers: "${o.header}"`);
