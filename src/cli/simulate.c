@@ -15,37 +15,42 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: infermon simulate [options]\n\n"
-            "Serves a simulated LLM-serving fleet: vLLM pods at /pods/<i>/metrics, one\n"
-            "dcgm-exporter per 8-GPU node at /nodes/<j>/metrics, Kueue at /kueue/metrics,\n"
-            "and /targets (Prometheus file-SD JSON listing them all).\n\n"
-            "  --pods N              vLLM pods (default 4)\n"
-            "  --models LIST         served model names, comma-separated, assigned round-robin\n"
-            "                        (default meta-llama/Llama-3.1-8B-Instruct)\n"
-            "  --gpus-per-pod N      tensor-parallel size, 1..8 (default 1)\n"
-            "  --teams LIST          team namespaces, comma-separated (default "
-            "llm-serving,research)\n"
-            "  --scenario S          healthy, traffic-spike, kv-pressure, deferred, memory-bound,\n"
-            "                        cpu-bound, overprovisioned, errors, or a YAML file\n"
-            "                        (docs/simulator.md); default healthy\n"
-            "  --vllm-version V      vLLM release whose metrics to expose (default 0.27.1;\n"
-            "                        versions before 0.8.0 use the V0 engine's metrics)\n"
-            "  --engine E            vllm (default), sglang, or a comma list cycled over\n"
-            "                        --models (vllm,sglang: a mixed fleet; docs/engines.md)\n"
-            "  --listen ADDR         host:port to serve on (default 127.0.0.1:9400; port 0 = any)\n"
-            "  --port-per-pod BASE   also serve pod i at BASE+i on /metrics\n"
-            "  --seed N              random seed (default 1); same seed, same fleet\n"
-            "  --dcgm-profiling      also serve the DCP fields dcgm-exporter's default counters\n"
-            "                        comment out (SM activity and occupancy, FP pipes)\n"
-            "  --speed X             simulated seconds per wall second (default 1)\n"
-            "  --tick D              model step (default 1s)\n"
-            "  --duration D          exit after D of wall time (default: run until signalled)\n"
-            "  --history D           write the last D of the fleet's past instead of serving\n"
-            "  --step D              sample interval for --history (default 15s)\n"
-            "  --end T               end of --history (unix seconds or RFC 3339; default now)\n"
-            "  --out FILE            --history output (default stdout)\n"
-            "  --history-max-bytes N memory cap for --history (default 4294967296)\n");
+    fprintf(
+        f,
+        "usage: infermon simulate [options]\n\n"
+        "Serves a simulated LLM-serving fleet: vLLM pods at /pods/<i>/metrics, one\n"
+        "dcgm-exporter per 8-GPU node at /nodes/<j>/metrics, Kueue at /kueue/metrics,\n"
+        "and /targets (Prometheus file-SD JSON listing them all).\n\n"
+        "  --pods N              vLLM pods (default 4)\n"
+        "  --models LIST         served model names, comma-separated, assigned round-robin\n"
+        "                        (default meta-llama/Llama-3.1-8B-Instruct)\n"
+        "  --gpus-per-pod N      tensor-parallel size, 1..8 (default 1)\n"
+        "  --teams LIST          team namespaces, comma-separated (default "
+        "llm-serving,research)\n"
+        "  --scenario S          healthy, traffic-spike, kv-pressure, deferred, memory-bound,\n"
+        "                        cpu-bound, overprovisioned, errors, prefill-heavy,\n"
+        "                        scheduler-stall, slow-replica, xid-errors, gpu-throttle,\n"
+        "                        quota-starved, target-down, or a YAML file\n"
+        "                        (docs/simulator.md); default healthy\n"
+        "  --vllm-version V      vLLM release whose metrics to expose (default 0.27.1;\n"
+        "                        versions before 0.8.0 use the V0 engine's metrics)\n"
+        "  --engine E            vllm (default), sglang, or a comma list cycled over\n"
+        "                        --models (vllm,sglang: a mixed fleet; docs/engines.md)\n"
+        "  --listen ADDR         host:port to serve on (default 127.0.0.1:9400; port 0 = any)\n"
+        "  --port-per-pod BASE   also serve pod i at BASE+i on /metrics\n"
+        "  --seed N              random seed (default 1); same seed, same fleet\n"
+        "  --dcgm-profiling      also serve the DCP fields dcgm-exporter's default counters\n"
+        "                        comment out (SM activity and occupancy, FP pipes)\n"
+        "  --dcgm-violations     also serve the throttling counters DCGM_FI_DEV_POWER_VIOLATION\n"
+        "                        and DCGM_FI_DEV_THERMAL_VIOLATION (also commented out)\n"
+        "  --speed X             simulated seconds per wall second (default 1)\n"
+        "  --tick D              model step (default 1s)\n"
+        "  --duration D          exit after D of wall time (default: run until signalled)\n"
+        "  --history D           write the last D of the fleet's past instead of serving\n"
+        "  --step D              sample interval for --history (default 15s)\n"
+        "  --end T               end of --history (unix seconds or RFC 3339; default now)\n"
+        "  --out FILE            --history output (default stdout)\n"
+        "  --history-max-bytes N memory cap for --history (default 4294967296)\n");
 }
 
 static volatile sig_atomic_t g_stop;
@@ -135,6 +140,8 @@ int cli_simulate(int argc, char **argv)
             so.port_per_pod_base = (int)n;
         } else if (strcmp(a, "--dcgm-profiling") == 0) {
             o.dcgm_profiling = true;
+        } else if (strcmp(a, "--dcgm-violations") == 0) {
+            o.dcgm_violations = true;
         } else if (strcmp(a, "--seed") == 0) {
             NEEDV;
             if (parse_int(a, v, 0, 2147483647, &n)) return 2;

@@ -136,6 +136,37 @@ static void build_b125(sim_fleet_t *f)
     }
 }
 
+static bool event_selects(const sim_fleet_t *f, const sim_event_t *e, const sim_pod_t *p)
+{
+    int i = p->index;
+    if (e->pod_lo >= 0 && (i < e->pod_lo || i > e->pod_hi)) return false;
+    if (e->model[0] && strcmp(e->model, f->models[p->model]) != 0) return false;
+    if (e->team[0] && strcmp(e->team, f->teams[p->team]) != 0) return false;
+    if (e->team_idx >= 0 && p->team != e->team_idx) return false;
+    return true;
+}
+
+/* Event selectors must name served models and teams. */
+static im_rc check_events(const sim_fleet_t *f, im_err_t *err)
+{
+    for (int j = 0; j < f->sc.nevents; j++) {
+        const sim_event_t *e = &f->sc.events[j];
+        bool ok = !e->model[0];
+        for (int i = 0; i < f->nmodels && !ok; i++) ok = strcmp(f->models[i], e->model) == 0;
+        if (!ok)
+            return im_err_set(err, IM_EINVAL,
+                              "scenario event at %llds: model \"%s\" is not served (--models %s)",
+                              (long long)(e->at_ms / 1000), e->model, f->o.models);
+        ok = !e->team[0];
+        for (int i = 0; i < f->nteams && !ok; i++) ok = strcmp(f->teams[i], e->team) == 0;
+        if (!ok)
+            return im_err_set(err, IM_EINVAL,
+                              "scenario event at %llds: team \"%s\" is not one of --teams %s",
+                              (long long)(e->at_ms / 1000), e->team, f->o.teams);
+    }
+    return IM_OK;
+}
+
 im_rc sim_fleet_create(const sim_options_t *o, sim_fleet_t **out, im_err_t *err)
 {
     *out = NULL;
@@ -182,6 +213,7 @@ im_rc sim_fleet_create(const sim_options_t *o, sim_fleet_t **out, im_err_t *err)
         goto fail;
     }
     if ((rc = sim__scenario_load(f->o.scenario, &f->sc, err)) != IM_OK) goto fail;
+    if ((rc = check_events(f, err)) != IM_OK) goto fail;
     f->t0_ms = f->o.start_ms ? f->o.start_ms : im_now_ms() / 1000 * 1000;
     f->now_ms = f->t0_ms;
     f->tick_ms = f->o.tick_ms;
@@ -320,8 +352,8 @@ void sim_fleet_free(sim_fleet_t *f)
 static void apply_event(sim_fleet_t *f, const sim_event_t *e)
 {
     for (int i = 0; i < f->npods; i++) {
-        if (e->pod_lo >= 0 && (i < e->pod_lo || i > e->pod_hi)) continue;
         sim_pod_t *p = &f->pods[i];
+        if (!event_selects(f, e, p)) continue;
         if (e->preset[0]) sim__scenario_preset(e->preset, &p->k);
         for (int j = 0; j < e->nset; j++) sim__knob_set(&p->k, e->names[j], e->values[j]);
         int blocks = (int)(f->specs[p->model].num_gpu_blocks * p->k.kv_factor);
@@ -336,7 +368,7 @@ void sim_fleet_advance(sim_fleet_t *f, int64_t t_ms)
         int64_t off = f->now_ms - f->t0_ms;
         if (f->sc.loop_ms > 0 && off > 0 && off % f->sc.loop_ms == 0) {
             /* a new cycle: back to the base knobs, events from the start */
-            sim_event_t reset = {.pod_lo = -1, .pod_hi = -1};
+            sim_event_t reset = {.pod_lo = -1, .pod_hi = -1, .team_idx = -1};
             for (int i = 0; i < f->npods; i++) f->pods[i].k = f->sc.base;
             apply_event(f, &reset);
             f->next_event = 0;
@@ -381,6 +413,16 @@ int sim_fleet_count(const sim_fleet_t *f, sim_ep_kind_t kind)
     case SIM_EP_KUEUE: return 1;
     }
     return 0;
+}
+
+bool sim_fleet_endpoint_up(const sim_fleet_t *f, sim_ep_kind_t kind, int index)
+{
+    if (index < 0 || index >= sim_fleet_count(f, kind)) return false;
+    if (kind == SIM_EP_VLLM) return f->pods[index].k.down == 0;
+    if (kind == SIM_EP_DCGM)
+        for (int i = 0; i < f->npods; i++)
+            if (f->pods[i].node == index && f->pods[i].k.dcgm_down != 0) return false;
+    return true;
 }
 
 im_rc sim_fleet_render(sim_fleet_t *f, sim_ep_kind_t kind, int index, im_buf_t *out)

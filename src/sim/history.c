@@ -7,7 +7,9 @@
  * by series, each with all its timestamps in order. Series carry the labels a
  * Prometheus with Kubernetes service discovery would have attached (job,
  * instance, and namespace/pod for the vLLM and Kueue targets), so pods of the
- * same model do not collide. `_created` families are left out. */
+ * same model do not collide. `_created` families are left out. Last comes `up`
+ * per target, as the scrapes would have stored it: 0 (and no samples) while
+ * the scenario takes a target down. */
 #include "util/base.h"
 
 #include <stdio.h>
@@ -18,6 +20,7 @@ typedef struct hep {
     const sim_tpl_t *t;
     const double *live; /* the endpoint's live value array */
     double *m;          /* owned: steps x nvalues */
+    uint8_t *up;        /* owned: per step, 1 when the target answered */
     sim_label_t tl[8];  /* target labels (sim__target_labels) */
     int ntl;
     char inst[300]; /* storage for the instance value */
@@ -139,7 +142,9 @@ static im_rc write_family(hep_t *eps, int lo, int hi, int fi, int nsteps, const 
                 const double *row = m + (size_t)k * (size_t)nv;
                 for (uint32_t j = 0; j < gn; j++) {
                     const sim_series_t *s = &gs[j];
-                    if (pl[j] == 0 || (s->present_idx >= 0 && row[s->present_idx] == 0)) continue;
+                    if (pl[j] == 0 || !eps[e].up[k] ||
+                        (s->present_idx >= 0 && row[s->present_idx] == 0))
+                        continue;
                     if (b->cap - b->len < pl[j] + 96) {
                         im_rc rc = flush(b, out, &st->bytes, err);
                         if (rc != IM_OK) goto fail;
@@ -175,6 +180,47 @@ fail:
     im_free(pre);
     im_free(pl);
     return IM_EIO;
+}
+
+/* The `up` series of every target, as a scraper stores it. */
+static im_rc write_up(hep_t *eps, int neps, int nsteps, const int64_t *ts, im_buf_t *b, FILE *out,
+                      sim_history_stats_t *st, im_err_t *err)
+{
+    (void)im_buf_puts(b, "# TYPE up gauge\n");
+    char pre[PREFIX_CAP];
+    for (int e = 0; e < neps; e++) {
+        size_t n = 0;
+        n += put_str(pre + n, "up{");
+        for (int i = 0; i < eps[e].ntl; i++) {
+            const char *v = eps[e].tl[i].value;
+            if (n + strlen(eps[e].tl[i].name) + 2 * strlen(v) + 8 > sizeof pre) break;
+            if (i) pre[n++] = ',';
+            n += put_str(pre + n, eps[e].tl[i].name);
+            pre[n++] = '=';
+            pre[n++] = '"';
+            for (; *v; v++) {
+                if (*v == '"' || *v == '\\') pre[n++] = '\\';
+                pre[n++] = *v;
+            }
+            pre[n++] = '"';
+        }
+        pre[n++] = '}';
+        pre[n++] = ' ';
+        for (int k = 0; k < nsteps; k++) {
+            if (b->cap - b->len < n + 64) {
+                im_rc rc = flush(b, out, &st->bytes, err);
+                if (rc != IM_OK) return rc;
+                if (im_buf_reserve(b, n + 64) != IM_OK) im_oom(n + 64);
+            }
+            (void)im_buf_append(b, pre, n);
+            (void)im_buf_printf(b, "%d %lld", eps[e].up[k], (long long)(ts[k] / 1000));
+            if (ts[k] % 1000) (void)im_buf_printf(b, ".%03d", (int)(ts[k] % 1000));
+            (void)im_buf_putc(b, '\n');
+            st->samples++;
+        }
+        st->series++;
+    }
+    return IM_OK;
 }
 
 im_rc sim_history_write(sim_fleet_t *f, int64_t start_ms, int64_t end_ms, int64_t step_ms,
@@ -216,14 +262,19 @@ im_rc sim_history_write(sim_fleet_t *f, int64_t start_ms, int64_t end_ms, int64_
         }
         eps[k].ntl = sim__target_labels(f, k, eps[k].tl, eps[k].inst, sizeof eps[k].inst);
     }
-    for (int e = 0; e < neps; e++)
+    for (int e = 0; e < neps; e++) {
         eps[e].m = im_malloc(sizeof(double) * (size_t)eps[e].t->nvalues * (size_t)nsteps);
+        eps[e].up = im_malloc((size_t)nsteps);
+    }
     for (int s = 0; s < nsteps; s++) {
         ts[s] = start_ms + (int64_t)s * step_ms;
         sim_fleet_advance(f, ts[s]);
-        for (int e = 0; e < neps; e++)
+        for (int e = 0; e < neps; e++) {
+            const sim_endpoint_t *ep = sim_fleet_endpoint(f, e);
             memcpy(eps[e].m + (size_t)s * (size_t)eps[e].t->nvalues, eps[e].live,
                    sizeof(double) * (size_t)eps[e].t->nvalues);
+            eps[e].up[s] = sim_fleet_endpoint_up(f, ep->kind, ep->index);
+        }
     }
     im_buf_t b;
     im_buf_init(&b, 0);
@@ -236,12 +287,16 @@ im_rc sim_history_write(sim_fleet_t *f, int64_t start_ms, int64_t end_ms, int64_
         rc = write_family(eps, f->npods, f->npods + f->nnodes, fi, nsteps, ts, &b, out, &st, err);
     for (int fi = 0; fi < eps[neps - 1].t->nfams && rc == IM_OK; fi++)
         rc = write_family(eps, neps - 1, neps, fi, nsteps, ts, &b, out, &st, err);
+    if (rc == IM_OK) rc = write_up(eps, neps, nsteps, ts, &b, out, &st, err);
     if (rc == IM_OK) {
         (void)im_buf_puts(&b, "# EOF\n");
         rc = flush(&b, out, &st.bytes, err);
     }
     im_buf_free(&b);
-    for (int e = 0; e < neps; e++) im_free(eps[e].m);
+    for (int e = 0; e < neps; e++) {
+        im_free(eps[e].m);
+        im_free(eps[e].up);
+    }
     im_free(eps);
     im_free(ts);
     st.steps = nsteps;

@@ -40,12 +40,24 @@ static void healthy(sim_knobs_t *k)
         .max_num_seqs = 256,
         .daily_amp = 0.5,
         .batch_jobs_per_h = 6,
+        .max_num_batched_tokens = 0,
+        .slowdown = 1,
+        .throttle_clock = 1200,
+        .quota_gpus = -1,
+        .borrowing_limit = -1,
+        .lending_limit = -1,
     };
 }
 
-static const char *const presets[] = {"healthy",         "traffic-spike", "kv-pressure",
-                                      "deferred",        "memory-bound",  "cpu-bound",
-                                      "overprovisioned", "errors"};
+static const char *const presets[] = {
+    "healthy",      "traffic-spike",   "kv-pressure",  "deferred",      "memory-bound",
+    "cpu-bound",    "overprovisioned", "errors",       "prefill-heavy", "scheduler-stall",
+    "slow-replica", "xid-errors",      "gpu-throttle", "quota-starved", "target-down"};
+
+#define PRESET_LIST                                                                                \
+    "healthy, traffic-spike, kv-pressure, deferred, memory-bound, cpu-bound, overprovisioned, "    \
+    "errors, prefill-heavy, scheduler-stall, slow-replica, xid-errors, gpu-throttle, "             \
+    "quota-starved, target-down"
 
 bool sim__scenario_preset(const char *name, sim_knobs_t *k)
 {
@@ -118,6 +130,52 @@ bool sim__scenario_preset(const char *name, sim_knobs_t *k)
         k->patience_s = 20;
         return true;
     }
+    if (strcmp(name, "prefill-heavy") == 0) {
+        /* Long prompts, short answers, a small step budget: prefill saturates the
+         * compute while the few running requests hold a moderate share of KV. */
+        k->rate = 4;
+        k->prompt_median = 12000;
+        k->prompt_sigma = 0.3;
+        k->output_median = 60;
+        k->output_sigma = 0.5;
+        k->prefix_share = 0.05;
+        k->max_num_batched_tokens = 2048;
+        k->daily_amp = 0;
+        k->burst_prob = 0;
+        k->patience_s = 1800;
+        return true;
+    }
+    /* The fault presets are healthy traffic plus the fault; the built-in
+     * scenarios of the same name apply them after a while or to some pods
+     * (scenario_builtin below). */
+    if (strcmp(name, "scheduler-stall") == 0) {
+        k->stall = 1;
+        return true;
+    }
+    if (strcmp(name, "slow-replica") == 0) {
+        k->slowdown = 4;
+        return true;
+    }
+    if (strcmp(name, "xid-errors") == 0) {
+        k->xid_code = 48;
+        k->row_remap_failure = 1;
+        return true;
+    }
+    if (strcmp(name, "gpu-throttle") == 0) {
+        k->throttle = 2;
+        k->throttle_clock = 1100;
+        return true;
+    }
+    if (strcmp(name, "quota-starved") == 0) {
+        k->batch_jobs_per_h = 60;
+        k->borrowing_limit = 0;
+        k->evict_per_h = 6;
+        return true;
+    }
+    if (strcmp(name, "target-down") == 0) {
+        k->down = 1;
+        return true;
+    }
     return false;
 }
 
@@ -143,7 +201,22 @@ bool sim__scenario_preset(const char *name, sim_knobs_t *k)
     X(kv_factor)                                                                                   \
     X(max_num_seqs)                                                                                \
     X(daily_amp)                                                                                   \
-    X(batch_jobs_per_h)
+    X(batch_jobs_per_h)                                                                            \
+    X(max_num_batched_tokens)                                                                      \
+    X(stall)                                                                                       \
+    X(slowdown)                                                                                    \
+    X(xid_code)                                                                                    \
+    X(gpu_index)                                                                                   \
+    X(row_remap_failure)                                                                           \
+    X(gpu_lost)                                                                                    \
+    X(throttle)                                                                                    \
+    X(throttle_clock)                                                                              \
+    X(down)                                                                                        \
+    X(dcgm_down)                                                                                   \
+    X(quota_gpus)                                                                                  \
+    X(borrowing_limit)                                                                             \
+    X(lending_limit)                                                                               \
+    X(evict_per_h)
 
 bool sim__knob_set(sim_knobs_t *k, const char *name, double v)
 {
@@ -170,6 +243,7 @@ static sim_event_t *add_event(sim_scenario_t *sc)
     sim_event_t *e = &sc->events[sc->nevents++];
     memset(e, 0, sizeof *e);
     e->pod_lo = e->pod_hi = -1;
+    e->team_idx = -1;
     return e;
 }
 
@@ -180,28 +254,74 @@ static bool is_preset(const char *name)
     return false;
 }
 
+static sim_event_t *ev_at(sim_scenario_t *sc, int64_t at_s, const char *preset, int pod)
+{
+    sim_event_t *e = add_event(sc);
+    e->at_ms = at_s * 1000;
+    if (preset) snprintf(e->preset, sizeof e->preset, "%s", preset);
+    if (pod >= 0) e->pod_lo = e->pod_hi = pod;
+    return e;
+}
+
+static void ev_set(sim_event_t *e, const char *knob, double v)
+{
+    snprintf(e->names[e->nset], sizeof e->names[0], "%s", knob);
+    e->values[e->nset++] = v;
+}
+
+/* The built-in scenarios: a preset as the base, or healthy traffic with the
+ * preset applied later or to some pods only, so that the change is visible. */
+static void scenario_builtin(const char *name, sim_scenario_t *sc)
+{
+    snprintf(sc->name, sizeof sc->name, "%s", name);
+    healthy(&sc->base);
+    sim_event_t *e;
+    if (strcmp(name, "traffic-spike") == 0 || strcmp(name, "scheduler-stall") == 0 ||
+        strcmp(name, "gpu-throttle") == 0) {
+        ev_at(sc, SPIKE_AT_MS / 1000, name, -1);
+    } else if (strcmp(name, "slow-replica") == 0) {
+        ev_at(sc, 0, name, 0); /* pod 0 only */
+    } else if (strcmp(name, "xid-errors") == 0) {
+        ev_at(sc, 120, name, 0); /* XID 48 (double-bit ECC) and a row-remap failure */
+        e = ev_at(sc, 300, NULL, 0);
+        ev_set(e, "xid_code", 79); /* then the GPU falls off the bus */
+        ev_set(e, "gpu_lost", 1);
+    } else if (strcmp(name, "quota-starved") == 0) {
+        /* the first team's ClusterQueue gets busy and borrows from the cohort;
+         * at 10 minutes its borrowing limit drops to 0: the lenders reclaim
+         * (evictions), then its workloads wait */
+        e = ev_at(sc, 0, NULL, -1);
+        ev_set(e, "batch_jobs_per_h", 60);
+        e->team_idx = 0;
+        e = ev_at(sc, 600, name, -1);
+        e->team_idx = 0;
+    } else if (strcmp(name, "target-down") == 0) {
+        e = ev_at(sc, 120, NULL, 0);
+        ev_set(e, "down", 1); /* pod 0's endpoint fails from 2 to 7 minutes */
+        e = ev_at(sc, 180, NULL, 0);
+        ev_set(e, "dcgm_down", 1); /* its node's exporter from 3 to 6 minutes */
+        e = ev_at(sc, 360, NULL, 0);
+        ev_set(e, "dcgm_down", 0);
+        e = ev_at(sc, 420, NULL, 0);
+        ev_set(e, "down", 0);
+    } else {
+        sim__scenario_preset(name, &sc->base);
+    }
+}
+
 im_rc sim__scenario_load(const char *name, sim_scenario_t *sc, im_err_t *err)
 {
     memset(sc, 0, sizeof *sc);
     if (!name || !*name) name = "healthy";
     if (is_preset(name)) {
-        snprintf(sc->name, sizeof sc->name, "%s", name);
-        if (strcmp(name, "traffic-spike") == 0) {
-            healthy(&sc->base);
-            sim_event_t *e = add_event(sc);
-            e->at_ms = SPIKE_AT_MS;
-            snprintf(e->preset, sizeof e->preset, "traffic-spike");
-        } else {
-            sim__scenario_preset(name, &sc->base);
-        }
+        scenario_builtin(name, sc);
         return IM_OK;
     }
     FILE *fp = fopen(name, "rb");
     if (!fp) {
         return im_err_set(err, IM_EINVAL,
-                          "unknown scenario \"%s\" (built-ins: healthy, traffic-spike, "
-                          "kv-pressure, deferred, memory-bound, cpu-bound, overprovisioned, "
-                          "errors; or a YAML file): %s",
+                          "unknown scenario \"%s\" (built-ins: " PRESET_LIST
+                          "; or a YAML file): %s",
                           name, strerror(errno));
     }
     char *buf = im_malloc(1 << 20);
@@ -276,7 +396,8 @@ static int yaml_cmp_event(const void *a, const void *b)
 static im_rc parse_event(const cfg_node_t *en, sim_scenario_t *sc, im_err_t *err)
 {
     if (en->type != CFG_NODE_MAP)
-        return node_err(err, en, "%s", "an event is a mapping (at, scenario, set, pods)");
+        return node_err(err, en, "%s",
+                        "an event is a mapping (at, scenario, set, pods, model, team)");
     sim_event_t *e = add_event(sc);
     bool have_at = false;
     for (size_t q = 0; q + 1 < en->nkids; q += 2) {
@@ -304,8 +425,16 @@ static im_rc parse_event(const cfg_node_t *en, sim_scenario_t *sc, im_err_t *err
                 return node_err(err, ev, "pods: expected N or N-M, got \"%s\"", v2 ? v2 : "");
             e->pod_lo = (int)lo;
             e->pod_hi = (int)hi;
+        } else if (strcmp(k2, "model") == 0 || strcmp(k2, "team") == 0) {
+            bool model = k2[0] == 'm';
+            size_t cap = model ? sizeof e->model : sizeof e->team;
+            if (!v2 || !*v2 || strlen(v2) >= cap)
+                return node_err(err, ev, "%s: expected a %s name (at most %zu bytes)", k2,
+                                model ? "served model" : "team namespace", cap - 1);
+            snprintf(model ? e->model : e->team, cap, "%s", v2);
         } else {
-            return node_err(err, ek, "unknown event key \"%s\"", k2);
+            return node_err(err, ek,
+                            "unknown event key \"%s\" (at, scenario, set, pods, model, team)", k2);
         }
     }
     if (!have_at) return node_err(err, en, "%s", "an event needs \"at\"");

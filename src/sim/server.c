@@ -225,8 +225,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 render:
     if (idx >= 0) {
         pthread_mutex_lock(&s->mu);
-        im_rc rc = sim_fleet_render(s->f, kind, idx, &b);
+        bool up = idx < sim_fleet_count(s->f, kind) && sim_fleet_endpoint_up(s->f, kind, idx);
+        im_rc rc = up ? sim_fleet_render(s->f, kind, idx, &b) : IM_ENOTFOUND;
         pthread_mutex_unlock(&s->mu);
+        if (!up && idx < sim_fleet_count(s->f, kind)) {
+            /* the scenario takes this target down (knobs down, dcgm_down) */
+            (void)im_buf_puts(&b, "503 service unavailable (simulated scrape failure)\n");
+            return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", &b, false);
+        }
         if (rc == IM_OK) return reply(c, MHD_HTTP_OK, CONTENT_TYPE, &b, gz);
     }
     im_buf_reset(&b);

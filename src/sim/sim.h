@@ -42,6 +42,8 @@ typedef struct sim_options {
     int64_t tick_ms;          /* model step (default 1000) */
     bool dcgm_profiling;      /* also the DCP fields default-counters.csv comments out
                                * (DCGM_FI_PROF_SM_ACTIVE, _SM_OCCUPANCY, _PIPE_FP*) */
+    bool dcgm_violations;     /* also DCGM_FI_DEV_POWER_VIOLATION and _THERMAL_VIOLATION
+                               * (commented out in default-counters.csv) */
     const char *engine;       /* serving engine: "vllm" (default), "sglang", or a comma
                                * list cycled over the models ("vllm,sglang": model 0 on
                                * vLLM, model 1 on SGLang, ...) (borrowed) */
@@ -73,6 +75,11 @@ typedef struct sim_endpoint {
 int sim_fleet_endpoint_count(const sim_fleet_t *f);
 const sim_endpoint_t *sim_fleet_endpoint(const sim_fleet_t *f, int i);
 int sim_fleet_count(const sim_fleet_t *f, sim_ep_kind_t kind);
+
+/* False while the endpoint fails to be scraped (scenario knobs `down` for a pod,
+ * `dcgm_down` for the node of a pod): the server answers 503 and --history
+ * writes up == 0 and no samples for it. */
+bool sim_fleet_endpoint_up(const sim_fleet_t *f, sim_ep_kind_t kind, int index);
 
 /* Appends the endpoint's current exposition (text format 0.0.4) to out. */
 IM_NODISCARD im_rc sim_fleet_render(sim_fleet_t *f, sim_ep_kind_t kind, int index, im_buf_t *out);

@@ -166,12 +166,29 @@ typedef struct sim_pod {
     double start_s;
 } sim_pod_t;
 
+#define SIM_MAX_XID 16 /* XID codes one fleet can raise (series variants per GPU) */
+
 typedef struct sim_gpu {
     int pod; /* -1 idle */
     char uuid[48];
     double power, temp, mem_temp, energy_mj, nvlink;
     double util, mem_util, sm_active, tensor, dram, fb_used, pcie_tx, pcie_rx, sm_clock;
+    /* faults */
+    double xid;                      /* the last XID code (0: none yet) */
+    bool remap_failed, lost;         /* row remapping failed; missing from the output */
+    double uncorr_rows;              /* rows remapped for uncorrectable errors */
+    double power_viol, thermal_viol; /* ns throttled */
+    int pres_vidx;                   /* presence value of the GPU's series */
+    int xid_pres_vidx[SIM_MAX_XID];  /* presence of each XID series variant */
 } sim_gpu_t;
+
+/* One dcgm-exporter family as the simulator serves it. */
+typedef struct sim_dcgm_fam {
+    const char *name, *help;
+    char *help_owned; /* from the embedded TSV, or NULL */
+    bool counter, is_int;
+    int q; /* GQ_* quantity (dcgm.c) */
+} sim_dcgm_fam_t;
 
 struct sim_kueue;
 
@@ -208,6 +225,10 @@ struct sim_fleet {
     double **dv;     /* per node values */
     char **node_names;
     char **pod_names;
+    sim_dcgm_fam_t *dfams; /* owned: the families served, in order */
+    int ndfams;
+    int xid_codes[SIM_MAX_XID]; /* [0] = 0, then the codes the scenario raises */
+    int nxid;
     /* kueue */
     struct sim_kueue *kq;
     /* endpoints */

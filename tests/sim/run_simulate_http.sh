@@ -4,7 +4,8 @@
 # every target listed by /targets, and checks that each exposition parses with
 # python3-prometheus-client's parser and passes `promtool check metrics` with no
 # lint finding that the real servers' own output (catalog samples) does not also
-# produce. Also checks content type, gzip, 404s and the file-SD JSON.
+# produce. Also checks content type, gzip, 404s, the file-SD JSON, and the 503s
+# of the target-down scenario.
 set -euo pipefail
 BIN=${IM_BINARY:?IM_BINARY not set}
 SRC=${IM_SOURCE_DIR:?IM_SOURCE_DIR not set}
@@ -111,6 +112,22 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/pods/99/me
 [ "$code" = 404 ] || { echo "FAIL: /pods/99 gave $code"; exit 1; }
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/nope")
 [ "$code" = 404 ] || { echo "FAIL: /nope gave $code"; exit 1; }
+# target-down: pod 0 answers 503 from 2 to 7 simulated minutes (at 200x: 0.6 s
+# to 2.1 s), node 0's exporter from 3 to 6; the other pod keeps answering
+portd=$(start down --pods 2 --speed 200 --scenario target-down)
+[ -n "$portd" ] || { echo "FAIL: simulator (target-down) did not start"; cat "$work/down.err"; exit 1; }
+poll_code() { # url code: waits (20 s at most) until url answers code
+  for _ in $(seq 200); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "$1")" = "$2" ] && return 0
+    sleep 0.1
+  done
+  echo "FAIL: $1 never answered $2"; exit 1
+}
+poll_code "http://127.0.0.1:$portd/pods/0/metrics" 503
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$portd/pods/1/metrics")
+[ "$code" = 200 ] || { echo "FAIL: pod 1 gave $code while pod 0 is down"; exit 1; }
+poll_code "http://127.0.0.1:$portd/nodes/0/metrics" 503
+poll_code "http://127.0.0.1:$portd/pods/0/metrics" 200
 # bad flags are usage errors
 set +e
 "$BIN" simulate --pods -1 > /dev/null 2>&1; [ $? -eq 2 ] || { echo "FAIL: --pods -1"; exit 1; }
