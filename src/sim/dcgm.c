@@ -351,6 +351,44 @@ void sim__dcgm_tick(sim_fleet_t *f, double dt)
     }
 }
 
+/* The value of quantity q on a (physical) GPU. */
+static double gpu_value(const sim_gpu_t *g, int q)
+{
+    double x = 0;
+    switch (q) {
+    case GQ_SM_CLOCK: x = g->sm_clock; break;
+    case GQ_MEM_CLOCK: x = 2619; break;
+    case GQ_MEM_TEMP: x = floor(g->mem_temp); break;
+    case GQ_TEMP: x = floor(g->temp); break;
+    case GQ_POWER: x = g->power; break;
+    case GQ_ENERGY: x = floor(g->energy_mj); break;
+    case GQ_UTIL: x = g->util; break;
+    case GQ_MEM_UTIL: x = g->mem_util; break;
+    case GQ_FB_USED: x = g->fb_used; break;
+    case GQ_FB_RESERVED: x = FB_RESERVED_MIB; break;
+    case GQ_FB_FREE: x = FB_TOTAL_MIB - FB_RESERVED_MIB - g->fb_used; break;
+    case GQ_NVLINK: x = g->nvlink; break;
+    case GQ_GR_ACTIVE: x = g->sm_active; break;
+    case GQ_TENSOR: x = g->tensor; break;
+    case GQ_DRAM: x = g->dram; break;
+    case GQ_PCIE_TX: x = g->pcie_tx; break;
+    case GQ_PCIE_RX: x = g->pcie_rx; break;
+    /* SM activity tracks the engine-busy ratio a little below it; the
+     * half-precision pipe carries the matmuls next to the tensor cores */
+    case GQ_SM_ACTIVE: x = g->sm_active * 0.93; break;
+    case GQ_SM_OCC: x = g->sm_active * 0.41; break;
+    case GQ_FP16: x = g->tensor * 0.12; break;
+    case GQ_FP32: x = g->sm_active * 0.05; break;
+    case GQ_XID: x = g->xid; break;
+    case GQ_ROW_REMAP_FAIL: x = g->remap_failed; break;
+    case GQ_UNCORR_ROWS: x = g->uncorr_rows; break;
+    case GQ_POWER_VIOL: x = g->power_viol; break;
+    case GQ_THERMAL_VIOL: x = g->thermal_viol; break;
+    default: x = 0;
+    }
+    return x;
+}
+
 void sim__dcgm_publish(sim_fleet_t *f)
 {
     for (int n = 0; n < f->nnodes; n++) {
@@ -368,40 +406,261 @@ void sim__dcgm_publish(sim_fleet_t *f)
             int nvar = q == GQ_XID ? f->nxid : 1;
             for (int gi = 0; gi < f->gpus_per_node; gi++) {
                 const sim_gpu_t *g = &f->gpus[n * f->gpus_per_node + gi];
-                double x = 0;
-                switch (q) {
-                case GQ_SM_CLOCK: x = g->sm_clock; break;
-                case GQ_MEM_CLOCK: x = 2619; break;
-                case GQ_MEM_TEMP: x = floor(g->mem_temp); break;
-                case GQ_TEMP: x = floor(g->temp); break;
-                case GQ_POWER: x = g->power; break;
-                case GQ_ENERGY: x = floor(g->energy_mj); break;
-                case GQ_UTIL: x = g->util; break;
-                case GQ_MEM_UTIL: x = g->mem_util; break;
-                case GQ_FB_USED: x = g->fb_used; break;
-                case GQ_FB_RESERVED: x = FB_RESERVED_MIB; break;
-                case GQ_FB_FREE: x = FB_TOTAL_MIB - FB_RESERVED_MIB - g->fb_used; break;
-                case GQ_NVLINK: x = g->nvlink; break;
-                case GQ_GR_ACTIVE: x = g->sm_active; break;
-                case GQ_TENSOR: x = g->tensor; break;
-                case GQ_DRAM: x = g->dram; break;
-                case GQ_PCIE_TX: x = g->pcie_tx; break;
-                case GQ_PCIE_RX: x = g->pcie_rx; break;
-                /* SM activity tracks the engine-busy ratio a little below it; the
-                 * half-precision pipe carries the matmuls next to the tensor cores */
-                case GQ_SM_ACTIVE: x = g->sm_active * 0.93; break;
-                case GQ_SM_OCC: x = g->sm_active * 0.41; break;
-                case GQ_FP16: x = g->tensor * 0.12; break;
-                case GQ_FP32: x = g->sm_active * 0.05; break;
-                case GQ_XID: x = g->xid; break;
-                case GQ_ROW_REMAP_FAIL: x = g->remap_failed; break;
-                case GQ_UNCORR_ROWS: x = g->uncorr_rows; break;
-                case GQ_POWER_VIOL: x = g->power_viol; break;
-                case GQ_THERMAL_VIOL: x = g->thermal_viol; break;
-                default: x = 0;
-                }
+                double x = gpu_value(g, q);
                 for (int var = 0; var < nvar; var++) v[t->series[k++].vidx] = x;
             }
         }
+    }
+}
+
+/* ---- MIG nodes ----
+ *
+ * --mig-nodes N adds N nodes whose eight H100s are partitioned into MIG
+ * instances of one profile, held by teams' notebook pods (every fourth
+ * instance idle). The exporter prints the fields that exist per GPU instance
+ * (framebuffer, the DCP activity ratios) once per instance with GPU_I_PROFILE
+ * and GPU_I_ID after modelName and the pod holding it; the device-level fields
+ * (clocks, temperatures, power, energy, errors, PCIe, NVLink) once per physical
+ * GPU without instance or pod labels; GPU_UTIL and MEM_COPY_UTIL, which NVML
+ * does not report in MIG mode, not at all. */
+
+typedef struct mig_profile {
+    const char *name;
+    int per_gpu, slices, mem_eighths, first_id;
+} mig_profile_t;
+
+static const mig_profile_t mig_profiles[] = {
+    {"1g.10gb", 7, 1, 1, 7},
+    {"2g.20gb", 3, 2, 2, 3},
+    {"3g.40gb", 2, 3, 4, 1},
+    {"7g.80gb", 1, 7, 8, 0},
+};
+
+static const mig_profile_t *mig_find(const char *name)
+{
+    for (size_t i = 0; i < IM_ARRAY_LEN(mig_profiles); i++)
+        if (strcmp(mig_profiles[i].name, name) == 0) return &mig_profiles[i];
+    return NULL;
+}
+
+bool sim__mig_profile_ok(const char *name)
+{
+    return mig_find(name) != NULL;
+}
+
+static bool per_instance(int q)
+{
+    return q == GQ_FB_FREE || q == GQ_FB_USED || q == GQ_FB_RESERVED || q == GQ_GR_ACTIVE ||
+           q == GQ_TENSOR || q == GQ_DRAM || q == GQ_SM_ACTIVE || q == GQ_SM_OCC || q == GQ_FP16 ||
+           q == GQ_FP32;
+}
+
+static bool mig_unsupported(int q)
+{
+    return q == GQ_UTIL || q == GQ_MEM_UTIL;
+}
+
+void sim__mig_build(sim_fleet_t *f)
+{
+    if (f->o.mig_nodes <= 0) return;
+    const mig_profile_t *pr = mig_find(f->mig_profile);
+    f->nmig = f->o.mig_nodes;
+    f->mig_per_gpu = pr->per_gpu;
+    f->mig_frac = pr->slices / 7.0;
+    f->mig_fb_mib = floor(FB_TOTAL_MIB * pr->mem_eighths / 8);
+    int ngpu = f->nmig * 8, ninst = ngpu * pr->per_gpu;
+    f->mgpus = im_calloc((size_t)ngpu, sizeof *f->mgpus);
+    f->minst = im_calloc((size_t)ninst, sizeof *f->minst);
+    f->mig_node_names = im_calloc((size_t)f->nmig, sizeof *f->mig_node_names);
+    sim__rng_seed(&f->mig_rng, f->o.seed ^ 0x3167);
+    for (int i = 0; i < ngpu; i++) {
+        sim_gpu_t *g = &f->mgpus[i];
+        g->pod = -1;
+        uint64_t a = sim__rng_next(&f->mig_rng), b = sim__rng_next(&f->mig_rng);
+        snprintf(g->uuid, sizeof g->uuid, "GPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(a >> 32),
+                 (unsigned)(a >> 16) & 0xffff, (unsigned)a & 0xffff, (unsigned)(b >> 48),
+                 (unsigned long long)(b & 0xffffffffffffULL));
+        g->power = POWER_IDLE;
+        g->temp = 30;
+        g->mem_temp = 36;
+        g->energy_mj = 9e10 + sim__rng_unif(&f->mig_rng) * 3e10;
+        g->sm_clock = 345;
+    }
+    for (int j = 0; j < ninst; j++) {
+        sim_mig_t *m = &f->minst[j];
+        m->gpu = j / pr->per_gpu;
+        m->gi_id = pr->first_id + j % pr->per_gpu;
+        m->team = j % 4 == 3 ? -1 : (j - j / 4) % f->nteams;
+        if (m->team >= 0) {
+            static const char alpha[] = "bcdfghjklmnpqrstvwxz2456789";
+            char sfx[6];
+            for (int c = 0; c < 5; c++)
+                sfx[c] = alpha[sim__rng_next(&f->mig_rng) % (sizeof alpha - 1)];
+            sfx[5] = '\0';
+            snprintf(m->pod, sizeof m->pod, "notebook-%s-%s", f->teams[m->team], sfx);
+        }
+        m->target = 0.2 + 0.6 * sim__rng_unif(&f->mig_rng);
+    }
+    f->mtpl = im_calloc((size_t)f->nmig, sizeof *f->mtpl);
+    f->mv = im_calloc((size_t)f->nmig, sizeof *f->mv);
+    for (int n = 0; n < f->nmig; n++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "gpu-node-h100-mig-%02d", n + 1);
+        f->mig_node_names[n] = im_strdup(nm);
+        sim_tpl_t *t = &f->mtpl[n];
+        sim__tpl_init(t, false);
+        for (int fi = 0; fi < f->ndfams; fi++) {
+            const sim_dcgm_fam_t *c = &f->dfams[fi];
+            sim__tpl_family(t, c->name, c->counter ? "counter" : "gauge", c->help, c->name,
+                            c->counter ? "unknown" : "gauge",
+                            c->is_int ? SIM_FMT_DCGM_INT : SIM_FMT_DCGM_F);
+            if (mig_unsupported(c->q)) continue;
+            for (int g = 0; g < 8; g++) {
+                const sim_gpu_t *gpu = &f->mgpus[n * 8 + g];
+                char gs[16], dev[32], gi[16];
+                snprintf(gs, sizeof gs, "%d", g);
+                snprintf(dev, sizeof dev, "nvidia%d", g);
+                sim_label_t ls[14] = {
+                    {"gpu", gs},
+                    {"UUID", gpu->uuid},
+                    {"pci_bus_id", pci_ids[g]},
+                    {"device", dev},
+                    {"modelName", "NVIDIA H100 80GB HBM3"},
+                };
+                if (!per_instance(c->q)) {
+                    ls[5] = (sim_label_t){"Hostname", nm};
+                    ls[6] = (sim_label_t){"DCGM_FI_DRIVER_VERSION", "580.95.05"};
+                    int m = 7;
+                    if (c->q == GQ_XID) {
+                        ls[m++] = (sim_label_t){"err_code", "0"};
+                        ls[m++] = (sim_label_t){"err_msg", "No Error"};
+                    }
+                    sim__tpl_series(t, c->name, ls, m, -1, -1);
+                    continue;
+                }
+                for (int x = 0; x < pr->per_gpu; x++) {
+                    const sim_mig_t *mi = &f->minst[(n * 8 + g) * pr->per_gpu + x];
+                    snprintf(gi, sizeof gi, "%d", mi->gi_id);
+                    int m = 5;
+                    ls[m++] = (sim_label_t){"GPU_I_PROFILE", pr->name};
+                    ls[m++] = (sim_label_t){"GPU_I_ID", gi};
+                    ls[m++] = (sim_label_t){"Hostname", nm};
+                    ls[m++] = (sim_label_t){"DCGM_FI_DRIVER_VERSION", "580.95.05"};
+                    if (mi->team >= 0) {
+                        ls[m++] = (sim_label_t){"container", "notebook"};
+                        ls[m++] = (sim_label_t){"namespace", f->teams[mi->team]};
+                        ls[m++] = (sim_label_t){"pod", mi->pod};
+                    }
+                    sim__tpl_series(t, c->name, ls, m, -1, -1);
+                }
+            }
+        }
+        f->mv[n] = im_calloc((size_t)t->nvalues, sizeof(double));
+    }
+    sim__mig_publish(f);
+}
+
+void sim__mig_free(sim_fleet_t *f)
+{
+    for (int n = 0; n < f->nmig; n++) {
+        if (f->mtpl) sim__tpl_free(&f->mtpl[n]);
+        if (f->mv) im_free(f->mv[n]);
+        if (f->mig_node_names) im_free(f->mig_node_names[n]);
+    }
+    im_free(f->mtpl);
+    im_free(f->mv);
+    im_free(f->mig_node_names);
+    im_free(f->mgpus);
+    im_free(f->minst);
+}
+
+/* Notebook activity drifts towards a target that changes every few minutes. */
+void sim__mig_tick(sim_fleet_t *f, double dt)
+{
+    int ngpu = f->nmig * 8;
+    for (int i = 0; i < ngpu; i++) {
+        sim_gpu_t *g = &f->mgpus[i];
+        double load = 0;
+        for (int x = 0; x < f->mig_per_gpu; x++) {
+            sim_mig_t *m = &f->minst[i * f->mig_per_gpu + x];
+            if (m->team < 0) continue;
+            if (sim__rng_unif(&f->mig_rng) < dt / 300.0)
+                m->target =
+                    sim__rng_unif(&f->mig_rng) < 0.3 ? 0 : 0.1 + 0.8 * sim__rng_unif(&f->mig_rng);
+            double a = m->act + (m->target - m->act) * fmin(1, 0.05 * dt) +
+                       0.02 * (sim__rng_unif(&f->mig_rng) - 0.5);
+            m->act = floor(fmin(1, fmax(0, a)) * 1e6) / 1e6;
+            load += m->act * f->mig_frac;
+        }
+        double target = POWER_IDLE + (POWER_MAX - POWER_IDLE) * 0.8 * load;
+        g->power += (target - g->power) * (dt >= 5 ? 1 : 0.5);
+        g->power = floor(g->power * 1000) / 1000;
+        double ttarget = 27 + 0.055 * g->power, a = 1 - exp(-dt / 60.0);
+        g->temp += (ttarget - g->temp) * a;
+        g->mem_temp += (ttarget + 6 - g->mem_temp) * a;
+        g->energy_mj += g->power * dt * 1000;
+        g->sm_clock = load > 0.005 ? 1980 : 345;
+        g->pcie_tx = floor(90000 + 2000 * sim__rng_unif(&f->mig_rng));
+        g->pcie_rx = floor(80000 + 2000 * sim__rng_unif(&f->mig_rng));
+    }
+}
+
+void sim__mig_publish(sim_fleet_t *f)
+{
+    for (int n = 0; n < f->nmig; n++) {
+        const sim_tpl_t *t = &f->mtpl[n];
+        double *v = f->mv[n];
+        int k = 0;
+        for (int fi = 0; fi < t->nfams; fi++) {
+            int q = f->dfams[fi].q;
+            if (mig_unsupported(q)) continue;
+            for (int gi = 0; gi < 8; gi++) {
+                const sim_gpu_t *g = &f->mgpus[n * 8 + gi];
+                if (!per_instance(q)) {
+                    v[t->series[k++].vidx] = gpu_value(g, q);
+                    continue;
+                }
+                for (int x = 0; x < f->mig_per_gpu; x++) {
+                    const sim_mig_t *m = &f->minst[(n * 8 + gi) * f->mig_per_gpu + x];
+                    double fb = m->team >= 0 ? floor(f->mig_fb_mib * (0.3 + 0.5 * m->act)) : 0;
+                    double y = 0;
+                    switch (q) {
+                    case GQ_FB_USED: y = fb; break;
+                    case GQ_FB_FREE: y = f->mig_fb_mib - fb; break;
+                    case GQ_GR_ACTIVE: y = m->act; break;
+                    case GQ_TENSOR: y = m->act * 0.6; break;
+                    case GQ_DRAM: y = m->act * 0.3; break;
+                    case GQ_SM_ACTIVE: y = m->act * 0.93; break;
+                    case GQ_SM_OCC: y = m->act * 0.41; break;
+                    case GQ_FP16: y = m->act * 0.07; break;
+                    case GQ_FP32: y = m->act * 0.05; break;
+                    default: y = 0;
+                    }
+                    v[t->series[k++].vidx] = y;
+                }
+            }
+        }
+    }
+}
+
+/* Ground truth of the MIG instances: a team holds its instances' fraction of a
+ * GPU; the GPU's energy is split by the compute slices each instance holds (an
+ * estimate, as any per-instance energy is). */
+void sim__mig_truth(sim_fleet_t *f, double dt)
+{
+    int ngpu = f->nmig * 8;
+    for (int i = 0; i < ngpu; i++) {
+        const sim_gpu_t *g = &f->mgpus[i];
+        double used = 0;
+        for (int x = 0; x < f->mig_per_gpu; x++) {
+            const sim_mig_t *m = &f->minst[i * f->mig_per_gpu + x];
+            sim_truth_team_t *t = m->team >= 0 ? &f->truth_mig[m->team] : &f->truth_mig_idle;
+            t->allocated_s += f->mig_frac * dt;
+            t->busy_s += m->act * f->mig_frac * dt;
+            t->energy_j += g->power * f->mig_frac * dt;
+            used += f->mig_frac;
+        }
+        /* slices no instance holds (2g.20gb, 3g.40gb leave one) */
+        f->truth_mig_idle.energy_j += g->power * fmax(0, 1 - used) * dt;
     }
 }

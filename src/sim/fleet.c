@@ -25,6 +25,7 @@ void sim_options_default(sim_options_t *o)
     o->scenario = "healthy";
     o->vllm_version = "0.27.1";
     o->engine = "vllm";
+    o->mig_profile = "1g.10gb";
     o->seed = 1;
     o->tick_ms = 1000;
 }
@@ -196,6 +197,19 @@ im_rc sim_fleet_create(const sim_options_t *o, sim_fleet_t **out, im_err_t *err)
         rc = im_err_set(err, IM_EINVAL, "--vllm-version: versions before 0.3.1 are not simulated");
         goto fail;
     }
+    if (!f->o.mig_profile || !*f->o.mig_profile) f->o.mig_profile = def.mig_profile;
+    if (f->o.mig_nodes < 0 || f->o.mig_nodes > 1000) {
+        rc = im_err_set(err, IM_EINVAL, "--mig-nodes must be between 0 and 1000");
+        goto fail;
+    }
+    if (!sim__mig_profile_ok(f->o.mig_profile)) {
+        rc = im_err_set(err, IM_EINVAL,
+                        "--mig-profile: unknown profile \"%s\" (1g.10gb, 2g.20gb, 3g.40gb, "
+                        "7g.80gb)",
+                        f->o.mig_profile);
+        goto fail;
+    }
+    f->mig_profile = f->o.mig_profile;
     f->models_s = im_strdup(f->o.models);
     f->teams_s = im_strdup(f->o.teams);
     f->nmodels = split_list(f->models_s, &f->models);
@@ -283,7 +297,10 @@ im_rc sim_fleet_create(const sim_options_t *o, sim_fleet_t **out, im_err_t *err)
     }
     for (int i = 0; i < f->npods; i++) sim__pod_init(f, &f->pods[i]);
     sim__dcgm_build(f);
+    sim__mig_build(f);
     sim__kueue_build(f);
+    f->truth = im_calloc((size_t)f->nteams, sizeof *f->truth);
+    f->truth_mig = im_calloc((size_t)f->nteams, sizeof *f->truth_mig);
 
     char path[64];
     for (int i = 0; i < f->npods; i++) {
@@ -295,6 +312,11 @@ im_rc sim_fleet_create(const sim_options_t *o, sim_fleet_t **out, im_err_t *err)
     for (int n = 0; n < f->nnodes; n++) {
         snprintf(path, sizeof path, "/nodes/%d/metrics", n);
         add_ep(f, SIM_EP_DCGM, n, path, "gpu-operator", NULL, NULL, f->node_names[n]);
+    }
+    for (int n = 0; n < f->nmig; n++) {
+        snprintf(path, sizeof path, "/nodes/%d/metrics", f->nnodes + n);
+        add_ep(f, SIM_EP_DCGM, f->nnodes + n, path, "gpu-operator", NULL, NULL,
+               f->mig_node_names[n]);
     }
     add_ep(f, SIM_EP_KUEUE, 0, "/kueue/metrics", "kueue-system",
            "kueue-controller-manager-6d9c8f7b5-x2k4q", NULL, f->node_names[0]);
@@ -323,6 +345,9 @@ void sim_fleet_free(sim_fleet_t *f)
     im_free(f->eps);
     sim__kueue_free(f);
     sim__dcgm_free(f);
+    sim__mig_free(f);
+    im_free(f->truth);
+    im_free(f->truth_mig);
     if (f->pods)
         for (int i = 0; i < f->npods; i++) sim__pod_free(&f->pods[i]);
     if (f->vtpl)
@@ -379,13 +404,16 @@ void sim_fleet_advance(sim_fleet_t *f, int64_t t_ms)
         double t0 = (double)f->now_ms / 1000.0, dt = (double)f->tick_ms / 1000.0;
         for (int i = 0; i < f->npods; i++) sim__pod_tick(f, &f->pods[i], t0, dt);
         sim__dcgm_tick(f, dt);
+        if (f->nmig > 0) sim__mig_tick(f, dt);
         sim__kueue_tick(f, t0, dt);
+        sim__truth_tick(f, dt);
         f->now_ms += f->tick_ms;
         any = true;
     }
     if (any) {
         for (int i = 0; i < f->npods; i++) sim__pod_publish(f, &f->pods[i]);
         sim__dcgm_publish(f);
+        sim__mig_publish(f);
         sim__kueue_publish(f);
     }
 }
@@ -409,7 +437,7 @@ int sim_fleet_count(const sim_fleet_t *f, sim_ep_kind_t kind)
 {
     switch (kind) {
     case SIM_EP_VLLM: return f->npods;
-    case SIM_EP_DCGM: return f->nnodes;
+    case SIM_EP_DCGM: return f->nnodes + f->nmig;
     case SIM_EP_KUEUE: return 1;
     }
     return 0;
@@ -435,13 +463,18 @@ im_rc sim_fleet_render(sim_fleet_t *f, sim_ep_kind_t kind, int index, im_buf_t *
         sim__render_text(&f->vtpl[p->model], p->v, out);
         break;
     }
-    case SIM_EP_DCGM: sim__render_text(&f->dtpl[index], f->dv[index], out); break;
+    case SIM_EP_DCGM:
+        if (index < f->nnodes)
+            sim__render_text(&f->dtpl[index], f->dv[index], out);
+        else
+            sim__render_text(&f->mtpl[index - f->nnodes], f->mv[index - f->nnodes], out);
+        break;
     case SIM_EP_KUEUE: sim__render_text(sim__kueue_tpl(f), sim__kueue_values(f), out); break;
     }
     return out->len > before ? IM_OK : IM_ELIMIT;
 }
 
-static void json_str(im_buf_t *b, const char *s)
+void sim__json_str(im_buf_t *b, const char *s)
 {
     (void)im_buf_putc(b, '"');
     for (const char *p = s; *p; p++) {
@@ -498,16 +531,16 @@ im_rc sim_fleet_targets_json(const sim_fleet_t *f, const char *host_port, int po
             snprintf(path, sizeof path, "%s", e->path);
         }
         (void)im_buf_puts(out, "  {\"targets\": [");
-        json_str(out, target);
+        sim__json_str(out, target);
         (void)im_buf_puts(out, "], \"labels\": {\"__metrics_path__\": ");
-        json_str(out, path);
+        sim__json_str(out, path);
         sim_label_t ls[8];
         int n = sim__target_labels(f, i, ls, inst, sizeof inst);
         for (int k = 0; k < n; k++) {
             (void)im_buf_puts(out, ", ");
-            json_str(out, ls[k].name);
+            sim__json_str(out, ls[k].name);
             (void)im_buf_puts(out, ": ");
-            json_str(out, ls[k].value);
+            sim__json_str(out, ls[k].value);
         }
         (void)im_buf_puts(out, i + 1 < f->neps ? "}},\n" : "}}\n");
     }

@@ -232,10 +232,12 @@ im_rc sim_history_write(sim_fleet_t *f, int64_t start_ms, int64_t end_ms, int64_
     if (f->now_ms != start_ms)
         return im_err_set(err, IM_EINVAL, "the fleet must start at the history's start time");
     int64_t nsteps64 = (end_ms - start_ms) / step_ms + 1;
-    int neps = f->npods + f->nnodes + 1;
+    int ndcgm = f->nnodes + f->nmig;
+    int neps = f->npods + ndcgm + 1;
     size_t per_step = 0;
     for (int i = 0; i < f->npods; i++) per_step += (size_t)f->lay.nvalues;
     for (int n = 0; n < f->nnodes; n++) per_step += (size_t)f->dtpl[n].nvalues;
+    for (int n = 0; n < f->nmig; n++) per_step += (size_t)f->mtpl[n].nvalues;
     per_step += (size_t)sim__kueue_tpl(f)->nvalues;
     double need = (double)nsteps64 * (double)per_step * 8.0;
     if (need > (double)max_bytes)
@@ -253,9 +255,12 @@ im_rc sim_history_write(sim_fleet_t *f, int64_t start_ms, int64_t end_ms, int64_
             sim_pod_t *p = &f->pods[ep->index];
             eps[k].t = &f->vtpl[p->model];
             eps[k].live = p->v;
-        } else if (ep->kind == SIM_EP_DCGM) {
+        } else if (ep->kind == SIM_EP_DCGM && ep->index < f->nnodes) {
             eps[k].t = &f->dtpl[ep->index];
             eps[k].live = f->dv[ep->index];
+        } else if (ep->kind == SIM_EP_DCGM) {
+            eps[k].t = &f->mtpl[ep->index - f->nnodes];
+            eps[k].live = f->mv[ep->index - f->nnodes];
         } else {
             eps[k].t = sim__kueue_tpl(f);
             eps[k].live = sim__kueue_values(f);
@@ -284,7 +289,7 @@ im_rc sim_history_write(sim_fleet_t *f, int64_t start_ms, int64_t end_ms, int64_
         for (int fi = 0; fi < eps[0].t->nfams && rc == IM_OK; fi++)
             rc = write_family(eps, 0, f->npods, fi, nsteps, ts, &b, out, &st, err);
     for (int fi = 0; fi < eps[f->npods].t->nfams && rc == IM_OK; fi++)
-        rc = write_family(eps, f->npods, f->npods + f->nnodes, fi, nsteps, ts, &b, out, &st, err);
+        rc = write_family(eps, f->npods, f->npods + ndcgm, fi, nsteps, ts, &b, out, &st, err);
     for (int fi = 0; fi < eps[neps - 1].t->nfams && rc == IM_OK; fi++)
         rc = write_family(eps, neps - 1, neps, fi, nsteps, ts, &b, out, &st, err);
     if (rc == IM_OK) rc = write_up(eps, neps, nsteps, ts, &b, out, &st, err);

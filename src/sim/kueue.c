@@ -390,13 +390,14 @@ static void team_quota(const sim_fleet_t *f, kteam_t *t, const sim_knobs_t *kn)
     t->lend_lim[2] = kn->lending_limit >= 0 ? floor(kn->lending_limit) : INFINITY;
 }
 
-/* GPUs the other ClusterQueues of the cohort lend now: their unused quota,
- * at most their lending limits. */
+/* GPUs the other ClusterQueues of the cohort can still lend: their unused
+ * quota, at most their lending limits, less what is borrowed already. */
 static double lendable(const sim_kueue_t *k, const kteam_t *self)
 {
     double sum = 0;
     for (int i = 0; i < k->nteams; i++) {
         const kteam_t *u = &k->teams[i];
+        sum -= fmax(0, u->res[2] - u->nominal[2]);
         if (u == self) continue;
         double unused = fmax(0, u->nominal[2] - u->res[2]);
         sum += fmin(unused, u->lend_lim[2]);
@@ -556,6 +557,30 @@ void sim__kueue_publish(sim_fleet_t *f)
         k->cohort_admitted[1] += t->admitted[1];
     }
     for (int i = 0; i < k->nmap; i++) k->v[k->map[i].vidx] = *k->map[i].src;
+}
+
+/* Ground truth: each team's reservation, quota, borrowing over the tick. Kueue
+ * does not say which ClusterQueue lent: what the borrowers use beyond their
+ * quotas is attributed to the lenders in proportion to their lendable unused
+ * quota. */
+void sim__kueue_truth(sim_fleet_t *f, double dt)
+{
+    sim_kueue_t *k = f->kq;
+    double borrowed = 0, unused = 0;
+    for (int i = 0; i < k->nteams; i++) {
+        const kteam_t *t = &k->teams[i];
+        borrowed += fmax(0, t->res[2] - t->nominal[2]);
+        unused += fmin(fmax(0, t->nominal[2] - t->res[2]), t->lend_lim[2]);
+    }
+    for (int i = 0; i < k->nteams; i++) {
+        const kteam_t *t = &k->teams[i];
+        sim_truth_team_t *g = &f->truth[t->team];
+        g->reserved_s += t->res[2] * dt;
+        g->nominal_s += t->nominal[2] * dt;
+        g->borrowed_s += fmax(0, t->res[2] - t->nominal[2]) * dt;
+        double mine = fmin(fmax(0, t->nominal[2] - t->res[2]), t->lend_lim[2]);
+        if (unused > 0) g->lent_s += borrowed * mine / unused * dt;
+    }
 }
 
 const sim_tpl_t *sim__kueue_tpl(const sim_fleet_t *f)

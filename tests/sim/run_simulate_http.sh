@@ -69,7 +69,8 @@ for _ in 1 2 3 4 5; do
   port=$(start v1 --pods 3 --speed 120 --seed 4 --port-per-pod "$ppbase" --scenario errors)
   [ -n "$port" ] && break
 done
-port0=$(start v0 --pods 2 --speed 120 --vllm-version 0.6.6 --scenario kv-pressure --dcgm-profiling)
+port0=$(start v0 --pods 2 --speed 120 --vllm-version 0.6.6 --scenario kv-pressure --dcgm-profiling \
+  --dcgm-violations --mig-nodes 1)
 [ -n "$port" ] && [ -n "$port0" ] || { echo "FAIL: simulator did not start"; cat "$work"/*.err; exit 1; }
 sleep 2
 
@@ -88,8 +89,34 @@ for t in json.load(open(sys.argv[1])):
     l = t["labels"]
     print(t["targets"][0], l["__metrics_path__"], l["job"], sep="\t")' "$work/targets.json")
 done
-# 3 pods (one port each) + 1 node + kueue, then 2 pods + 1 node + kueue
-[ "$n" -eq 9 ] || { echo "FAIL: scraped $n targets, want 9"; exit 1; }
+# 3 pods (one port each) + 1 node + kueue, then 2 pods + 1 node + 1 MIG node + kueue
+[ "$n" -eq 10 ] || { echo "FAIL: scraped $n targets, want 10"; exit 1; }
+# the MIG node: instances with GPU_I_PROFILE/GPU_I_ID and their pods
+curl -sf "http://127.0.0.1:$port0/nodes/1/metrics" > "$work/mig.prom"
+grep -q 'GPU_I_PROFILE="1g.10gb",GPU_I_ID="7",Hostname="gpu-node-h100-mig-01",DCGM_FI_DRIVER_VERSION="580.95.05",container="notebook",namespace="' "$work/mig.prom" \
+  || { echo "FAIL: MIG instance labels"; grep -m1 GPU_I_PROFILE "$work/mig.prom"; exit 1; }
+# /ground-truth: JSON whose counters match the exposition served at the same time
+# (the clock runs: read it twice around the scrape and require the same totals)
+"$PY" - "http://127.0.0.1:$port0" <<'EOF' || { echo "FAIL: /ground-truth"; exit 1; }
+import json, sys, urllib.request
+base = sys.argv[1]
+for attempt in range(50):
+    a = json.load(urllib.request.urlopen(base + "/ground-truth"))
+    text = urllib.request.urlopen(base + "/pods/0/metrics").read().decode()
+    b = json.load(urllib.request.urlopen(base + "/ground-truth"))
+    if a["time_ms"] == b["time_ms"]:
+        break
+else:
+    sys.exit("the clock never held still for one scrape")
+pod = a["pods"][0]
+got = sum(float(l.rsplit(" ", 1)[1]) for l in text.splitlines()
+          if l.startswith("vllm:prompt_tokens_total{"))
+assert got == pod["prompt_tokens"], (got, pod["prompt_tokens"])
+assert {t["team"] for t in a["teams"]} == {"llm-serving", "research"}
+flavors = {f["flavor"] for t in a["teams"] for f in t["flavors"]}
+assert flavors == {"h100-80gb", "1g.10gb"}, flavors
+assert a["models"][0]["ttft_seconds"][-1]["le"] == "+Inf"
+EOF
 
 # the per-pod port and the path serve the same pod
 curl -sf "http://127.0.0.1:$((ppbase + 1))/metrics" > "$work/pp.prom"
