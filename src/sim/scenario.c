@@ -7,6 +7,7 @@
 #include "util/base.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,53 +181,66 @@ bool sim__scenario_preset(const char *name, sim_knobs_t *k)
 }
 
 #define KNOBS(X)                                                                                   \
-    X(rate)                                                                                        \
-    X(burst_prob)                                                                                  \
-    X(burst_mult)                                                                                  \
-    X(prompt_median)                                                                               \
-    X(prompt_sigma)                                                                                \
-    X(output_median)                                                                               \
-    X(output_sigma)                                                                                \
-    X(prefix_share)                                                                                \
-    X(prefix_len)                                                                                  \
-    X(deferred_frac)                                                                               \
-    X(deferred_s)                                                                                  \
-    X(abort_frac)                                                                                  \
-    X(error_frac)                                                                                  \
-    X(patience_s)                                                                                  \
-    X(patience_sigma)                                                                              \
-    X(timeout_s)                                                                                   \
-    X(cpu_overhead_ms)                                                                             \
-    X(admit_per_s)                                                                                 \
-    X(kv_factor)                                                                                   \
-    X(max_num_seqs)                                                                                \
-    X(daily_amp)                                                                                   \
-    X(batch_jobs_per_h)                                                                            \
-    X(max_num_batched_tokens)                                                                      \
-    X(stall)                                                                                       \
-    X(slowdown)                                                                                    \
-    X(xid_code)                                                                                    \
-    X(gpu_index)                                                                                   \
-    X(row_remap_failure)                                                                           \
-    X(gpu_lost)                                                                                    \
-    X(throttle)                                                                                    \
-    X(throttle_clock)                                                                              \
-    X(down)                                                                                        \
-    X(dcgm_down)                                                                                   \
-    X(quota_gpus)                                                                                  \
-    X(borrowing_limit)                                                                             \
-    X(lending_limit)                                                                               \
-    X(evict_per_h)
+    X(rate, 0.0, 1e6)                                                                              \
+    X(burst_prob, 0.0, 60.0)                                                                       \
+    X(burst_mult, 0.0, 1000.0)                                                                     \
+    X(prompt_median, 1.0, 1e7)                                                                     \
+    X(prompt_sigma, 0.0, 10.0)                                                                     \
+    X(output_median, 1.0, 1e7)                                                                     \
+    X(output_sigma, 0.0, 10.0)                                                                     \
+    X(prefix_share, 0.0, 1.0)                                                                      \
+    X(prefix_len, 0.0, 1e7)                                                                        \
+    X(deferred_frac, 0.0, 1.0)                                                                     \
+    X(deferred_s, 0.0, 1e9)                                                                        \
+    X(abort_frac, 0.0, 1.0)                                                                        \
+    X(error_frac, 0.0, 1.0)                                                                        \
+    X(patience_s, 0.0, 1e9)                                                                        \
+    X(patience_sigma, 0.0, 10.0)                                                                   \
+    X(timeout_s, 0.0, 1e9)                                                                         \
+    X(cpu_overhead_ms, 0.0, 1e6)                                                                   \
+    X(admit_per_s, 0.0, 1e9)                                                                       \
+    X(kv_factor, 0.0001, 1000.0)                                                                   \
+    X(max_num_seqs, 1.0, 1024.0)                                                                   \
+    X(daily_amp, 0.0, 1.0)                                                                         \
+    X(batch_jobs_per_h, 0.0, 1e6)                                                                  \
+    X(max_num_batched_tokens, 0.0, 1e7)                                                            \
+    X(stall, 0.0, 1.0)                                                                             \
+    X(slowdown, 0.01, 1000.0)                                                                      \
+    X(xid_code, 0.0, 1e6)                                                                          \
+    X(gpu_index, 0.0, 7.0)                                                                         \
+    X(row_remap_failure, 0.0, 1.0)                                                                 \
+    X(gpu_lost, 0.0, 1.0)                                                                          \
+    X(throttle, 0.0, 2.0)                                                                          \
+    X(throttle_clock, 100.0, 1980.0)                                                               \
+    X(down, 0.0, 1.0)                                                                              \
+    X(dcgm_down, 0.0, 1.0)                                                                         \
+    X(quota_gpus, -1.0, 1e6)                                                                       \
+    X(borrowing_limit, -1.0, 1e6)                                                                  \
+    X(lending_limit, -1.0, 1e6)                                                                    \
+    X(evict_per_h, 0.0, 1e6)
 
 bool sim__knob_set(sim_knobs_t *k, const char *name, double v)
 {
-#define KSET(f)                                                                                    \
+#define KSET(f, lo, hi)                                                                            \
     if (strcmp(name, #f) == 0) {                                                                   \
         k->f = v;                                                                                  \
         return true;                                                                               \
     }
     KNOBS(KSET)
 #undef KSET
+    return false;
+}
+
+bool sim__knob_range(const char *name, double *lo, double *hi)
+{
+#define KRANGE(f, l, h)                                                                            \
+    if (strcmp(name, #f) == 0) {                                                                   \
+        *lo = l;                                                                                   \
+        *hi = h;                                                                                   \
+        return true;                                                                               \
+    }
+    KNOBS(KRANGE)
+#undef KRANGE
     return false;
 }
 
@@ -359,7 +373,8 @@ static im_rc parse_number(const cfg_node_t *n, const char *s, double *out, im_er
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno) return node_err(err, n, "not a number: \"%s\"", s);
+    if (end == s || *end != '\0' || errno || !isfinite(v))
+        return node_err(err, n, "not a finite number: \"%s\"", s);
     *out = v;
     return IM_OK;
 }
@@ -374,9 +389,11 @@ static im_rc parse_set(const cfg_node_t *m, sim_knobs_t *k, sim_event_t *e, im_e
         double v = 0;
         im_rc rc = parse_number(vn, val, &v, err);
         if (rc != IM_OK) return rc;
-        sim_knobs_t probe;
-        healthy(&probe);
-        if (!sim__knob_set(&probe, key, v)) return node_err(err, kn, "unknown knob \"%s\"", key);
+        double lo, hi;
+        if (!sim__knob_range(key, &lo, &hi))
+            return node_err(err, kn, "unknown knob \"%s\" (docs/simulator.md lists them)", key);
+        if (!(v >= lo && v <= hi))
+            return node_err(err, vn, "knob %s: %s is outside [%g, %g]", key, val, lo, hi);
         if (k) sim__knob_set(k, key, v);
         if (e) {
             if (e->nset >= 16) return node_err(err, kn, "too many knobs in one event (%s)", "16");

@@ -157,6 +157,8 @@ typedef struct sim_knobs {
 bool sim__scenario_preset(const char *name, sim_knobs_t *k);
 /* Sets one knob by name; false if unknown. */
 bool sim__knob_set(sim_knobs_t *k, const char *name, double v);
+/* The values a knob accepts in scenario files; false if unknown. */
+bool sim__knob_range(const char *name, double *lo, double *hi);
 
 typedef struct sim_event {
     int64_t at_ms;   /* offset from the start */

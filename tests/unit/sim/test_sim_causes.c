@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "sim/sim.h"
+#include "sim/sim_int.h"
 
 #define T0_MS 1787650000000LL /* 2026-08-25T11:26:40Z */
 
@@ -472,16 +473,132 @@ static void test_selectors(void **state)
     assert_int_equal(sim_fleet_create(&o, &f, &err), IM_EPARSE);
     assert_true(err.line == 4);
     unlink(path);
+    /* knob values: finite and in range, errors at the value */
+    const char *bad[] = {"set: {stall: nan}\n", "set:\n  gpu_index: 9\n",
+                         "set: {throttle_clock: 5000}\n", "set: {max_num_seqs: 1e300}\n"};
+    for (size_t i = 0; i < IM_ARRAY_LEN(bad); i++) {
+        sim_scenario_t sc;
+        im_err_clear(&err);
+        assert_int_equal(sim__scenario_parse_yaml(bad[i], strlen(bad[i]), &sc, &err), IM_EPARSE);
+        assert_true(err.line >= 1 && err.col > 1);
+        fprintf(stderr, "%s", err.msg);
+        fprintf(stderr, "\n");
+    }
+}
+
+/* The combined scenario file of docs/simulator.md: causes one after another, on
+ * some pods only, on one of two models. */
+static void test_docs_combined(void **state)
+{
+    (void)state;
+    const char *src = getenv("IM_SOURCE_DIR");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/docs/simulator.md", src ? src : "..");
+    FILE *fp = fopen(path, "rb");
+    if (!fp) skip();
+    char *doc = im_malloc(1 << 20);
+    size_t n = fread(doc, 1, (1 << 20) - 1, fp);
+    doc[n] = '\0';
+    fclose(fp);
+    char *y = strstr(doc, "```yaml\nname: bad-afternoon\n");
+    assert_non_null(y);
+    y += 8;
+    *strstr(y, "```") = '\0';
+    char *yp = tmp_yaml(y);
+    im_free(doc);
+    sim_fleet_t *f = mk_opt(yp, 4, "meta-llama/Llama-3.1-8B-Instruct,Qwen/Qwen3-32B", false);
+    unlink(yp);
+    /* 20m: the Qwen pods' GPUs (1, 3) throttle, the Llama pods' (0, 2) do not */
+    sim_fleet_advance(f, T0_MS + 20 * 60000);
+    char *d = render(f, SIM_EP_DCGM, 0);
+    assert_true(val(d, "DCGM_FI_DEV_SM_CLOCK{gpu=\"1\",") == 1100);
+    assert_true(val(d, "DCGM_FI_DEV_SM_CLOCK{gpu=\"3\",") == 1100);
+    assert_true(val(d, "DCGM_FI_DEV_SM_CLOCK{gpu=\"0\",") == 1980);
+    im_free(d);
+    /* 31-44m: pod 2 is slow, pod 0 is not */
+    sim_fleet_advance(f, T0_MS + 31 * 60000);
+    char *a0 = render(f, SIM_EP_VLLM, 0), *a2 = render(f, SIM_EP_VLLM, 2);
+    sim_fleet_advance(f, T0_MS + 44 * 60000);
+    char *b0 = render(f, SIM_EP_VLLM, 0), *b2 = render(f, SIM_EP_VLLM, 2);
+    assert_true(hist_mean(a2, b2, "vllm:inter_token_latency_seconds") >
+                3 * hist_mean(a0, b0, "vllm:inter_token_latency_seconds"));
+    im_free(a0);
+    im_free(a2);
+    im_free(b0);
+    im_free(b2);
+    /* 46-49m: pod 0 hangs, its GPU is gone from the exporter */
+    sim_pod_stats_t s1, s2;
+    sim_fleet_advance(f, T0_MS + 46 * 60000);
+    sim_fleet_pod_stats(f, 0, &s1);
+    sim_fleet_advance(f, T0_MS + 49 * 60000);
+    sim_fleet_pod_stats(f, 0, &s2);
+    assert_true(s2.generation_tokens == s1.generation_tokens);
+    d = render(f, SIM_EP_DCGM, 0);
+    assert_null(strstr(d, "{gpu=\"0\","));
+    im_free(d);
+    /* 55m: research's ClusterQueue may not borrow */
+    sim_fleet_advance(f, T0_MS + 55 * 60000);
+    char *k = render(f, SIM_EP_KUEUE, 0);
+    assert_non_null(strstr(k, "kueue_cluster_queue_borrowing_limit{cluster_queue=\"cq-research\","
+                              "cohort=\"gpu-pool\",flavor=\"h100-80gb\",replica_role=\"leader\","
+                              "resource=\"nvidia.com/gpu\"} 0\n"));
+    im_free(k);
+    /* 65m: healthy again, but the XID gauge keeps 79 */
+    sim_fleet_advance(f, T0_MS + 62 * 60000);
+    sim_fleet_pod_stats(f, 0, &s1);
+    sim_fleet_advance(f, T0_MS + 65 * 60000);
+    sim_fleet_pod_stats(f, 0, &s2);
+    assert_true(s2.generation_tokens > s1.generation_tokens);
+    d = render(f, SIM_EP_DCGM, 0);
+    assert_true(val(d, "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",") == 79);
+    assert_non_null(strstr(d, "err_code=\"79\",err_msg=\"GPU has fallen off the bus\""));
+    assert_true(val(d, "DCGM_FI_DEV_SM_CLOCK{gpu=\"1\",") == 1980);
+    im_free(d);
+    sim_fleet_free(f);
+}
+
+/* Same seed, same bytes: with the fault knobs, MIG nodes and the ground truth. */
+static void test_determinism_faults(void **state)
+{
+    (void)state;
+    char *out[2][4];
+    for (int r = 0; r < 2; r++) {
+        sim_options_t o;
+        sim_options_default(&o);
+        o.pods = 3;
+        o.seed = 9;
+        o.start_ms = T0_MS;
+        o.scenario = "xid-errors";
+        o.mig_nodes = 1;
+        o.dcgm_violations = true;
+        sim_fleet_t *f;
+        assert_int_equal(sim_fleet_create(&o, &f, NULL), IM_OK);
+        sim_fleet_advance(f, T0_MS + 400 * 1000);
+        out[r][0] = render(f, SIM_EP_DCGM, 0);
+        out[r][1] = render(f, SIM_EP_DCGM, 1);
+        out[r][2] = render(f, SIM_EP_KUEUE, 0);
+        im_buf_t b;
+        im_buf_init(&b, 0);
+        assert_int_equal(sim_fleet_ground_truth_json(f, &b), IM_OK);
+        out[r][3] = im_buf_steal(&b, NULL);
+        sim_fleet_free(f);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_string_equal(out[0][i], out[1][i]);
+        im_free(out[0][i]);
+        im_free(out[1][i]);
+    }
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prefill_heavy), cmocka_unit_test(test_scheduler_stall),
-        cmocka_unit_test(test_slow_replica),  cmocka_unit_test(test_xid_errors),
-        cmocka_unit_test(test_gpu_throttle),  cmocka_unit_test(test_quota_starved),
-        cmocka_unit_test(test_target_down),   cmocka_unit_test(test_token_budget),
-        cmocka_unit_test(test_selectors),
+        cmocka_unit_test(test_prefill_heavy),      cmocka_unit_test(test_scheduler_stall),
+        cmocka_unit_test(test_slow_replica),       cmocka_unit_test(test_xid_errors),
+        cmocka_unit_test(test_gpu_throttle),       cmocka_unit_test(test_quota_starved),
+        cmocka_unit_test(test_target_down),        cmocka_unit_test(test_token_budget),
+        cmocka_unit_test(test_selectors),          cmocka_unit_test(test_docs_combined),
+        cmocka_unit_test(test_determinism_faults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
