@@ -473,19 +473,7 @@ void sim__mig_build(sim_fleet_t *f)
     f->minst = im_calloc((size_t)ninst, sizeof *f->minst);
     f->mig_node_names = im_calloc((size_t)f->nmig, sizeof *f->mig_node_names);
     sim__rng_seed(&f->mig_rng, f->o.seed ^ 0x3167);
-    for (int i = 0; i < ngpu; i++) {
-        sim_gpu_t *g = &f->mgpus[i];
-        g->pod = -1;
-        uint64_t a = sim__rng_next(&f->mig_rng), b = sim__rng_next(&f->mig_rng);
-        snprintf(g->uuid, sizeof g->uuid, "GPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(a >> 32),
-                 (unsigned)(a >> 16) & 0xffff, (unsigned)a & 0xffff, (unsigned)(b >> 48),
-                 (unsigned long long)(b & 0xffffffffffffULL));
-        g->power = POWER_IDLE;
-        g->temp = 30;
-        g->mem_temp = 36;
-        g->energy_mj = 9e10 + sim__rng_unif(&f->mig_rng) * 3e10;
-        g->sm_clock = 345;
-    }
+    for (int i = 0; i < ngpu; i++) sim__gpu_init(&f->mgpus[i], &f->mig_rng);
     for (int j = 0; j < ninst; j++) {
         sim_mig_t *m = &f->minst[j];
         m->gpu = j / pr->per_gpu;

@@ -30,6 +30,20 @@ void sim_options_default(sim_options_t *o)
     o->tick_ms = 1000;
 }
 
+void sim__gpu_init(sim_gpu_t *g, sim_rng_t *r)
+{
+    g->pod = -1;
+    uint64_t a = sim__rng_next(r), b = sim__rng_next(r);
+    snprintf(g->uuid, sizeof g->uuid, "GPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(a >> 32),
+             (unsigned)(a >> 16) & 0xffff, (unsigned)a & 0xffff, (unsigned)(b >> 48),
+             (unsigned long long)(b & 0xffffffffffffULL));
+    g->power = 70.0;
+    g->temp = 30;
+    g->mem_temp = 36;
+    g->energy_mj = 9e10 + sim__rng_unif(r) * 3e10; /* 25-33 kWh since boot */
+    g->sm_clock = 345;
+}
+
 static int split_list(char *s, char ***out)
 {
     int n = 0, cap = 8;
@@ -248,19 +262,7 @@ im_rc sim_fleet_create(const sim_options_t *o, sim_fleet_t **out, im_err_t *err)
     f->node_names = im_calloc((size_t)f->nnodes, sizeof *f->node_names);
     sim_rng_t nr;
     sim__rng_seed(&nr, f->o.seed ^ 0x5eed);
-    for (int i = 0; i < f->nnodes * 8; i++) {
-        sim_gpu_t *g = &f->gpus[i];
-        g->pod = -1;
-        uint64_t a = sim__rng_next(&nr), b = sim__rng_next(&nr);
-        snprintf(g->uuid, sizeof g->uuid, "GPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(a >> 32),
-                 (unsigned)(a >> 16) & 0xffff, (unsigned)a & 0xffff, (unsigned)(b >> 48),
-                 (unsigned long long)(b & 0xffffffffffffULL));
-        g->power = 70.0;
-        g->temp = 30;
-        g->mem_temp = 36;
-        g->energy_mj = 9e10 + sim__rng_unif(&nr) * 3e10;
-        g->sm_clock = 345;
-    }
+    for (int i = 0; i < f->nnodes * 8; i++) sim__gpu_init(&f->gpus[i], &nr);
     for (int n = 0; n < f->nnodes; n++) {
         char nm[64];
         snprintf(nm, sizeof nm, "gpu-node-h100-%02d", n + 1);

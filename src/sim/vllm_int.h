@@ -182,6 +182,9 @@ typedef struct sim_gpu {
     int xid_pres_vidx[SIM_MAX_XID];  /* presence of each XID series variant */
 } sim_gpu_t;
 
+/* A GPU's identity (UUID from r) and idle state at creation. */
+void sim__gpu_init(sim_gpu_t *g, sim_rng_t *r);
+
 /* One dcgm-exporter family as the simulator serves it. */
 typedef struct sim_dcgm_fam {
     const char *name, *help;

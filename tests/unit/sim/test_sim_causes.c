@@ -15,6 +15,7 @@
 
 #include "sim/sim.h"
 #include "sim/sim_int.h"
+#include "sim_test.h"
 
 #define T0_MS 1787650000000LL /* 2026-08-25T11:26:40Z */
 
@@ -28,25 +29,12 @@ static sim_fleet_t *mk_opt(const char *scenario, int pods, const char *models, b
     o.scenario = scenario;
     o.dcgm_violations = violations;
     if (models) o.models = models;
-    sim_fleet_t *f = NULL;
-    im_err_t err;
-    im_rc rc = sim_fleet_create(&o, &f, &err);
-    if (rc != IM_OK) fprintf(stderr, "create: %s\n", err.msg);
-    assert_int_equal(rc, IM_OK);
-    return f;
+    return simt_fleet(&o);
 }
 
 static sim_fleet_t *mk(const char *scenario, int pods)
 {
     return mk_opt(scenario, pods, NULL, false);
-}
-
-static char *render(sim_fleet_t *f, sim_ep_kind_t k, int i)
-{
-    im_buf_t b;
-    im_buf_init(&b, 0);
-    assert_int_equal(sim_fleet_render(f, k, i, &b), IM_OK);
-    return im_buf_steal(&b, NULL);
 }
 
 /* The value of the first sample line starting with `prefix` (NAN if none). */
@@ -66,35 +54,6 @@ static double val(const char *text, const char *prefix)
     return NAN;
 }
 
-/* Sum of the values of the sample lines starting with `prefix` and containing `has`. */
-static double sum_of(const char *text, const char *prefix, const char *has)
-{
-    size_t n = strlen(prefix);
-    double s = 0;
-    for (const char *p = text; p && *p;) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        if (strncmp(p, prefix, n) == 0 && (!has || memmem(p, len, has, strlen(has)))) {
-            const char *q = p + len;
-            while (q > p && q[-1] != ' ') q--;
-            s += strtod(q, NULL);
-        }
-        p = nl ? nl + 1 : NULL;
-    }
-    return s;
-}
-
-static char *tmp_yaml(const char *text)
-{
-    static char path[64];
-    snprintf(path, sizeof path, "/tmp/im-sim-causes-XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    return path;
-}
-
 /* Mean of a vLLM histogram between two renderings (sum and count deltas). */
 static double hist_mean(const char *a, const char *b, const char *name)
 {
@@ -112,7 +71,7 @@ static void test_prefill_heavy(void **state)
     sim_fleet_t *h = mk("healthy", 2), *f = mk("prefill-heavy", 2);
     sim_fleet_advance(h, T0_MS + 600 * 1000);
     sim_fleet_advance(f, T0_MS + 600 * 1000);
-    char *h0 = render(h, SIM_EP_VLLM, 0), *f0 = render(f, SIM_EP_VLLM, 0);
+    char *h0 = simt_render(h, SIM_EP_VLLM, 0), *f0 = simt_render(f, SIM_EP_VLLM, 0);
     sim_pod_stats_t s0, s1;
     sim_fleet_pod_stats(f, 0, &s0);
     double kv_max = 0, util = 0;
@@ -127,7 +86,7 @@ static void test_prefill_heavy(void **state)
     }
     util /= n;
     sim_fleet_pod_stats(f, 0, &s1);
-    char *h1 = render(h, SIM_EP_VLLM, 0), *f1 = render(f, SIM_EP_VLLM, 0);
+    char *h1 = simt_render(h, SIM_EP_VLLM, 0), *f1 = simt_render(f, SIM_EP_VLLM, 0);
     double ttft_h = hist_mean(h0, h1, "vllm:time_to_first_token_seconds");
     double ttft_f = hist_mean(f0, f1, "vllm:time_to_first_token_seconds");
     fprintf(stderr,
@@ -177,9 +136,9 @@ static void test_slow_replica(void **state)
     (void)state;
     sim_fleet_t *f = mk("slow-replica", 4);
     sim_fleet_advance(f, T0_MS + 300 * 1000);
-    char *a0 = render(f, SIM_EP_VLLM, 0), *a1 = render(f, SIM_EP_VLLM, 1);
+    char *a0 = simt_render(f, SIM_EP_VLLM, 0), *a1 = simt_render(f, SIM_EP_VLLM, 1);
     sim_fleet_advance(f, T0_MS + 900 * 1000);
-    char *b0 = render(f, SIM_EP_VLLM, 0), *b1 = render(f, SIM_EP_VLLM, 1);
+    char *b0 = simt_render(f, SIM_EP_VLLM, 0), *b1 = simt_render(f, SIM_EP_VLLM, 1);
     double e0 = hist_mean(a0, b0, "vllm:e2e_request_latency_seconds");
     double e1 = hist_mean(a1, b1, "vllm:e2e_request_latency_seconds");
     double i0 = hist_mean(a0, b0, "vllm:inter_token_latency_seconds");
@@ -207,7 +166,7 @@ static void test_xid_errors(void **state)
     (void)state;
     sim_fleet_t *f = mk("xid-errors", 4);
     sim_fleet_advance(f, T0_MS + 60 * 1000);
-    char *t = render(f, SIM_EP_DCGM, 0);
+    char *t = simt_render(f, SIM_EP_DCGM, 0);
     assert_non_null(strstr(t, "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\","));
     assert_non_null(strstr(t, "container=\"vllm\",err_code=\"0\",err_msg=\"No Error\",namespace="));
     assert_non_null(strstr(t, "DCGM_FI_DRIVER_VERSION=\"580.95.05\",err_code=\"0\",err_msg=\"No "
@@ -215,7 +174,7 @@ static void test_xid_errors(void **state)
     assert_true(val(t, "DCGM_FI_DEV_ROW_REMAP_FAILURE{gpu=\"0\",") == 0);
     im_free(t);
     sim_fleet_advance(f, T0_MS + 180 * 1000);
-    t = render(f, SIM_EP_DCGM, 0);
+    t = simt_render(f, SIM_EP_DCGM, 0);
     assert_true(val(t, "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",") == 48);
     assert_non_null(strstr(t, "err_code=\"48\",err_msg=\"Double Bit ECC Error\""));
     {
@@ -232,11 +191,11 @@ static void test_xid_errors(void **state)
     im_free(t);
     /* the XID stays when the knob goes back (a healthy preset) — never resets */
     sim_fleet_advance(f, T0_MS + 290 * 1000);
-    t = render(f, SIM_EP_DCGM, 0);
+    t = simt_render(f, SIM_EP_DCGM, 0);
     assert_true(val(t, "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",") == 48);
     im_free(t);
     sim_fleet_advance(f, T0_MS + 360 * 1000);
-    t = render(f, SIM_EP_DCGM, 0);
+    t = simt_render(f, SIM_EP_DCGM, 0);
     assert_null(strstr(t, "{gpu=\"0\","));
     assert_non_null(strstr(t, "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\","));
     im_free(t);
@@ -245,19 +204,19 @@ static void test_xid_errors(void **state)
     /* one XID series per GPU at any time: the series changes with the code */
     const char *y = "events:\n  - at: 1m\n    set: {xid_code: 13}\n    pods: 1\n"
                     "  - at: 2m\n    set: {xid_code: 31}\n    pods: 1\n";
-    char *path = tmp_yaml(y);
+    char *path = simt_tmp_yaml(y);
     f = mk(path, 2);
     unlink(path);
     sim_fleet_advance(f, T0_MS + 90 * 1000);
-    t = render(f, SIM_EP_DCGM, 0);
+    t = simt_render(f, SIM_EP_DCGM, 0);
     assert_true(val(t, "DCGM_FI_DEV_XID_ERRORS{gpu=\"1\",") == 13);
     assert_non_null(strstr(t, "err_msg=\"Graphics Engine Exception\""));
     im_free(t);
     sim_fleet_advance(f, T0_MS + 150 * 1000);
-    t = render(f, SIM_EP_DCGM, 0);
+    t = simt_render(f, SIM_EP_DCGM, 0);
     assert_true(val(t, "DCGM_FI_DEV_XID_ERRORS{gpu=\"1\",") == 31);
     assert_null(strstr(t, "err_code=\"13\""));
-    assert_true(sum_of(t, "DCGM_FI_DEV_XID_ERRORS{gpu=\"1\",", NULL) == 31);
+    assert_true(simt_sum(t, "DCGM_FI_DEV_XID_ERRORS{gpu=\"1\",", NULL, NULL) == 31);
     im_free(t);
     sim_fleet_free(f);
 }
@@ -268,13 +227,13 @@ static void test_gpu_throttle(void **state)
     (void)state;
     sim_fleet_t *f = mk_opt("gpu-throttle", 2, NULL, true);
     sim_fleet_advance(f, T0_MS + 60 * 1000);
-    char *d0 = render(f, SIM_EP_DCGM, 0), *v0 = render(f, SIM_EP_VLLM, 0);
+    char *d0 = simt_render(f, SIM_EP_DCGM, 0), *v0 = simt_render(f, SIM_EP_VLLM, 0);
     sim_fleet_advance(f, T0_MS + 115 * 1000);
-    char *v1 = render(f, SIM_EP_VLLM, 0);
+    char *v1 = simt_render(f, SIM_EP_VLLM, 0);
     sim_fleet_advance(f, T0_MS + 420 * 1000);
-    char *v2 = render(f, SIM_EP_VLLM, 0);
+    char *v2 = simt_render(f, SIM_EP_VLLM, 0);
     sim_fleet_advance(f, T0_MS + 600 * 1000);
-    char *d1 = render(f, SIM_EP_DCGM, 0), *v3 = render(f, SIM_EP_VLLM, 0);
+    char *d1 = simt_render(f, SIM_EP_DCGM, 0), *v3 = simt_render(f, SIM_EP_VLLM, 0);
     /* field-id order: the violation counters between XID (230) and FB_FREE (251) */
     const char *x = strstr(d1, "# TYPE DCGM_FI_DEV_XID_ERRORS"),
                *pv = strstr(d1, "# TYPE DCGM_FI_DEV_POWER_VIOLATION counter"),
@@ -300,16 +259,17 @@ static void test_gpu_throttle(void **state)
     sim_fleet_free(f);
     /* without --dcgm-violations the default counters only */
     f = mk("gpu-throttle", 1);
-    d0 = render(f, SIM_EP_DCGM, 0);
+    d0 = simt_render(f, SIM_EP_DCGM, 0);
     assert_null(strstr(d0, "VIOLATION"));
     im_free(d0);
     sim_fleet_free(f);
     /* power throttling holds the GPU at its power limit */
-    char *path = tmp_yaml("events:\n  - at: 1m\n    set: {throttle: 1, throttle_clock: 1300}\n");
+    char *path =
+        simt_tmp_yaml("events:\n  - at: 1m\n    set: {throttle: 1, throttle_clock: 1300}\n");
     f = mk_opt(path, 1, NULL, true);
     unlink(path);
     sim_fleet_advance(f, T0_MS + 300 * 1000);
-    d0 = render(f, SIM_EP_DCGM, 0);
+    d0 = simt_render(f, SIM_EP_DCGM, 0);
     assert_true(val(d0, "DCGM_FI_DEV_SM_CLOCK{gpu=\"0\",") == 1300);
     assert_true(val(d0, "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",") > 690);
     assert_true(val(d0, "DCGM_FI_DEV_POWER_VIOLATION{gpu=\"0\",") > 100e9);
@@ -325,15 +285,16 @@ static void test_quota_starved(void **state)
     (void)state;
     sim_fleet_t *f = mk("quota-starved", 4);
     sim_fleet_advance(f, T0_MS + 600 * 1000);
-    char *a = render(f, SIM_EP_KUEUE, 0);
+    char *a = simt_render(f, SIM_EP_KUEUE, 0);
     sim_fleet_advance(f, T0_MS + 7200 * 1000);
-    char *b = render(f, SIM_EP_KUEUE, 0);
+    char *b = simt_render(f, SIM_EP_KUEUE, 0);
     const char *pend = "kueue_pending_workloads{cluster_queue=\"cq-llm-serving\"";
-    double pa = sum_of(a, pend, NULL), pb = sum_of(b, pend, NULL);
-    double other = sum_of(b, "kueue_pending_workloads{cluster_queue=\"cq-research\"", NULL);
+    double pa = simt_sum(a, pend, NULL, NULL), pb = simt_sum(b, pend, NULL, NULL);
+    double other = simt_sum(b, "kueue_pending_workloads{cluster_queue=\"cq-research\"", NULL, NULL);
     double inadm =
         val(b, "kueue_admission_attempts_total{replica_role=\"leader\",result=\"inadmissible\"}");
-    double ev = sum_of(b, "kueue_evicted_workloads_total{cluster_queue=\"cq-llm-serving\"", NULL);
+    double ev =
+        simt_sum(b, "kueue_evicted_workloads_total{cluster_queue=\"cq-llm-serving\"", NULL, NULL);
     fprintf(stderr, "quota-starved: pending %g -> %g (other %g), inadmissible %g, evicted %g\n", pa,
             pb, other, inadm, ev);
     assert_true(pb > pa + 20 && pb > 5 * other);
@@ -347,8 +308,8 @@ static void test_quota_starved(void **state)
                               "cohort=\"gpu-pool\",flavor=\"h100-80gb\",replica_role=\"leader\","
                               "resource=\"nvidia.com/gpu\"} +Inf\n"));
     /* the team's LocalQueue shows the same pending workloads */
-    assert_true(sum_of(b, "kueue_local_queue_pending_workloads{name=\"lq-llm-serving\"", NULL) ==
-                pb);
+    assert_true(simt_sum(b, "kueue_local_queue_pending_workloads{name=\"lq-llm-serving\"", NULL,
+                         NULL) == pb);
     im_free(a);
     im_free(b);
     sim_fleet_free(f);
@@ -417,11 +378,11 @@ static void test_target_down(void **state)
 static void test_token_budget(void **state)
 {
     (void)state;
-    char *path = tmp_yaml("set: {max_num_batched_tokens: 512}\n");
+    char *path = simt_tmp_yaml("set: {max_num_batched_tokens: 512}\n");
     sim_fleet_t *f = mk(path, 1);
     unlink(path);
     sim_fleet_advance(f, T0_MS + 300 * 1000);
-    char *t = render(f, SIM_EP_VLLM, 0);
+    char *t = simt_render(f, SIM_EP_VLLM, 0);
     double inf = val(t, "vllm:iteration_tokens_total_bucket{engine=\"0\",le=\"+Inf\"");
     assert_true(inf > 1000);
     assert_true(val(t, "vllm:iteration_tokens_total_bucket{engine=\"0\",le=\"512.0\"") == inf);
@@ -437,7 +398,7 @@ static void test_selectors(void **state)
     const char *y = "events:\n"
                     "  - at: 1m\n    scenario: scheduler-stall\n    model: Qwen/Qwen3-32B\n"
                     "  - at: 1m\n    set: {slowdown: 5}\n    team: research\n";
-    char *path = tmp_yaml(y);
+    char *path = simt_tmp_yaml(y);
     sim_fleet_t *f = mk_opt(path, 4, models, false);
     sim_fleet_advance(f, T0_MS + 120 * 1000);
     sim_pod_stats_t s[4], e[4];
@@ -457,18 +418,18 @@ static void test_selectors(void **state)
     o.start_ms = T0_MS;
     o.models = models;
     unlink(path);
-    path = tmp_yaml("events:\n  - at: 1m\n    set: {stall: 1}\n    model: gpt-5\n");
+    path = simt_tmp_yaml("events:\n  - at: 1m\n    set: {stall: 1}\n    model: gpt-5\n");
     o.scenario = path;
     f = NULL;
     assert_int_equal(sim_fleet_create(&o, &f, &err), IM_EINVAL);
     assert_non_null(strstr(err.msg, "gpt-5"));
     unlink(path);
-    path = tmp_yaml("events:\n  - at: 1m\n    set: {stall: 1}\n    team: nobody\n");
+    path = simt_tmp_yaml("events:\n  - at: 1m\n    set: {stall: 1}\n    team: nobody\n");
     o.scenario = path;
     assert_int_equal(sim_fleet_create(&o, &f, &err), IM_EINVAL);
     assert_non_null(strstr(err.msg, "nobody"));
     unlink(path);
-    path = tmp_yaml("events:\n  - at: 1m\n    set: {stall: 1}\n    model: \"\"\n");
+    path = simt_tmp_yaml("events:\n  - at: 1m\n    set: {stall: 1}\n    model: \"\"\n");
     o.scenario = path;
     assert_int_equal(sim_fleet_create(&o, &f, &err), IM_EPARSE);
     assert_true(err.line == 4);
@@ -504,22 +465,22 @@ static void test_docs_combined(void **state)
     assert_non_null(y);
     y += 8;
     *strstr(y, "```") = '\0';
-    char *yp = tmp_yaml(y);
+    char *yp = simt_tmp_yaml(y);
     im_free(doc);
     sim_fleet_t *f = mk_opt(yp, 4, "meta-llama/Llama-3.1-8B-Instruct,Qwen/Qwen3-32B", false);
     unlink(yp);
     /* 20m: the Qwen pods' GPUs (1, 3) throttle, the Llama pods' (0, 2) do not */
     sim_fleet_advance(f, T0_MS + 20 * 60000);
-    char *d = render(f, SIM_EP_DCGM, 0);
+    char *d = simt_render(f, SIM_EP_DCGM, 0);
     assert_true(val(d, "DCGM_FI_DEV_SM_CLOCK{gpu=\"1\",") == 1100);
     assert_true(val(d, "DCGM_FI_DEV_SM_CLOCK{gpu=\"3\",") == 1100);
     assert_true(val(d, "DCGM_FI_DEV_SM_CLOCK{gpu=\"0\",") == 1980);
     im_free(d);
     /* 31-44m: pod 2 is slow, pod 0 is not */
     sim_fleet_advance(f, T0_MS + 31 * 60000);
-    char *a0 = render(f, SIM_EP_VLLM, 0), *a2 = render(f, SIM_EP_VLLM, 2);
+    char *a0 = simt_render(f, SIM_EP_VLLM, 0), *a2 = simt_render(f, SIM_EP_VLLM, 2);
     sim_fleet_advance(f, T0_MS + 44 * 60000);
-    char *b0 = render(f, SIM_EP_VLLM, 0), *b2 = render(f, SIM_EP_VLLM, 2);
+    char *b0 = simt_render(f, SIM_EP_VLLM, 0), *b2 = simt_render(f, SIM_EP_VLLM, 2);
     assert_true(hist_mean(a2, b2, "vllm:inter_token_latency_seconds") >
                 3 * hist_mean(a0, b0, "vllm:inter_token_latency_seconds"));
     im_free(a0);
@@ -533,12 +494,12 @@ static void test_docs_combined(void **state)
     sim_fleet_advance(f, T0_MS + 49 * 60000);
     sim_fleet_pod_stats(f, 0, &s2);
     assert_true(s2.generation_tokens == s1.generation_tokens);
-    d = render(f, SIM_EP_DCGM, 0);
+    d = simt_render(f, SIM_EP_DCGM, 0);
     assert_null(strstr(d, "{gpu=\"0\","));
     im_free(d);
     /* 55m: research's ClusterQueue may not borrow */
     sim_fleet_advance(f, T0_MS + 55 * 60000);
-    char *k = render(f, SIM_EP_KUEUE, 0);
+    char *k = simt_render(f, SIM_EP_KUEUE, 0);
     assert_non_null(strstr(k, "kueue_cluster_queue_borrowing_limit{cluster_queue=\"cq-research\","
                               "cohort=\"gpu-pool\",flavor=\"h100-80gb\",replica_role=\"leader\","
                               "resource=\"nvidia.com/gpu\"} 0\n"));
@@ -549,7 +510,7 @@ static void test_docs_combined(void **state)
     sim_fleet_advance(f, T0_MS + 65 * 60000);
     sim_fleet_pod_stats(f, 0, &s2);
     assert_true(s2.generation_tokens > s1.generation_tokens);
-    d = render(f, SIM_EP_DCGM, 0);
+    d = simt_render(f, SIM_EP_DCGM, 0);
     assert_true(val(d, "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",") == 79);
     assert_non_null(strstr(d, "err_code=\"79\",err_msg=\"GPU has fallen off the bus\""));
     assert_true(val(d, "DCGM_FI_DEV_SM_CLOCK{gpu=\"1\",") == 1980);
@@ -574,9 +535,9 @@ static void test_determinism_faults(void **state)
         sim_fleet_t *f;
         assert_int_equal(sim_fleet_create(&o, &f, NULL), IM_OK);
         sim_fleet_advance(f, T0_MS + 400 * 1000);
-        out[r][0] = render(f, SIM_EP_DCGM, 0);
-        out[r][1] = render(f, SIM_EP_DCGM, 1);
-        out[r][2] = render(f, SIM_EP_KUEUE, 0);
+        out[r][0] = simt_render(f, SIM_EP_DCGM, 0);
+        out[r][1] = simt_render(f, SIM_EP_DCGM, 1);
+        out[r][2] = simt_render(f, SIM_EP_KUEUE, 0);
         im_buf_t b;
         im_buf_init(&b, 0);
         assert_int_equal(sim_fleet_ground_truth_json(f, &b), IM_OK);
