@@ -320,6 +320,7 @@ void scrape_config_free(scrape_config_t *c)
     cfg_remote_write_free_all(c->remote_write, c->nremote_write);
     discovery_monitors_cfg_free(c->k8s_monitors);
     im_free(c->k8s_monitors);
+    cfg_llm_cost_free(&c->llm.cost);
     im_free(c->filename);
     im_free(c->text);
     im_free(c);

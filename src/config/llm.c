@@ -27,8 +27,10 @@ im_rc cfg_llm_decode(cfg_dec_t *d, const cfg_node_t *n, cfg_llm_t *o)
                                        "queue_waiting_threshold",
                                        "kv_cache_threshold",
                                        "vllm_names",
+                                       "cost",
                                        NULL};
     memset(o, 0, sizeof *o);
+    cfg_llm_cost_init(&o->cost);
     if (!n) return IM_OK;
     o->present = true;
     im_rc rc;
@@ -53,7 +55,7 @@ im_rc cfg_llm_decode(cfg_dec_t *d, const cfg_node_t *n, cfg_llm_t *o)
             return cfg_fail(d, v, "llm.vllm_names must be one of auto, both, old, new, not \"%s\"",
                             v->type == CFG_NODE_SCALAR ? v->str : "");
     }
-    return IM_OK;
+    return cfg_llm_cost_decode(d, cfg_get(n, "cost"), &o->cost);
 }
 
 void cfg_llm_dump(const cfg_llm_t *l, im_buf_t *o)
@@ -79,4 +81,5 @@ void cfg_llm_dump(const cfg_llm_t *l, im_buf_t *o)
             (void)im_buf_printf(o, "  %s: %s\n", nums[i].k, b);
         }
     (void)im_buf_printf(o, "  vllm_names: %s\n", names[l->vllm_names]);
+    cfg_llm_cost_dump(&l->cost, o);
 }

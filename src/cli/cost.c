@@ -1,0 +1,257 @@
+/* cost.c — `infermon cost`: GPU cost per team, model and token over a period
+ * (llm/cost.h) from the local store (--storage.tsdb.path), a Prometheus-
+ * compatible server (--prometheus) or a running infermon (--url), with the
+ * prices and teams of --config.file's llm.cost section. Exit 0, 1 when a cost
+ * is null for want of a price, 2 for usage, runtime or no-data errors. */
+#include "util/base.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "config/config.h"
+#include "llm/cost.h"
+#include "promql/promql.h"
+#include "query/query.h"
+#include "tsdb/tsdb.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+static int usage(FILE *f)
+{
+    fprintf(f,
+            "usage: infermon cost [--prometheus URL | --storage.tsdb.path DIR | --url URL]\n"
+            "                     [--from T --to T | --range D | --month YYYY-MM] [--step D]\n"
+            "                     [--by team|namespace|model|cluster_queue|flavor] [--team NAME]\n"
+            "                     [--config.file FILE] [--output text|json|csv]\n"
+            "\n"
+            "GPU-hours reserved (Kueue), allocated (dcgm-exporter's pod attribution) and busy,\n"
+            "their cost and idle cost, energy, tokens and cost per 1M output tokens, per group\n"
+            "over a period (docs/cost.md).\n"
+            "\n"
+            "  --prometheus URL      a Prometheus-compatible query API (Prometheus, Mimir, ...)\n"
+            "  --prometheus.config F its HTTP client: basic_auth, authorization, tls_config,\n"
+            "                        headers, tenant (as --query.backend-config of run)\n"
+            "  --prometheus.timeout D  per query (default 2m)\n"
+            "  --storage.tsdb.path DIR the local store (an infermon data directory)\n"
+            "  --url URL             a running infermon (its Prometheus API)\n"
+            "  --config.file FILE    llm.cost: prices, teams (default: none, costs are null)\n"
+            "  --from T, --to T      the period [from, to): Unix seconds or RFC 3339\n"
+            "  --range D             the last D up to --to (default now); default 1d\n"
+            "  --month YYYY-MM       that calendar month (UTC)\n"
+            "  --step D              the resolution (default 15s, coarser for long periods)\n"
+            "  --by G                the grouping (default team)\n"
+            "  --team NAME           only that group\n"
+            "  --output F            text (default), json, csv (FinOps FOCUS columns)\n");
+    return f == stderr ? 2 : 0;
+}
+
+static int bad_time(const char *flag, const char *v, const char *msg)
+{
+    fprintf(stderr, "infermon cost: %s %s: %s\n", flag, v, msg);
+    return 2;
+}
+
+static bool month_period(const char *s, int64_t *from, int64_t *to)
+{
+    if (strlen(s) != 7 || s[4] != '-') return false;
+    for (int i = 0; i < 7; i++)
+        if (i != 4 && (s[i] < '0' || s[i] > '9')) return false;
+    int y = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0');
+    int m = (s[5] - '0') * 10 + (s[6] - '0');
+    if (m < 1 || m > 12 || y < 1970) return false;
+    char a[40], b[40];
+    snprintf(a, sizeof a, "%04d-%02d-01T00:00:00Z", y, m);
+    snprintf(b, sizeof b, "%04d-%02d-01T00:00:00Z", m == 12 ? y + 1 : y, m == 12 ? 1 : m + 1);
+    return im_time_parse_rfc3339(a, strlen(a), from) == IM_OK &&
+           im_time_parse_rfc3339(b, strlen(b), to) == IM_OK;
+}
+
+int cli_cost(int argc, char **argv)
+{
+    const char *prom = NULL, *prom_cfg = NULL, *dir = NULL, *url = NULL, *config = NULL;
+    const char *from_s = NULL, *to_s = NULL, *range_s = NULL, *month = NULL, *step_s = NULL;
+    const char *by_s = "team", *team = NULL, *outfmt = "text";
+    int64_t timeout_ms = 120000;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = NULL;
+#define OPT(name)                                                                                  \
+    (strcmp(a, name) == 0                                                                          \
+         ? (i + 1 < argc ? (val = argv[++i]) != NULL : (val = NULL, true))                         \
+         : (strncmp(a, name "=", sizeof(name)) == 0 ? (val = a + sizeof(name)) != NULL : false))
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return usage(stdout);
+        const char **dst = OPT("--prometheus")          ? &prom
+                           : OPT("--prometheus.config") ? &prom_cfg
+                           : OPT("--storage.tsdb.path") ? &dir
+                           : OPT("--url")               ? &url
+                           : OPT("--config.file")       ? &config
+                           : OPT("--from")              ? &from_s
+                           : OPT("--to")                ? &to_s
+                           : OPT("--range")             ? &range_s
+                           : OPT("--month")             ? &month
+                           : OPT("--step")              ? &step_s
+                           : OPT("--by")                ? &by_s
+                           : OPT("--team")              ? &team
+                           : OPT("--output")            ? &outfmt
+                                                        : NULL;
+        if (!dst && OPT("--prometheus.timeout")) {
+            if (!val || im_duration_parse(val, strlen(val), &timeout_ms, NULL) != IM_OK ||
+                timeout_ms <= 0) {
+                fprintf(stderr, "infermon cost: --prometheus.timeout needs a duration such as "
+                                "2m\n");
+                return 2;
+            }
+            continue;
+        }
+#undef OPT
+        if (!dst) {
+            fprintf(stderr, "infermon cost: unknown argument %s\n", a);
+            return usage(stderr);
+        }
+        if (!val) {
+            fprintf(stderr, "infermon cost: %s needs a value\n", a);
+            return 2;
+        }
+        *dst = val;
+    }
+    if ((prom != NULL) + (dir != NULL) + (url != NULL) != 1) {
+        fprintf(stderr, "infermon cost: give one of --prometheus, --storage.tsdb.path, --url\n");
+        return 2;
+    }
+    llm_cost_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.by = llm_cost_by_parse(by_s);
+    if (o.by == LLM_COST_NBY) {
+        fprintf(stderr,
+                "infermon cost: --by must be team, namespace, model, cluster_queue or "
+                "flavor, not %s\n",
+                by_s);
+        return 2;
+    }
+    if (strcmp(outfmt, "text") && strcmp(outfmt, "json") && strcmp(outfmt, "csv")) {
+        fprintf(stderr, "infermon cost: --output must be text, json or csv\n");
+        return 2;
+    }
+    im_err_t err;
+    im_err_clear(&err);
+    if ((from_s || to_s) + (range_s != NULL) + (month != NULL) > 1 &&
+        !(to_s && range_s && !from_s)) {
+        fprintf(stderr, "infermon cost: give --from/--to, --range (with an optional --to) or "
+                        "--month\n");
+        return 2;
+    }
+    if (month) {
+        if (!month_period(month, &o.from_ms, &o.to_ms))
+            return bad_time("--month", month, "not a month such as 2026-11");
+    } else {
+        o.to_ms = im_now_ms() / 1000 * 1000;
+        if (to_s && im_time_parse(to_s, strlen(to_s), &o.to_ms, &err) != IM_OK)
+            return bad_time("--to", to_s, err.msg);
+        if (from_s) {
+            if (!to_s) {
+                fprintf(stderr, "infermon cost: --from needs --to\n");
+                return 2;
+            }
+            if (im_time_parse(from_s, strlen(from_s), &o.from_ms, &err) != IM_OK)
+                return bad_time("--from", from_s, err.msg);
+        } else {
+            int64_t r = 24 * 3600 * 1000LL;
+            if (range_s &&
+                (im_duration_parse(range_s, strlen(range_s), &r, NULL) != IM_OK || r <= 0))
+                return bad_time("--range", range_s, "not a duration such as 30d");
+            o.from_ms = o.to_ms - r;
+        }
+    }
+    if (o.to_ms <= o.from_ms) {
+        fprintf(stderr, "infermon cost: the period is empty: --to must be after --from\n");
+        return 2;
+    }
+    if (step_s &&
+        (im_duration_parse(step_s, strlen(step_s), &o.step_ms, NULL) != IM_OK || o.step_ms <= 0))
+        return bad_time("--step", step_s, "not a duration such as 15s");
+    o.group = team;
+    o.timeout_ms = timeout_ms;
+
+    int rc = 2;
+    scrape_config_t *cfg = NULL;
+    tsdb_t *db = NULL;
+    promql_engine_t *eng = NULL;
+    query_backend_t *qb = NULL;
+    query_remote_file_t pf;
+    memset(&pf, 0, sizeof pf);
+    cfg_http_client_init(&pf.http);
+    llm_cost_report_t rep;
+    memset(&rep, 0, sizeof rep);
+    if (config) {
+        if (scrape_config_load_file(config, &cfg, &err) != IM_OK) {
+            char eb[600];
+            fprintf(stderr, "infermon cost: --config.file %s: %s\n", config,
+                    im_err_format(&err, eb, sizeof eb));
+            goto done;
+        }
+        o.cfg = &cfg->llm.cost;
+    }
+    if (dir) {
+        struct stat st;
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "infermon cost: %s is not a storage directory\n", dir);
+            goto done;
+        }
+        im_log_set_level(IM_LOG_WARN); /* not the store's start-up lines */
+        tsdb_opts_t to = {.dir = dir, .no_background = true, .max_future_ms = -1};
+        if (tsdb_open(&to, &db, &err) != IM_OK) {
+            fprintf(stderr, "infermon cost: cannot open storage %s: %s\n", dir, err.msg);
+            goto done;
+        }
+        eng = promql_engine_new(NULL);
+        qb = query_local_new(tsdb_storage(db), eng);
+    } else {
+        const char *u = prom ? prom : url;
+        if (prom_cfg && query_remote_config_load(prom_cfg, &pf, &err) != IM_OK) {
+            fprintf(stderr, "infermon cost: --prometheus.config %s: %s\n", prom_cfg, err.msg);
+            goto done;
+        }
+        query_remote_opts_t qo = {.url = u,
+                                  .http = pf.http,
+                                  .header_names = pf.header_names,
+                                  .header_values = pf.header_values,
+                                  .nheaders = pf.nheaders,
+                                  .tenant = pf.tenant,
+                                  .timeout_ms = timeout_ms,
+                                  .timeout_flag = "--prometheus.timeout",
+                                  .user_agent = "infermon-cost"};
+        if (query_remote_new(&qo, &qb, &err) != IM_OK) {
+            fprintf(stderr, "infermon cost: %s %s: %s\n", prom ? "--prometheus" : "--url", u,
+                    err.msg);
+            goto done;
+        }
+    }
+    if (llm_cost_compute(qb, &o, &rep, &err) != IM_OK) {
+        fprintf(stderr, "infermon cost: %s\n", err.msg);
+        goto done;
+    }
+    im_buf_t out;
+    im_buf_init(&out, 0);
+    if (strcmp(outfmt, "json") == 0)
+        llm_cost_report_json(&rep, &out);
+    else if (strcmp(outfmt, "csv") == 0)
+        llm_cost_report_csv(&rep, &out);
+    else
+        llm_cost_report_text(&rep, &out);
+    fwrite(out.data, 1, out.len, stdout);
+    im_buf_free(&out);
+    if (strcmp(outfmt, "text") != 0)
+        for (size_t i = 0; i < rep.nproblems; i++)
+            fprintf(stderr, "infermon cost: note: %s\n", rep.problems[i]);
+    rc = rep.missing_price ? 1 : 0;
+done:
+    llm_cost_report_free(&rep);
+    query_backend_free(qb);
+    query_remote_file_free(&pf);
+    promql_engine_free(eng);
+    if (db) tsdb_close(db);
+    scrape_config_free(cfg);
+    return rc;
+}
