@@ -307,10 +307,12 @@ grep -q 'Cannot read the prometheus-operator monitors.*listing servicemonitors i
 I=http://127.0.0.1:$UIMP
 W=$U
 wait_pools "self=http://127.0.0.1:$UIMP/metrics" "the static job while the API is unreachable"
-for i in $(seq 200); do
-  [ "$(curl -fsS -G "$I/api/v1/query" --data-urlencode 'query=up{job="self"}' | $PY -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")')" = 1 ] && break
-  sleep 0.1
-done
+up_self() {
+  curl -fsS -G "$I/api/v1/query" --data-urlencode 'query=up{job="self"}' \
+    | $PY -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")'
+}
+for i in $(seq 200); do [ "$(up_self)" = 1 ] && break; sleep 0.1; done
+[ "$(up_self)" = 1 ] || fail "the static job was not scraped while the API is unreachable"
 # The API comes up (the watch retries with backoff): the monitors' jobs appear.
 bg $PY "$IM_SOURCE_DIR/tests/integration/k8s_api.py" --port "$UAPI" --token watch-token \
   --fixture "$IM_TMP/watch/cluster.json"
