@@ -753,7 +753,7 @@ const top_view_t *top_compute(top_t *t, int64_t now_ms)
     rows_t rs = {0};
     for (int merged = 1; merged >= 0; merged--) query_engines(t, now_ms, &rs, merged != 0);
     /* a merged row exists only where a model has replicas */
-    qsort(rs.r, rs.n, sizeof *rs.r, row_cmp);
+    if (rs.n) qsort(rs.r, rs.n, sizeof *rs.r, row_cmp);
     for (size_t i = 0; i < rs.n;) {
         size_t j = i + 1;
         while (j < rs.n && strcmp(rs.r[j].model, rs.r[i].model) == 0) j++;
@@ -783,7 +783,7 @@ const top_view_t *top_compute(top_t *t, int64_t now_ms)
             gq_t q = {v, &gcap, f};
             run_query(t, now_ms, gq_exprs[f], on_gpu, &q);
         }
-    qsort(v->gpus, v->ngpus, sizeof *v->gpus, gpu_cmp);
+    if (v->ngpus) qsort(v->gpus, v->ngpus, sizeof *v->gpus, gpu_cmp);
     v->t_ms = now_ms;
     v->short_ms = t->o.short_ms;
     v->long_ms = t->o.long_ms;
