@@ -119,10 +119,14 @@ static json_t *get_secret(api_t *a, const char *ns, const char *name, im_err_t *
     a->err = err;
     im_rc rc = api_get(a, path, &body, &len, &status);
     a->err = saved;
-    if (rc == IM_OK && status != 200)
+    if (rc == IM_OK && status != 200) {
         im_err_set(err, IM_ENOTFOUND, "GET %s: HTTP %ld", path, status);
-    else if (rc == IM_OK && !json_is_object(j = json_loadb(body, len, 0, NULL)))
-        im_err_set(err, IM_EPARSE, "GET %s: not a JSON object", path);
+    } else if (rc == IM_OK) {
+        /* loaded apart from the test: json_is_object() is a macro that
+         * evaluates its argument twice */
+        j = json_loadb(body, len, 0, NULL);
+        if (!json_is_object(j)) im_err_set(err, IM_EPARSE, "GET %s: not a JSON object", path);
+    }
     if (!json_is_object(j)) {
         json_decref(j);
         j = NULL;

@@ -108,8 +108,11 @@ void llm_builtin_yaml(const llm_builtin_opts_t *o, im_buf_t *b)
                       "        expr: model_name:vllm_requests_waiting:sum > ");
     num(b, d.queue_waiting_threshold);
     (void)im_buf_puts(
-        b, " and on (model_name) deriv(model_name:vllm_requests_waiting:sum[10m]) >= 0"
-           " and on (model_name) model_name:vllm_preemptions:rate5m > 0\n"
+        b,
+        " and on (model_name) predict_linear(model_name:vllm_requests_waiting:sum[10m], 600) > ");
+    num(b, d.queue_waiting_threshold);
+    (void)im_buf_puts(
+        b, " and on (model_name) model_name:vllm_preemptions:rate5m > 0\n"
            "        for: 15m\n"
            "        labels:\n"
            "          severity: warning\n"
@@ -120,7 +123,8 @@ void llm_builtin_yaml(const llm_builtin_opts_t *o, im_buf_t *b)
            "          description: 'The queue has stayed above ");
     num(b, d.queue_waiting_threshold);
     (void)im_buf_puts(
-        b, " and not shrunk for 15 minutes while the engine preempts requests: KV-cache "
+        b, " for 15 minutes, growing or at a plateau (not draining below it within 10 minutes), "
+           "while the engine preempts requests: KV-cache "
            "capacity is the bottleneck (raise gpu_memory_utilization, cap max_model_len, or add "
            "replicas).'\n"
            "      - alert: VLLMKVCachePinned\n"

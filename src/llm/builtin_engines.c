@@ -183,7 +183,11 @@ void llm__builtin_engine_yaml(const llm_builtin_opts_t *d, int e, im_buf_t *b)
     }
     if (has_sig(s, e, LLM_SIG_WAITING)) {
         snprintf(lhs, sizeof lhs, "%s:%s_requests_waiting:sum", ml, rid);
-        int n = snprintf(tail, sizeof tail, " and on (%s) deriv(%s[10m]) >= 0", ml, lhs);
+        /* growing, or at a plateau: not draining below the threshold within 10 minutes */
+        char thr[IM_FLOAT_BUF];
+        im_fmt_float_go(d->queue_waiting_threshold, 'g', thr, sizeof thr);
+        int n = snprintf(tail, sizeof tail, " and on (%s) predict_linear(%s[10m], 600) > %s", ml,
+                         lhs, thr);
         if (has_sig(s, e, LLM_SIG_PREEMPTIONS) && n > 0 && (size_t)n < sizeof tail)
             snprintf(tail + n, sizeof tail - (size_t)n, " and on (%s) %s:%s_preemptions:rate5m > 0",
                      ml, ml, rid);

@@ -1,7 +1,9 @@
 /* render.c — the terminal frame and the JSON of a top view (top.h). */
 #include "util/base.h"
 
+#include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -291,158 +293,155 @@ void top_render(const top_view_t *v, const top_screen_t *sc, im_buf_t *out)
     im_buf_free(&b);
 }
 
-/* ---- JSON ---- */
+/* ---- JSON: one table of {key, offset, kind} per record type ---- */
 
-static void jnum(im_buf_t *o, double v)
+typedef enum jkind {
+    J_CHARS,      /* char[] */
+    J_CHARS_NULL, /* char[], null when empty */
+    J_PTR,        /* const char * ("" when NULL) */
+    J_PTR_NULL,   /* const char *, null when NULL */
+    J_NUM,        /* double, null when NaN or infinite */
+    J_INT,        /* int */
+    J_SIZE,       /* size_t */
+    J_BOOL,       /* bool */
+    J_PCT2,       /* top_pct_t[2]: {"short": {p50, p95, p99}, "long": ...} */
+    J_STATE,      /* top_ep_state_t */
+} jkind_t;
+
+enum { J_ALL = 0, J_MERGED = 1, J_REPLICA = 2 }; /* rows: which rows have the key */
+
+typedef struct jfield {
+    const char *key;
+    size_t off;
+    jkind_t kind;
+    int rows;
+} jfield_t;
+
+#define JF(t, key, member, kind, rows)                                                             \
+    {                                                                                              \
+        key, offsetof(t, member), kind, rows                                                       \
+    }
+
+static const jfield_t g_ep_fields[] = {
+    JF(top_endpoint_t, "target", target, J_PTR, J_ALL),
+    JF(top_endpoint_t, "url", url, J_PTR, J_ALL),
+    JF(top_endpoint_t, "state", state, J_STATE, J_ALL),
+    JF(top_endpoint_t, "probed", probed, J_BOOL, J_ALL),
+    JF(top_endpoint_t, "kind", kind, J_PTR_NULL, J_ALL),
+    JF(top_endpoint_t, "samples", samples, J_SIZE, J_ALL),
+    JF(top_endpoint_t, "error", error, J_CHARS_NULL, J_ALL),
+};
+
+static const jfield_t g_row_fields[] = {
+    JF(top_row_t, "model", model, J_CHARS, J_ALL),
+    JF(top_row_t, "instance", instance, J_CHARS, J_REPLICA),
+    JF(top_row_t, "engine", engine, J_CHARS, J_REPLICA),
+    JF(top_row_t, "outlier", outlier, J_CHARS_NULL, J_REPLICA),
+    JF(top_row_t, "replicas", replicas, J_INT, J_MERGED),
+    JF(top_row_t, "kind", kind, J_PTR, J_ALL),
+    JF(top_row_t, "running", running, J_NUM, J_ALL),
+    JF(top_row_t, "waiting", waiting, J_NUM, J_ALL),
+    JF(top_row_t, "kv_usage", kv, J_NUM, J_ALL),
+    JF(top_row_t, "preemptions_per_s", preempt_s, J_NUM, J_ALL),
+    JF(top_row_t, "prompt_tokens_per_s", tok_in_s, J_NUM, J_ALL),
+    JF(top_row_t, "generation_tokens_per_s", tok_out_s, J_NUM, J_ALL),
+    JF(top_row_t, "prefix_hit_rate", prefix_hit, J_NUM, J_ALL),
+    JF(top_row_t, "failed_per_s", fail_s, J_NUM, J_ALL),
+    JF(top_row_t, "ttft_seconds", ttft, J_PCT2, J_ALL),
+    JF(top_row_t, "itl_seconds", itl, J_PCT2, J_ALL),
+};
+
+static const jfield_t g_gpu_fields[] = {
+    JF(top_gpu_t, "instance", instance, J_CHARS, J_ALL),
+    JF(top_gpu_t, "gpu", gpu, J_CHARS, J_ALL),
+    JF(top_gpu_t, "model", model, J_CHARS, J_ALL),
+    JF(top_gpu_t, "pod", pod, J_CHARS, J_ALL),
+    JF(top_gpu_t, "util_percent", util, J_NUM, J_ALL),
+    JF(top_gpu_t, "mem_copy_percent", mem_copy, J_NUM, J_ALL),
+    JF(top_gpu_t, "fb_used", fb_used, J_NUM, J_ALL),
+    JF(top_gpu_t, "power_w", power_w, J_NUM, J_ALL),
+    JF(top_gpu_t, "temp_c", temp_c, J_NUM, J_ALL),
+};
+
+static json_t *jnum(double v)
 {
-    if (isnan(v) || isinf(v))
-        im_buf_puts(o, "null");
-    else
-        im_buf_printf(o, "%.17g", v);
+    return isnan(v) || isinf(v) ? json_null() : json_real(v);
 }
 
-static void jstr(im_buf_t *o, const char *s)
+static json_t *jpct(const top_pct_t *p)
 {
-    im_buf_putc(o, '"');
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            im_buf_printf(o, "\\%c", *c);
-        else if (*c < 0x20)
-            im_buf_printf(o, "\\u%04x", *c);
-        else
-            im_buf_putc(o, (char)*c);
-    }
-    im_buf_putc(o, '"');
+    return json_pack("{s:o,s:o,s:o}", "p50", jnum(p->p50), "p95", jnum(p->p95), "p99",
+                     jnum(p->p99));
 }
 
-static void jpct(im_buf_t *o, const top_pct_t *p)
+static json_t *jvalue(const void *rec, const jfield_t *f)
 {
-    im_buf_puts(o, "{\"p50\":");
-    jnum(o, p->p50);
-    im_buf_puts(o, ",\"p95\":");
-    jnum(o, p->p95);
-    im_buf_puts(o, ",\"p99\":");
-    jnum(o, p->p99);
-    im_buf_putc(o, '}');
+    static const char *const st[] = {"unknown", "down", "not_engine", "engine", "gpu"};
+    const char *p = (const char *)rec + f->off;
+    const char *str =
+        f->kind == J_PTR || f->kind == J_PTR_NULL ? *(const char *const *)(const void *)p : NULL;
+    switch (f->kind) {
+    case J_CHARS: return json_string(p);
+    case J_CHARS_NULL: return *p ? json_string(p) : json_null();
+    case J_PTR: return json_string(str ? str : "");
+    case J_PTR_NULL: return str ? json_string(str) : json_null();
+    case J_NUM: return jnum(*(const double *)(const void *)p);
+    case J_INT: return json_integer(*(const int *)(const void *)p);
+    case J_SIZE: return json_integer((json_int_t) * (const size_t *)(const void *)p);
+    case J_BOOL: return json_boolean(*(const bool *)(const void *)p);
+    case J_PCT2: {
+        const top_pct_t *w = (const top_pct_t *)(const void *)p;
+        return json_pack("{s:o,s:o}", "short", jpct(&w[0]), "long", jpct(&w[1]));
+    }
+    case J_STATE: return json_string(st[*(const top_ep_state_t *)(const void *)p]);
+    }
+    return json_null();
 }
 
-static void jrow(im_buf_t *o, const top_row_t *r)
+/* One record as an object: the fields of the table that apply to `rows`. */
+static json_t *jrecord(const void *rec, const jfield_t *fs, size_t n, int rows)
 {
-    im_buf_puts(o, "{\"model\":");
-    jstr(o, r->model);
-    if (r->instance[0]) {
-        im_buf_puts(o, ",\"instance\":");
-        jstr(o, r->instance);
-        im_buf_puts(o, ",\"engine\":");
-        jstr(o, r->engine);
-        im_buf_puts(o, ",\"outlier\":");
-        if (r->outlier[0])
-            jstr(o, r->outlier);
-        else
-            im_buf_puts(o, "null");
-    } else {
-        im_buf_printf(o, ",\"replicas\":%d", r->replicas);
-    }
-    im_buf_puts(o, ",\"kind\":");
-    jstr(o, r->kind ? r->kind : "");
-    const char *names[] = {"running",
-                           "waiting",
-                           "kv_usage",
-                           "preemptions_per_s",
-                           "prompt_tokens_per_s",
-                           "generation_tokens_per_s",
-                           "prefix_hit_rate",
-                           "failed_per_s"};
-    double vals[] = {r->running,  r->waiting,   r->kv,         r->preempt_s,
-                     r->tok_in_s, r->tok_out_s, r->prefix_hit, r->fail_s};
-    for (size_t i = 0; i < IM_ARRAY_LEN(names); i++) {
-        im_buf_printf(o, ",\"%s\":", names[i]);
-        jnum(o, vals[i]);
-    }
-    im_buf_puts(o, ",\"ttft_seconds\":{\"short\":");
-    jpct(o, &r->ttft[0]);
-    im_buf_puts(o, ",\"long\":");
-    jpct(o, &r->ttft[1]);
-    im_buf_puts(o, "},\"itl_seconds\":{\"short\":");
-    jpct(o, &r->itl[0]);
-    im_buf_puts(o, ",\"long\":");
-    jpct(o, &r->itl[1]);
-    im_buf_puts(o, "}}");
+    json_t *o = json_object();
+    for (size_t i = 0; i < n; i++)
+        if (fs[i].rows == J_ALL || fs[i].rows == rows)
+            json_object_set_new(o, fs[i].key, jvalue(rec, &fs[i]));
+    return o;
+}
+
+static json_t *jrow(const top_row_t *r)
+{
+    return jrecord(r, g_row_fields, IM_ARRAY_LEN(g_row_fields),
+                   r->instance[0] ? J_REPLICA : J_MERGED);
 }
 
 void top_json(const top_view_t *v, im_buf_t *o)
 {
-    static const char *const st[] = {"unknown", "down", "not_engine", "engine", "gpu"};
-    im_buf_printf(o,
-                  "{\"time_ms\":%lld,\"windows\":{\"short_s\":%g,\"long_s\":%g},\"data_span_s\":%g,"
-                  "\"scrapes\":%d,\"endpoints\":[",
-                  (long long)v->t_ms, v->short_ms / 1000.0, v->long_ms / 1000.0,
-                  v->span_ms / 1000.0, v->scrapes);
-    for (size_t i = 0; i < v->neps; i++) {
-        const top_endpoint_t *e = &v->eps[i];
-        im_buf_puts(o, i ? ",{\"target\":" : "{\"target\":");
-        jstr(o, e->target);
-        im_buf_puts(o, ",\"url\":");
-        jstr(o, e->url);
-        im_buf_printf(o, ",\"state\":\"%s\",\"probed\":%s,\"kind\":", st[e->state],
-                      e->probed ? "true" : "false");
-        if (e->kind)
-            jstr(o, e->kind);
-        else
-            im_buf_puts(o, "null");
-        im_buf_printf(o, ",\"samples\":%zu,\"error\":", e->samples);
-        if (e->error[0])
-            jstr(o, e->error);
-        else
-            im_buf_puts(o, "null");
-        im_buf_putc(o, '}');
-    }
-    im_buf_puts(o, "],\"models\":[");
-    bool firstm = true;
+    json_t *eps = json_array(), *models = json_array(), *gpus = json_array();
+    for (size_t i = 0; i < v->neps; i++)
+        json_array_append_new(eps,
+                              jrecord(&v->eps[i], g_ep_fields, IM_ARRAY_LEN(g_ep_fields), J_ALL));
     for (size_t i = 0; i < v->nrows;) {
         size_t j = i;
-        const top_row_t *m = v->rows[i].instance[0] ? NULL : &v->rows[j++];
-        im_buf_puts(o, firstm ? "" : ",");
-        firstm = false;
-        if (m) {
-            jrow(o, m);
-            o->data[--o->len] = '\0'; /* reopen the object for its replicas */
-        } else {
-            im_buf_puts(o, "{\"model\":");
-            jstr(o, v->rows[i].model);
-        }
-        im_buf_puts(o, ",\"replica_rows\":[");
-        bool first = true;
-        for (; j < v->nrows && strcmp(v->rows[j].model, v->rows[i].model) == 0; j++) {
-            if (!first) im_buf_putc(o, ',');
-            first = false;
-            jrow(o, &v->rows[j]);
-        }
-        im_buf_puts(o, "]}");
+        json_t *m = v->rows[i].instance[0] ? json_pack("{s:s}", "model", v->rows[i].model)
+                                           : jrow(&v->rows[j++]);
+        json_t *reps = json_array();
+        for (; j < v->nrows && strcmp(v->rows[j].model, v->rows[i].model) == 0; j++)
+            json_array_append_new(reps, jrow(&v->rows[j]));
+        json_object_set_new(m, "replica_rows", reps);
+        json_array_append_new(models, m);
         i = j;
     }
-    im_buf_puts(o, "],\"gpus\":[");
-    for (size_t i = 0; i < v->ngpus; i++) {
-        const top_gpu_t *g = &v->gpus[i];
-        im_buf_puts(o, i ? ",{\"instance\":" : "{\"instance\":");
-        jstr(o, g->instance);
-        im_buf_puts(o, ",\"gpu\":");
-        jstr(o, g->gpu);
-        im_buf_puts(o, ",\"model\":");
-        jstr(o, g->model);
-        im_buf_puts(o, ",\"pod\":");
-        jstr(o, g->pod);
-        im_buf_puts(o, ",\"util_percent\":");
-        jnum(o, g->util);
-        im_buf_puts(o, ",\"mem_copy_percent\":");
-        jnum(o, g->mem_copy);
-        im_buf_puts(o, ",\"fb_used\":");
-        jnum(o, g->fb_used);
-        im_buf_puts(o, ",\"power_w\":");
-        jnum(o, g->power_w);
-        im_buf_puts(o, ",\"temp_c\":");
-        jnum(o, g->temp_c);
-        im_buf_putc(o, '}');
-    }
-    im_buf_puts(o, "]}\n");
+    for (size_t i = 0; i < v->ngpus; i++)
+        json_array_append_new(
+            gpus, jrecord(&v->gpus[i], g_gpu_fields, IM_ARRAY_LEN(g_gpu_fields), J_ALL));
+    json_t *root =
+        json_pack("{s:I,s:{s:f,s:f},s:f,s:i,s:o,s:o,s:o}", "time_ms", (json_int_t)v->t_ms,
+                  "windows", "short_s", v->short_ms / 1000.0, "long_s", v->long_ms / 1000.0,
+                  "data_span_s", v->span_ms / 1000.0, "scrapes", v->scrapes, "endpoints", eps,
+                  "models", models, "gpus", gpus);
+    char *txt = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    im_buf_puts(o, txt ? txt : "{}");
+    im_buf_putc(o, '\n');
+    free(txt); /* checksrc: allow (jansson's allocation) */
+    json_decref(root);
 }

@@ -9,12 +9,13 @@
 #include "config/http_client.h"
 #include "expo/expo.h"
 #include "labels/labels.h"
+#include "llm/serving.h"
 #include "promql/parser.h"
 #include "promql/promql.h"
 #include "util/hash.h"
 #include "top/top.h"
 
-/* ---- The metric table: one place to map engines' names onto signals ---- */
+/* ---- Signals: what top shows, from the serving model (llm/serving.h) ---- */
 
 typedef enum top_sig {
     SIG_RUNNING = 0,
@@ -23,8 +24,7 @@ typedef enum top_sig {
     SIG_PREEMPT,
     SIG_TOK_IN,
     SIG_TOK_OUT,
-    SIG_PREFIX_HITS,
-    SIG_PREFIX_QUERIES,
+    SIG_PREFIX_HITS, /* hits / queries of the same preference rank */
     SIG_PREFIX_RATE, /* a gauge hit rate (SGLang, vLLM V0) */
     SIG_FAIL,
     SIG_TTFT,
@@ -32,45 +32,32 @@ typedef enum top_sig {
     SIG_COUNT
 } top_sig_t;
 
-typedef struct top_signal {
-    top_sig_t sig;
-    const char *kind;     /* engine: "vllm", "sglang" */
-    const char *name;     /* histograms: the family (…_bucket is queried) */
-    const char *selector; /* extra matchers ("" = none) */
-} top_signal_t;
-
-/* Preference order within a kind: the first name an endpoint exposes wins. */
-static const top_signal_t top_signals[] = {
-    {SIG_RUNNING, "vllm", "vllm:num_requests_running", ""},
-    {SIG_WAITING, "vllm", "vllm:num_requests_waiting", ""},
-    {SIG_KV, "vllm", "vllm:kv_cache_usage_perc", ""},
-    {SIG_KV, "vllm", "vllm:gpu_cache_usage_perc", ""},
-    {SIG_PREEMPT, "vllm", "vllm:num_preemptions_total", ""},
-    {SIG_TOK_IN, "vllm", "vllm:prompt_tokens_total", ""},
-    {SIG_TOK_OUT, "vllm", "vllm:generation_tokens_total", ""},
-    {SIG_PREFIX_HITS, "vllm", "vllm:prefix_cache_hits_total", ""},
-    {SIG_PREFIX_HITS, "vllm", "vllm:gpu_prefix_cache_hits_total", ""},
-    {SIG_PREFIX_QUERIES, "vllm", "vllm:prefix_cache_queries_total", ""},
-    {SIG_PREFIX_QUERIES, "vllm", "vllm:gpu_prefix_cache_queries_total", ""},
-    {SIG_PREFIX_RATE, "vllm", "vllm:gpu_prefix_cache_hit_rate", ""},
-    {SIG_FAIL, "vllm", "vllm:request_success_total", "finished_reason=~\"abort|error\""},
-    {SIG_TTFT, "vllm", "vllm:time_to_first_token_seconds", ""},
-    {SIG_ITL, "vllm", "vllm:inter_token_latency_seconds", ""},
-    {SIG_ITL, "vllm", "vllm:time_per_output_token_seconds", ""},
-    {SIG_RUNNING, "sglang", "sglang:num_running_reqs", ""},
-    {SIG_WAITING, "sglang", "sglang:num_queue_reqs", ""},
-    {SIG_KV, "sglang", "sglang:token_usage", ""},
-    {SIG_PREEMPT, "sglang", "sglang:num_retracted_requests_total", ""},
-    {SIG_TOK_IN, "sglang", "sglang:prompt_tokens_total", ""},
-    {SIG_TOK_OUT, "sglang", "sglang:generation_tokens_total", ""},
-    {SIG_PREFIX_RATE, "sglang", "sglang:cache_hit_rate", ""},
-    {SIG_FAIL, "sglang", "sglang:num_aborted_requests_total", ""},
-    {SIG_TTFT, "sglang", "sglang:time_to_first_token_seconds", ""},
-    {SIG_ITL, "sglang", "sglang:inter_token_latency_seconds", ""},
-    {SIG_ITL, "sglang", "sglang:time_per_output_token_seconds", ""},
+/* Each column and the serving-model signal it shows; the engine's mappings of
+ * that signal, in the model's preference order, are its metric names. */
+static const llm_signal_t top_sig_model[SIG_COUNT] = {
+    [SIG_RUNNING] = LLM_SIG_RUNNING,
+    [SIG_WAITING] = LLM_SIG_WAITING,
+    [SIG_KV] = LLM_SIG_KV_USAGE,
+    [SIG_PREEMPT] = LLM_SIG_PREEMPTIONS,
+    [SIG_TOK_IN] = LLM_SIG_PROMPT_TOKENS,
+    [SIG_TOK_OUT] = LLM_SIG_GENERATION_TOKENS,
+    [SIG_PREFIX_HITS] = LLM_SIG_PREFIX_HITS,
+    [SIG_PREFIX_RATE] = LLM_SIG_PREFIX_HIT_RATE,
+    [SIG_FAIL] = LLM_SIG_REQUESTS_FAILED,
+    [SIG_TTFT] = LLM_SIG_TTFT,
+    [SIG_ITL] = LLM_SIG_ITL,
 };
 
-static const char *const engine_prefixes[][2] = {{"vllm:", "vllm"}, {"sglang:", "sglang"}};
+/* Engines that are not inference engines: a GPU source, and a quota layer. */
+static bool engine_is_gpu(const llm_engine_info_t *ei)
+{
+    return strcmp(ei->id, "dcgm") == 0;
+}
+
+static bool engine_is_inference(const llm_engine_info_t *ei)
+{
+    return !engine_is_gpu(ei) && strcmp(ei->id, "kueue") != 0;
+}
 
 /* ---- State ---- */
 
@@ -90,7 +77,9 @@ struct top {
     FILE *record;
     int scrapes;
     int64_t first_ms;
-    bool names_seen[IM_ARRAY_LEN(top_signals)];
+    const llm_serving_t *model;
+    bool *names_seen;    /* per serving-model mapping: exposed by some endpoint */
+    char last_name[256]; /* the last sample's name (families come in runs) */
     spark_hist_t *sparks;
     size_t nsparks;
     top_view_t view;
@@ -112,6 +101,8 @@ top_t *top_new(const top_opts_t *opts)
     t->eng = promql_engine_new(&eo);
     im_lb_init(&t->lb);
     t->first_ms = -1;
+    t->model = llm_serving_get();
+    t->names_seen = im_calloc(llm_serving_map_count(t->model) + 1, sizeof *t->names_seen);
     return t;
 }
 
@@ -140,6 +131,7 @@ void top_free(top_t *t)
     promql_engine_free(t->eng);
     im_lb_free(&t->lb);
     im_free(t->sparks);
+    im_free(t->names_seen);
     view_clear(&t->view);
     im_free(t);
 }
@@ -261,23 +253,42 @@ static void record_sample(FILE *f, const im_labels_t *ls, double v, int64_t t_ms
     fprintf(f, " %lld.%03lld\n", (long long)(t_ms / 1000), (long long)(t_ms % 1000));
 }
 
+/* Is name (a sample's) one of m's series: the name, or a histogram's parts? */
+static bool map_names(const llm_signal_map_t *m, const char *name, size_t len)
+{
+    static const char *const sfx[] = {"_bucket", "_sum", "_count"};
+    size_t ml = strlen(m->name);
+    if (len < ml || memcmp(name, m->name, ml) != 0) return false;
+    if (len == ml) return true;
+    if (m->type != LLM_MTYPE_HISTOGRAM) return false;
+    for (size_t k = 0; k < IM_ARRAY_LEN(sfx); k++)
+        if (strlen(sfx[k]) == len - ml && memcmp(name + ml, sfx[k], len - ml) == 0) return true;
+    return false;
+}
+
 static int on_sample(void *user, const expo_entry_t *e)
 {
     ingest_t *x = user;
-    if (!x->engine)
-        for (size_t i = 0; i < IM_ARRAY_LEN(engine_prefixes); i++) {
-            size_t pl = strlen(engine_prefixes[i][0]);
-            if (e->name.len > pl && memcmp(e->name.p, engine_prefixes[i][0], pl) == 0) {
-                x->engine = true;
-                x->kind = engine_prefixes[i][1];
-            }
+    top_t *t = x->t;
+    if (e->name.len >= sizeof t->last_name || memcmp(t->last_name, e->name.p, e->name.len) != 0 ||
+        t->last_name[e->name.len] != '\0') {
+        /* a new family: which engine it is, and which mappings it exposes */
+        size_t nl = IM_MIN(e->name.len, sizeof t->last_name - 1);
+        memcpy(t->last_name, e->name.p, nl);
+        t->last_name[nl] = '\0';
+        int eng = llm_serving_engine_of(t->model, e->name.p, e->name.len);
+        const llm_engine_info_t *ei = eng >= 0 ? llm_serving_engine(t->model, eng) : NULL;
+        if (ei && !x->engine && engine_is_inference(ei)) {
+            x->engine = true;
+            x->kind = ei->id;
         }
-    if (!x->gpu && e->name.len > 8 && memcmp(e->name.p, "DCGM_FI_", 8) == 0) x->gpu = true;
-    for (size_t i = 0; i < IM_ARRAY_LEN(top_signals); i++) {
-        if (x->t->names_seen[i]) continue;
-        size_t nl = strlen(top_signals[i].name);
-        if (e->name.len >= nl && memcmp(e->name.p, top_signals[i].name, nl) == 0)
-            x->t->names_seen[i] = true;
+        if (ei && engine_is_gpu(ei)) x->gpu = true;
+        if (ei)
+            for (size_t i = 0; i < llm_serving_map_count(t->model); i++) {
+                const llm_signal_map_t *m = llm_serving_map(t->model, i);
+                if (!t->names_seen[i] && m->engine == eng && map_names(m, e->name.p, e->name.len))
+                    t->names_seen[i] = true;
+            }
     }
     const im_labels_t *ls = expo_entry_labels(e, &x->t->lb);
     /* the endpoint is the instance, as a scrape's target label would be */
@@ -298,6 +309,7 @@ static void ingest(top_t *t, top_endpoint_t *ep, const char *body, size_t len, c
 {
     ingest_t x = {t, ep, now_ms, false, false, NULL};
     ep->samples = 0;
+    t->last_name[0] = '\0';
     expo_format_t f = ctype && strstr(ctype, "openmetrics") ? EXPO_OPENMETRICS_1 : EXPO_TEXT_004;
     expo_limits_t lim = {0};
     lim.max_body_bytes = t->o.max_body_bytes;
@@ -321,8 +333,8 @@ static void ingest(top_t *t, top_endpoint_t *ep, const char *body, size_t len, c
         ep->state = TOP_EP_NOT_ENGINE;
         ep->kind = NULL;
         snprintf(ep->error, sizeof ep->error,
-                 "not an inference engine: %zu samples, none named vllm:* or sglang:* (nor "
-                 "dcgm-exporter's DCGM_FI_*)",
+                 "not an inference engine: %zu samples, none of an engine the serving model "
+                 "knows (vLLM, SGLang, ...; see docs/engines.md) nor dcgm-exporter's",
                  ep->samples);
     }
 }
@@ -481,7 +493,7 @@ static top_row_t *row_get(rows_t *rs, const char *model, const char *inst, const
 
 typedef struct qctx {
     rows_t *rs;
-    const char *kind;
+    const char *kind, *model_label;
     bool merged;
     top_sig_t sig;
     int slot; /* histograms: window * 3 + quantile index */
@@ -497,7 +509,6 @@ static double *field(top_row_t *r, top_sig_t s, int slot)
     case SIG_TOK_IN: return &r->tok_in_s;
     case SIG_TOK_OUT: return &r->tok_out_s;
     case SIG_PREFIX_HITS:
-    case SIG_PREFIX_QUERIES:
     case SIG_PREFIX_RATE: return &r->prefix_hit;
     case SIG_FAIL: return &r->fail_s;
     case SIG_TTFT:
@@ -512,51 +523,53 @@ static double *field(top_row_t *r, top_sig_t s, int slot)
 static void on_value(void *u, const im_labels_t *ls, double v)
 {
     qctx_t *q = u;
-    top_row_t *r = row_get(q->rs, lval(ls, "model_name"), q->merged ? "" : lval(ls, "instance"),
+    top_row_t *r = row_get(q->rs, lval(ls, q->model_label), q->merged ? "" : lval(ls, "instance"),
                            q->merged ? "" : lval(ls, "engine"), q->kind);
     double *f = field(r, q->sig, q->slot);
     if (f && isnan(*f)) *f = v; /* the first name in preference order wins */
 }
 
-static void query_signal(top_t *t, int64_t now, rows_t *rs, size_t si, bool merged)
+/* The column sig of engine e from mapping m (one of its names that an
+ * endpoint exposes); hits_of: for prefix hits, the queries mapping of the
+ * same rank. */
+static void query_map(top_t *t, int64_t now, rows_t *rs, const llm_engine_info_t *ei, top_sig_t sig,
+                      const llm_signal_map_t *m, const llm_signal_map_t *queries, bool merged)
 {
-    const top_signal_t *s = &top_signals[si];
-    const char *by = merged ? "model_name" : "model_name, instance, engine";
-    char sel[160];
-    snprintf(sel, sizeof sel, s->selector[0] ? "%s{%s}" : "%s", s->name, s->selector);
-    char expr[768];
+    char by[160], sel[256], expr[900];
+    snprintf(by, sizeof by, merged ? "%s" : "%s, instance, engine", ei->model_label);
+    snprintf(sel, sizeof sel, m->selector[0] ? "%s{%s}" : "%s", m->name, m->selector);
     long sw = (long)(t->o.short_ms / 1000), lw = (long)(t->o.long_ms / 1000);
-    qctx_t q = {rs, s->kind, merged, s->sig, 0};
-    switch (s->sig) {
+    qctx_t q = {rs, ei->id, ei->model_label, merged, sig, 0};
+    bool counter = m->type == LLM_MTYPE_COUNTER;
+    switch (sig) {
     case SIG_RUNNING:
     case SIG_WAITING: snprintf(expr, sizeof expr, "sum by (%s) (%s)", by, sel); break;
     case SIG_KV:
-    case SIG_PREFIX_RATE:
         snprintf(expr, sizeof expr, "%s by (%s) (%s)", merged ? "max" : "avg", by, sel);
-        if (s->sig == SIG_PREFIX_RATE) snprintf(expr, sizeof expr, "avg by (%s) (%s)", by, sel);
         break;
-    case SIG_PREFIX_HITS: {
-        /* hits / queries of the same family generation */
-        const char *qn = strstr(s->name, "gpu_") ? "vllm:gpu_prefix_cache_queries_total"
-                                                 : "vllm:prefix_cache_queries_total";
+    case SIG_PREFIX_RATE: snprintf(expr, sizeof expr, "avg by (%s) (%s)", by, sel); break;
+    case SIG_PREFIX_HITS:
+        if (!queries || !counter) return;
         snprintf(expr, sizeof expr, "sum by (%s) (rate(%s[%lds])) / sum by (%s) (rate(%s[%lds]))",
-                 by, sel, sw, by, qn, sw);
+                 by, sel, sw, by, queries->name, sw);
         break;
-    }
-    case SIG_PREFIX_QUERIES: return;
     case SIG_PREEMPT:
     case SIG_TOK_IN:
     case SIG_TOK_OUT:
-    case SIG_FAIL: snprintf(expr, sizeof expr, "sum by (%s) (rate(%s[%lds]))", by, sel, sw); break;
+    case SIG_FAIL:
+        if (!counter) return; /* a per-second column needs a counter */
+        snprintf(expr, sizeof expr, "sum by (%s) (rate(%s[%lds]))", by, sel, sw);
+        break;
     case SIG_TTFT:
     case SIG_ITL: {
         static const char *const qs[3] = {"0.5", "0.95", "0.99"};
+        if (m->type != LLM_MTYPE_HISTOGRAM) return;
         for (int w = 0; w < 2; w++)
             for (int k = 0; k < 3; k++) {
                 /* merged buckets: rates summed by le across replicas, then one quantile */
                 snprintf(expr, sizeof expr,
                          "histogram_quantile(%s, sum by (le, %s) (rate(%s_bucket[%lds])))", qs[k],
-                         by, s->name, w ? lw : sw);
+                         by, m->name, w ? lw : sw);
                 q.slot = w * 3 + k;
                 run_query(t, now, expr, on_value, &q);
             }
@@ -565,6 +578,39 @@ static void query_signal(top_t *t, int64_t now, rows_t *rs, size_t si, bool merg
     default: return;
     }
     run_query(t, now, expr, on_value, &q);
+}
+
+/* Is mapping m (a pointer into the model) exposed by some endpoint? */
+static bool seen(const top_t *t, const llm_signal_map_t *m)
+{
+    for (size_t i = 0; i < llm_serving_map_count(t->model); i++)
+        if (llm_serving_map(t->model, i) == m) return t->names_seen[i];
+    return false;
+}
+
+/* Every column of every inference engine some endpoint is, each from the
+ * first of the engine's names (in the model's preference order) exposed. */
+static void query_engines(top_t *t, int64_t now, rows_t *rs, bool merged)
+{
+    for (int e = 0; e < llm_serving_engine_count(t->model); e++) {
+        const llm_engine_info_t *ei = llm_serving_engine(t->model, e);
+        bool present = false;
+        for (size_t i = 0; i < t->neps && !present; i++)
+            present = t->eps[i].state == TOP_EP_ENGINE && t->eps[i].kind &&
+                      strcmp(t->eps[i].kind, ei->id) == 0;
+        if (!present || !ei->model_label || !*ei->model_label) continue;
+        for (int sig = 0; sig < SIG_COUNT; sig++) {
+            const llm_signal_map_t *ms[8], *qs[8];
+            size_t n = llm_serving_maps_for(t->model, e, top_sig_model[sig], ms, 8);
+            size_t nq = sig == SIG_PREFIX_HITS
+                            ? llm_serving_maps_for(t->model, e, LLM_SIG_PREFIX_QUERIES, qs, 8)
+                            : 0;
+            for (size_t k = 0; k < n && k < 8; k++)
+                if (seen(t, ms[k]))
+                    query_map(t, now, rs, ei, (top_sig_t)sig, ms[k],
+                              k < nq && seen(t, qs[k]) ? qs[k] : NULL, merged);
+        }
+    }
 }
 
 /* ---- GPUs ---- */
@@ -705,11 +751,9 @@ const top_view_t *top_compute(top_t *t, int64_t now_ms)
     top_view_t *v = &t->view;
     view_clear(v);
     rows_t rs = {0};
-    for (int merged = 1; merged >= 0; merged--)
-        for (size_t i = 0; i < IM_ARRAY_LEN(top_signals); i++)
-            if (t->names_seen[i]) query_signal(t, now_ms, &rs, i, merged);
+    for (int merged = 1; merged >= 0; merged--) query_engines(t, now_ms, &rs, merged != 0);
     /* a merged row exists only where a model has replicas */
-    qsort(rs.r, rs.n, sizeof *rs.r, row_cmp);
+    if (rs.n) qsort(rs.r, rs.n, sizeof *rs.r, row_cmp);
     for (size_t i = 0; i < rs.n;) {
         size_t j = i + 1;
         while (j < rs.n && strcmp(rs.r[j].model, rs.r[i].model) == 0) j++;
@@ -739,7 +783,7 @@ const top_view_t *top_compute(top_t *t, int64_t now_ms)
             gq_t q = {v, &gcap, f};
             run_query(t, now_ms, gq_exprs[f], on_gpu, &q);
         }
-    qsort(v->gpus, v->ngpus, sizeof *v->gpus, gpu_cmp);
+    if (v->ngpus) qsort(v->gpus, v->ngpus, sizeof *v->gpus, gpu_cmp);
     v->t_ms = now_ms;
     v->short_ms = t->o.short_ms;
     v->long_ms = t->o.long_ms;

@@ -11,11 +11,14 @@
  *     percentiles with histogram_quantile over buckets summed across replicas
  *     (`sum by (le, model_name)`), never averaged percentiles. Per replica the
  *     same queries keep `instance` and `engine` (vLLM's data-parallel rank).
- *  3. Metric names come from one table (top_signals in top.c): per signal the
- *     names of vLLM V1, older vLLM and SGLang, in preference order; the first
- *     name present wins per endpoint kind. An endpoint exposing none of them is
- *     "not an inference engine" (dcgm-exporter's DCGM_FI_* makes it a GPU
- *     source); one that cannot be fetched is "down" with the error.
+ *  3. Metric names come from the serving model (llm/serving.h): each column is
+ *     one of its signals (waiting, running, KV use, preemptions, tokens, prefix
+ *     hits, failures, TTFT, ITL), and per engine the names that implement it, in
+ *     the model's preference order; the first name an endpoint exposes wins. So
+ *     vLLM (V0 and V1 names), SGLang and the other engines the model knows are
+ *     one code path, rows grouped by each engine's model label. An endpoint
+ *     exposing no engine's names is "not an inference engine" (dcgm-exporter's
+ *     DCGM_FI_* makes it a GPU source); one that cannot be fetched is "down".
  *  4. A replica is an outlier when, among at least three replicas of its model,
  *     its TTFT p95, waiting queue or KV use is far from the median of its peers
  *     (see top_outlier in top.c); the row says which.
@@ -41,7 +44,7 @@ typedef enum top_ep_state {
     TOP_EP_UNKNOWN = 0, /* not fetched yet */
     TOP_EP_DOWN,        /* connection or HTTP error */
     TOP_EP_NOT_ENGINE,  /* answers, but exposes no engine or GPU metrics */
-    TOP_EP_ENGINE,      /* vLLM or SGLang */
+    TOP_EP_ENGINE,      /* an inference engine of the serving model (vLLM, SGLang, ...) */
     TOP_EP_GPU,         /* dcgm-exporter */
 } top_ep_state_t;
 
@@ -50,7 +53,7 @@ typedef struct top_endpoint {
     char *url;
     bool probed; /* found by probing localhost: hidden while it does not answer */
     top_ep_state_t state;
-    const char *kind; /* "vllm", "sglang", "dcgm" or NULL */
+    const char *kind; /* the serving model's engine id ("vllm", "sglang", ...), "dcgm" or NULL */
     char error[256];
     size_t samples;
     double fetch_s;
@@ -66,7 +69,7 @@ typedef struct top_row {
     char model[128];
     char instance[192]; /* "" on a model's merged row */
     char engine[32];    /* the `engine` label (data-parallel rank), "" if none */
-    const char *kind;   /* "vllm" / "sglang" */
+    const char *kind;   /* the engine id: "vllm", "sglang", ... */
     int replicas;       /* merged row: rows of this model */
     double running, waiting, kv, preempt_s, tok_in_s, tok_out_s, prefix_hit, fail_s;
     top_pct_t ttft[2], itl[2]; /* [0] short window, [1] long window */

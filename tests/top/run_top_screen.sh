@@ -8,15 +8,8 @@
 source "$IM_SOURCE_DIR/tests/lib/common.sh"
 command -v tmux >/dev/null || fail "tmux is required"
 sport=$(free_port); dead=$(free_port)
-cat >"$IM_TMP/scenario.yml" <<'YML'
-base: healthy
-events:
-  - at: 0s
-    pods: "2"
-    set: {rate: 20, admit_per_s: 1}
-YML
 bg "$IM_BINARY" simulate --listen "127.0.0.1:$sport" --pods 6 --models model-a,model-b --speed 5 \
-  --scenario "$IM_TMP/scenario.yml" >"$IM_TMP/sim.log" 2>&1
+  --scenario "$IM_SOURCE_DIR/tests/top/slow-pod2.yml" >"$IM_TMP/sim.log" 2>&1
 wait_http "http://127.0.0.1:$sport/targets" 30 || fail "simulator did not start"
 S=127.0.0.1:$sport
 T=(tmux -S "$IM_TMP/tmux.sock" -f /dev/null)

@@ -73,12 +73,35 @@ bg "$IM_BINARY" run --config.file "$IM_TMP/run-mixed.yml" --storage.tsdb.path "$
 wait_http "http://127.0.0.1:$dport/-/ready" 60 || { cat "$IM_TMP/demo.log"; fail "demo did not start"; }
 wait_http "http://127.0.0.1:$rport/-/ready" 60 || { cat "$IM_TMP/run.log"; fail "run did not start"; }
 wait_http "http://127.0.0.1:$bport/-/ready" 90 || { cat "$IM_TMP/backfill.log"; fail "backfilled demo did not start"; }
-sleep 45 # enough scrapes for every rate window of a 5 m view
+# Until every rate panel of a 5 m view has data: each query below answers a
+# non-empty vector (counters and histogram counts over the dashboard's shortest
+# live window, 4 x the 2 s scrape spacing, rounded up), 120 s at most.
+wait_data() { # PORT QUERY...
+  local port=$1 q i; shift
+  for q in "$@"; do
+    for i in $(seq 600); do
+      curl -fsS -G "http://127.0.0.1:$port/api/v1/query" --data-urlencode "query=$q" 2>/dev/null \
+        | grep -q '"result":\[{' && continue 2
+      sleep 0.2
+    done
+    fail "no data on :$port for $q after 120 s"
+  done
+}
+VQ=('sum(rate(vllm:generation_tokens_total[10s])) > 0' 'count(rate(vllm:num_preemptions_total[10s]))'
+  'sum(rate(vllm:time_to_first_token_seconds_count[10s])) > 0'
+  'sum(rate(vllm:inter_token_latency_seconds_count[10s])) > 0'
+  'sum(rate(vllm:e2e_request_latency_seconds_count[10s])) > 0'
+  'count(rate(vllm:prefix_cache_queries_total[10s]))')
+wait_data "$dport" "${VQ[@]}"
+wait_data "$rport" "${VQ[@]}"
 
 rc=0
 node "$IM_SOURCE_DIR/tests/ui/ui_test.mjs" healthy "http://127.0.0.1:$dport" "$SHOTS" || rc=1
 node "$IM_SOURCE_DIR/tests/ui/ui_test.mjs" pressure "http://127.0.0.1:$rport" "$SHOTS" || rc=1
 wait_http "http://127.0.0.1:$xport/-/ready" 30 || { cat "$IM_TMP/run-mixed.log"; fail "mixed run did not start"; }
+wait_data "$xport" "${VQ[@]}" 'sum(rate(sglang:generation_tokens_total[10s])) > 0' \
+  'sum(rate(sglang:time_to_first_token_seconds_count[10s])) > 0' \
+  'sum(rate(sglang:e2e_request_latency_seconds_count[10s])) > 0'
 node "$IM_SOURCE_DIR/tests/ui/ui_test.mjs" mixed "http://127.0.0.1:$xport" "$SHOTS" || rc=1
 node "$IM_SOURCE_DIR/tests/ui/ui_test.mjs" backfill "http://127.0.0.1:$bport" "$SHOTS" || rc=1
 if [ $rc != 0 ]; then
