@@ -15,37 +15,47 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: infermon simulate [options]\n\n"
-            "Serves a simulated LLM-serving fleet: vLLM pods at /pods/<i>/metrics, one\n"
-            "dcgm-exporter per 8-GPU node at /nodes/<j>/metrics, Kueue at /kueue/metrics,\n"
-            "and /targets (Prometheus file-SD JSON listing them all).\n\n"
-            "  --pods N              vLLM pods (default 4)\n"
-            "  --models LIST         served model names, comma-separated, assigned round-robin\n"
-            "                        (default meta-llama/Llama-3.1-8B-Instruct)\n"
-            "  --gpus-per-pod N      tensor-parallel size, 1..8 (default 1)\n"
-            "  --teams LIST          team namespaces, comma-separated (default "
-            "llm-serving,research)\n"
-            "  --scenario S          healthy, traffic-spike, kv-pressure, deferred, memory-bound,\n"
-            "                        cpu-bound, overprovisioned, errors, or a YAML file\n"
-            "                        (docs/simulator.md); default healthy\n"
-            "  --vllm-version V      vLLM release whose metrics to expose (default 0.27.1;\n"
-            "                        versions before 0.8.0 use the V0 engine's metrics)\n"
-            "  --engine E            vllm (default), sglang, or a comma list cycled over\n"
-            "                        --models (vllm,sglang: a mixed fleet; docs/engines.md)\n"
-            "  --listen ADDR         host:port to serve on (default 127.0.0.1:9400; port 0 = any)\n"
-            "  --port-per-pod BASE   also serve pod i at BASE+i on /metrics\n"
-            "  --seed N              random seed (default 1); same seed, same fleet\n"
-            "  --dcgm-profiling      also serve the DCP fields dcgm-exporter's default counters\n"
-            "                        comment out (SM activity and occupancy, FP pipes)\n"
-            "  --speed X             simulated seconds per wall second (default 1)\n"
-            "  --tick D              model step (default 1s)\n"
-            "  --duration D          exit after D of wall time (default: run until signalled)\n"
-            "  --history D           write the last D of the fleet's past instead of serving\n"
-            "  --step D              sample interval for --history (default 15s)\n"
-            "  --end T               end of --history (unix seconds or RFC 3339; default now)\n"
-            "  --out FILE            --history output (default stdout)\n"
-            "  --history-max-bytes N memory cap for --history (default 4294967296)\n");
+    fprintf(
+        f,
+        "usage: infermon simulate [options]\n\n"
+        "Serves a simulated LLM-serving fleet: vLLM pods at /pods/<i>/metrics, one\n"
+        "dcgm-exporter per 8-GPU node at /nodes/<j>/metrics, Kueue at /kueue/metrics,\n"
+        "and /targets (Prometheus file-SD JSON listing them all).\n\n"
+        "  --pods N              vLLM pods (default 4)\n"
+        "  --models LIST         served model names, comma-separated, assigned round-robin\n"
+        "                        (default meta-llama/Llama-3.1-8B-Instruct)\n"
+        "  --gpus-per-pod N      tensor-parallel size, 1..8 (default 1)\n"
+        "  --teams LIST          team namespaces, comma-separated (default "
+        "llm-serving,research)\n"
+        "  --scenario S          healthy, traffic-spike, kv-pressure, deferred, memory-bound,\n"
+        "                        cpu-bound, overprovisioned, errors, prefill-heavy,\n"
+        "                        scheduler-stall, slow-replica, xid-errors, gpu-throttle,\n"
+        "                        quota-starved, target-down, or a YAML file\n"
+        "                        (docs/simulator.md); default healthy\n"
+        "  --vllm-version V      vLLM release whose metrics to expose (default 0.27.1;\n"
+        "                        versions before 0.8.0 use the V0 engine's metrics)\n"
+        "  --engine E            vllm (default), sglang, or a comma list cycled over\n"
+        "                        --models (vllm,sglang: a mixed fleet; docs/engines.md)\n"
+        "  --listen ADDR         host:port to serve on (default 127.0.0.1:9400; port 0 = any)\n"
+        "  --port-per-pod BASE   also serve pod i at BASE+i on /metrics\n"
+        "  --seed N              random seed (default 1); same seed, same fleet\n"
+        "  --dcgm-profiling      also serve the DCP fields dcgm-exporter's default counters\n"
+        "                        comment out (SM activity and occupancy, FP pipes)\n"
+        "  --dcgm-violations     also serve the throttling counters DCGM_FI_DEV_POWER_VIOLATION\n"
+        "                        and DCGM_FI_DEV_THERMAL_VIOLATION (also commented out)\n"
+        "  --mig-nodes N         also N nodes whose GPUs are partitioned into MIG instances,\n"
+        "                        held by the teams' notebook pods (default 0)\n"
+        "  --mig-profile P       their profile: 1g.10gb (default), 2g.20gb, 3g.40gb, 7g.80gb\n"
+        "  --speed X             simulated seconds per wall second (default 1)\n"
+        "  --tick D              model step (default 1s)\n"
+        "  --duration D          exit after D of wall time (default: run until signalled)\n"
+        "  --history D           write the last D of the fleet's past instead of serving\n"
+        "  --step D              sample interval for --history (default 15s)\n"
+        "  --end T               end of --history (unix seconds or RFC 3339; default now)\n"
+        "  --out FILE            --history output (default stdout)\n"
+        "  --history-max-bytes N memory cap for --history (default 4294967296)\n"
+        "  --ground-truth FILE   with --history: write the exact totals at its end (JSON,\n"
+        "                        as /ground-truth serves them; docs/simulator.md)\n");
 }
 
 static volatile sig_atomic_t g_stop;
@@ -89,7 +99,7 @@ int cli_simulate(int argc, char **argv)
     sim_options_default(&o);
     sim_server_options_t so = {.listen = "127.0.0.1:9400", .speed = 1};
     int64_t history_ms = 0, step_ms = 15000, end_ms = 0, duration_ms = 0;
-    const char *outpath = NULL;
+    const char *outpath = NULL, *truthpath = NULL;
     size_t max_bytes = (size_t)4 << 30;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -135,6 +145,18 @@ int cli_simulate(int argc, char **argv)
             so.port_per_pod_base = (int)n;
         } else if (strcmp(a, "--dcgm-profiling") == 0) {
             o.dcgm_profiling = true;
+        } else if (strcmp(a, "--dcgm-violations") == 0) {
+            o.dcgm_violations = true;
+        } else if (strcmp(a, "--mig-nodes") == 0) {
+            NEEDV;
+            if (parse_int(a, v, 0, 1000, &n)) return 2;
+            o.mig_nodes = (int)n;
+        } else if (strcmp(a, "--mig-profile") == 0) {
+            NEEDV;
+            o.mig_profile = v;
+        } else if (strcmp(a, "--ground-truth") == 0) {
+            NEEDV;
+            truthpath = v;
         } else if (strcmp(a, "--seed") == 0) {
             NEEDV;
             if (parse_int(a, v, 0, 2147483647, &n)) return 2;
@@ -211,6 +233,17 @@ int cli_simulate(int argc, char **argv)
         } else if (fclose(out) != 0 && rc == IM_OK) {
             rc = im_err_set(&err, IM_EIO, "cannot write %s", outpath);
         }
+        if (rc == IM_OK && truthpath) {
+            im_buf_t tb;
+            im_buf_init(&tb, 0);
+            FILE *tf = fopen(truthpath, "wb");
+            if (!tf || sim_fleet_ground_truth_json(f, &tb) != IM_OK ||
+                fwrite(tb.data, 1, tb.len, tf) != tb.len)
+                rc = im_err_set(&err, IM_EIO, "cannot write %s: %s", truthpath, strerror(errno));
+            if (tf && fclose(tf) != 0 && rc == IM_OK)
+                rc = im_err_set(&err, IM_EIO, "cannot write %s", truthpath);
+            im_buf_free(&tb);
+        }
         sim_fleet_free(f);
         if (rc != IM_OK) {
             fprintf(stderr, "infermon simulate: %s\n", err.msg);
@@ -224,6 +257,11 @@ int cli_simulate(int argc, char **argv)
         return 0;
     }
 
+    if (truthpath) {
+        fprintf(stderr, "infermon simulate: --ground-truth goes with --history (a running "
+                        "simulator serves /ground-truth)\n");
+        return 2;
+    }
     sim_fleet_t *f;
     if (sim_fleet_create(&o, &f, &err) != IM_OK) {
         fprintf(stderr, "infermon simulate: %s\n", err.msg);
@@ -264,7 +302,10 @@ int cli_simulate(int argc, char **argv)
                so.port_per_pod_base, so.port_per_pod_base + npods - 1);
     printf("  dcgm      http://%s:%d/nodes/0/metrics .. /nodes/%d/metrics\n", host, port,
            nnodes - 1);
+    if (o.mig_nodes > 0)
+        printf("            (the last %d: MIG %s nodes)\n", o.mig_nodes, o.mig_profile);
     printf("  Kueue     http://%s:%d/kueue/metrics\n", host, port);
+    printf("  truth     http://%s:%d/ground-truth\n", host, port);
     printf("  speed     %gx simulated time, seed %llu\n", so.speed, (unsigned long long)o.seed);
     fflush(stdout);
 

@@ -25,6 +25,7 @@ void sim_options_default(sim_options_t *o)
     o->scenario = "healthy";
     o->vllm_version = "0.27.1";
     o->engine = "vllm";
+    o->mig_profile = "1g.10gb";
     o->seed = 1;
     o->tick_ms = 1000;
 }
@@ -136,6 +137,37 @@ static void build_b125(sim_fleet_t *f)
     }
 }
 
+static bool event_selects(const sim_fleet_t *f, const sim_event_t *e, const sim_pod_t *p)
+{
+    int i = p->index;
+    if (e->pod_lo >= 0 && (i < e->pod_lo || i > e->pod_hi)) return false;
+    if (e->model[0] && strcmp(e->model, f->models[p->model]) != 0) return false;
+    if (e->team[0] && strcmp(e->team, f->teams[p->team]) != 0) return false;
+    if (e->team_idx >= 0 && p->team != e->team_idx) return false;
+    return true;
+}
+
+/* Event selectors must name served models and teams. */
+static im_rc check_events(const sim_fleet_t *f, im_err_t *err)
+{
+    for (int j = 0; j < f->sc.nevents; j++) {
+        const sim_event_t *e = &f->sc.events[j];
+        bool ok = !e->model[0];
+        for (int i = 0; i < f->nmodels && !ok; i++) ok = strcmp(f->models[i], e->model) == 0;
+        if (!ok)
+            return im_err_set(err, IM_EINVAL,
+                              "scenario event at %llds: model \"%s\" is not served (--models %s)",
+                              (long long)(e->at_ms / 1000), e->model, f->o.models);
+        ok = !e->team[0];
+        for (int i = 0; i < f->nteams && !ok; i++) ok = strcmp(f->teams[i], e->team) == 0;
+        if (!ok)
+            return im_err_set(err, IM_EINVAL,
+                              "scenario event at %llds: team \"%s\" is not one of --teams %s",
+                              (long long)(e->at_ms / 1000), e->team, f->o.teams);
+    }
+    return IM_OK;
+}
+
 im_rc sim_fleet_create(const sim_options_t *o, sim_fleet_t **out, im_err_t *err)
 {
     *out = NULL;
@@ -165,6 +197,19 @@ im_rc sim_fleet_create(const sim_options_t *o, sim_fleet_t **out, im_err_t *err)
         rc = im_err_set(err, IM_EINVAL, "--vllm-version: versions before 0.3.1 are not simulated");
         goto fail;
     }
+    if (!f->o.mig_profile || !*f->o.mig_profile) f->o.mig_profile = def.mig_profile;
+    if (f->o.mig_nodes < 0 || f->o.mig_nodes > 1000) {
+        rc = im_err_set(err, IM_EINVAL, "--mig-nodes must be between 0 and 1000");
+        goto fail;
+    }
+    if (!sim__mig_profile_ok(f->o.mig_profile)) {
+        rc = im_err_set(err, IM_EINVAL,
+                        "--mig-profile: unknown profile \"%s\" (1g.10gb, 2g.20gb, 3g.40gb, "
+                        "7g.80gb)",
+                        f->o.mig_profile);
+        goto fail;
+    }
+    f->mig_profile = f->o.mig_profile;
     f->models_s = im_strdup(f->o.models);
     f->teams_s = im_strdup(f->o.teams);
     f->nmodels = split_list(f->models_s, &f->models);
@@ -182,6 +227,7 @@ im_rc sim_fleet_create(const sim_options_t *o, sim_fleet_t **out, im_err_t *err)
         goto fail;
     }
     if ((rc = sim__scenario_load(f->o.scenario, &f->sc, err)) != IM_OK) goto fail;
+    if ((rc = check_events(f, err)) != IM_OK) goto fail;
     f->t0_ms = f->o.start_ms ? f->o.start_ms : im_now_ms() / 1000 * 1000;
     f->now_ms = f->t0_ms;
     f->tick_ms = f->o.tick_ms;
@@ -251,7 +297,10 @@ im_rc sim_fleet_create(const sim_options_t *o, sim_fleet_t **out, im_err_t *err)
     }
     for (int i = 0; i < f->npods; i++) sim__pod_init(f, &f->pods[i]);
     sim__dcgm_build(f);
+    sim__mig_build(f);
     sim__kueue_build(f);
+    f->truth = im_calloc((size_t)f->nteams, sizeof *f->truth);
+    f->truth_mig = im_calloc((size_t)f->nteams, sizeof *f->truth_mig);
 
     char path[64];
     for (int i = 0; i < f->npods; i++) {
@@ -263,6 +312,11 @@ im_rc sim_fleet_create(const sim_options_t *o, sim_fleet_t **out, im_err_t *err)
     for (int n = 0; n < f->nnodes; n++) {
         snprintf(path, sizeof path, "/nodes/%d/metrics", n);
         add_ep(f, SIM_EP_DCGM, n, path, "gpu-operator", NULL, NULL, f->node_names[n]);
+    }
+    for (int n = 0; n < f->nmig; n++) {
+        snprintf(path, sizeof path, "/nodes/%d/metrics", f->nnodes + n);
+        add_ep(f, SIM_EP_DCGM, f->nnodes + n, path, "gpu-operator", NULL, NULL,
+               f->mig_node_names[n]);
     }
     add_ep(f, SIM_EP_KUEUE, 0, "/kueue/metrics", "kueue-system",
            "kueue-controller-manager-6d9c8f7b5-x2k4q", NULL, f->node_names[0]);
@@ -291,6 +345,9 @@ void sim_fleet_free(sim_fleet_t *f)
     im_free(f->eps);
     sim__kueue_free(f);
     sim__dcgm_free(f);
+    sim__mig_free(f);
+    im_free(f->truth);
+    im_free(f->truth_mig);
     if (f->pods)
         for (int i = 0; i < f->npods; i++) sim__pod_free(&f->pods[i]);
     if (f->vtpl)
@@ -320,8 +377,8 @@ void sim_fleet_free(sim_fleet_t *f)
 static void apply_event(sim_fleet_t *f, const sim_event_t *e)
 {
     for (int i = 0; i < f->npods; i++) {
-        if (e->pod_lo >= 0 && (i < e->pod_lo || i > e->pod_hi)) continue;
         sim_pod_t *p = &f->pods[i];
+        if (!event_selects(f, e, p)) continue;
         if (e->preset[0]) sim__scenario_preset(e->preset, &p->k);
         for (int j = 0; j < e->nset; j++) sim__knob_set(&p->k, e->names[j], e->values[j]);
         int blocks = (int)(f->specs[p->model].num_gpu_blocks * p->k.kv_factor);
@@ -336,7 +393,7 @@ void sim_fleet_advance(sim_fleet_t *f, int64_t t_ms)
         int64_t off = f->now_ms - f->t0_ms;
         if (f->sc.loop_ms > 0 && off > 0 && off % f->sc.loop_ms == 0) {
             /* a new cycle: back to the base knobs, events from the start */
-            sim_event_t reset = {.pod_lo = -1, .pod_hi = -1};
+            sim_event_t reset = {.pod_lo = -1, .pod_hi = -1, .team_idx = -1};
             for (int i = 0; i < f->npods; i++) f->pods[i].k = f->sc.base;
             apply_event(f, &reset);
             f->next_event = 0;
@@ -347,13 +404,16 @@ void sim_fleet_advance(sim_fleet_t *f, int64_t t_ms)
         double t0 = (double)f->now_ms / 1000.0, dt = (double)f->tick_ms / 1000.0;
         for (int i = 0; i < f->npods; i++) sim__pod_tick(f, &f->pods[i], t0, dt);
         sim__dcgm_tick(f, dt);
+        if (f->nmig > 0) sim__mig_tick(f, dt);
         sim__kueue_tick(f, t0, dt);
+        sim__truth_tick(f, dt);
         f->now_ms += f->tick_ms;
         any = true;
     }
     if (any) {
         for (int i = 0; i < f->npods; i++) sim__pod_publish(f, &f->pods[i]);
         sim__dcgm_publish(f);
+        sim__mig_publish(f);
         sim__kueue_publish(f);
     }
 }
@@ -377,10 +437,20 @@ int sim_fleet_count(const sim_fleet_t *f, sim_ep_kind_t kind)
 {
     switch (kind) {
     case SIM_EP_VLLM: return f->npods;
-    case SIM_EP_DCGM: return f->nnodes;
+    case SIM_EP_DCGM: return f->nnodes + f->nmig;
     case SIM_EP_KUEUE: return 1;
     }
     return 0;
+}
+
+bool sim_fleet_endpoint_up(const sim_fleet_t *f, sim_ep_kind_t kind, int index)
+{
+    if (index < 0 || index >= sim_fleet_count(f, kind)) return false;
+    if (kind == SIM_EP_VLLM) return f->pods[index].k.down == 0;
+    if (kind == SIM_EP_DCGM)
+        for (int i = 0; i < f->npods; i++)
+            if (f->pods[i].node == index && f->pods[i].k.dcgm_down != 0) return false;
+    return true;
 }
 
 im_rc sim_fleet_render(sim_fleet_t *f, sim_ep_kind_t kind, int index, im_buf_t *out)
@@ -393,13 +463,18 @@ im_rc sim_fleet_render(sim_fleet_t *f, sim_ep_kind_t kind, int index, im_buf_t *
         sim__render_text(&f->vtpl[p->model], p->v, out);
         break;
     }
-    case SIM_EP_DCGM: sim__render_text(&f->dtpl[index], f->dv[index], out); break;
+    case SIM_EP_DCGM:
+        if (index < f->nnodes)
+            sim__render_text(&f->dtpl[index], f->dv[index], out);
+        else
+            sim__render_text(&f->mtpl[index - f->nnodes], f->mv[index - f->nnodes], out);
+        break;
     case SIM_EP_KUEUE: sim__render_text(sim__kueue_tpl(f), sim__kueue_values(f), out); break;
     }
     return out->len > before ? IM_OK : IM_ELIMIT;
 }
 
-static void json_str(im_buf_t *b, const char *s)
+void sim__json_str(im_buf_t *b, const char *s)
 {
     (void)im_buf_putc(b, '"');
     for (const char *p = s; *p; p++) {
@@ -456,16 +531,16 @@ im_rc sim_fleet_targets_json(const sim_fleet_t *f, const char *host_port, int po
             snprintf(path, sizeof path, "%s", e->path);
         }
         (void)im_buf_puts(out, "  {\"targets\": [");
-        json_str(out, target);
+        sim__json_str(out, target);
         (void)im_buf_puts(out, "], \"labels\": {\"__metrics_path__\": ");
-        json_str(out, path);
+        sim__json_str(out, path);
         sim_label_t ls[8];
         int n = sim__target_labels(f, i, ls, inst, sizeof inst);
         for (int k = 0; k < n; k++) {
             (void)im_buf_puts(out, ", ");
-            json_str(out, ls[k].name);
+            sim__json_str(out, ls[k].name);
             (void)im_buf_puts(out, ": ");
-            json_str(out, ls[k].value);
+            sim__json_str(out, ls[k].value);
         }
         (void)im_buf_puts(out, i + 1 < f->neps ? "}},\n" : "}}\n");
     }

@@ -7,7 +7,9 @@
  * by series, each with all its timestamps in order. Series carry the labels a
  * Prometheus with Kubernetes service discovery would have attached (job,
  * instance, and namespace/pod for the vLLM and Kueue targets), so pods of the
- * same model do not collide. `_created` families are left out. */
+ * same model do not collide. `_created` families are left out. Last comes `up`
+ * per target, as the scrapes would have stored it: 0 (and no samples) while
+ * the scenario takes a target down. */
 #include "util/base.h"
 
 #include <stdio.h>
@@ -18,6 +20,7 @@ typedef struct hep {
     const sim_tpl_t *t;
     const double *live; /* the endpoint's live value array */
     double *m;          /* owned: steps x nvalues */
+    uint8_t *up;        /* owned: per step, 1 when the target answered */
     sim_label_t tl[8];  /* target labels (sim__target_labels) */
     int ntl;
     char inst[300]; /* storage for the instance value */
@@ -139,7 +142,9 @@ static im_rc write_family(hep_t *eps, int lo, int hi, int fi, int nsteps, const 
                 const double *row = m + (size_t)k * (size_t)nv;
                 for (uint32_t j = 0; j < gn; j++) {
                     const sim_series_t *s = &gs[j];
-                    if (pl[j] == 0 || (s->present_idx >= 0 && row[s->present_idx] == 0)) continue;
+                    if (pl[j] == 0 || !eps[e].up[k] ||
+                        (s->present_idx >= 0 && row[s->present_idx] == 0))
+                        continue;
                     if (b->cap - b->len < pl[j] + 96) {
                         im_rc rc = flush(b, out, &st->bytes, err);
                         if (rc != IM_OK) goto fail;
@@ -177,6 +182,47 @@ fail:
     return IM_EIO;
 }
 
+/* The `up` series of every target, as a scraper stores it. */
+static im_rc write_up(hep_t *eps, int neps, int nsteps, const int64_t *ts, im_buf_t *b, FILE *out,
+                      sim_history_stats_t *st, im_err_t *err)
+{
+    (void)im_buf_puts(b, "# TYPE up gauge\n");
+    char pre[PREFIX_CAP];
+    for (int e = 0; e < neps; e++) {
+        size_t n = 0;
+        n += put_str(pre + n, "up{");
+        for (int i = 0; i < eps[e].ntl; i++) {
+            const char *v = eps[e].tl[i].value;
+            if (n + strlen(eps[e].tl[i].name) + 2 * strlen(v) + 8 > sizeof pre) break;
+            if (i) pre[n++] = ',';
+            n += put_str(pre + n, eps[e].tl[i].name);
+            pre[n++] = '=';
+            pre[n++] = '"';
+            for (; *v; v++) {
+                if (*v == '"' || *v == '\\') pre[n++] = '\\';
+                pre[n++] = *v;
+            }
+            pre[n++] = '"';
+        }
+        pre[n++] = '}';
+        pre[n++] = ' ';
+        for (int k = 0; k < nsteps; k++) {
+            if (b->cap - b->len < n + 64) {
+                im_rc rc = flush(b, out, &st->bytes, err);
+                if (rc != IM_OK) return rc;
+                if (im_buf_reserve(b, n + 64) != IM_OK) im_oom(n + 64);
+            }
+            (void)im_buf_append(b, pre, n);
+            (void)im_buf_printf(b, "%d %lld", eps[e].up[k], (long long)(ts[k] / 1000));
+            if (ts[k] % 1000) (void)im_buf_printf(b, ".%03d", (int)(ts[k] % 1000));
+            (void)im_buf_putc(b, '\n');
+            st->samples++;
+        }
+        st->series++;
+    }
+    return IM_OK;
+}
+
 im_rc sim_history_write(sim_fleet_t *f, int64_t start_ms, int64_t end_ms, int64_t step_ms,
                         size_t max_bytes, FILE *out, sim_history_stats_t *st_out, im_err_t *err)
 {
@@ -186,10 +232,12 @@ im_rc sim_history_write(sim_fleet_t *f, int64_t start_ms, int64_t end_ms, int64_
     if (f->now_ms != start_ms)
         return im_err_set(err, IM_EINVAL, "the fleet must start at the history's start time");
     int64_t nsteps64 = (end_ms - start_ms) / step_ms + 1;
-    int neps = f->npods + f->nnodes + 1;
+    int ndcgm = f->nnodes + f->nmig;
+    int neps = f->npods + ndcgm + 1;
     size_t per_step = 0;
     for (int i = 0; i < f->npods; i++) per_step += (size_t)f->lay.nvalues;
     for (int n = 0; n < f->nnodes; n++) per_step += (size_t)f->dtpl[n].nvalues;
+    for (int n = 0; n < f->nmig; n++) per_step += (size_t)f->mtpl[n].nvalues;
     per_step += (size_t)sim__kueue_tpl(f)->nvalues;
     double need = (double)nsteps64 * (double)per_step * 8.0;
     if (need > (double)max_bytes)
@@ -207,23 +255,31 @@ im_rc sim_history_write(sim_fleet_t *f, int64_t start_ms, int64_t end_ms, int64_
             sim_pod_t *p = &f->pods[ep->index];
             eps[k].t = &f->vtpl[p->model];
             eps[k].live = p->v;
-        } else if (ep->kind == SIM_EP_DCGM) {
+        } else if (ep->kind == SIM_EP_DCGM && ep->index < f->nnodes) {
             eps[k].t = &f->dtpl[ep->index];
             eps[k].live = f->dv[ep->index];
+        } else if (ep->kind == SIM_EP_DCGM) {
+            eps[k].t = &f->mtpl[ep->index - f->nnodes];
+            eps[k].live = f->mv[ep->index - f->nnodes];
         } else {
             eps[k].t = sim__kueue_tpl(f);
             eps[k].live = sim__kueue_values(f);
         }
         eps[k].ntl = sim__target_labels(f, k, eps[k].tl, eps[k].inst, sizeof eps[k].inst);
     }
-    for (int e = 0; e < neps; e++)
+    for (int e = 0; e < neps; e++) {
         eps[e].m = im_malloc(sizeof(double) * (size_t)eps[e].t->nvalues * (size_t)nsteps);
+        eps[e].up = im_malloc((size_t)nsteps);
+    }
     for (int s = 0; s < nsteps; s++) {
         ts[s] = start_ms + (int64_t)s * step_ms;
         sim_fleet_advance(f, ts[s]);
-        for (int e = 0; e < neps; e++)
+        for (int e = 0; e < neps; e++) {
+            const sim_endpoint_t *ep = sim_fleet_endpoint(f, e);
             memcpy(eps[e].m + (size_t)s * (size_t)eps[e].t->nvalues, eps[e].live,
                    sizeof(double) * (size_t)eps[e].t->nvalues);
+            eps[e].up[s] = sim_fleet_endpoint_up(f, ep->kind, ep->index);
+        }
     }
     im_buf_t b;
     im_buf_init(&b, 0);
@@ -233,15 +289,19 @@ im_rc sim_history_write(sim_fleet_t *f, int64_t start_ms, int64_t end_ms, int64_
         for (int fi = 0; fi < eps[0].t->nfams && rc == IM_OK; fi++)
             rc = write_family(eps, 0, f->npods, fi, nsteps, ts, &b, out, &st, err);
     for (int fi = 0; fi < eps[f->npods].t->nfams && rc == IM_OK; fi++)
-        rc = write_family(eps, f->npods, f->npods + f->nnodes, fi, nsteps, ts, &b, out, &st, err);
+        rc = write_family(eps, f->npods, f->npods + ndcgm, fi, nsteps, ts, &b, out, &st, err);
     for (int fi = 0; fi < eps[neps - 1].t->nfams && rc == IM_OK; fi++)
         rc = write_family(eps, neps - 1, neps, fi, nsteps, ts, &b, out, &st, err);
+    if (rc == IM_OK) rc = write_up(eps, neps, nsteps, ts, &b, out, &st, err);
     if (rc == IM_OK) {
         (void)im_buf_puts(&b, "# EOF\n");
         rc = flush(&b, out, &st.bytes, err);
     }
     im_buf_free(&b);
-    for (int e = 0; e < neps; e++) im_free(eps[e].m);
+    for (int e = 0; e < neps; e++) {
+        im_free(eps[e].m);
+        im_free(eps[e].up);
+    }
     im_free(eps);
     im_free(ts);
     st.steps = nsteps;

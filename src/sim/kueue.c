@@ -39,6 +39,8 @@ typedef struct kteam {
     double status_active, one, zero, inf;
     double weighted_share;
     double evicted;
+    int team;                          /* index in f->teams (the array is sorted by cq name) */
+    double borrow_lim[3], lend_lim[3]; /* +Inf when unset */
     kjob_t pend[MAXJOBS];
     int npend;
     kjob_t run[MAXJOBS];
@@ -283,9 +285,10 @@ static void build_family(sim_fleet_t *f, sim_kueue_t *k, const llm_cat_family_t 
                 ls[nl++] = (sim_label_t){"flavor", "h100-80gb"};
                 for (int r = 0; r < 3; r++) {
                     ls[nl] = (sim_label_t){"resource", res_names[r]};
-                    const double *src = strstr(s, "nominal") ? &t->nominal[r]
-                                        : strstr(s, "limit") ? &t->inf
-                                                             : &t->res[r];
+                    const double *src = strstr(s, "nominal")           ? &t->nominal[r]
+                                        : strstr(s, "borrowing_limit") ? &t->borrow_lim[r]
+                                        : strstr(s, "lending_limit")   ? &t->lend_lim[r]
+                                                                       : &t->res[r];
                     ser(k, n, ls, nl + 1, src, false);
                 }
                 nl = base;
@@ -314,6 +317,8 @@ void sim__kueue_build(sim_fleet_t *f)
         t->ns = f->teams[i];
         t->one = 1;
         t->inf = INFINITY;
+        t->team = i;
+        for (int r = 0; r < 3; r++) t->borrow_lim[r] = t->lend_lim[r] = INFINITY;
         double gpus = floor((double)total_gpus / f->nteams);
         if (i == f->nteams - 1) gpus = total_gpus - gpus * (f->nteams - 1);
         t->nominal[0] = 24 * gpus;
@@ -362,11 +367,54 @@ void sim__kueue_free(sim_fleet_t *f)
     f->kq = NULL;
 }
 
+/* A team's Kueue knobs: those of its first pod (events select pods, so a
+ * `team:` selector reaches its ClusterQueue), else the scenario's base. */
+static const sim_knobs_t *team_knobs(const sim_fleet_t *f, int team)
+{
+    for (int i = 0; i < f->npods; i++)
+        if (f->pods[i].team == team) return &f->pods[i].k;
+    return &f->sc.base;
+}
+
+/* Quota and limits from the knobs (quota_gpus, borrowing_limit, lending_limit). */
+static void team_quota(const sim_fleet_t *f, kteam_t *t, const sim_knobs_t *kn)
+{
+    int total_gpus = f->nnodes * f->gpus_per_node;
+    double gpus = floor((double)total_gpus / f->nteams);
+    if (t->team == f->nteams - 1) gpus = total_gpus - gpus * (f->nteams - 1);
+    if (kn->quota_gpus >= 0) gpus = floor(kn->quota_gpus);
+    t->nominal[0] = 24 * gpus;
+    t->nominal[1] = 256 * GIB * gpus;
+    t->nominal[2] = gpus;
+    t->borrow_lim[2] = kn->borrowing_limit >= 0 ? floor(kn->borrowing_limit) : INFINITY;
+    t->lend_lim[2] = kn->lending_limit >= 0 ? floor(kn->lending_limit) : INFINITY;
+}
+
+/* GPUs the other ClusterQueues of the cohort can still lend: their unused
+ * quota, at most their lending limits, less what is borrowed already. */
+static double lendable(const sim_kueue_t *k, const kteam_t *self)
+{
+    double sum = 0;
+    for (int i = 0; i < k->nteams; i++) {
+        const kteam_t *u = &k->teams[i];
+        sum -= fmax(0, u->res[2] - u->nominal[2]);
+        if (u == self) continue;
+        double unused = fmax(0, u->nominal[2] - u->res[2]);
+        sum += fmin(unused, u->lend_lim[2]);
+    }
+    return sum;
+}
+
 void sim__kueue_tick(sim_fleet_t *f, double t, double dt)
 {
     sim_kueue_t *k = f->kq;
-    double rate = f->sc.base.batch_jobs_per_h;
-    if (f->npods > 0) rate = f->pods[0].k.batch_jobs_per_h;
+    bool limits = false;
+    for (int i = 0; i < k->nteams; i++) {
+        kteam_t *tm = &k->teams[i];
+        const sim_knobs_t *kn = team_knobs(f, tm->team);
+        team_quota(f, tm, kn);
+        limits = limits || isfinite(tm->borrow_lim[2]) || isfinite(tm->lend_lim[2]);
+    }
     double cohort_nominal = 0, cohort_used = 0;
     for (int i = 0; i < k->nteams; i++) {
         cohort_nominal += k->teams[i].nominal[2];
@@ -390,6 +438,25 @@ void sim__kueue_tick(sim_fleet_t *f, double t, double dt)
             }
             j++;
         }
+        const sim_knobs_t *kn = team_knobs(f, tm->team);
+        /* evictions, back to the queue: workloads beyond the quota plus the
+         * borrowing limit (the lenders reclaim), and at evict_per_h (preempted
+         * by higher-priority work) */
+        while (tm->nrun > 0 && tm->npend < MAXJOBS &&
+               ((isfinite(tm->borrow_lim[2]) && tm->res[2] > tm->nominal[2] + tm->borrow_lim[2] &&
+                 tm->res[2] > tm->active_inf) ||
+                (kn->evict_per_h > 0 && sim__rng_unif(&k->rng) < kn->evict_per_h * dt / 3600.0))) {
+            kjob_t jb = tm->run[--tm->nrun];
+            tm->res[2] -= jb.gpus;
+            tm->res[0] -= 8 * jb.gpus;
+            tm->res[1] -= 64 * GIB * jb.gpus;
+            cohort_used -= jb.gpus;
+            tm->evicted += 1;
+            jb.arrive = t;
+            jb.inadmissible = false;
+            tm->pend[tm->npend++] = jb;
+        }
+        double rate = kn->batch_jobs_per_h;
         int64_t n = sim__rng_poisson(&k->rng, rate * dt / 3600.0);
         for (int64_t j = 0; j < n && tm->npend < MAXJOBS; j++) {
             kjob_t *jb = &tm->pend[tm->npend++];
@@ -400,13 +467,30 @@ void sim__kueue_tick(sim_fleet_t *f, double t, double dt)
             jb->inadmissible = false;
             sim__hist_observe(k->v, &k->h_create_job, 0.02 + sim__rng_exp(&k->rng, 0.03), 1);
         }
-        /* FIFO admission within nominal quota plus the cohort's unused quota. */
-        while (tm->npend > 0 && tm->nrun < MAXJOBS) {
-            kjob_t *jb = &tm->pend[0];
+        /* FIFO admission within nominal quota plus the cohort's unused quota.
+         * With quota limits set (borrowing_limit, lending_limit), Kueue's
+         * default BestEffortFIFO: an inadmissible head does not block the
+         * workloads behind it (the first 16 are tried). */
+        int head = 0;
+        while (tm->npend > head && tm->nrun < MAXJOBS) {
+            kjob_t *jb = &tm->pend[head];
             attempted = true;
             double borrow = cohort_nominal - cohort_used;
             bool fits = tm->res[2] + jb->gpus <= tm->nominal[2] || jb->gpus <= borrow - 0;
+            if (fits && limits) {
+                /* beyond its own quota it borrows, within its borrowing limit and
+                 * what the others lend */
+                double need = jb->gpus - fmax(0, tm->nominal[2] - tm->res[2]);
+                if (need > 0 && (tm->res[2] + jb->gpus - tm->nominal[2] > tm->borrow_lim[2] ||
+                                 need > lendable(k, tm)))
+                    fits = false;
+            }
             if (!fits || cohort_used + jb->gpus > cohort_nominal) {
+                if (limits && head < 15) {
+                    jb->inadmissible = true;
+                    head++;
+                    continue;
+                }
                 for (int q = 0; q < tm->npend; q++) tm->pend[q].inadmissible = true;
                 break;
             }
@@ -421,7 +505,8 @@ void sim__kueue_tick(sim_fleet_t *f, double t, double dt)
             cohort_used += jb->gpus;
             jb->start = t;
             tm->run[tm->nrun++] = *jb;
-            memmove(&tm->pend[0], &tm->pend[1], sizeof *tm->pend * (size_t)(tm->npend - 1));
+            memmove(&tm->pend[head], &tm->pend[head + 1],
+                    sizeof *tm->pend * (size_t)(tm->npend - 1 - head));
             tm->npend--;
             tm->admitted[0] += 1;
             tm->reserved_total[0] += 1;
@@ -472,6 +557,30 @@ void sim__kueue_publish(sim_fleet_t *f)
         k->cohort_admitted[1] += t->admitted[1];
     }
     for (int i = 0; i < k->nmap; i++) k->v[k->map[i].vidx] = *k->map[i].src;
+}
+
+/* Ground truth: each team's reservation, quota, borrowing over the tick. Kueue
+ * does not say which ClusterQueue lent: what the borrowers use beyond their
+ * quotas is attributed to the lenders in proportion to their lendable unused
+ * quota. */
+void sim__kueue_truth(sim_fleet_t *f, double dt)
+{
+    sim_kueue_t *k = f->kq;
+    double borrowed = 0, unused = 0;
+    for (int i = 0; i < k->nteams; i++) {
+        const kteam_t *t = &k->teams[i];
+        borrowed += fmax(0, t->res[2] - t->nominal[2]);
+        unused += fmin(fmax(0, t->nominal[2] - t->res[2]), t->lend_lim[2]);
+    }
+    for (int i = 0; i < k->nteams; i++) {
+        const kteam_t *t = &k->teams[i];
+        sim_truth_team_t *g = &f->truth[t->team];
+        g->reserved_s += t->res[2] * dt;
+        g->nominal_s += t->nominal[2] * dt;
+        g->borrowed_s += fmax(0, t->res[2] - t->nominal[2]) * dt;
+        double mine = fmin(fmax(0, t->nominal[2] - t->res[2]), t->lend_lim[2]);
+        if (unused > 0) g->lent_s += borrowed * mine / unused * dt;
+    }
 }
 
 const sim_tpl_t *sim__kueue_tpl(const sim_fleet_t *f)

@@ -7,6 +7,7 @@
 #include "util/base.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,12 +41,24 @@ static void healthy(sim_knobs_t *k)
         .max_num_seqs = 256,
         .daily_amp = 0.5,
         .batch_jobs_per_h = 6,
+        .max_num_batched_tokens = 0,
+        .slowdown = 1,
+        .throttle_clock = 1200,
+        .quota_gpus = -1,
+        .borrowing_limit = -1,
+        .lending_limit = -1,
     };
 }
 
-static const char *const presets[] = {"healthy",         "traffic-spike", "kv-pressure",
-                                      "deferred",        "memory-bound",  "cpu-bound",
-                                      "overprovisioned", "errors"};
+static const char *const presets[] = {
+    "healthy",      "traffic-spike",   "kv-pressure",  "deferred",      "memory-bound",
+    "cpu-bound",    "overprovisioned", "errors",       "prefill-heavy", "scheduler-stall",
+    "slow-replica", "xid-errors",      "gpu-throttle", "quota-starved", "target-down"};
+
+#define PRESET_LIST                                                                                \
+    "healthy, traffic-spike, kv-pressure, deferred, memory-bound, cpu-bound, overprovisioned, "    \
+    "errors, prefill-heavy, scheduler-stall, slow-replica, xid-errors, gpu-throttle, "             \
+    "quota-starved, target-down"
 
 bool sim__scenario_preset(const char *name, sim_knobs_t *k)
 {
@@ -118,42 +131,116 @@ bool sim__scenario_preset(const char *name, sim_knobs_t *k)
         k->patience_s = 20;
         return true;
     }
+    if (strcmp(name, "prefill-heavy") == 0) {
+        /* Long prompts, short answers, a small step budget: prefill saturates the
+         * compute while the few running requests hold a moderate share of KV. */
+        k->rate = 4;
+        k->prompt_median = 12000;
+        k->prompt_sigma = 0.3;
+        k->output_median = 60;
+        k->output_sigma = 0.5;
+        k->prefix_share = 0.05;
+        k->max_num_batched_tokens = 2048;
+        k->daily_amp = 0;
+        k->burst_prob = 0;
+        k->patience_s = 1800;
+        return true;
+    }
+    /* The fault presets are healthy traffic plus the fault; the built-in
+     * scenarios of the same name apply them after a while or to some pods
+     * (scenario_builtin below). */
+    if (strcmp(name, "scheduler-stall") == 0) {
+        k->stall = 1;
+        return true;
+    }
+    if (strcmp(name, "slow-replica") == 0) {
+        k->slowdown = 4;
+        return true;
+    }
+    if (strcmp(name, "xid-errors") == 0) {
+        k->xid_code = 48;
+        k->row_remap_failure = 1;
+        return true;
+    }
+    if (strcmp(name, "gpu-throttle") == 0) {
+        k->throttle = 2;
+        k->throttle_clock = 1100;
+        return true;
+    }
+    if (strcmp(name, "quota-starved") == 0) {
+        k->batch_jobs_per_h = 60;
+        k->borrowing_limit = 0;
+        k->evict_per_h = 6;
+        return true;
+    }
+    if (strcmp(name, "target-down") == 0) {
+        k->down = 1;
+        return true;
+    }
     return false;
 }
 
 #define KNOBS(X)                                                                                   \
-    X(rate)                                                                                        \
-    X(burst_prob)                                                                                  \
-    X(burst_mult)                                                                                  \
-    X(prompt_median)                                                                               \
-    X(prompt_sigma)                                                                                \
-    X(output_median)                                                                               \
-    X(output_sigma)                                                                                \
-    X(prefix_share)                                                                                \
-    X(prefix_len)                                                                                  \
-    X(deferred_frac)                                                                               \
-    X(deferred_s)                                                                                  \
-    X(abort_frac)                                                                                  \
-    X(error_frac)                                                                                  \
-    X(patience_s)                                                                                  \
-    X(patience_sigma)                                                                              \
-    X(timeout_s)                                                                                   \
-    X(cpu_overhead_ms)                                                                             \
-    X(admit_per_s)                                                                                 \
-    X(kv_factor)                                                                                   \
-    X(max_num_seqs)                                                                                \
-    X(daily_amp)                                                                                   \
-    X(batch_jobs_per_h)
+    X(rate, 0.0, 1e6)                                                                              \
+    X(burst_prob, 0.0, 60.0)                                                                       \
+    X(burst_mult, 0.0, 1000.0)                                                                     \
+    X(prompt_median, 1.0, 1e7)                                                                     \
+    X(prompt_sigma, 0.0, 10.0)                                                                     \
+    X(output_median, 1.0, 1e7)                                                                     \
+    X(output_sigma, 0.0, 10.0)                                                                     \
+    X(prefix_share, 0.0, 1.0)                                                                      \
+    X(prefix_len, 0.0, 1e7)                                                                        \
+    X(deferred_frac, 0.0, 1.0)                                                                     \
+    X(deferred_s, 0.0, 1e9)                                                                        \
+    X(abort_frac, 0.0, 1.0)                                                                        \
+    X(error_frac, 0.0, 1.0)                                                                        \
+    X(patience_s, 0.0, 1e9)                                                                        \
+    X(patience_sigma, 0.0, 10.0)                                                                   \
+    X(timeout_s, 0.0, 1e9)                                                                         \
+    X(cpu_overhead_ms, 0.0, 1e6)                                                                   \
+    X(admit_per_s, 0.0, 1e9)                                                                       \
+    X(kv_factor, 0.0001, 1000.0)                                                                   \
+    X(max_num_seqs, 1.0, 1024.0)                                                                   \
+    X(daily_amp, 0.0, 1.0)                                                                         \
+    X(batch_jobs_per_h, 0.0, 1e6)                                                                  \
+    X(max_num_batched_tokens, 0.0, 1e7)                                                            \
+    X(stall, 0.0, 1.0)                                                                             \
+    X(slowdown, 0.01, 1000.0)                                                                      \
+    X(xid_code, 0.0, 1e6)                                                                          \
+    X(gpu_index, 0.0, 7.0)                                                                         \
+    X(row_remap_failure, 0.0, 1.0)                                                                 \
+    X(gpu_lost, 0.0, 1.0)                                                                          \
+    X(throttle, 0.0, 2.0)                                                                          \
+    X(throttle_clock, 100.0, 1980.0)                                                               \
+    X(down, 0.0, 1.0)                                                                              \
+    X(dcgm_down, 0.0, 1.0)                                                                         \
+    X(quota_gpus, -1.0, 1e6)                                                                       \
+    X(borrowing_limit, -1.0, 1e6)                                                                  \
+    X(lending_limit, -1.0, 1e6)                                                                    \
+    X(evict_per_h, 0.0, 1e6)
 
 bool sim__knob_set(sim_knobs_t *k, const char *name, double v)
 {
-#define KSET(f)                                                                                    \
+#define KSET(f, lo, hi)                                                                            \
     if (strcmp(name, #f) == 0) {                                                                   \
         k->f = v;                                                                                  \
         return true;                                                                               \
     }
     KNOBS(KSET)
 #undef KSET
+    return false;
+}
+
+bool sim__knob_range(const char *name, double *lo, double *hi)
+{
+#define KRANGE(f, l, h)                                                                            \
+    if (strcmp(name, #f) == 0) {                                                                   \
+        *lo = l;                                                                                   \
+        *hi = h;                                                                                   \
+        return true;                                                                               \
+    }
+    KNOBS(KRANGE)
+#undef KRANGE
     return false;
 }
 
@@ -170,6 +257,7 @@ static sim_event_t *add_event(sim_scenario_t *sc)
     sim_event_t *e = &sc->events[sc->nevents++];
     memset(e, 0, sizeof *e);
     e->pod_lo = e->pod_hi = -1;
+    e->team_idx = -1;
     return e;
 }
 
@@ -180,28 +268,74 @@ static bool is_preset(const char *name)
     return false;
 }
 
+static sim_event_t *ev_at(sim_scenario_t *sc, int64_t at_s, const char *preset, int pod)
+{
+    sim_event_t *e = add_event(sc);
+    e->at_ms = at_s * 1000;
+    if (preset) snprintf(e->preset, sizeof e->preset, "%s", preset);
+    if (pod >= 0) e->pod_lo = e->pod_hi = pod;
+    return e;
+}
+
+static void ev_set(sim_event_t *e, const char *knob, double v)
+{
+    snprintf(e->names[e->nset], sizeof e->names[0], "%s", knob);
+    e->values[e->nset++] = v;
+}
+
+/* The built-in scenarios: a preset as the base, or healthy traffic with the
+ * preset applied later or to some pods only, so that the change is visible. */
+static void scenario_builtin(const char *name, sim_scenario_t *sc)
+{
+    snprintf(sc->name, sizeof sc->name, "%s", name);
+    healthy(&sc->base);
+    sim_event_t *e;
+    if (strcmp(name, "traffic-spike") == 0 || strcmp(name, "scheduler-stall") == 0 ||
+        strcmp(name, "gpu-throttle") == 0) {
+        ev_at(sc, SPIKE_AT_MS / 1000, name, -1);
+    } else if (strcmp(name, "slow-replica") == 0) {
+        ev_at(sc, 0, name, 0); /* pod 0 only */
+    } else if (strcmp(name, "xid-errors") == 0) {
+        ev_at(sc, 120, name, 0); /* XID 48 (double-bit ECC) and a row-remap failure */
+        e = ev_at(sc, 300, NULL, 0);
+        ev_set(e, "xid_code", 79); /* then the GPU falls off the bus */
+        ev_set(e, "gpu_lost", 1);
+    } else if (strcmp(name, "quota-starved") == 0) {
+        /* the first team's ClusterQueue gets busy and borrows from the cohort;
+         * at 10 minutes its borrowing limit drops to 0: the lenders reclaim
+         * (evictions), then its workloads wait */
+        e = ev_at(sc, 0, NULL, -1);
+        ev_set(e, "batch_jobs_per_h", 60);
+        e->team_idx = 0;
+        e = ev_at(sc, 600, name, -1);
+        e->team_idx = 0;
+    } else if (strcmp(name, "target-down") == 0) {
+        e = ev_at(sc, 120, NULL, 0);
+        ev_set(e, "down", 1); /* pod 0's endpoint fails from 2 to 7 minutes */
+        e = ev_at(sc, 180, NULL, 0);
+        ev_set(e, "dcgm_down", 1); /* its node's exporter from 3 to 6 minutes */
+        e = ev_at(sc, 360, NULL, 0);
+        ev_set(e, "dcgm_down", 0);
+        e = ev_at(sc, 420, NULL, 0);
+        ev_set(e, "down", 0);
+    } else {
+        sim__scenario_preset(name, &sc->base);
+    }
+}
+
 im_rc sim__scenario_load(const char *name, sim_scenario_t *sc, im_err_t *err)
 {
     memset(sc, 0, sizeof *sc);
     if (!name || !*name) name = "healthy";
     if (is_preset(name)) {
-        snprintf(sc->name, sizeof sc->name, "%s", name);
-        if (strcmp(name, "traffic-spike") == 0) {
-            healthy(&sc->base);
-            sim_event_t *e = add_event(sc);
-            e->at_ms = SPIKE_AT_MS;
-            snprintf(e->preset, sizeof e->preset, "traffic-spike");
-        } else {
-            sim__scenario_preset(name, &sc->base);
-        }
+        scenario_builtin(name, sc);
         return IM_OK;
     }
     FILE *fp = fopen(name, "rb");
     if (!fp) {
         return im_err_set(err, IM_EINVAL,
-                          "unknown scenario \"%s\" (built-ins: healthy, traffic-spike, "
-                          "kv-pressure, deferred, memory-bound, cpu-bound, overprovisioned, "
-                          "errors; or a YAML file): %s",
+                          "unknown scenario \"%s\" (built-ins: " PRESET_LIST
+                          "; or a YAML file): %s",
                           name, strerror(errno));
     }
     char *buf = im_malloc(1 << 20);
@@ -239,7 +373,8 @@ static im_rc parse_number(const cfg_node_t *n, const char *s, double *out, im_er
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno) return node_err(err, n, "not a number: \"%s\"", s);
+    if (end == s || *end != '\0' || errno || !isfinite(v))
+        return node_err(err, n, "not a finite number: \"%s\"", s);
     *out = v;
     return IM_OK;
 }
@@ -254,9 +389,11 @@ static im_rc parse_set(const cfg_node_t *m, sim_knobs_t *k, sim_event_t *e, im_e
         double v = 0;
         im_rc rc = parse_number(vn, val, &v, err);
         if (rc != IM_OK) return rc;
-        sim_knobs_t probe;
-        healthy(&probe);
-        if (!sim__knob_set(&probe, key, v)) return node_err(err, kn, "unknown knob \"%s\"", key);
+        double lo, hi;
+        if (!sim__knob_range(key, &lo, &hi))
+            return node_err(err, kn, "unknown knob \"%s\" (docs/simulator.md lists them)", key);
+        if (!(v >= lo && v <= hi))
+            return node_err(err, vn, "knob %s: %s is outside [%g, %g]", key, val, lo, hi);
         if (k) sim__knob_set(k, key, v);
         if (e) {
             if (e->nset >= 16) return node_err(err, kn, "too many knobs in one event (%s)", "16");
@@ -276,7 +413,8 @@ static int yaml_cmp_event(const void *a, const void *b)
 static im_rc parse_event(const cfg_node_t *en, sim_scenario_t *sc, im_err_t *err)
 {
     if (en->type != CFG_NODE_MAP)
-        return node_err(err, en, "%s", "an event is a mapping (at, scenario, set, pods)");
+        return node_err(err, en, "%s",
+                        "an event is a mapping (at, scenario, set, pods, model, team)");
     sim_event_t *e = add_event(sc);
     bool have_at = false;
     for (size_t q = 0; q + 1 < en->nkids; q += 2) {
@@ -304,8 +442,16 @@ static im_rc parse_event(const cfg_node_t *en, sim_scenario_t *sc, im_err_t *err
                 return node_err(err, ev, "pods: expected N or N-M, got \"%s\"", v2 ? v2 : "");
             e->pod_lo = (int)lo;
             e->pod_hi = (int)hi;
+        } else if (strcmp(k2, "model") == 0 || strcmp(k2, "team") == 0) {
+            bool model = k2[0] == 'm';
+            size_t cap = model ? sizeof e->model : sizeof e->team;
+            if (!v2 || !*v2 || strlen(v2) >= cap)
+                return node_err(err, ev, "%s: expected a %s name (at most %zu bytes)", k2,
+                                model ? "served model" : "team namespace", cap - 1);
+            snprintf(model ? e->model : e->team, cap, "%s", v2);
         } else {
-            return node_err(err, ek, "unknown event key \"%s\"", k2);
+            return node_err(err, ek,
+                            "unknown event key \"%s\" (at, scenario, set, pods, model, team)", k2);
         }
     }
     if (!have_at) return node_err(err, en, "%s", "an event needs \"at\"");

@@ -1,7 +1,8 @@
 /* server.c — serves a simulated fleet over HTTP (libmicrohttpd).
  *
  * One MHD daemon with its internal polling thread answers /pods/<i>/metrics,
- * /nodes/<j>/metrics, /kueue/metrics, /targets (Prometheus file-SD JSON) and /.
+ * /nodes/<j>/metrics, /kueue/metrics, /targets (Prometheus file-SD JSON),
+ * /ground-truth (the fleet's exact totals, JSON) and /.
  * With a per-pod port base, an acceptor thread listens on base+i for every pod
  * and hands accepted sockets to the same daemon; the handler tells them apart
  * by the connection's local port. A clock thread advances the fleet to
@@ -212,9 +213,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         pthread_mutex_unlock(&s->mu);
         (void)rc;
         return reply(c, MHD_HTTP_OK, "application/json", &b, gz);
+    } else if (strcmp(url, "/ground-truth") == 0) {
+        pthread_mutex_lock(&s->mu);
+        im_rc rc = sim_fleet_ground_truth_json(s->f, &b);
+        pthread_mutex_unlock(&s->mu);
+        (void)rc;
+        return reply(c, MHD_HTTP_OK, "application/json", &b, gz);
     } else if (strcmp(url, "/") == 0) {
         pthread_mutex_lock(&s->mu);
-        (void)im_buf_puts(&b, "infermon simulate\n\n/targets  Prometheus file-SD JSON\n");
+        (void)im_buf_puts(&b, "infermon simulate\n\n/targets  Prometheus file-SD JSON\n"
+                              "/ground-truth  exact totals since the start (JSON)\n");
         for (int i = 0; i < sim_fleet_endpoint_count(s->f); i++) {
             const sim_endpoint_t *e = sim_fleet_endpoint(s->f, i);
             (void)im_buf_printf(&b, "%s  %s\n", e->path, e->pod ? e->pod : "");
@@ -225,8 +233,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 render:
     if (idx >= 0) {
         pthread_mutex_lock(&s->mu);
-        im_rc rc = sim_fleet_render(s->f, kind, idx, &b);
+        bool up = idx < sim_fleet_count(s->f, kind) && sim_fleet_endpoint_up(s->f, kind, idx);
+        im_rc rc = up ? sim_fleet_render(s->f, kind, idx, &b) : IM_ENOTFOUND;
         pthread_mutex_unlock(&s->mu);
+        if (!up && idx < sim_fleet_count(s->f, kind)) {
+            /* the scenario takes this target down (knobs down, dcgm_down) */
+            (void)im_buf_puts(&b, "503 service unavailable (simulated scrape failure)\n");
+            return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", &b, false);
+        }
         if (rc == IM_OK) return reply(c, MHD_HTTP_OK, CONTENT_TYPE, &b, gz);
     }
     im_buf_reset(&b);

@@ -42,6 +42,11 @@ typedef struct sim_options {
     int64_t tick_ms;          /* model step (default 1000) */
     bool dcgm_profiling;      /* also the DCP fields default-counters.csv comments out
                                * (DCGM_FI_PROF_SM_ACTIVE, _SM_OCCUPANCY, _PIPE_FP*) */
+    bool dcgm_violations;     /* also DCGM_FI_DEV_POWER_VIOLATION and _THERMAL_VIOLATION
+                               * (commented out in default-counters.csv) */
+    int mig_nodes;            /* extra nodes with MIG-partitioned GPUs (default 0) */
+    const char *mig_profile;  /* their MIG profile: 1g.10gb (default), 2g.20gb, 3g.40gb,
+                               * 7g.80gb (borrowed) */
     const char *engine;       /* serving engine: "vllm" (default), "sglang", or a comma
                                * list cycled over the models ("vllm,sglang": model 0 on
                                * vLLM, model 1 on SGLang, ...) (borrowed) */
@@ -74,6 +79,11 @@ int sim_fleet_endpoint_count(const sim_fleet_t *f);
 const sim_endpoint_t *sim_fleet_endpoint(const sim_fleet_t *f, int i);
 int sim_fleet_count(const sim_fleet_t *f, sim_ep_kind_t kind);
 
+/* False while the endpoint fails to be scraped (scenario knobs `down` for a pod,
+ * `dcgm_down` for the node of a pod): the server answers 503 and --history
+ * writes up == 0 and no samples for it. */
+bool sim_fleet_endpoint_up(const sim_fleet_t *f, sim_ep_kind_t kind, int index);
+
 /* Appends the endpoint's current exposition (text format 0.0.4) to out. */
 IM_NODISCARD im_rc sim_fleet_render(sim_fleet_t *f, sim_ep_kind_t kind, int index, im_buf_t *out);
 
@@ -81,6 +91,13 @@ IM_NODISCARD im_rc sim_fleet_render(sim_fleet_t *f, sim_ep_kind_t kind, int inde
  * with port_per_pod_base > 0, pod i is listed at host:(base+i) with path /metrics. */
 IM_NODISCARD im_rc sim_fleet_targets_json(const sim_fleet_t *f, const char *host_port,
                                           int port_per_pod_base, im_buf_t *out);
+
+/* The ground truth since the start (docs/simulator.md, "Ground truth"): per
+ * team and flavor the Kueue GPU reservation and the GPUs its pods hold, their
+ * activity and energy (GPU-seconds, joules); per pod requests by outcome and
+ * tokens; per model the count of observations at or below each TTFT, ITL and
+ * end-to-end bucket bound. Appends JSON to out. */
+IM_NODISCARD im_rc sim_fleet_ground_truth_json(const sim_fleet_t *f, im_buf_t *out);
 
 /* A summary of one pod's engine state, for tests and the CLI. */
 typedef struct sim_pod_stats {

@@ -131,12 +131,34 @@ typedef struct sim_knobs {
     double max_num_seqs;     /* batch limit */
     double daily_amp;        /* 0..1 amplitude of the daily shape */
     double batch_jobs_per_h; /* Kueue batch jobs per team per hour */
+    /* engine faults and limits */
+    double max_num_batched_tokens; /* token budget per engine step (0: 8192 chunks, admission
+                                    * not limited by the budget: the behaviour before the knob) */
+    double stall;                  /* 1: the scheduler is stuck: nothing is admitted or stepped */
+    double slowdown;               /* multiplier on the engine step time (a slow replica) */
+    /* GPU faults (on the pod's GPUs; gpu_index picks one of a tensor-parallel pod's GPUs) */
+    double xid_code;          /* > 0: an XID error on the GPU (the gauge keeps the last one) */
+    double gpu_index;         /* which of the pod's GPUs xid/row_remap/gpu_lost hit */
+    double row_remap_failure; /* 1: row remapping failed (sticky, as on a real GPU) */
+    double gpu_lost;          /* 1: the GPU is missing from dcgm-exporter's output */
+    double throttle;          /* 0 none, 1 power cap, 2 thermal: SM clock drops, steps slow */
+    double throttle_clock;    /* SM clock while throttled, MHz */
+    /* scrape failures */
+    double down;      /* 1: the pod's metrics endpoint answers 503 */
+    double dcgm_down; /* 1: the dcgm-exporter of the pod's node answers 503 */
+    /* Kueue, per team (read from the team's first pod) */
+    double quota_gpus;      /* nominal GPU quota of the team's ClusterQueue (< 0: even split) */
+    double borrowing_limit; /* GPUs the ClusterQueue may borrow from the cohort (< 0: unlimited) */
+    double lending_limit;   /* GPUs of its unused quota it lends to the cohort (< 0: all) */
+    double evict_per_h;     /* evictions of admitted batch workloads per hour (requeued) */
 } sim_knobs_t;
 
 /* Applies a built-in scenario's knobs; false if unknown. */
 bool sim__scenario_preset(const char *name, sim_knobs_t *k);
 /* Sets one knob by name; false if unknown. */
 bool sim__knob_set(sim_knobs_t *k, const char *name, double v);
+/* The values a knob accepts in scenario files; false if unknown. */
+bool sim__knob_range(const char *name, double *lo, double *hi);
 
 typedef struct sim_event {
     int64_t at_ms;   /* offset from the start */
@@ -145,6 +167,9 @@ typedef struct sim_event {
     char names[16][32];
     double values[16];
     int pod_lo, pod_hi; /* pods affected [lo, hi]; -1 = all */
+    char model[128];    /* "" or only the pods serving this model */
+    char team[64];      /* "" or only the pods of this team (namespace) */
+    int team_idx;       /* -1 or only the pods of the team with this index (built-ins) */
 } sim_event_t;
 
 typedef struct sim_scenario {

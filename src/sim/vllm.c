@@ -651,8 +651,9 @@ void sim__vllm_layout_free(sim_vllm_layout_t *lay)
 
 /* ---- Engine ---- */
 
-#define PEAK_FLOPS 989e12 /* H100 SXM dense BF16 */
-#define MEM_BW     3.35e12
+#define PEAK_FLOPS   989e12 /* H100 SXM dense BF16 */
+#define SM_CLOCK_MAX 1980.0 /* MHz, the boost clock PEAK_FLOPS is quoted at */
+#define MEM_BW       3.35e12
 
 static void hist_obs(sim_fleet_t *f, sim_pod_t *p, int hid, double x, double n)
 {
@@ -885,6 +886,13 @@ static void admit(sim_fleet_t *f, sim_pod_t *p, double t, int *admitted_budget)
     (void)f;
     int max_seqs = (int)p->k.max_num_seqs;
     if (max_seqs > p->caprun) max_seqs = p->caprun;
+    /* With a token budget per step (max_num_batched_tokens), the scheduler
+     * serves the running requests first (one token per decode, the prefill
+     * chunks) and admits waiting ones only while budget is left. */
+    double tok_budget = p->k.max_num_batched_tokens, tok_used = 0;
+    if (tok_budget > 0)
+        for (int i = 0; i < p->nrun; i++)
+            tok_used += p->run[i].prefill_left > 0 ? p->run[i].prefill_left : 1;
     int scanned = 0;
     for (int i = 0; i < p->nwait && p->nrun < max_seqs && scanned < 64; scanned++) {
         sim_req_t *r = wait_at(p, i);
@@ -893,6 +901,7 @@ static void admit(sim_fleet_t *f, sim_pod_t *p, double t, int *admitted_budget)
             continue;
         }
         if (*admitted_budget <= 0) break;
+        if (tok_budget > 0 && tok_used >= tok_budget) break;
         int g = r->group;
         bool hit = g >= 0 && p->group_res[g];
         int gb = g >= 0 ? p->group_nb[g] : 0;
@@ -925,6 +934,7 @@ static void admit(sim_fleet_t *f, sim_pod_t *p, double t, int *admitted_budget)
         }
         req.cached = gb * BLOCK_TOKENS;
         req.prefill_left = tokens - hit_tok;
+        tok_used += req.prefill_left;
         p->blocks_private += req_blocks(&req, p);
         p->run[p->nrun++] = req;
     }
@@ -990,7 +1000,13 @@ void sim__pod_tick(sim_fleet_t *f, sim_pod_t *p, double t0, double dt)
     double overhead = k->cpu_overhead_ms / 1000.0;
     double busy = 0, comp = 0, mem = 0, prefill_tok = 0, gen_tok = 0;
     double t = t0;
-    for (int sub = 0; sub < MAX_SUBSTEPS && t < t_end; sub++) {
+    /* a stalled scheduler admits and steps nothing: requests only arrive */
+    double budget0 = k->max_num_batched_tokens > 0 ? k->max_num_batched_tokens : 8192;
+    /* a slow replica's and a throttled GPU's kernels take longer (a lower SM
+     * clock slows compute in proportion, memory-bound kernels half as much) */
+    double slow = k->slowdown > 0 ? k->slowdown : 1;
+    double clk = k->throttle > 0 && k->throttle_clock > 0 ? SM_CLOCK_MAX / k->throttle_clock : 1;
+    for (int sub = 0; sub < MAX_SUBSTEPS && t < t_end && k->stall == 0; sub++) {
         while (ai < na && arr[ai] <= t) new_request(f, p, arr[ai++]);
         admit(f, p, t, &admit_budget);
         double next_arr = ai < na ? arr[ai] : t_end;
@@ -1010,11 +1026,11 @@ void sim__pod_tick(sim_fleet_t *f, sim_pod_t *p, double t0, double dt)
             else
                 ndec++;
         }
-        double budget = 8192 - ndec;
+        double budget = budget0 - ndec;
         double pchunk = pre_left < budget ? pre_left : budget;
         if (pchunk < 0) pchunk = 0;
-        double tc = 2 * params * (ndec + pchunk) / (PEAK_FLOPS * 0.55);
-        double tm = (weights + kv_tokens * kvb) / (MEM_BW * 0.8);
+        double tc = 2 * params * (ndec + pchunk) / (PEAK_FLOPS * 0.55) * slow * clk;
+        double tm = (weights + kv_tokens * kvb) / (MEM_BW * 0.8) * slow * (1 + 0.5 * (clk - 1));
         double ts = (tc > tm ? tc : tm) + overhead + 0.0004;
         /* Sub-step length: up to the next event. */
         double h = t_end - t;

@@ -166,12 +166,44 @@ typedef struct sim_pod {
     double start_s;
 } sim_pod_t;
 
+#define SIM_MAX_XID 16 /* XID codes one fleet can raise (series variants per GPU) */
+
 typedef struct sim_gpu {
     int pod; /* -1 idle */
     char uuid[48];
     double power, temp, mem_temp, energy_mj, nvlink;
     double util, mem_util, sm_active, tensor, dram, fb_used, pcie_tx, pcie_rx, sm_clock;
+    /* faults */
+    double xid;                      /* the last XID code (0: none yet) */
+    bool remap_failed, lost;         /* row remapping failed; missing from the output */
+    double uncorr_rows;              /* rows remapped for uncorrectable errors */
+    double power_viol, thermal_viol; /* ns throttled */
+    int pres_vidx;                   /* presence value of the GPU's series */
+    int xid_pres_vidx[SIM_MAX_XID];  /* presence of each XID series variant */
 } sim_gpu_t;
+
+/* One dcgm-exporter family as the simulator serves it. */
+typedef struct sim_dcgm_fam {
+    const char *name, *help;
+    char *help_owned; /* from the embedded TSV, or NULL */
+    bool counter, is_int;
+    int q; /* GQ_* quantity (dcgm.c) */
+} sim_dcgm_fam_t;
+
+/* One MIG instance on a MIG node (dcgm.c). */
+typedef struct sim_mig {
+    int gpu;   /* index into the MIG GPUs */
+    int gi_id; /* GPU instance id */
+    int team;  /* holding team, -1 idle */
+    char pod[96];
+    double act, target; /* graphics engine activity 0..1 */
+} sim_mig_t;
+
+/* Ground-truth totals since the start (truth.c): GPU-seconds and joules. */
+typedef struct sim_truth_team {
+    double reserved_s, nominal_s, borrowed_s, lent_s;  /* Kueue ClusterQueue, nvidia.com/gpu */
+    double allocated_s, busy_s, busy_util_s, energy_j; /* GPUs held by the team's pods */
+} sim_truth_team_t;
 
 struct sim_kueue;
 
@@ -208,6 +240,24 @@ struct sim_fleet {
     double **dv;     /* per node values */
     char **node_names;
     char **pod_names;
+    sim_dcgm_fam_t *dfams; /* owned: the families served, in order */
+    int ndfams;
+    int xid_codes[SIM_MAX_XID]; /* [0] = 0, then the codes the scenario raises */
+    int nxid;
+    /* MIG nodes (dcgm.c) */
+    int nmig, mig_per_gpu;
+    const char *mig_profile;
+    double mig_frac, mig_fb_mib; /* an instance's share of a GPU; its framebuffer */
+    sim_gpu_t *mgpus;            /* nmig * 8 */
+    sim_mig_t *minst;            /* nmig * 8 * mig_per_gpu */
+    char **mig_node_names;
+    sim_tpl_t *mtpl;
+    double **mv;
+    sim_rng_t mig_rng;
+    /* ground truth (truth.c) */
+    sim_truth_team_t *truth, *truth_mig; /* per team */
+    sim_truth_team_t truth_idle, truth_mig_idle;
+    double truth_s;
     /* kueue */
     struct sim_kueue *kq;
     /* endpoints */
@@ -219,6 +269,9 @@ struct sim_fleet {
  * namespace, pod, container, model, node), as /targets lists them. Values point
  * into the fleet or into buf (cap >= 300); returns the count (<= 8). */
 int sim__target_labels(const sim_fleet_t *f, int i, sim_label_t *out, char *buf, size_t cap);
+
+/* Appends s as a quoted JSON string (/targets, /ground-truth). */
+void sim__json_str(im_buf_t *b, const char *s);
 
 /* The layout of a pod's engine. */
 static inline sim_vllm_layout_t *sim__pod_lay(sim_fleet_t *f, const sim_pod_t *p)
@@ -254,6 +307,17 @@ void sim__dcgm_build(sim_fleet_t *f);
 void sim__dcgm_tick(sim_fleet_t *f, double dt_s);
 void sim__dcgm_publish(sim_fleet_t *f);
 void sim__dcgm_free(sim_fleet_t *f);
+
+bool sim__mig_profile_ok(const char *name);
+void sim__mig_build(sim_fleet_t *f);
+void sim__mig_tick(sim_fleet_t *f, double dt_s);
+void sim__mig_publish(sim_fleet_t *f);
+void sim__mig_truth(sim_fleet_t *f, double dt_s);
+void sim__mig_free(sim_fleet_t *f);
+
+/* Integrates the ground truth over one tick (after every layer advanced). */
+void sim__truth_tick(sim_fleet_t *f, double dt_s);
+void sim__kueue_truth(sim_fleet_t *f, double dt_s);
 
 void sim__kueue_build(sim_fleet_t *f);
 void sim__kueue_tick(sim_fleet_t *f, double t_s, double dt_s);

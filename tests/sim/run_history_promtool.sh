@@ -20,8 +20,14 @@ samples=$(sed -nE 's/.*wrote ([0-9]+) samples.*/\1/p' "$work/a.err")
 [ -n "$samples" ] && [ "$samples" -gt 50000 ] || { echo "FAIL: samples=$samples"; cat "$work/a.err"; exit 1; }
 
 # V0 profile too (different names, lazily created series)
-"$BIN" simulate --history 30m --step 15s --pods 1 --vllm-version 0.6.6 \
-  --end 2026-08-25T12:00:00Z --out "$work/v0.om" 2> /dev/null
+# (with a MIG node, the throttling counters and a scenario that takes targets
+# down: up == 0 and gaps) and its ground truth
+"$BIN" simulate --history 30m --step 15s --pods 1 --vllm-version 0.6.6 --mig-nodes 1 \
+  --dcgm-violations --scenario target-down \
+  --end 2026-08-25T12:00:00Z --out "$work/v0.om" --ground-truth "$work/truth.json" 2> /dev/null
+"$PY" -c 'import json,sys; t=json.load(open(sys.argv[1])); assert t["seconds"] == 1800, t["seconds"]' "$work/truth.json" \
+  || { echo "FAIL: --ground-truth"; exit 1; }
+grep -q '^up{job="vllm",.*} 0 ' "$work/v0.om" || { echo "FAIL: no up 0 in the target-down history"; exit 1; }
 
 # (python3-prometheus-client's OpenMetrics parser is not used: the Debian
 # version rejects any histogram with more than one timestamp per series, a bug

@@ -4,7 +4,8 @@
 # every target listed by /targets, and checks that each exposition parses with
 # python3-prometheus-client's parser and passes `promtool check metrics` with no
 # lint finding that the real servers' own output (catalog samples) does not also
-# produce. Also checks content type, gzip, 404s and the file-SD JSON.
+# produce. Also checks content type, gzip, 404s, the file-SD JSON, and the 503s
+# of the target-down scenario.
 set -euo pipefail
 BIN=${IM_BINARY:?IM_BINARY not set}
 SRC=${IM_SOURCE_DIR:?IM_SOURCE_DIR not set}
@@ -68,7 +69,8 @@ for _ in 1 2 3 4 5; do
   port=$(start v1 --pods 3 --speed 120 --seed 4 --port-per-pod "$ppbase" --scenario errors)
   [ -n "$port" ] && break
 done
-port0=$(start v0 --pods 2 --speed 120 --vllm-version 0.6.6 --scenario kv-pressure --dcgm-profiling)
+port0=$(start v0 --pods 2 --speed 120 --vllm-version 0.6.6 --scenario kv-pressure --dcgm-profiling \
+  --dcgm-violations --mig-nodes 1)
 [ -n "$port" ] && [ -n "$port0" ] || { echo "FAIL: simulator did not start"; cat "$work"/*.err; exit 1; }
 sleep 2
 
@@ -87,8 +89,34 @@ for t in json.load(open(sys.argv[1])):
     l = t["labels"]
     print(t["targets"][0], l["__metrics_path__"], l["job"], sep="\t")' "$work/targets.json")
 done
-# 3 pods (one port each) + 1 node + kueue, then 2 pods + 1 node + kueue
-[ "$n" -eq 9 ] || { echo "FAIL: scraped $n targets, want 9"; exit 1; }
+# 3 pods (one port each) + 1 node + kueue, then 2 pods + 1 node + 1 MIG node + kueue
+[ "$n" -eq 10 ] || { echo "FAIL: scraped $n targets, want 10"; exit 1; }
+# the MIG node: instances with GPU_I_PROFILE/GPU_I_ID and their pods
+curl -sf "http://127.0.0.1:$port0/nodes/1/metrics" > "$work/mig.prom"
+grep -q 'GPU_I_PROFILE="1g.10gb",GPU_I_ID="7",Hostname="gpu-node-h100-mig-01",DCGM_FI_DRIVER_VERSION="580.95.05",container="notebook",namespace="' "$work/mig.prom" \
+  || { echo "FAIL: MIG instance labels"; grep -m1 GPU_I_PROFILE "$work/mig.prom"; exit 1; }
+# /ground-truth: JSON whose counters match the exposition served at the same time
+# (the clock runs: read it twice around the scrape and require the same totals)
+"$PY" - "http://127.0.0.1:$port0" <<'EOF' || { echo "FAIL: /ground-truth"; exit 1; }
+import json, sys, urllib.request
+base = sys.argv[1]
+for attempt in range(50):
+    a = json.load(urllib.request.urlopen(base + "/ground-truth"))
+    text = urllib.request.urlopen(base + "/pods/0/metrics").read().decode()
+    b = json.load(urllib.request.urlopen(base + "/ground-truth"))
+    if a["time_ms"] == b["time_ms"]:
+        break
+else:
+    sys.exit("the clock never held still for one scrape")
+pod = a["pods"][0]
+got = sum(float(l.rsplit(" ", 1)[1]) for l in text.splitlines()
+          if l.startswith("vllm:prompt_tokens_total{"))
+assert got == pod["prompt_tokens"], (got, pod["prompt_tokens"])
+assert {t["team"] for t in a["teams"]} == {"llm-serving", "research"}
+flavors = {f["flavor"] for t in a["teams"] for f in t["flavors"]}
+assert flavors == {"h100-80gb", "1g.10gb"}, flavors
+assert a["models"][0]["ttft_seconds"][-1]["le"] == "+Inf"
+EOF
 
 # the per-pod port and the path serve the same pod
 curl -sf "http://127.0.0.1:$((ppbase + 1))/metrics" > "$work/pp.prom"
@@ -111,6 +139,22 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/pods/99/me
 [ "$code" = 404 ] || { echo "FAIL: /pods/99 gave $code"; exit 1; }
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/nope")
 [ "$code" = 404 ] || { echo "FAIL: /nope gave $code"; exit 1; }
+# target-down: pod 0 answers 503 from 2 to 7 simulated minutes (at 200x: 0.6 s
+# to 2.1 s), node 0's exporter from 3 to 6; the other pod keeps answering
+portd=$(start down --pods 2 --speed 200 --scenario target-down)
+[ -n "$portd" ] || { echo "FAIL: simulator (target-down) did not start"; cat "$work/down.err"; exit 1; }
+poll_code() { # url code: waits (20 s at most) until url answers code
+  for _ in $(seq 200); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "$1")" = "$2" ] && return 0
+    sleep 0.1
+  done
+  echo "FAIL: $1 never answered $2"; exit 1
+}
+poll_code "http://127.0.0.1:$portd/pods/0/metrics" 503
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$portd/pods/1/metrics")
+[ "$code" = 200 ] || { echo "FAIL: pod 1 gave $code while pod 0 is down"; exit 1; }
+poll_code "http://127.0.0.1:$portd/nodes/0/metrics" 503
+poll_code "http://127.0.0.1:$portd/pods/0/metrics" 200
 # bad flags are usage errors
 set +e
 "$BIN" simulate --pods -1 > /dev/null 2>&1; [ $? -eq 2 ] || { echo "FAIL: --pods -1"; exit 1; }
