@@ -338,7 +338,7 @@ static im_rc gather_simple(gctx_t *g, const eng_t *en, llm_signal_t sig, qform_t
 }
 
 /* ratio = sum / count per model (and per pod for TTFT). */
-static im_rc gather_mean(gctx_t *g, const eng_t *en, llm_signal_t sig, int ds, bool per_pod)
+static im_rc gather_mean(gctx_t *g, const eng_t *en, llm_signal_t sig, int ds, int per_pod)
 {
     const llm_signal_map_t *mp = llm_serving_pick(g->sv, en->e, sig, set_has_fn, &g->names);
     if (!mp || mp->type != LLM_MTYPE_HISTOGRAM) return IM_OK;
@@ -391,10 +391,11 @@ static im_rc gather_mean(gctx_t *g, const eng_t *en, llm_signal_t sig, int ds, b
                         strcmp(ac.rows[j].pod, as.rows[i].pod))
                         continue;
                     doc_pod_t *p = pod_get(m, as.rows[i].pod, as.rows[i].node);
-                    if (!p->ttft_mean) p->ttft_mean = doc_nan_series(d->nsteps);
+                    double **dst = per_pod == 1 ? &p->ttft_mean : &p->itl_mean;
+                    if (!*dst) *dst = doc_nan_series(d->nsteps);
                     for (size_t k = 0; k < d->nsteps; k++)
                         if (ac.rows[j].v[k] > 0 && !isnan(as.rows[i].v[k]))
-                            p->ttft_mean[k] = as.rows[i].v[k] / ac.rows[j].v[k];
+                            (*dst)[k] = as.rows[i].v[k] / ac.rows[j].v[k];
                 }
             }
         }
@@ -522,9 +523,10 @@ static im_rc gather_engine(gctx_t *g, const eng_t *en)
         return rc;
     if ((rc = gather_failed(g, en))) return rc;
     if ((rc = gather_p95(g, en))) return rc;
-    if ((rc = gather_mean(g, en, LLM_SIG_TTFT, DS_TTFT_MEAN, true))) return rc;
-    if ((rc = gather_mean(g, en, LLM_SIG_QUEUE_TIME, DS_QUEUE_MEAN, false))) return rc;
-    if ((rc = gather_mean(g, en, LLM_SIG_PREFILL_TIME, DS_PREFILL_MEAN, false))) return rc;
+    if ((rc = gather_mean(g, en, LLM_SIG_TTFT, DS_TTFT_MEAN, 1))) return rc;
+    if ((rc = gather_mean(g, en, LLM_SIG_QUEUE_TIME, DS_QUEUE_MEAN, 0))) return rc;
+    if ((rc = gather_mean(g, en, LLM_SIG_PREFILL_TIME, DS_PREFILL_MEAN, 0))) return rc;
+    if ((rc = gather_mean(g, en, LLM_SIG_ITL, DS_ITL_MEAN, 2))) return rc;
     return gather_deferred(g, en);
 }
 
@@ -593,8 +595,7 @@ static im_rc gather_gpu_sig(gctx_t *g, int dcgm, llm_signal_t sig, bool rate, in
                 an.rows[i].v = NULL;
             }
         }
-        int qi = slot == 0 ? 0 : slot == 1 ? 1 : slot == 3 ? 2 : -1;
-        if (qi >= 0 && !d->gpu_query[qi]) d->gpu_query[qi] = im_strdup(q);
+        if (!d->gpu_query[slot]) d->gpu_query[slot] = im_strdup(q);
     }
     answer_free(&an);
     im_free(q);
@@ -726,7 +727,8 @@ static im_rc gather_kueue(gctx_t *g)
                     an.rows[i].v = NULL;
                 }
             }
-            if (pass == 0) d->queue_query = im_strdup(q);
+            if (pass == 0 && !d->queue_query) d->queue_query = im_strdup(q);
+            if (pass == 1 && !d->evict_query) d->evict_query = im_strdup(q);
         }
         answer_free(&an);
         im_free(q);
@@ -834,6 +836,7 @@ void doc_data_free(doc_data_t *d)
             im_free(pp->running);
             im_free(pp->kv);
             im_free(pp->ttft_mean);
+            im_free(pp->itl_mean);
             im_free(pp->gen);
             im_free(pp->gpu_util);
         }
@@ -861,6 +864,7 @@ void doc_data_free(doc_data_t *d)
     }
     im_free(d->queues);
     im_free(d->queue_query);
+    im_free(d->evict_query);
     for (size_t i = 0; i < d->ntargets; i++) {
         im_free(d->targets[i].job);
         im_free(d->targets[i].instance);

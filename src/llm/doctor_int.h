@@ -11,7 +11,7 @@
 /* One pod of one model: per-step values (NaN = no sample at that step). */
 typedef struct doc_pod {
     char *name, *node; /* owned */
-    double *waiting, *running, *kv, *ttft_mean, *gen, *gpu_util;
+    double *waiting, *running, *kv, *ttft_mean, *itl_mean, *gen, *gpu_util;
 } doc_pod_t;
 
 /* A per-step series with the query that produced it (owned). */
@@ -30,6 +30,7 @@ enum {
     DS_TTFT_MEAN,
     DS_QUEUE_MEAN,
     DS_PREFILL_MEAN,
+    DS_ITL_MEAN,
     DS_PROMPT,   /* prompt tokens / s */
     DS_GEN,      /* generated tokens / s */
     DS_FINISHED, /* requests / s, every outcome */
@@ -85,10 +86,10 @@ typedef struct doc_data {
     size_t nmodels;
     doc_gpu_t *gpus;
     size_t ngpus;
-    char *gpu_query[3]; /* util, xid, violation queries (for evidence) */
+    char *gpu_query[6]; /* per GPU signal: util, xid, remap, power/thermal violation, clock */
     doc_queue_t *queues;
     size_t nqueues;
-    char *queue_query;
+    char *queue_query, *evict_query;
     doc_target_t *targets;
     size_t ntargets;
     char *up_query;

@@ -887,29 +887,33 @@ static double median(double *v, size_t n)
     return n == 0 ? NAN : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+static const double *pod_field(const doc_pod_t *p, int field)
+{
+    return field == 0 ? p->waiting : field == 1 ? p->kv : field == 3 ? p->ttft_mean : p->itl_mean;
+}
+
 static void imbalance_cause(const mc_t *c, llm_doctor_report_t *r)
 {
     const doc_data_t *d = c->d;
     const doc_model_t *m = c->m;
     const cfg_llm_doctor_t *dc = &d->dc;
-    if (m->npods < 2) return;
+    if (m->npods < 3) return; /* a median of peers needs two of them */
     static const struct {
         int field;
         const char *signal, *what, *unit;
         int ds;
     } kinds[] = {{3, "ttft", "mean TTFT", "seconds", DS_TTFT_MEAN},
+                 {4, "itl", "mean inter-token latency", "seconds", DS_ITL_MEAN},
                  {0, "waiting", "requests waiting", "requests", DS_WAITING},
                  {1, "kv_usage", "KV-cache use", "ratio", DS_KV}};
-    double floors[] = {d->ttft_target_s / 4, dc->waiting_per_pod, dc->kv_moderate};
+    double floors[] = {d->ttft_target_s / 10, 0, dc->waiting_per_pod, dc->kv_moderate};
     llm_doctor_finding_t *f = NULL;
     double *vals = im_calloc(m->npods, sizeof *vals), *others = im_calloc(m->npods, sizeof *others);
     for (size_t ki = 0; ki < IM_ARRAY_LEN(kinds); ki++) {
         size_t nv = 0;
         for (size_t p = 0; p < m->npods; p++) {
             const doc_pod_t *pp = &m->pods[p];
-            const double *v = kinds[ki].field == 0   ? pp->waiting
-                              : kinds[ki].field == 1 ? pp->kv
-                                                     : pp->ttft_mean;
+            const double *v = pod_field(pp, kinds[ki].field);
             vals[p] = stats(d, v).rmean;
             if (!isnan(vals[p])) nv++;
         }
@@ -934,6 +938,7 @@ static void imbalance_cause(const mc_t *c, llm_doctor_report_t *r)
                 f->since_ms = d->start_ms + (int64_t)(d->nsteps - d->nrecent) * d->step_ms;
                 f->panel = im_strdup(kinds[ki].field == 0   ? "waiting"
                                      : kinds[ki].field == 1 ? "kv"
+                                     : kinds[ki].field == 4 ? "itl"
                                                             : "ttft");
                 f->action = fmt("Look at the outlying pod's node and GPU (gpu-throttle, gpu-fault "
                                 "findings, noisy neighbours), drain or restart it, and route by "
@@ -1030,8 +1035,8 @@ static void gpu_causes(const doc_data_t *d, llm_doctor_report_t *r)
                 NAN, "last XID code %.0f (the gauge keeps the last code: changes are the events)",
                 stats(d, gp->xid).last);
         if (remap)
-            fev(f, "gpu_row_remap_failure", "DCGM_FI_DEV_ROW_REMAP_FAILURE", "", "none", rm, 0,
-                "row-remap failure flag %.0f", rm.max);
+            fev(f, "gpu_row_remap_failure", "DCGM_FI_DEV_ROW_REMAP_FAILURE", d->gpu_query[2],
+                "none", rm, 0, "row-remap failure flag %.0f", rm.max);
         if (gone)
             fev(f, "gpu_util", "DCGM_FI_DEV_GPU_UTIL", d->gpu_query[0], "percent",
                 stats(d, gp->util), NAN, "no samples in the last %zu steps", d->nrecent);
@@ -1057,7 +1062,7 @@ static void gpu_causes(const doc_data_t *d, llm_doctor_report_t *r)
                 continue;
             }
             double s = (isnan(p) ? 0 : p) + (isnan(t) ? 0 : t);
-            share[k] = s / 1e6; /* microseconds per second */
+            share[k] = s / 1e9; /* dcgm-exporter counts nanoseconds */
             c[k] = share[k] >= dc->throttle_share;
         }
         hold_t h = hold_of(d, c);
@@ -1068,23 +1073,38 @@ static void gpu_causes(const doc_data_t *d, llm_doctor_report_t *r)
             memset(&mm, 0, sizeof mm);
             mm.model = (char *)(uintptr_t)(gp->model ? gp->model : "");
             mm.engine = "";
-            llm_doctor_finding_t *f =
-                fnew(r, "gpu-throttle", LLM_DOCTOR_WARNING, 0.6 + 0.3 * h.share, &mm);
+            st_t ss = stats(d, share);
+            llm_doctor_finding_t *f = NULL;
+            for (size_t j = 0; j < r->nfindings && !f; j++)
+                if (!strcmp(r->findings[j].cause, "gpu-throttle") &&
+                    !strcmp(r->findings[j].model, mm.model))
+                    f = &r->findings[j];
+            if (f) { /* one finding per model: add this GPU to it */
+                add_str(&f->pods, &f->npods, gp->pod);
+                add_str(&f->nodes, &f->nnodes, gp->node);
+                char *sm = fmt("%s; GPU %s on %s too (%.0f%%)", f->summary, gp->gpu, gp->node,
+                               100 * ss.rmean);
+                im_free(f->summary);
+                f->summary = sm;
+                im_free(c);
+                im_free(share);
+                continue;
+            }
+            f = fnew(r, "gpu-throttle", LLM_DOCTOR_WARNING, 0.6 + 0.3 * h.share, &mm);
             fhold(f, &h);
             add_str(&f->pods, &f->npods, gp->pod);
             add_str(&f->nodes, &f->nnodes, gp->node);
-            st_t ss = stats(d, share);
             fsummary(f, "GPU %s on %s spends %.0f%% of the time with %s-capped clocks", gp->gpu,
                      gp->node, 100 * ss.rmean, thermal ? "temperature" : "power");
             fev(f, thermal ? "gpu_thermal_violation" : "gpu_power_violation",
                 thermal ? "DCGM_FI_DEV_THERMAL_VIOLATION" : "DCGM_FI_DEV_POWER_VIOLATION",
-                d->gpu_query[2], "ratio", ss, dc->throttle_share,
+                d->gpu_query[thermal ? 4 : 3], "ratio", ss, dc->throttle_share,
                 "%.0f%% of the time in %s violation now", 100 * ss.rmean,
                 thermal ? "thermal" : "power");
             if (gp->clock)
-                fev(f, "gpu_sm_clock", "DCGM_FI_DEV_SM_CLOCK", "", "MHz", stats(d, gp->clock), NAN,
-                    "SM clock %.0f MHz now (max %.0f)", stats(d, gp->clock).rmean,
-                    stats(d, gp->clock).max);
+                fev(f, "gpu_sm_clock", "DCGM_FI_DEV_SM_CLOCK", d->gpu_query[5], "MHz",
+                    stats(d, gp->clock), NAN, "SM clock %.0f MHz now (max %.0f)",
+                    stats(d, gp->clock).rmean, stats(d, gp->clock).max);
             f->panel = im_strdup("power");
             f->action = fmt(thermal ? "Check the node's cooling (fans, airflow, inlet "
                                       "temperature) and spread load off the hot GPU."
@@ -1130,8 +1150,8 @@ static void quota_causes(const doc_data_t *d, llm_doctor_report_t *r)
             fev(f, "quota_pending", "kueue_pending_workloads", d->queue_query, "workloads", pe,
                 dc->quota_pending, "%.0f pending workloads now (max %.0f)", pe.rmean, pe.max);
             if (evicting)
-                fev(f, "quota_evicted", "kueue_evicted_workloads_total", "", "1/s", ev, 0,
-                    "evictions %.3g/min now", 60 * ev.rmean);
+                fev(f, "quota_evicted", "kueue_evicted_workloads_total", d->evict_query, "1/s", ev,
+                    0, "evictions %.3g/min now", 60 * ev.rmean);
             f->panel = im_strdup("quota");
             f->action = fmt("Raise the ClusterQueue's nominalQuota or borrowingLimit for its "
                             "flavor, lend from the cohort (lendingLimit of the others), or give "
