@@ -1392,6 +1392,11 @@ void doc_rank(llm_doctor_report_t *r)
 {
     for (size_t i = 0; i < r->nfindings; i++) {
         llm_doctor_finding_t *f = &r->findings[i];
+        if (!f->current && f->summary && strncmp(f->summary, "resolved", 8)) {
+            char *s = fmt("resolved (held earlier in the window): %s", f->summary);
+            im_free(f->summary);
+            f->summary = s;
+        }
         double felt = 0;
         if (!isnan(f->ttft_p95_s) && f->ttft_p95_s > 0) felt += IM_MIN(f->ttft_p95_s, 600) / 600;
         if (!isnan(f->failed_ratio)) felt += IM_MIN(f->failed_ratio, 1);
