@@ -29,7 +29,7 @@ run() { # label cmd...
   local best=""
   for _ in 1 2 3; do
     local t0 t1
-    t0=$(now); "$@" >"$work/out.json" 2>/dev/null || [ $? = 1 ]; t1=$(now)
+    t0=$(now); "$@" >"$work/out.json" 2>"$work/err.txt" || [ $? = 1 ]; t1=$(now)
     best=$(python3 -c "b='$best'; d=$t1-$t0; print(d if not b or d < float(b) else b)")
   done
   echo "$best"

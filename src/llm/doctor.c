@@ -778,7 +778,7 @@ static im_rc names_in(gctx_t *g, int64_t start, int64_t end, nameset_t *out)
         im_err_prefix(g->err, "doctor: listing the metric names");
         return rc;
     }
-    qsort(out->v, out->n, sizeof *out->v, cmp_str);
+    if (out->n) qsort(out->v, out->n, sizeof *out->v, cmp_str);
     return IM_OK;
 }
 

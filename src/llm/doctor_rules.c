@@ -1414,5 +1414,5 @@ void doc_rank(llm_doctor_report_t *r)
                 }
             }
     }
-    qsort(r->findings, r->nfindings, sizeof *r->findings, cmp_finding);
+    if (r->nfindings > 1) qsort(r->findings, r->nfindings, sizeof *r->findings, cmp_finding);
 }
