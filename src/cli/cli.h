@@ -24,6 +24,7 @@ int cli_test(int argc, char **argv);
 int cli_version(int argc, char **argv);
 int cli_debug(int argc, char **argv);
 int cli_lint(int argc, char **argv);
+int cli_doctor(int argc, char **argv);
 int cli_promql_parse(int argc, char **argv);
 int cli_tsdb(int argc, char **argv);
 int cli_promql_test(int argc, char **argv);

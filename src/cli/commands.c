@@ -9,6 +9,7 @@ const cli_command_t cli_commands[] = {
     {"check", cli_check, "check metrics|config|rules: validate inputs like promtool check"},
     {"test", cli_test, "test rules FILE...: run rule unit tests (promtool test rules format)"},
     {"tsdb", cli_tsdb, "tsdb analyze|dump|import: inspect, export and backfill the storage"},
+    {"doctor", cli_doctor, "say why serving is slow, with the evidence (kv-saturation, ...)"},
     {"lint", cli_lint, "lint queries, rules and dashboards against the names the targets expose"},
     {"promql-parse", cli_promql_parse, "parse a PromQL expression: canonical form or the error"},
     {"promql-test", cli_promql_test, "run PromQL test scripts (Prometheus' promqltest language)"},

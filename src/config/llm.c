@@ -28,9 +28,11 @@ im_rc cfg_llm_decode(cfg_dec_t *d, const cfg_node_t *n, cfg_llm_t *o)
                                        "kv_cache_threshold",
                                        "vllm_names",
                                        "cost",
+                                       "doctor",
                                        NULL};
     memset(o, 0, sizeof *o);
     cfg_llm_cost_init(&o->cost);
+    cfg_llm_doctor_defaults(&o->doctor);
     if (!n) return IM_OK;
     o->present = true;
     im_rc rc;
@@ -43,6 +45,7 @@ im_rc cfg_llm_decode(cfg_dec_t *d, const cfg_node_t *n, cfg_llm_t *o)
     if ((rc = get_pos(d, n, "queue_waiting_threshold", &o->queue_waiting_threshold, false)))
         return rc;
     if ((rc = get_pos(d, n, "kv_cache_threshold", &o->kv_cache_threshold, true))) return rc;
+    if ((rc = cfg_llm_doctor_decode(d, cfg_get_raw(n, "doctor"), &o->doctor))) return rc;
     const cfg_node_t *v = cfg_get(n, "vllm_names");
     if (v) {
         bool found = false;
@@ -82,4 +85,5 @@ void cfg_llm_dump(const cfg_llm_t *l, im_buf_t *o)
         }
     (void)im_buf_printf(o, "  vllm_names: %s\n", names[l->vllm_names]);
     cfg_llm_cost_dump(&l->cost, o);
+    cfg_llm_doctor_dump(&l->doctor, o);
 }

@@ -7,12 +7,14 @@
  *   kv_cache_threshold: float in (0, 1]
  *   vllm_names: auto | both | old | new   default auto
  *   cost: the cost report's sub-section (config/llm_cost.h)
+ *   doctor: {...}                  the thresholds of `infermon doctor` (config/llm_doctor.h)
  *
  * Unknown keys and bad values are errors with line:column, as everywhere. */
 #ifndef IM_CONFIG_LLM_H
 #define IM_CONFIG_LLM_H
 
 #include "config/llm_cost.h"
+#include "config/llm_doctor.h"
 #include "config/yaml.h"
 #include "util/base.h"
 #include "util/buf.h"
@@ -33,6 +35,7 @@ typedef struct cfg_llm {
         kv_cache_threshold; /* 0 = the built-in default */
     cfg_llm_names_t vllm_names;
     cfg_llm_cost_t cost; /* llm.cost (owned; freed by cfg_llm_cost_free) */
+    cfg_llm_doctor_t doctor; /* llm.doctor: (defaults when absent) */
 } cfg_llm_t;
 
 /* Decodes the `llm:` mapping (NULL: absent) into *out. */

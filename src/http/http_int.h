@@ -139,6 +139,8 @@ struct http_server {
     /* GET /api/v1/status/remote_write: the queues as a JSON array (under mu). */
     void (*remote_status)(void *ud, im_buf_t *out);
     void *remote_status_ud;
+    http_doctor_fn doctor; /* GET /api/v1/llm/doctor (under mu) */
+    void *doctor_ud;
     http__counter_t *counters;
     size_t ncounters;
     uint64_t rw_requests, rw_samples, rw_failures;

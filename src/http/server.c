@@ -544,6 +544,24 @@ static enum MHD_Result route(http_server_t *s, http__req_t *r)
                 (void)im_buf_puts(&b, "[]");
             return http__send_data(s, r, &b);
         }
+        if (!strcmp(u, "/api/v1/llm/doctor")) {
+            r->handler = "/api/v1/llm/doctor";
+            if (!get) return http__send_text(s, r, 405, "Method Not Allowed\n");
+            pthread_mutex_lock(&s->mu);
+            http_doctor_fn fn = s->doctor;
+            void *ud = s->doctor_ud;
+            pthread_mutex_unlock(&s->mu);
+            if (!fn || s->opts.agent)
+                return http__send_error(s, r, "unavailable", "the doctor is not available here");
+            im_buf_t b;
+            im_buf_init(&b, 0);
+            const char *et =
+                fn(ud, http__param(r, "at"), http__param(r, "window"), http__param(r, "model"), &b);
+            if (!et) return http__send_data(s, r, &b);
+            enum MHD_Result ret = http__send_error(s, r, et, b.data ? b.data : "doctor failed");
+            im_buf_free(&b);
+            return ret;
+        }
         if (s->opts.agent && agent_refused(u + 7)) {
             r->handler = "agent";
             return http__send_error(s, r, "execution", "unavailable with infermon agent");
@@ -951,6 +969,14 @@ void http_server_set_asset_lookup(http_server_t *s, http_asset_lookup_fn fn)
 {
     pthread_mutex_lock(&s->mu);
     s->assets = fn;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void http_server_set_doctor(http_server_t *s, http_doctor_fn fn, void *ud)
+{
+    pthread_mutex_lock(&s->mu);
+    s->doctor = fn;
+    s->doctor_ud = ud;
     pthread_mutex_unlock(&s->mu);
 }
 

@@ -117,6 +117,13 @@ void http_server_set_asset_lookup(http_server_t *s, http_asset_lookup_fn fn);
 /* GET /api/v1/status/remote_write answers {"status":"success","data":<fn's JSON>}
  * (the remote-write queues, for the dashboard's Targets page). */
 void http_server_set_remote_status(http_server_t *s, void (*fn)(void *ud, im_buf_t *out), void *ud);
+/* GET /api/v1/llm/doctor?at=&window=&model= (infermon doctor, docs/doctor.md):
+ * fn appends the `data` object to out and returns NULL, or returns an
+ * errorType ("bad_data", "unavailable", ...) with the message in out. Each
+ * parameter is NULL when absent. Unset: the endpoint answers "unavailable". */
+typedef const char *(*http_doctor_fn)(void *ud, const char *at, const char *window,
+                                      const char *model, im_buf_t *out);
+void http_server_set_doctor(http_server_t *s, http_doctor_fn fn, void *ud);
 /* Extra text appended to /metrics (Prometheus text format). */
 void http_server_add_metrics_hook(http_server_t *s, void (*fn)(void *ud, im_buf_t *out), void *ud);
 

@@ -43,7 +43,13 @@ static const char *const g_signal_ids[LLM_SIG_COUNT] = {"waiting",
                                                         "gpu_fb_used",
                                                         "gpu_power",
                                                         "quota_pending",
-                                                        "quota_admitted"};
+                                                        "quota_admitted",
+                                                        "gpu_xid",
+                                                        "gpu_row_remap_failure",
+                                                        "gpu_power_violation",
+                                                        "gpu_thermal_violation",
+                                                        "gpu_sm_clock",
+                                                        "quota_evicted"};
 
 struct llm_serving {
     llm_engine_info_t eng[LLM_SERVING_MAX_ENGINES];

@@ -59,6 +59,12 @@ typedef enum llm_signal {
     LLM_SIG_GPU_POWER,
     LLM_SIG_QUOTA_PENDING,
     LLM_SIG_QUOTA_ADMITTED,
+    LLM_SIG_GPU_XID,             /* dcgm: last XID code (a gauge that never resets) */
+    LLM_SIG_GPU_ROW_REMAP_FAIL,  /* dcgm: row-remap failure (0/1) */
+    LLM_SIG_GPU_POWER_VIOLATION, /* dcgm: microseconds of power-capped clocks */
+    LLM_SIG_GPU_THERMAL_VIOLATION,
+    LLM_SIG_GPU_SM_CLOCK,
+    LLM_SIG_QUOTA_EVICTED, /* kueue: evictions */
     LLM_SIG_COUNT
 } llm_signal_t;
 
