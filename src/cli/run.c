@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/flags.h"
 #include "cli/run.h"
 #include "cli/run_doctor.h"
 #include "cli/run_rules.h"
@@ -646,115 +647,156 @@ out:
 
 /* ---- `infermon run` ---- */
 
+/* What the flags fill: the daemon's options and what cli_run applies itself. */
+typedef struct run_cli {
+    run_opts_t o;
+    const char *log_level, *compat, *features;
+    uint32_t regex_match_limit;
+} run_cli_t;
+
+#define F(field) CLI_FLAG_FIELD(run_cli_t, field)
+#define POSITIVE 1, INT64_MAX
+#define STR      CLI_FLAG_STR
+#define BOOL     CLI_FLAG_BOOL
+#define DUR      CLI_FLAG_DUR
+#define SIZE     CLI_FLAG_SIZE
+#define INT      CLI_FLAG_INT
+#define ENUM     CLI_FLAG_ENUM
+
+/* One row a flag, in the order of the help. */
+static const cli_flag_t run_flags[] = {
+    {"config.file", "FILE", "", STR, F(o.config_file),
+     .help = "configuration (default: embedded: vLLM at\nlocalhost:8000, dcgm-exporter at "
+             "localhost:9400)"},
+    {"storage.tsdb.path", "DIR", "data/", STR, F(o.storage_path),
+     .help = "data directory (default: storage.path, ./data)"},
+    {"storage.tsdb.retention.time", "DUR", "0s", DUR, F(o.retention_ms),
+     .help = "how long to keep samples (default 15d)"},
+    {"storage.tsdb.retention.size", "SIZE", "0B", SIZE, F(o.retention_bytes),
+     .help = "maximum bytes of blocks (e.g. 10GB; default none)"},
+    {"storage.tsdb.wal-fsync", "POLICY", "timer", ENUM, F(o.wal_fsync),
+     .choices = "timer|always|never", .help = "timer|always|never (default timer)"},
+    {"storage.memory-only", NULL, "false", BOOL, F(o.memory_only),
+     .help = "keep everything in memory (no WAL, no blocks)"},
+    {"storage.remote.max-wal-retention", "SIZE", "2GiB", SIZE, F(o.remote_max_wal_retention_bytes),
+     POSITIVE,
+     .help = "WAL kept for remote_write queues that\nhave not sent it (default 2GiB); past it "
+             "the\noldest unsent data is given up (logged)"},
+    {"agent", NULL, "false", BOOL, F(o.agent),
+     .help = "agent mode: scrape, relabel and forward through\nremote_write only (no queries, "
+             "no rules)"},
+    {"web.listen-address", "ADDR", ":9470", STR, F(o.listen_address),
+     .help = "listen address (default :9470)"},
+    {"web.config.file", "FILE", "", STR, F(o.web_config_file),
+     .help = "TLS and basic auth (Prometheus web-config format)"},
+    {"web.basic-auth.bcrypt-concurrency", "N", "2", INT, F(o.bcrypt_max), 1, 1024,
+     .hint = " (1..1024)", .help = "bcrypt password checks at once (default 2)"},
+    {"web.basic-auth.bcrypt-wait", "DUR", "250ms", DUR, F(o.bcrypt_wait_ms),
+     .opts = CLI_FLAG_ZERO_IS_NONE, .help = "longest wait for one before 503 (default 250ms)"},
+    {"web.enable-lifecycle", NULL, "false", BOOL, F(o.enable_lifecycle),
+     .help = "enable POST /-/reload and /-/quit"},
+    {"web.enable-remote-write-receiver", NULL, "false", BOOL, F(o.enable_remote_write),
+     .help = "accept remote write on /api/v1/write"},
+    {"web.remote-write-max-bytes", "SIZE", "32MiB", SIZE, F(o.remote_write_max_bytes),
+     .help = "largest remote-write request (default 32MiB)"},
+    {"web.remote-write-max-metadata", "N", "100000", INT, F(o.rw_metadata_max), POSITIVE,
+     .help = "metric names whose remote write 2.0 metadata is\nkept (default 100000)"},
+    {"query.lookback-delta", "DUR", "5m", DUR, F(o.lookback_delta_ms),
+     .help = "lookback for instant vectors (default 5m)"},
+    {"query.max-samples", "N", "50000000", INT, F(o.query_max_samples), POSITIVE,
+     .help = "samples a query may hold (default 50000000)"},
+    {"query.timeout", "DUR", "2m", DUR, F(o.query_timeout_ms),
+     .help = "query time limit (default 2m)"},
+    {"log.level", "LEVEL", "info", ENUM, F(log_level), .choices = "debug|info|warn|error",
+     .help = "debug|info|warn|error (default info)"},
+    {"web.external-url", "URL", "", STR, F(o.external_url),
+     .help = "URL under which infermon is reached (alerts'\ngeneratorURL; default "
+             "http://<hostname>:<port>)"},
+    {"rules.alert.for-outage-tolerance", "DUR", "1h", DUR, F(o.rules_outage_tolerance_ms), POSITIVE,
+     .help = "max downtime for which `for` state is\nrestored (default 1h)"},
+    {"rules.alert.for-grace-period", "DUR", "10m", DUR, F(o.rules_grace_period_ms), POSITIVE,
+     .help = "minimum time between a restart and firing an\nalert whose `for` exceeds it "
+             "(default 10m)"},
+    {"rules.alert.resend-delay", "DUR", "1m", DUR, F(o.rules_resend_delay_ms), POSITIVE,
+     .help = "resend firing alerts this often (default 1m)"},
+    {"alertmanager.notification-queue-capacity", "N", "10000", INT, F(o.notify_queue_capacity),
+     POSITIVE, .help = "alerts queued for Alertmanager\n(default 10000)"},
+    {"storage.tsdb.max-future", "DUR", "10m", DUR, F(o.tsdb_max_future_ms), 0, INT64_MAX,
+     .opts = CLI_FLAG_ZERO_IS_NONE,
+     .help = "refuse samples further ahead of the clock\n(default 10m; 0s: no check)"},
+    {"storage.tsdb.max-labels-per-series", "N", "4096", INT, F(o.tsdb_max_labels), 1, UINT32_MAX,
+     .help = "labels a series may have (default and\nmost 4096)"},
+    {"storage.tsdb.max-label-name-bytes", "SIZE", "0B", SIZE, F(o.tsdb_max_label_name_bytes), 1,
+     UINT32_MAX, .help = "longest label name (default: no own\nlimit, the series limit bounds it)"},
+    {"storage.tsdb.max-label-value-bytes", "SIZE", "0B", SIZE, F(o.tsdb_max_label_value_bytes), 1,
+     UINT32_MAX, .help = "longest label value (default: as above)"},
+    {"storage.tsdb.max-series-bytes", "SIZE", "1MiB", SIZE, F(o.tsdb_max_series_bytes), 1,
+     UINT32_MAX,
+     .help = "bytes of a series' label names and\nvalues (default 1MiB, at most 16MiB)"},
+    {"query.max-concurrency", "N", "20", INT, F(o.query_max_concurrency), 1, 1000000,
+     .help = "queries evaluated at once; more wait in a queue\nuntil their timeout (default 20)"},
+    {"web.max-connections", "N", "512", INT, F(o.web_max_connections), 1, 1000000,
+     .help = "simultaneous HTTP connections, one thread each\n(default 512)"},
+    {"web.max-request-body-bytes", "SIZE", "16MiB", SIZE, F(o.max_request_body_bytes), POSITIVE,
+     .help = "largest request body but remote write (forms;\ndefault 16MiB)"},
+    {"scrape.workers", "N", NULL, INT, F(o.scrape_workers), 1, SCRAPE_MAX_WORKERS,
+     .hint = " (must be 1 to 256)",
+     .help = "threads parsing and storing scrapes, 1-256\n(default: CPUs online, at least 2, at "
+             "most 8)"},
+    {"promql.compat", "2|3", "3", STR, F(compat),
+     .help = "PromQL language and semantics: 3 = Prometheus 3\n(default), 2 = Prometheus 2.53 "
+             "(docs/promql.md)"},
+    {"enable-feature", "LIST", "", STR, F(features),
+     .help = "Prometheus 3 feature flags, comma-separated:\npromql-experimental-functions,\n"
+             "promql-duration-expr (on by default)"},
+    {"query.backend-url", "URL", "", STR, F(o.backend_url),
+     .help = "answer every query from this Prometheus-compatible\nstore (Prometheus, "
+             "VictoriaMetrics, Mimir, Thanos):\nnothing is scraped or stored"},
+    {"query.backend-config", "FILE", "", STR, F(o.backend_config),
+     .help = "its HTTP client: basic_auth, authorization,\ntls_config, proxy_url, headers, "
+             "tenant (YAML)"},
+    {"query.backend-tenant", "ID", "", STR, F(o.backend_tenant),
+     .help = "X-Scope-OrgID sent to it (Mimir, Cortex, Loki-style)"},
+    {"query.backend-timeout", "DUR", "1m", DUR, F(o.backend_timeout_ms), POSITIVE,
+     .help = "longest wait for one answer (default 1m)"},
+    {"query.backend-max-bytes", "SIZE", "256MiB", SIZE, F(o.backend_max_bytes), POSITIVE,
+     .help = "largest answer accepted (default 256MiB)"},
+    {"regex.match-limit", "N", "1000000", INT, F(regex_match_limit), 1, UINT32_MAX,
+     .help = "backtracking steps per regex match before the\nDFA fallback; a match neither "
+             "decides is an\nerror (default 1000000)"},
+    {"discovery.kubernetes.max-list-page-bytes", "SIZE", "512MiB", SIZE,
+     F(o.k8s_max_list_page_bytes), POSITIVE,
+     .help = "largest page of a Kubernetes\nList answer (kubernetes_sd_configs; default\n512MiB; "
+             "500 objects a page)"},
+    {"discovery.kubernetes.max-event-bytes", "SIZE", "64MiB", SIZE, F(o.k8s_max_event_bytes),
+     POSITIVE, .help = "largest Kubernetes watch event\n(default 64MiB)"},
+};
+#undef F
+#undef POSITIVE
+#undef STR
+#undef BOOL
+#undef DUR
+#undef SIZE
+#undef INT
+#undef ENUM
+
+static void usage(FILE *f);
+
+static const cli_flagset_t run_flagset = {"run", run_flags, IM_ARRAY_LEN(run_flags), usage};
+
 static void usage(FILE *f)
 {
-    fprintf(
-        f,
-        "usage: infermon run [flags]\n\n"
-        "Scrapes targets, stores samples, answers PromQL over the Prometheus HTTP API.\n\n"
-        "  --config.file=FILE                 configuration (default: embedded: vLLM at\n"
-        "                                     localhost:8000, dcgm-exporter at localhost:9400)\n"
-        "  --storage.tsdb.path=DIR            data directory (default: storage.path, ./data)\n"
-        "  --storage.tsdb.retention.time=DUR  how long to keep samples (default 15d)\n"
-        "  --storage.tsdb.retention.size=SIZE maximum bytes of blocks (e.g. 10GB; default none)\n"
-        "  --storage.tsdb.wal-fsync=POLICY    timer|always|never (default timer)\n"
-        "  --storage.memory-only              keep everything in memory (no WAL, no blocks)\n"
-        "  --storage.remote.max-wal-retention=SIZE  WAL kept for remote_write queues that\n"
-        "                                     have not sent it (default 2GiB); past it the\n"
-        "                                     oldest unsent data is given up (logged)\n"
-        "  --agent                            agent mode: scrape, relabel and forward through\n"
-        "                                     remote_write only (no queries, no rules)\n"
-        "  --web.listen-address=ADDR          listen address (default :9470)\n"
-        "  --web.config.file=FILE             TLS and basic auth (Prometheus web-config format)\n"
-        "  --web.basic-auth.bcrypt-concurrency=N  bcrypt password checks at once (default 2)\n"
-        "  --web.basic-auth.bcrypt-wait=DUR   longest wait for one before 503 (default 250ms)\n"
-        "  --web.enable-lifecycle             enable POST /-/reload and /-/quit\n"
-        "  --web.enable-remote-write-receiver accept remote write on /api/v1/write\n"
-        "  --web.remote-write-max-bytes=SIZE  largest remote-write request (default 32MiB)\n"
-        "  --web.remote-write-max-metadata=N  metric names whose remote write 2.0 metadata is\n"
-        "                                     kept (default 100000)\n"
-        "  --query.lookback-delta=DUR         lookback for instant vectors (default 5m)\n"
-        "  --query.max-samples=N              samples a query may hold (default 50000000)\n"
-        "  --query.timeout=DUR                query time limit (default 2m)\n"
-        "  --log.level=LEVEL                  debug|info|warn|error (default info)\n"
-        "  --web.external-url=URL             URL under which infermon is reached (alerts'\n"
-        "                                     generatorURL; default http://<hostname>:<port>)\n"
-        "  --rules.alert.for-outage-tolerance=DUR  max downtime for which `for` state is\n"
-        "                                     restored (default 1h)\n"
-        "  --rules.alert.for-grace-period=DUR minimum time between a restart and firing an\n"
-        "                                     alert whose `for` exceeds it (default 10m)\n"
-        "  --rules.alert.resend-delay=DUR     resend firing alerts this often (default 1m)\n"
-        "  --alertmanager.notification-queue-capacity=N  alerts queued for Alertmanager\n"
-        "                                     (default 10000)\n"
-        "  --storage.tsdb.max-future=DUR      refuse samples further ahead of the clock\n"
-        "                                     (default 10m; 0s: no check)\n"
-        "  --storage.tsdb.max-labels-per-series=N  labels a series may have (default and\n"
-        "                                     most 4096)\n"
-        "  --storage.tsdb.max-label-name-bytes=SIZE  longest label name (default: no own\n"
-        "                                     limit, the series limit bounds it)\n"
-        "  --storage.tsdb.max-label-value-bytes=SIZE longest label value (default: as above)\n"
-        "  --storage.tsdb.max-series-bytes=SIZE  bytes of a series' label names and\n"
-        "                                     values (default 1MiB, at most 16MiB)\n"
-
-        "  --query.max-concurrency=N          queries evaluated at once; more wait in a queue\n"
-        "                                     until their timeout (default 20)\n"
-        "  --web.max-connections=N            simultaneous HTTP connections, one thread each\n"
-        "                                     (default 512)\n"
-        "  --web.max-request-body-bytes=SIZE  largest request body but remote write (forms;\n"
-        "                                     default 16MiB)\n"
-
-        "  --scrape.workers=N                 threads parsing and storing scrapes, 1-256\n"
-        "                                     (default: CPUs online, at least 2, at most 8)\n"
-        "  --promql.compat=2|3                PromQL language and semantics: 3 = Prometheus 3\n"
-        "                                     (default), 2 = Prometheus 2.53 (docs/promql.md)\n"
-        "  --enable-feature=LIST              Prometheus 3 feature flags, comma-separated:\n"
-        "                                     promql-experimental-functions,\n"
-        "                                     promql-duration-expr (on by default)\n"
-        "  --query.backend-url=URL            answer every query from this Prometheus-compatible\n"
-        "                                     store (Prometheus, VictoriaMetrics, Mimir, Thanos):\n"
-        "                                     nothing is scraped or stored\n"
-        "  --query.backend-config=FILE        its HTTP client: basic_auth, authorization,\n"
-        "                                     tls_config, proxy_url, headers, tenant (YAML)\n"
-        "  --query.backend-tenant=ID          X-Scope-OrgID sent to it (Mimir, Cortex, "
-        "Loki-style)\n"
-        "  --query.backend-timeout=DUR        longest wait for one answer (default 1m)\n"
-        "  --query.backend-max-bytes=SIZE     largest answer accepted (default 256MiB)\n"
-        "  --regex.match-limit=N              backtracking steps per regex match before the\n"
-        "                                     DFA fallback; a match neither decides is an\n"
-        "                                     error (default 1000000)\n"
-        "  --discovery.kubernetes.max-list-page-bytes=SIZE  largest page of a Kubernetes\n"
-        "                                     List answer (kubernetes_sd_configs; default\n"
-        "                                     512MiB; 500 objects a page)\n"
-        "  --discovery.kubernetes.max-event-bytes=SIZE  largest Kubernetes watch event\n"
-        "                                     (default 64MiB)\n");
+    fputs("usage: infermon run [flags]\n\n"
+          "Scrapes targets, stores samples, answers PromQL over the Prometheus HTTP API.\n\n",
+          f);
+    cli_flags_usage(f, &run_flagset);
 }
 
-static const char *const flag_names[] = {
-    "config.file", "storage.tsdb.path", "storage.tsdb.retention.time",
-    "storage.tsdb.retention.size", "storage.tsdb.wal-fsync", "web.listen-address",
-    "web.config.file", "web.remote-write-max-bytes", "query.lookback-delta", "query.max-samples",
-    "query.timeout", "log.level", "web.external-url", "rules.alert.for-outage-tolerance",
-    "rules.alert.for-grace-period", "rules.alert.resend-delay",
-    "alertmanager.notification-queue-capacity", "storage.tsdb.max-future",
-    "storage.tsdb.max-labels-per-series", "storage.tsdb.max-label-name-bytes",
-    "storage.tsdb.max-label-value-bytes", "storage.tsdb.max-series-bytes",
-    /* booleans */
-    "web.enable-lifecycle", "web.enable-remote-write-receiver", "storage.memory-only",
-    /* values again (appended after the booleans) */
-    "query.max-concurrency", "web.max-connections", "web.max-request-body-bytes", "scrape.workers",
-    "web.basic-auth.bcrypt-concurrency", "web.basic-auth.bcrypt-wait", "regex.match-limit",
-    "storage.remote.max-wal-retention", "agent", "discovery.kubernetes.max-list-page-bytes",
-    "discovery.kubernetes.max-event-bytes", "web.remote-write-max-metadata", "promql.compat",
-    "enable-feature", "query.backend-url", "query.backend-config", "query.backend-tenant",
-    "query.backend-timeout", "query.backend-max-bytes", NULL};
-#define FLAG_BACKEND    39 /* five of them */
-#define FLAG_AGENT      33
-#define FLAG_K8S_LIMITS 34 /* two of them */
-#define FLAG_RW_META    36
-#define FLAG_COMPAT     37
-#define FLAG_FEATURES   38
-#define NUM_VALUE_FLAGS 22
-#define NUM_BOOL_FLAGS  3
+/* True when the flag was given. */
+static bool given(const char *const *vals, const char *name)
+{
+    return vals[cli_flags_find(&run_flagset, name) - run_flags] != NULL;
+}
 
 int cli_run(int argc, char **argv)
 {
@@ -762,274 +804,42 @@ int cli_run(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    const char *vals[IM_ARRAY_LEN(flag_names)] = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strncmp(a, "--", 2) != 0) {
-            fprintf(stderr, "infermon run: unexpected argument \"%s\"\n", a);
-            usage(stderr);
-            return 2;
-        }
-        a += 2;
-        const char *eq = strchr(a, '=');
-        size_t nl = eq ? (size_t)(eq - a) : strlen(a);
-        size_t k;
-        for (k = 0; flag_names[k]; k++)
-            if (strlen(flag_names[k]) == nl && !strncmp(flag_names[k], a, nl)) break;
-        if (!flag_names[k]) {
-            fprintf(stderr, "infermon run: unknown flag --%.*s\n", (int)nl, a);
-            return 2;
-        }
-        if ((k >= NUM_VALUE_FLAGS && k < NUM_VALUE_FLAGS + NUM_BOOL_FLAGS) || k == FLAG_AGENT) {
-            vals[k] = eq ? eq + 1 : "true";
-            continue;
-        }
-        if (eq)
-            vals[k] = eq + 1;
-        else if (i + 1 < argc)
-            vals[k] = argv[++i];
-        else {
-            fprintf(stderr, "infermon run: flag --%s needs a value\n", flag_names[k]);
-            return 2;
-        }
-    }
-    run_opts_t o;
-    run_opts_defaults(&o);
-    o.handle_signals = true;
-    o.config_file = vals[0];
-    o.storage_path = vals[1];
-    if (vals[2] && im_duration_parse(vals[2], strlen(vals[2]), &o.retention_ms, NULL) != IM_OK) {
-        fprintf(stderr, "infermon run: --storage.tsdb.retention.time: bad duration \"%s\"\n",
-                vals[2]);
-        return 2;
-    }
-    if (vals[3] && cfg_parse_bytes(vals[3], &o.retention_bytes) != IM_OK) {
-        fprintf(stderr, "infermon run: --storage.tsdb.retention.size: bad size \"%s\"\n", vals[3]);
-        return 2;
-    }
-    if (vals[4] && strcmp(vals[4], "timer") && strcmp(vals[4], "always") &&
-        strcmp(vals[4], "never")) {
-        fprintf(stderr, "infermon run: --storage.tsdb.wal-fsync must be timer, always or never\n");
-        return 2;
-    }
-    o.wal_fsync = vals[4];
-    o.listen_address = vals[5];
-    o.web_config_file = vals[6];
-    if (vals[7] && cfg_parse_bytes(vals[7], &o.remote_write_max_bytes) != IM_OK) {
-        fprintf(stderr, "infermon run: --web.remote-write-max-bytes: bad size \"%s\"\n", vals[7]);
-        return 2;
-    }
-    if (vals[8] &&
-        im_duration_parse(vals[8], strlen(vals[8]), &o.lookback_delta_ms, NULL) != IM_OK) {
-        fprintf(stderr, "infermon run: --query.lookback-delta: bad duration \"%s\"\n", vals[8]);
-        return 2;
-    }
-    if (vals[9]) {
-        char *end;
-        o.query_max_samples = strtoll(vals[9], &end, 10);
-        if (*end || o.query_max_samples <= 0) {
-            fprintf(stderr, "infermon run: --query.max-samples: bad number \"%s\"\n", vals[9]);
-            return 2;
-        }
-    }
-    if (vals[10] &&
-        im_duration_parse(vals[10], strlen(vals[10]), &o.query_timeout_ms, NULL) != IM_OK) {
-        fprintf(stderr, "infermon run: --query.timeout: bad duration \"%s\"\n", vals[10]);
-        return 2;
-    }
-    if (vals[11]) {
+    run_cli_t c = {0};
+    run_opts_t *o = &c.o;
+    run_opts_defaults(o);
+    const char *vals[IM_ARRAY_LEN(run_flags)];
+    if (cli_flags_parse(&run_flagset, argc, argv, &c, vals)) return 2;
+    o->handle_signals = true;
+    if (c.log_level) {
         im_log_level_t lvl;
-        if (!im_log_parse_level(vals[11], &lvl)) {
-            fprintf(stderr, "infermon run: --log.level must be debug, info, warn or error\n");
-            return 2;
-        }
+        im_log_parse_level(c.log_level, &lvl); /* one of the row's choices */
         im_log_set_level(lvl);
     }
-    o.external_url = vals[12];
-    int64_t *durs[] = {&o.rules_outage_tolerance_ms, &o.rules_grace_period_ms,
-                       &o.rules_resend_delay_ms};
-    for (int k = 0; k < 3; k++) {
-        const char *v = vals[13 + k];
-        if (v && (im_duration_parse(v, strlen(v), durs[k], NULL) != IM_OK || *durs[k] <= 0)) {
-            fprintf(stderr, "infermon run: --%s: bad duration \"%s\"\n", flag_names[13 + k], v);
-            return 2;
-        }
-    }
-    if (vals[16]) {
-        char *end;
-        o.notify_queue_capacity = strtoll(vals[16], &end, 10);
-        if (*end || o.notify_queue_capacity <= 0) {
-            fprintf(stderr,
-                    "infermon run: --alertmanager.notification-queue-capacity: bad number "
-                    "\"%s\"\n",
-                    vals[16]);
-            return 2;
-        }
-    }
-    if (vals[17]) {
-        if (im_duration_parse(vals[17], strlen(vals[17]), &o.tsdb_max_future_ms, NULL) != IM_OK ||
-            o.tsdb_max_future_ms < 0) {
-            fprintf(stderr, "infermon run: --storage.tsdb.max-future: bad duration \"%s\"\n",
-                    vals[17]);
-            return 2;
-        }
-        if (o.tsdb_max_future_ms == 0) o.tsdb_max_future_ms = -1; /* 0s: no check */
-    }
-    uint32_t *lims[] = {&o.tsdb_max_labels, &o.tsdb_max_label_name_bytes,
-                        &o.tsdb_max_label_value_bytes, &o.tsdb_max_series_bytes};
-    for (int k = 0; k < 4; k++) {
-        const char *v = vals[18 + k];
-        int64_t n = 0;
-        char *end = NULL;
-        if (!v) continue;
-        if (k == 0)
-            n = strtoll(v, &end, 10);
-        else if (cfg_parse_bytes(v, &n) == IM_OK)
-            end = (char *)"";
-        if (!end || *end || n <= 0 || n > UINT32_MAX) {
-            fprintf(stderr, "infermon run: --%s: bad %s \"%s\"\n", flag_names[18 + k],
-                    k == 0 ? "number" : "size", v);
-            return 2;
-        }
-        *lims[k] = (uint32_t)n;
-    }
-    o.enable_lifecycle = vals[22] && strcmp(vals[22], "false");
-    o.enable_remote_write = vals[23] && strcmp(vals[23], "false");
-    o.memory_only = vals[24] && strcmp(vals[24], "false");
-    int64_t *nums[] = {&o.query_max_concurrency, &o.web_max_connections};
-    for (int k = 0; k < 2; k++) {
-        const char *v = vals[25 + k];
-        if (!v) continue;
-        char *end;
-        *nums[k] = strtoll(v, &end, 10);
-        if (*end || *nums[k] <= 0 || *nums[k] > 1000000) {
-            fprintf(stderr, "infermon run: --%s: bad number \"%s\"\n", flag_names[25 + k], v);
-            return 2;
-        }
-    }
-    if (vals[27] && (cfg_parse_bytes(vals[27], &o.max_request_body_bytes) != IM_OK ||
-                     o.max_request_body_bytes <= 0)) {
-        fprintf(stderr, "infermon run: --web.max-request-body-bytes: bad size \"%s\"\n", vals[27]);
-        return 2;
-    }
-    if (vals[28]) {
-        char *end;
-        long long n = strtoll(vals[28], &end, 10);
-        if (*end || end == vals[28] || n < 1 || n > SCRAPE_MAX_WORKERS) {
-            fprintf(stderr,
-                    "infermon run: --scrape.workers: bad number \"%s\" (must be 1 to 256)\n",
-                    vals[28]);
-            return 2;
-        }
-        o.scrape_workers = (size_t)n;
-    }
-    if (vals[29]) {
-        char *end;
-        long n = strtol(vals[29], &end, 10);
-        if (*end || n <= 0 || n > 1024) {
-            fprintf(stderr,
-                    "infermon run: --web.basic-auth.bcrypt-concurrency: bad number \"%s\" "
-                    "(1..1024)\n",
-                    vals[29]);
-            return 2;
-        }
-        o.bcrypt_max = (int)n;
-    }
-    if (vals[30]) {
-        if (im_duration_parse(vals[30], strlen(vals[30]), &o.bcrypt_wait_ms, NULL) != IM_OK) {
-            fprintf(stderr, "infermon run: --web.basic-auth.bcrypt-wait: bad duration \"%s\"\n",
-                    vals[30]);
-            return 2;
-        }
-        if (o.bcrypt_wait_ms == 0) o.bcrypt_wait_ms = -1; /* 0s = do not wait */
-    }
-    if (vals[31]) {
-        char *end;
-        long long lim = strtoll(vals[31], &end, 10);
-        if (*end || lim <= 0 || lim > UINT32_MAX) {
-            fprintf(stderr, "infermon run: --regex.match-limit: bad number \"%s\"\n", vals[31]);
-            return 2;
-        }
-        im_regex_set_limits(&(im_regex_limits_t){.match_limit = (uint32_t)lim});
-    }
-    if (vals[32] && (cfg_parse_bytes(vals[32], &o.remote_max_wal_retention_bytes) != IM_OK ||
-                     o.remote_max_wal_retention_bytes <= 0)) {
-        fprintf(stderr, "infermon run: --storage.remote.max-wal-retention: bad size \"%s\"\n",
-                vals[32]);
-        return 2;
-    }
-    o.agent = vals[FLAG_AGENT] && strcmp(vals[FLAG_AGENT], "false");
-    int64_t *k8s_lims[] = {&o.k8s_max_list_page_bytes, &o.k8s_max_event_bytes};
-    for (int k = 0; k < 2; k++) {
-        const char *v = vals[FLAG_K8S_LIMITS + k];
-        if (v && (cfg_parse_bytes(v, k8s_lims[k]) != IM_OK || *k8s_lims[k] <= 0)) {
-            fprintf(stderr, "infermon run: --%s: bad size \"%s\"\n",
-                    flag_names[FLAG_K8S_LIMITS + k], v);
-            return 2;
-        }
-    }
-    if (vals[FLAG_RW_META]) {
-        char *end;
-        long long mx = strtoll(vals[FLAG_RW_META], &end, 10);
-        if (*end || mx <= 0) {
-            fprintf(stderr, "infermon run: --web.remote-write-max-metadata: bad number \"%s\"\n",
-                    vals[FLAG_RW_META]);
-            return 2;
-        }
-        o.rw_metadata_max = (size_t)mx;
-    }
+    if (c.regex_match_limit)
+        im_regex_set_limits(&(im_regex_limits_t){.match_limit = c.regex_match_limit});
     /* the PromQL language level, for every parser and engine of the process */
     promql_lang_t lang;
-    if (!cli_promql_lang("run", vals[FLAG_COMPAT], vals[FLAG_FEATURES], &lang)) return 2;
+    if (!cli_promql_lang("run", c.compat, c.features, &lang)) return 2;
     promql_lang_set_default(&lang);
-    o.backend_url = vals[FLAG_BACKEND];
-    o.backend_config = vals[FLAG_BACKEND + 1];
-    o.backend_tenant = vals[FLAG_BACKEND + 2];
-    if ((o.backend_config || o.backend_tenant || vals[FLAG_BACKEND + 3] ||
-         vals[FLAG_BACKEND + 4]) &&
-        !o.backend_url) {
+    if ((o->backend_config || o->backend_tenant || given(vals, "query.backend-timeout") ||
+         given(vals, "query.backend-max-bytes")) &&
+        !o->backend_url) {
         fprintf(stderr, "infermon run: the --query.backend-* flags need --query.backend-url\n");
         return 2;
     }
-    if (vals[FLAG_BACKEND + 3] &&
-        (im_duration_parse(vals[FLAG_BACKEND + 3], strlen(vals[FLAG_BACKEND + 3]),
-                           &o.backend_timeout_ms, NULL) != IM_OK ||
-         o.backend_timeout_ms <= 0)) {
-        fprintf(stderr, "infermon run: --query.backend-timeout: bad duration \"%s\"\n",
-                vals[FLAG_BACKEND + 3]);
-        return 2;
-    }
-    if (vals[FLAG_BACKEND + 4] &&
-        (cfg_parse_bytes(vals[FLAG_BACKEND + 4], &o.backend_max_bytes) != IM_OK ||
-         o.backend_max_bytes <= 0)) {
-        fprintf(stderr, "infermon run: --query.backend-max-bytes: bad size \"%s\"\n",
-                vals[FLAG_BACKEND + 4]);
-        return 2;
-    }
     /* flags for /api/v1/status/flags, with defaults shown */
-    static const char *defaults[] = {
-        "",         "data/", "0s",   "0B",    "timer",   ":9470", "",      "32MiB",  "5m",
-        "50000000", "2m",    "info", "",      "1h",      "10m",   "1m",    "10000",  "10m",
-        "4096",     "0B",    "0B",   "1MiB",  "false",   "false", "false", "20",     "512",
-        "16MiB",    "",      "2",    "250ms", "1000000", "2GiB",  "false", "512MiB", "64MiB",
-        "100000",   "3",     "",     "",      "",        "",      "1m",    "256MiB"};
-    _Static_assert(IM_ARRAY_LEN(defaults) == IM_ARRAY_LEN(flag_names) - 1,
-                   "a default for every flag");
     char workers_def[24];
     snprintf(workers_def, sizeof workers_def, "%zu", scrape_default_workers());
-    const char *pairs[2 * IM_ARRAY_LEN(flag_names) + 1];
-    size_t np = 0;
-    for (size_t k = 0; flag_names[k]; k++) {
-        pairs[np++] = flag_names[k];
-        pairs[np++] = vals[k] ? vals[k] : k == 28 ? workers_def : defaults[k];
-    }
-    pairs[np] = NULL;
-    o.flags = pairs;
+    const char *pairs[2 * IM_ARRAY_LEN(run_flags) + 1];
+    cli_flags_pairs(&run_flagset, vals, pairs);
+    for (size_t k = 0; pairs[k]; k += 2)
+        if (!strcmp(pairs[k], "scrape.workers") && !vals[k / 2]) pairs[k + 1] = workers_def;
+    o->flags = pairs;
     /* Inside a Kubernetes pod without --config.file: the in-cluster default
      * (discovery/generate.h; `infermon check config --in-cluster` prints it). */
     im_buf_t incluster;
     im_buf_init(&incluster, 0);
-    if (!o.config_file && discovery_incluster_detect(NULL)) {
+    if (!o->config_file && discovery_incluster_detect(NULL)) {
         if (discovery_incluster_config(NULL, &incluster, NULL) != IM_OK) {
             im_buf_free(&incluster);
             return 2;
@@ -1038,9 +848,9 @@ int cli_run(int argc, char **argv)
                 "default (annotated pods, dcgm-exporter, Kueue; see `infermon check config "
                 "--in-cluster`)",
                 NULL);
-        o.config_text = incluster.data;
+        o->config_text = incluster.data;
     }
-    int st = run_daemon(&o);
+    int st = run_daemon(o);
     im_buf_free(&incluster);
     return st;
 }

@@ -289,8 +289,16 @@ im_rc cfg_http_client_apply_url(const cfg_http_client_t *c, CURL *h, const char 
     return rc ? rc : cfg_http_client_apply(c, h, hdrs, err);
 }
 
-void cfg_http_client_handle(CURL **h, const char *url, curl_write_callback body, void *ud,
-                            char *errbuf)
+void cfg_http_lists_free(cfg_http_lists_t *l)
+{
+    curl_slist_free_all(l->hdrs);
+    curl_slist_free_all(l->conn_to);
+    l->hdrs = l->conn_to = NULL;
+}
+
+im_rc cfg_http_client_handle(const cfg_http_client_t *c, CURL **h, const char *url,
+                             curl_write_callback body, void *ud, char *errbuf, cfg_http_lists_t *l,
+                             im_err_t *err)
 {
     if (!*h) {
         *h = curl_easy_init();
@@ -298,11 +306,16 @@ void cfg_http_client_handle(CURL **h, const char *url, curl_write_callback body,
     } else {
         curl_easy_reset(*h);
     }
-    curl_easy_setopt(*h, CURLOPT_URL, url);
+    curl_easy_setopt(*h, CURLOPT_URL, url); /* kept if apply_url cannot parse it */
     curl_easy_setopt(*h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(*h, CURLOPT_WRITEFUNCTION, body);
     curl_easy_setopt(*h, CURLOPT_WRITEDATA, ud);
-    curl_easy_setopt(*h, CURLOPT_ERRORBUFFER, errbuf);
+    if (errbuf) curl_easy_setopt(*h, CURLOPT_ERRORBUFFER, errbuf);
+    curl_slist_free_all(l->conn_to);
+    l->conn_to = NULL;
+    im_rc rc = c ? cfg_http_client_apply_url(c, *h, url, &l->hdrs, &l->conn_to, err) : IM_OK;
+    curl_easy_setopt(*h, CURLOPT_HTTPHEADER, l->hdrs);
+    return rc;
 }
 
 im_rc cfg_http_client_apply(const cfg_http_client_t *c, CURL *h, struct curl_slist **hdrs,

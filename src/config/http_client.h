@@ -2,7 +2,9 @@
  * HTTPClientConfig) that decodes itself from YAML and applies itself to curl.
  *
  * Every outgoing HTTP client of infermon (scraping, the Alertmanager client,
- * remote write, lint's target fetch) embeds the same keys in its section:
+ * remote write, Kubernetes discovery, the monitor API, the query backend,
+ * lint's target fetch) sets its handle up with cfg_http_client_handle and
+ * embeds the same keys in its section:
  *
  *   basic_auth: {username, password, password_file}
  *   authorization: {type (default Bearer), credentials, credentials_file}
@@ -97,12 +99,31 @@ im_rc cfg_http_client_apply(const cfg_http_client_t *c, CURL *h, struct curl_sli
 im_rc cfg_http_client_apply_url(const cfg_http_client_t *c, CURL *h, const char *url,
                                 struct curl_slist **hdrs, struct curl_slist **conn_to,
                                 im_err_t *err);
-/* A handle for the next request: *h made (curl_easy_init; out of memory
- * aborts) or reset for reuse (its connections are kept), then the options every
- * client sets: the URL, no signals, the body callback with ud, the error buffer
- * (CURL_ERROR_SIZE bytes). Before cfg_http_client_apply. */
-void cfg_http_client_handle(CURL **h, const char *url, curl_write_callback body, void *ud,
-                            char *errbuf);
+/* The lists a handle points to (CURLOPT_HTTPHEADER, CURLOPT_CONNECT_TO): owned
+ * by the caller and kept until the handle's transfers are done. */
+typedef struct cfg_http_lists {
+    struct curl_slist *hdrs;    /* request headers: the caller's, then Authorization, Host */
+    struct curl_slist *conn_to; /* tls_config.server_name's connection (set by the client) */
+} cfg_http_lists_t;
+
+/* Frees both lists and sets them to NULL. */
+void cfg_http_lists_free(cfg_http_lists_t *l);
+
+/* Every client's set-up of a handle for the next request to url: *h made
+ * (curl_easy_init; out of memory aborts) or reset for reuse (its connections
+ * are kept), no signals, the body callback with ud, the error buffer errbuf
+ * (CURL_ERROR_SIZE bytes; NULL = none); then, with a client configuration c
+ * (NULL = none: the URL as it is), cfg_http_client_apply_url — so every client
+ * honours tls_config.server_name alike — and CURLOPT_HTTPHEADER = l->hdrs.
+ * l->hdrs holds the caller's own headers before the call (the previous list
+ * freed by the caller; NULL = none); l->conn_to is freed and rebuilt. The
+ * caller sets its other options after the call (a later CURLOPT_PROXY or
+ * CURLOPT_HTTP_VERSION overrides the configuration's). On error (a secret file
+ * that cannot be read, a URL that cannot be parsed) the handle must not be
+ * used for a request. */
+im_rc cfg_http_client_handle(const cfg_http_client_t *c, CURL **h, const char *url,
+                             curl_write_callback body, void *ud, char *errbuf, cfg_http_lists_t *l,
+                             im_err_t *err);
 void cfg_http_client_free(cfg_http_client_t *c);
 /* A relative, non-empty *path becomes dir/path, cleaned of "." and ".." segments
  * and repeated slashes (Go's filepath.Join); NULL, empty and absolute paths are

@@ -362,36 +362,30 @@ static im_rc setup(informer_t *inf, const char *url, xfer_t *x, long timeout_s, 
                    size_t cap)
 {
     k8s_discoverer_t *d = inf->d;
+    cfg_http_lists_free(&inf->lists);
+    inf->lists.hdrs = curl_slist_append(NULL, "Accept: application/json, */*");
+    im_err_t err;
+    im_err_clear(&err);
+    /* api_server: the job's HTTP client settings; else in-cluster or kubeconfig */
+    if (cfg_http_client_handle(d->cfg.api_server ? &d->cfg.http : NULL, &inf->easy, url, on_data, x,
+                               inf->errbuf, &inf->lists, &err) != IM_OK) {
+        snprintf(msg, cap, "%s: %.400s", inf->path, err.msg);
+        return IM_EIO;
+    }
     CURL *c = inf->easy;
-    curl_easy_reset(c);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, inf->errbuf);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
     curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "gzip");
     curl_easy_setopt(c, CURLOPT_USERAGENT, "infermon/kubernetes-sd");
-    curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
-    curl_easy_setopt(c, CURLOPT_PROXY, "");
-    struct curl_slist *hdrs = curl_slist_append(NULL, "Accept: application/json, */*");
-    curl_slist_free_all(inf->hdrs);
-    inf->hdrs = hdrs;
-    if (d->cfg.api_server) { /* the job's HTTP client settings */
-        im_err_t err;
-        im_err_clear(&err);
-        if (cfg_http_client_apply(&d->cfg.http, c, &inf->hdrs, &err) != IM_OK) {
-            snprintf(msg, cap, "%s: %.400s", inf->path, err.msg);
-            return IM_EIO;
-        }
-    } else { /* in-cluster or kubeconfig */
+    if (!d->cfg.api_server) {
+        curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+        curl_easy_setopt(c, CURLOPT_PROXY, "");
         curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-        auth_header(d, &inf->hdrs);
+        auth_header(d, &inf->lists.hdrs);
         if (d->basic_user) {
             curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
             curl_easy_setopt(c, CURLOPT_USERNAME, d->basic_user);
@@ -418,7 +412,7 @@ static im_rc setup(informer_t *inf, const char *url, xfer_t *x, long timeout_s, 
         }
     }
     curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, inf->hdrs);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, inf->lists.hdrs);
     if (!x->is_watch) { /* a list that stalls for a minute is given up */
         curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
         curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
@@ -1032,7 +1026,7 @@ void k8s_discoverer_stop(k8s_discoverer_t *d)
         informer_t *inf = d->inf[i];
         if (inf->running) pthread_join(inf->thread, NULL);
         curl_easy_cleanup(inf->easy);
-        curl_slist_free_all(inf->hdrs);
+        cfg_http_lists_free(&inf->lists);
         json_decref(inf->store);
         im_free(inf->own_sel[0]);
         im_free(inf->own_sel[1]);

@@ -28,7 +28,7 @@ typedef struct informer {
     char rv[64];             /* last resourceVersion seen (d->mu) */
     bool synced;
     CURL *easy;
-    struct curl_slist *hdrs;
+    cfg_http_lists_t lists; /* the handle's headers and server_name connection */
     char errbuf[CURL_ERROR_SIZE];
     int64_t last_log_ms;
     uint64_t last_log_hash; /* of the failure last logged (inf_fail) */

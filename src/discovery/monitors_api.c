@@ -47,20 +47,13 @@ static im_rc api_get(api_t *a, const char *path, char **out, size_t *len, long *
 {
     char url[4096];
     snprintf(url, sizeof url, "%s%s", a->base, path);
-    CURL *h = curl_easy_init();
-    if (!h) return im_err_set(a->err, IM_ERR, "curl_easy_init failed");
+    CURL *h = NULL;
     body_t b = {.over = false};
     im_buf_init(&b.b, (size_t)a->max);
-    struct curl_slist *hdrs = NULL;
-    im_rc rc = cfg_http_client_apply(a->http, h, &hdrs, a->err);
+    cfg_http_lists_t l = {curl_slist_append(NULL, "Accept: application/json"), NULL};
+    im_rc rc = cfg_http_client_handle(a->http, &h, url, on_body, &b, NULL, &l, a->err);
     if (rc == IM_OK) {
-        hdrs = curl_slist_append(hdrs, "Accept: application/json");
-        curl_easy_setopt(h, CURLOPT_URL, url);
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
         curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
         CURLcode cc = curl_easy_perform(h);
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
         if (b.over)
@@ -71,7 +64,7 @@ static im_rc api_get(api_t *a, const char *path, char **out, size_t *len, long *
         else if (cc != CURLE_OK)
             rc = im_err_set(a->err, IM_EIO, "GET %s: %s", url, curl_easy_strerror(cc));
     }
-    curl_slist_free_all(hdrs);
+    cfg_http_lists_free(&l);
     curl_easy_cleanup(h);
     if (rc != IM_OK) {
         im_buf_free(&b.b);

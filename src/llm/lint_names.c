@@ -257,32 +257,25 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *user)
 
 static im_rc http_get(const char *url, im_buf_t *body, char *ctype, size_t ctype_cap, im_err_t *err)
 {
-    CURL *c = curl_easy_init();
-    if (!c) return im_err_set(err, IM_EIO, "cannot initialise libcurl");
+    CURL *c = NULL;
     char ebuf[CURL_ERROR_SIZE] = "";
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(c, CURLOPT_USERAGENT, "infermon-lint");
-    struct curl_slist *h =
-        curl_slist_append(NULL, "Accept: text/plain;version=0.0.4;q=1,*/*;q=0.1");
+    cfg_http_lists_t l = {curl_slist_append(NULL, "Accept: text/plain;version=0.0.4;q=1,*/*;q=0.1"),
+                          NULL};
     /* Prometheus' HTTP client defaults (config/http_client.h): redirects
      * followed, TLS 1.2 at least, no proxy unless configured. */
     cfg_http_client_t hc;
     cfg_http_client_init(&hc);
-    im_rc arc = cfg_http_client_apply(&hc, c, &h, err);
+    im_rc arc = cfg_http_client_handle(&hc, &c, url, on_body, body, ebuf, &l, err);
     cfg_http_client_free(&hc);
     if (arc != IM_OK) {
-        curl_slist_free_all(h);
+        cfg_http_lists_free(&l);
         curl_easy_cleanup(c);
         return arc;
     }
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
+    curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "infermon-lint");
     CURLcode cc = curl_easy_perform(c);
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -291,7 +284,7 @@ static im_rc http_get(const char *url, im_buf_t *body, char *ctype, size_t ctype
         curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct);
         snprintf(ctype, ctype_cap, "%s", ct ? ct : "");
     }
-    curl_slist_free_all(h);
+    cfg_http_lists_free(&l);
     curl_easy_cleanup(c);
     if (cc != CURLE_OK)
         return im_err_set(err, cc == CURLE_WRITE_ERROR ? IM_ELIMIT : IM_EIO, "GET %s: %s", url,

@@ -148,29 +148,25 @@ static bool post_am(const notify_am_t *am, const char *body, size_t len, uint64_
         while (ppl && pp[ppl - 1] == '/') ppl--;
         (void)im_buf_printf(&url, "%s://%s%s%.*s/api/v2/alerts", am->scheme, am->targets[t],
                             ppl && pp[0] != '/' ? "/" : "", (int)ppl, pp);
-        CURL *c = curl_easy_init();
-        if (!c) im_oom(0);
-        struct curl_slist *h = NULL, *conn_to = NULL;
-        h = curl_slist_append(h, "Content-Type: application/json");
-        h = curl_slist_append(h, "User-Agent: infermon/0.1.0");
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
-        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)am->timeout_ms);
-        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+        CURL *c = NULL;
+        cfg_http_lists_t l = {0};
+        l.hdrs = curl_slist_append(l.hdrs, "Content-Type: application/json");
+        l.hdrs = curl_slist_append(l.hdrs, "User-Agent: infermon/0.1.0");
         im_err_t aerr;
         im_err_clear(&aerr);
-        if (cfg_http_client_apply_url(&am->http, c, url.data, &h, &conn_to, &aerr) != IM_OK) {
+        if (cfg_http_client_handle(&am->http, &c, url.data, discard, NULL, NULL, &l, &aerr) !=
+            IM_OK) {
             (*errors)++;
             IM_WARN("Error sending alerts", "alertmanager=%s err=%s", im_logq(url.data),
                     im_logq(aerr.msg));
-            curl_slist_free_all(h);
-            curl_slist_free_all(conn_to);
+            cfg_http_lists_free(&l);
             curl_easy_cleanup(c);
             im_buf_free(&url);
             continue;
         }
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)am->timeout_ms);
         CURLcode cr = curl_easy_perform(c);
         long code = 0;
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
@@ -181,8 +177,7 @@ static bool post_am(const notify_am_t *am, const char *body, size_t len, uint64_
             IM_WARN("Error sending alerts", "alertmanager=%s err=%s status=%ld", im_logq(url.data),
                     im_logq(curl_easy_strerror(cr)), code);
         }
-        curl_slist_free_all(h);
-        curl_slist_free_all(conn_to);
+        cfg_http_lists_free(&l);
         curl_easy_cleanup(c);
         im_buf_free(&url);
     }

@@ -339,37 +339,31 @@ static im_rc remote_do(query_backend_t *b, const query_req_t *r, query_answer_t 
     build(rb, r, c, &url, &form, &post);
     if ((r->op == QUERY_INSTANT || r->op == QUERY_RANGE)) form_time(&form, "timeout", to);
     char ebuf[CURL_ERROR_SIZE] = "";
-    curl_easy_setopt(c, CURLOPT_URL, url.data);
-    if (post) {
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, form.data ? form.data : "");
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)form.len);
-    }
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)to);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)IM_MIN(to, 10000));
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(c, CURLOPT_USERAGENT, rb->user_agent);
-    struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
-    for (size_t i = 0; i < rb->nhdr; i++) h = curl_slist_append(h, rb->hdr_lines[i]);
+    cfg_http_lists_t l = {curl_slist_append(NULL, "Accept: application/json"), NULL};
+    for (size_t i = 0; i < rb->nhdr; i++) l.hdrs = curl_slist_append(l.hdrs, rb->hdr_lines[i]);
     if (rb->tenant) {
         char t[1024];
         snprintf(t, sizeof t, "X-Scope-OrgID: %s", rb->tenant);
-        h = curl_slist_append(h, t);
+        l.hdrs = curl_slist_append(l.hdrs, t);
     }
-    im_rc rc = cfg_http_client_apply(&rb->http, c, &h, err);
+    im_rc rc = cfg_http_client_handle(&rb->http, &c, url.data, on_body, &body, ebuf, &l, err);
     long status = 0;
     CURLcode cc = CURLE_OK;
     if (rc == IM_OK) {
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+        if (post) {
+            curl_easy_setopt(c, CURLOPT_POSTFIELDS, form.data ? form.data : "");
+            curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)form.len);
+        }
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)to);
+        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)IM_MIN(to, 10000));
+        curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
+        curl_easy_setopt(c, CURLOPT_USERAGENT, rb->user_agent);
         cc = curl_easy_perform(c);
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     } else {
         im_err_prefix(err, "backend %s", rb->url);
     }
-    curl_slist_free_all(h);
+    cfg_http_lists_free(&l);
     curl_easy_cleanup(c);
     im_buf_free(&form);
     json_t *root = NULL;

@@ -76,7 +76,7 @@ typedef struct shard {
     uint64_t skip_n;    /* reader, at resume: samples after skip acknowledged before */
     uint64_t first_max; /* shard, at resume: the batch in flight at the stop, sent alone */
     CURL *easy;
-    struct curl_slist *hdrs; /* the handle's request headers; NULL = not set up */
+    cfg_http_lists_t lists; /* the handle's headers (NULL = not set up), server_name */
     im_buf_t raw, comp, resp;
     char errbuf[CURL_ERROR_SIZE];
     int64_t retry_after_ms;
@@ -330,7 +330,7 @@ static shard_t *shard_new(queue_t *q, size_t idx, tsdb_wal_pos_t pos)
 static void shard_free(shard_t *s)
 {
     if (s->easy) curl_easy_cleanup(s->easy);
-    curl_slist_free_all(s->hdrs);
+    cfg_http_lists_free(&s->lists);
     im_buf_free(&s->raw);
     im_buf_free(&s->comp);
     im_buf_free(&s->resp);
@@ -404,20 +404,11 @@ static void set_err(queue_t *q, const char *fmt, ...)
     atomic_store(&q->last_err_ms, now_ms());
 }
 
-static struct curl_slist *setup_curl(shard_t *s)
+/* Sets s->easy up for the next requests (s->lists rebuilt). */
+static void setup_curl(shard_t *s)
 {
     const cfg_remote_write_t *c = s->q->cfg;
-    cfg_http_client_handle(&s->easy, c->url, on_resp, s, s->errbuf);
-    CURL *e = s->easy;
-    curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, s);
-    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(e, CURLOPT_XFERINFODATA, s);
-    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)c->remote_timeout_ms);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_USERAGENT, s->q->rs->opts.user_agent);
+    cfg_http_lists_free(&s->lists);
     struct curl_slist *h = NULL;
     h = curl_slist_append(h, "Content-Encoding: snappy");
     h = curl_slist_append(h, "Content-Type: application/x-protobuf");
@@ -431,13 +422,23 @@ static struct curl_slist *setup_curl(shard_t *s)
         h = curl_slist_append(h, hb.data);
     }
     im_buf_free(&hb);
+    s->lists.hdrs = h;
     im_err_t err;
     im_err_clear(&err);
-    if (cfg_http_client_apply(&c->http, e, &h, &err) != IM_OK)
+    if (cfg_http_client_handle(&c->http, &s->easy, c->url, on_resp, s, s->errbuf, &s->lists,
+                               &err) != IM_OK)
         IM_WARN("remote write: HTTP client setup failed", "remote_name=%s err=%s",
                 im_logq(s->q->name), im_logq(err.msg));
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
-    return h;
+    CURL *e = s->easy;
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, s);
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, s);
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)c->remote_timeout_ms);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_USERAGENT, s->q->rs->opts.user_agent);
 }
 
 static void observe(queue_t *q, int64_t ns)
@@ -462,10 +463,7 @@ static send_result_t attempt(shard_t *s, size_t nsamples, bool metadata)
     /* The handle is set up once per shard (the connection is kept); again
      * before every request when a secret file must be re-read (rotation). */
     const cfg_http_client_t *hc = &q->cfg->http;
-    if (!s->hdrs || hc->basic_pass_file || hc->auth_cred_file) {
-        curl_slist_free_all(s->hdrs);
-        s->hdrs = setup_curl(s);
-    }
+    if (!s->lists.hdrs || hc->basic_pass_file || hc->auth_cred_file) setup_curl(s);
     curl_easy_setopt(s->easy, CURLOPT_POSTFIELDS, s->comp.data);
     curl_easy_setopt(s->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)s->comp.len);
     int64_t t0 = im_mono_ns();

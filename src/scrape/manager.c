@@ -114,8 +114,7 @@ typedef struct target {
     bool needs_setup;     /* the job changed while not idle: redo the curl setup */
     scrape_work_t w;
     CURL *easy;
-    struct curl_slist *hdrs;
-    struct curl_slist *conn_to; /* CURLOPT_CONNECT_TO for tls_config.server_name */
+    cfg_http_lists_t lists; /* the handle's headers and server_name connection */
     char errbuf[CURL_ERROR_SIZE];
     im_buf_t body;
     bool body_over;
@@ -814,7 +813,20 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 static bool target_setup_curl(scrape_manager_t *m, target_t *t, char *msg, size_t msgcap)
 {
     const scrape_job_cfg_t *j = t->job;
-    cfg_http_client_handle(&t->easy, t->url, on_body, t, t->errbuf);
+    cfg_http_lists_free(&t->lists);
+    struct curl_slist **hdrs = &t->lists.hdrs;
+    *hdrs = curl_slist_append(
+        *hdrs, "Accept: application/openmetrics-text;version=1.0.0,application/"
+               "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1");
+    char h[256];
+    snprintf(h, sizeof h, "X-Prometheus-Scrape-Timeout-Seconds: %g",
+             (double)t->timeout_ms / 1000.0);
+    *hdrs = curl_slist_append(*hdrs, h);
+    im_err_t err;
+    im_err_clear(&err);
+    bool ok = cfg_http_client_handle(&j->http, &t->easy, t->url, on_body, t, t->errbuf, &t->lists,
+                                     &err) == IM_OK;
+    if (!ok && msg) snprintf(msg, msgcap, "%.*s", (int)(msgcap - 1), err.msg);
     CURL *c = t->easy;
     curl_easy_setopt(c, CURLOPT_PRIVATE, t);
     curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "gzip");
@@ -822,21 +834,6 @@ static bool target_setup_curl(scrape_manager_t *m, target_t *t, char *msg, size_
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)t->timeout_ms);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_slist_free_all(t->hdrs);
-    curl_slist_free_all(t->conn_to);
-    t->hdrs = t->conn_to = NULL;
-    t->hdrs = curl_slist_append(
-        t->hdrs, "Accept: application/openmetrics-text;version=1.0.0,application/"
-                 "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1");
-    char h[256];
-    snprintf(h, sizeof h, "X-Prometheus-Scrape-Timeout-Seconds: %g",
-             (double)t->timeout_ms / 1000.0);
-    t->hdrs = curl_slist_append(t->hdrs, h);
-    im_err_t err;
-    im_err_clear(&err);
-    bool ok = cfg_http_client_apply_url(&j->http, c, t->url, &t->hdrs, &t->conn_to, &err) == IM_OK;
-    if (!ok && msg) snprintf(msg, msgcap, "%.*s", (int)(msgcap - 1), err.msg);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, t->hdrs);
     t->body.max = (size_t)body_cap(m, j);
     return ok;
 }
@@ -970,8 +967,7 @@ static void target_free(target_t *t)
 {
     scrape__cache_free(&t->cache);
     if (t->easy) curl_easy_cleanup(t->easy);
-    curl_slist_free_all(t->hdrs);
-    curl_slist_free_all(t->conn_to);
+    cfg_http_lists_free(&t->lists);
     im_buf_free(&t->body);
     if (t->labels) im_labels_unref(t->labels);
     if (t->discovered) im_labels_unref(t->discovered);
