@@ -957,6 +957,39 @@ static bool prefix_exposed(const q_t *q, const char *name, size_t len)
     return false;
 }
 
+/* A kueue_ name no Kueue version exposes whose nearest name is a per-queue
+ * family: Kueue reports the same thing per ClusterQueue and per LocalQueue,
+ * under different labels, so name both; the resource reservation and usage
+ * gauges are what `infermon cost` turns into GPU-hours per team. */
+static bool kueue_unknown(q_t *q, const promql_expr_t *vs, const sel_t *s, const char *sug)
+{
+    static const char cq[] = "kueue_cluster_queue_", lq[] = "kueue_local_queue_";
+    if (s->len <= 6 || memcmp(s->name, "kueue_", 6) != 0) return false;
+    const char *tail;
+    bool local = strncmp(sug, lq, sizeof lq - 1) == 0;
+    if (local)
+        tail = sug + sizeof lq - 1;
+    else if (strncmp(sug, cq, sizeof cq - 1) == 0)
+        tail = sug + sizeof cq - 1;
+    else
+        return false;
+    char other[160], fixbuf[512];
+    snprintf(other, sizeof other, "%s%s", local ? cq : lq, tail);
+    if (!llm_catalog_lookup(llm_catalog_get(), other, strlen(other), NULL, NULL)) return false;
+    static const char cq_by[] = "per ClusterQueue: by cluster_queue, cohort, flavor, resource",
+                      lq_by[] = "per LocalQueue, i.e. per team namespace: by namespace, name, "
+                                "flavor, resource";
+    bool money = strcmp(tail, "resource_reservation") == 0 || strcmp(tail, "resource_usage") == 0;
+    snprintf(fixbuf, sizeof fixbuf, "did you mean %s (%s) or %s (%s)?%s", sug,
+             local ? lq_by : cq_by, other, local ? cq_by : lq_by,
+             money ? " `infermon cost` reports the reserved GPU-hours per team from them" : "");
+    report(q, vs, "unknown-metric", LINT_SEV_ERROR, fixbuf,
+           "%.*s is not a Kueue metric: no Kueue version exposes it (the catalog lists every "
+           "kueue_ family); Kueue reports %s per ClusterQueue and per LocalQueue",
+           (int)s->len, s->name, tail);
+    return true;
+}
+
 /* Checks a selector's name; returns true when the name belongs to an exporter
  * none of the sources is (nothing else about it can be checked). */
 static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
@@ -1217,6 +1250,7 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
     if (p && p->kind == PROMQL_NODE_MATRIX_SELECTOR && is_rate_like(parent(q, 1)))
         counterish = true;
     const char *sug = suggest(q, vs, s->name, s->len, counterish);
+    if (sug && kueue_unknown(q, vs, s, sug)) return false;
     if (sug) snprintf(fixbuf, sizeof fixbuf, "did you mean %s?", sug);
     report(q, vs, "unknown-metric", LINT_SEV_ERROR, sug ? fixbuf : NULL,
            "%.*s is not exposed by %s", (int)s->len, s->name,
