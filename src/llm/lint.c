@@ -179,14 +179,54 @@ static bool in_subst(const q_t *q, const promql_expr_t *e)
     return false;
 }
 
+/* Checks whose info findings say "not checked" about a name: once per file. */
+static bool once_per_file(const char *check)
+{
+    return strcmp(check, "other-exporter") == 0 || strcmp(check, "conditional-metric") == 0 ||
+           strcmp(check, "unknown-metric") == 0;
+}
+
+static lint_finding_t *same_note(lint_run_t *r, const char *check, const char *file,
+                                 const char *msg)
+{
+    size_t ml = strlen(msg);
+    for (size_t i = 0; i < r->n; i++) {
+        lint_finding_t *f = &r->f[i];
+        if (f->check != check || f->severity != LINT_SEV_INFO) continue;
+        if ((f->file == NULL) != (file == NULL) || (file && strcmp(f->file, file) != 0)) continue;
+        if (f->msg_base == ml && memcmp(f->message, msg, ml) == 0) return f;
+    }
+    return NULL;
+}
+
 static lint_finding_t *report(q_t *q, const promql_expr_t *e, const char *check,
                               lint_severity_t sev, const char *fix, const char *fmt, ...)
     IM_PRINTF(6, 7);
 static lint_finding_t *report(q_t *q, const promql_expr_t *e, const char *check,
                               lint_severity_t sev, const char *fix, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = vfmt(fmt, ap);
+    va_end(ap);
+    if (sev == LINT_SEV_INFO && once_per_file(check)) {
+        lint_finding_t *d = same_note(q->r, check, q->w->file, msg);
+        if (d) {
+            im_free(msg);
+            d->uses++;
+            size_t cap = d->msg_base + 40;
+            char *m = im_malloc(cap);
+            snprintf(m, cap, "%.*s (%u uses in this file)", (int)d->msg_base, d->message, d->uses);
+            im_free(d->message);
+            d->message = m;
+            return NULL;
+        }
+    }
     lint_finding_t *f = add_finding(q->r);
-    if (!f) return NULL;
+    if (!f) {
+        im_free(msg);
+        return NULL;
+    }
     f->check = check;
     f->severity = sev;
     f->file = dupn(q->w->file);
@@ -200,10 +240,9 @@ static lint_finding_t *report(q_t *q, const promql_expr_t *e, const char *check,
     f->has_raw = q->w->has_raw;
     f->raw_start = q->w->raw_start;
     f->raw_end = q->w->raw_end;
-    va_list ap;
-    va_start(ap, fmt);
-    f->message = vfmt(fmt, ap);
-    va_end(ap);
+    f->message = msg;
+    f->uses = 1;
+    f->msg_base = strlen(msg);
     f->fix = dupn(fix);
     return f;
 }
@@ -1218,7 +1257,7 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
     const char *c1 = memchr(s->name, ':', s->len);
     if (c1 && memchr(c1 + 1, ':', s->len - (size_t)(c1 + 1 - s->name)) &&
         memcmp(s->name, "vllm:", 5) != 0) {
-        report(q, vs, "unknown-metric", LINT_SEV_WARNING,
+        report(q, vs, "unknown-metric", LINT_SEV_INFO,
                "lint the rule file that records it together with this file",
                "%.*s is not exposed by %s; by its name it is a recording rule's output",
                (int)s->len, s->name, live ? "any source" : "the catalog's exporters");
