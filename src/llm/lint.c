@@ -179,14 +179,54 @@ static bool in_subst(const q_t *q, const promql_expr_t *e)
     return false;
 }
 
+/* Checks whose info findings say "not checked" about a name: once per file. */
+static bool once_per_file(const char *check)
+{
+    return strcmp(check, "other-exporter") == 0 || strcmp(check, "conditional-metric") == 0 ||
+           strcmp(check, "unknown-metric") == 0;
+}
+
+static lint_finding_t *same_note(lint_run_t *r, const char *check, const char *file,
+                                 const char *msg)
+{
+    size_t ml = strlen(msg);
+    for (size_t i = 0; i < r->n; i++) {
+        lint_finding_t *f = &r->f[i];
+        if (f->check != check || f->severity != LINT_SEV_INFO) continue;
+        if ((f->file == NULL) != (file == NULL) || (file && strcmp(f->file, file) != 0)) continue;
+        if (f->msg_base == ml && memcmp(f->message, msg, ml) == 0) return f;
+    }
+    return NULL;
+}
+
 static lint_finding_t *report(q_t *q, const promql_expr_t *e, const char *check,
                               lint_severity_t sev, const char *fix, const char *fmt, ...)
     IM_PRINTF(6, 7);
 static lint_finding_t *report(q_t *q, const promql_expr_t *e, const char *check,
                               lint_severity_t sev, const char *fix, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = vfmt(fmt, ap);
+    va_end(ap);
+    if (sev == LINT_SEV_INFO && once_per_file(check)) {
+        lint_finding_t *d = same_note(q->r, check, q->w->file, msg);
+        if (d) {
+            im_free(msg);
+            d->uses++;
+            size_t cap = d->msg_base + 40;
+            char *m = im_malloc(cap);
+            snprintf(m, cap, "%.*s (%u uses in this file)", (int)d->msg_base, d->message, d->uses);
+            im_free(d->message);
+            d->message = m;
+            return NULL;
+        }
+    }
     lint_finding_t *f = add_finding(q->r);
-    if (!f) return NULL;
+    if (!f) {
+        im_free(msg);
+        return NULL;
+    }
     f->check = check;
     f->severity = sev;
     f->file = dupn(q->w->file);
@@ -200,10 +240,9 @@ static lint_finding_t *report(q_t *q, const promql_expr_t *e, const char *check,
     f->has_raw = q->w->has_raw;
     f->raw_start = q->w->raw_start;
     f->raw_end = q->w->raw_end;
-    va_list ap;
-    va_start(ap, fmt);
-    f->message = vfmt(fmt, ap);
-    va_end(ap);
+    f->message = msg;
+    f->uses = 1;
+    f->msg_base = strlen(msg);
     f->fix = dupn(fix);
     return f;
 }
@@ -957,6 +996,39 @@ static bool prefix_exposed(const q_t *q, const char *name, size_t len)
     return false;
 }
 
+/* A kueue_ name no Kueue version exposes whose nearest name is a per-queue
+ * family: Kueue reports the same thing per ClusterQueue and per LocalQueue,
+ * under different labels, so name both; the resource reservation and usage
+ * gauges are what `infermon cost` turns into GPU-hours per team. */
+static bool kueue_unknown(q_t *q, const promql_expr_t *vs, const sel_t *s, const char *sug)
+{
+    static const char cq[] = "kueue_cluster_queue_", lq[] = "kueue_local_queue_";
+    if (s->len <= 6 || memcmp(s->name, "kueue_", 6) != 0) return false;
+    const char *tail;
+    bool local = strncmp(sug, lq, sizeof lq - 1) == 0;
+    if (local)
+        tail = sug + sizeof lq - 1;
+    else if (strncmp(sug, cq, sizeof cq - 1) == 0)
+        tail = sug + sizeof cq - 1;
+    else
+        return false;
+    char other[160], fixbuf[512];
+    snprintf(other, sizeof other, "%s%s", local ? cq : lq, tail);
+    if (!llm_catalog_lookup(llm_catalog_get(), other, strlen(other), NULL, NULL)) return false;
+    static const char cq_by[] = "per ClusterQueue: by cluster_queue, cohort, flavor, resource",
+                      lq_by[] = "per LocalQueue, i.e. per team namespace: by namespace, name, "
+                                "flavor, resource";
+    bool money = strcmp(tail, "resource_reservation") == 0 || strcmp(tail, "resource_usage") == 0;
+    snprintf(fixbuf, sizeof fixbuf, "did you mean %s (%s) or %s (%s)?%s", sug,
+             local ? lq_by : cq_by, other, local ? cq_by : lq_by,
+             money ? " `infermon cost` reports the reserved GPU-hours per team from them" : "");
+    report(q, vs, "unknown-metric", LINT_SEV_ERROR, fixbuf,
+           "%.*s is not a Kueue metric: no Kueue version exposes it (the catalog lists every "
+           "kueue_ family); Kueue reports %s per ClusterQueue and per LocalQueue",
+           (int)s->len, s->name, tail);
+    return true;
+}
+
 /* Checks a selector's name; returns true when the name belongs to an exporter
  * none of the sources is (nothing else about it can be checked). */
 static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
@@ -1185,7 +1257,7 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
     const char *c1 = memchr(s->name, ':', s->len);
     if (c1 && memchr(c1 + 1, ':', s->len - (size_t)(c1 + 1 - s->name)) &&
         memcmp(s->name, "vllm:", 5) != 0) {
-        report(q, vs, "unknown-metric", LINT_SEV_WARNING,
+        report(q, vs, "unknown-metric", LINT_SEV_INFO,
                "lint the rule file that records it together with this file",
                "%.*s is not exposed by %s; by its name it is a recording rule's output",
                (int)s->len, s->name, live ? "any source" : "the catalog's exporters");
@@ -1217,6 +1289,7 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
     if (p && p->kind == PROMQL_NODE_MATRIX_SELECTOR && is_rate_like(parent(q, 1)))
         counterish = true;
     const char *sug = suggest(q, vs, s->name, s->len, counterish);
+    if (sug && kueue_unknown(q, vs, s, sug)) return false;
     if (sug) snprintf(fixbuf, sizeof fixbuf, "did you mean %s?", sug);
     report(q, vs, "unknown-metric", LINT_SEV_ERROR, sug ? fixbuf : NULL,
            "%.*s is not exposed by %s", (int)s->len, s->name,

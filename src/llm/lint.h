@@ -133,6 +133,11 @@ typedef struct lint_finding {
     char *edit_text;
     bool has_raw; /* copied from lint_where_t */
     size_t raw_start, raw_end;
+    /* Info findings about a name lint cannot check (other exporter, an option,
+     * a recording rule of another file) are reported once per file and name:
+     * uses counts the queries, msg_base the message length before " (N uses…)". */
+    uint32_t uses;
+    size_t msg_base;
 } lint_finding_t;
 
 typedef struct lint_run lint_run_t;

@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """Scores `infermon lint` on tests/lint/corpus against corpus/EXPECT.
 
-usage: corpus_score.py INFERMON SOURCE_DIR WORKDIR
+usage: corpus_score.py INFERMON SOURCE_DIR WORKDIR [DIR]
+DIR is tests/lint/corpus (our own files, the default) or tests/lint/public
+(excerpts of public files, see public/README.md); its EXPECT holds the verdicts.
 Prints one line per false positive / false negative, then
-`corpus: F files, N findings, TP, FP, FN, precision P, recall R`; exits 1 when
+`DIR: F files, N findings, TP, FP, FN, precision P, recall R`; exits 1 when
 precision < 0.98 or recall < 0.95, or when a fix hint is not a valid query.
 """
 import json
@@ -12,13 +14,14 @@ import subprocess
 import sys
 
 B, S, T = (os.path.abspath(a) for a in sys.argv[1:4])
-CORPUS = os.path.join(S, "tests", "lint", "corpus")
+NAME = sys.argv[4] if len(sys.argv) > 4 else "corpus"
+CORPUS = os.path.join(S, "tests", "lint", NAME)
 SOURCES = {
     "vllm": os.path.join(S, "catalog", "vllm-sample.prom"),
     "dcgm": os.path.join(S, "catalog", "dcgm-sample.prom"),
     "kueue": os.path.join(S, "catalog", "kueue-sample.prom"),
     "join": os.path.join(S, "tests", "lint", "fixtures", "join-sample.prom"),
-    "neighbours": os.path.join(CORPUS, "neighbours.prom"),
+    "neighbours": os.path.join(S, "tests", "lint", "corpus", "neighbours.prom"),
 }
 
 
@@ -90,7 +93,7 @@ for r in runs():
         print("FN: %s: expected %s at %s" % (tag, w[0], w[1]))
 
 # Every fix hint that is a query must parse: lint them as a query list.
-qf = os.path.join(T, "hints.txt")
+qf = os.path.join(T, NAME + "-hints.txt")
 with open(qf, "w") as f:
     for h in hints:
         f.write(h[2].replace("\n", " ") + "\n")
@@ -103,6 +106,6 @@ for f in json.loads(p.stdout)["findings"]:
 
 prec = tp / (tp + fp) if tp + fp else 1.0
 rec = tp / (tp + fn) if tp + fn else 1.0
-print("corpus: %d files, %d findings, TP %d, FP %d, FN %d, precision %.3f, recall %.3f, "
-      "fix hints checked %d" % (len(files), nfind, tp, fp, fn, prec, rec, len(hints)))
+print("%s: %d files, %d findings, TP %d, FP %d, FN %d, precision %.3f, recall %.3f, "
+      "fix hints checked %d" % (NAME, len(files), nfind, tp, fp, fn, prec, rec, len(hints)))
 sys.exit(0 if prec >= 0.98 and rec >= 0.95 and not bad else 1)

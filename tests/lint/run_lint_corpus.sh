@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # lint corpus: our own dashboards, rule files, PrometheusRule objects and Helm
-# values written after the shapes of public ones (tests/lint/corpus), linted with
+# values written after the shapes of public ones (tests/lint/corpus), and
+# excerpts of public ones (tests/lint/public, Apache-2.0, see its README), linted with
 # the sources each was written for; every finding is scored against the verdicts
 # in corpus/EXPECT (precision >= 0.98, recall >= 0.95, printed), every fix hint
 # that is a query must parse; then --fix on a PrometheusRule, Helm values, a
@@ -18,8 +19,9 @@ fail=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 
-# 1. Precision and recall on the corpus.
+# 1. Precision and recall on the corpus, and on the excerpts of public files.
 if /usr/bin/python3 "$L/corpus_score.py" "$B" "$S" "$T"; then ok; else bad "corpus score"; fi
+if /usr/bin/python3 "$L/corpus_score.py" "$B" "$S" "$T" public; then ok; else bad "public score"; fi
 
 # 2. --fix keeps the wrapper of a PrometheusRule, Helm values and a multi-document file.
 for f in vllm-prometheusrule.yaml vllm-helm-values.yaml multi-doc.yaml dcgm-rules.yaml; do

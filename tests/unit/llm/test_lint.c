@@ -251,7 +251,23 @@ static void test_catalog_checks(void **state)
     const lint_finding_t *fs;
     assert_int_equal(lint_run_findings(r, &fs), 1);
     assert_non_null(fs[0].fix);
-    assert_non_null(strstr(fs[0].fix, "kueue_local_queue_resource_reservation"));
+    /* Both per-queue families are named, the team's LocalQueue first under
+     * by (namespace), and the cost report is pointed at. */
+    const char *lq = strstr(fs[0].fix, "kueue_local_queue_resource_reservation");
+    const char *cq = strstr(fs[0].fix, "kueue_cluster_queue_resource_reservation");
+    assert_non_null(lq);
+    assert_non_null(cq);
+    assert_true(lq < cq);
+    assert_non_null(strstr(fs[0].fix, "infermon cost"));
+    assert_non_null(strstr(fs[0].message, "not a Kueue metric"));
+    lint_run_free(r);
+    /* By cluster_queue, the ClusterQueue family comes first. */
+    r = lint_run_new(n, NULL);
+    q = "sum by (cluster_queue) (kueue_quota_reserved_resources)";
+    lint_query(r, &w, q, strlen(q));
+    assert_int_equal(lint_run_findings(r, &fs), 1);
+    assert_true(strstr(fs[0].fix, "kueue_cluster_queue_resource_reservation") <
+                strstr(fs[0].fix, "kueue_local_queue_resource_reservation"));
     lint_run_free(r);
     /* Deprecated at an older version. */
     lint_names_free(n);
