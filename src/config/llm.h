@@ -34,7 +34,7 @@ typedef struct cfg_llm {
     double ttft_p95_target_seconds, failure_ratio, queue_waiting_threshold,
         kv_cache_threshold; /* 0 = the built-in default */
     cfg_llm_names_t vllm_names;
-    cfg_llm_cost_t cost; /* llm.cost (owned; freed by cfg_llm_cost_free) */
+    cfg_llm_cost_t cost;     /* llm.cost (owned; freed by cfg_llm_cost_free) */
     cfg_llm_doctor_t doctor; /* llm.doctor: (defaults when absent) */
 } cfg_llm_t;
 
