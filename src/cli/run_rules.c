@@ -10,6 +10,7 @@
 
 #include "cli/run_rules.h"
 #include "llm/builtin.h"
+#include "llm/cost.h"
 #include "notify/notify.h"
 #include "rules/rules.h"
 #include "util/log.h"
@@ -48,6 +49,8 @@ static rules_run_config_t run_config(const scrape_config_t *cfg)
             detect = true;
         llm_builtin_generator(&bo, detect, &rc.gen);
     }
+    /* llm.cost.rules: the cost recording rules after the built-in ones */
+    if (llm->cost.rules) llm_cost_rules_generator(&llm->cost, &rc.gen);
     return rc;
 }
 

@@ -807,7 +807,7 @@ im_rc llm_cost_compute(query_backend_t *b, const llm_cost_opts_t *o, llm_cost_re
     im_rc rc =
         query_label_values(b, "__name__", NULL, 0, o->from_ms, o->to_ms, &c.names, &c.nnames, err);
     if (rc) goto done;
-    qsort(c.names, c.nnames, sizeof *c.names, str_cmp);
+    if (c.nnames) qsort(c.names, c.nnames, sizeof *c.names, str_cmp);
     bool tok[3], res_have, coh, alloc, busy, energy;
     if ((rc = load_teams(&c))) goto done;
     if ((rc = do_reserved(&c, &res_have))) goto done;
@@ -854,7 +854,7 @@ im_rc llm_cost_compute(query_backend_t *b, const llm_cost_opts_t *o, llm_cost_re
         im_buf_free(&l);
         goto done;
     }
-    qsort(r->rows, r->nrows, sizeof *r->rows, row_cmp);
+    if (r->nrows) qsort(r->rows, r->nrows, sizeof *r->rows, row_cmp);
     for (int k = 0; k < LLM_COST_NFIELDS; k++) {
         r->total.f[k] = NAN;
         bool any_null = false;
