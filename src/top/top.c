@@ -686,12 +686,12 @@ static void top_outlier(top_row_t *rows, size_t lo, size_t hi)
             size_t k = 0;
             for (size_t j = lo; j < hi; j++) {
                 if (j == i) continue;
-                double x = what == 0   ? rows[j].ttft[0].p95
+                double x = what == 0   ? rows[j].ttft[1].p95
                            : what == 1 ? rows[j].waiting
                                        : rows[j].kv;
                 if (!isnan(x)) peers[k++] = x;
             }
-            double me = what == 0 ? rows[i].ttft[0].p95 : what == 1 ? rows[i].waiting : rows[i].kv;
+            double me = what == 0 ? rows[i].ttft[1].p95 : what == 1 ? rows[i].waiting : rows[i].kv;
             if (k < 2 || isnan(me) || rows[i].outlier[0]) continue;
             double md = median(peers, k);
             bool out = what == 0   ? me > 2 * md && me - md > 0.2
