@@ -98,6 +98,7 @@ static hold_t hold_of(const doc_data_t *d, const cond_t *c)
 
 /* ---- Building findings ---- */
 
+static char *vfmt(const char *fmt, va_list ap) IM_PRINTF(1, 0);
 static char *vfmt(const char *fmt, va_list ap)
 {
     im_buf_t b;
