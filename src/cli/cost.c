@@ -37,7 +37,7 @@ static int usage(FILE *f)
             "  --storage.tsdb.path DIR the local store (an infermon data directory)\n"
             "  --url URL             a running infermon (its Prometheus API)\n"
             "  --config.file FILE    llm.cost: prices, teams (default: none, costs are null)\n"
-            "  --from T, --to T      the period [from, to): Unix seconds or RFC 3339\n"
+            "  --from T, --to T      the period (from, to]: Unix seconds or RFC 3339\n"
             "  --range D             the last D up to --to (default now); default 1d\n"
             "  --month YYYY-MM       that calendar month (UTC)\n"
             "  --step D              the resolution (default 15s, coarser for long periods)\n"

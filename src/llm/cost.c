@@ -6,7 +6,7 @@
  * Query shapes (W = the step, the window a sample counts in; S = the step;
  * D = the period):
  *   gauges   sum by (G) (sum_over_time((E)[D:S])) at to - S: the values at the
- *            step times in [from, to), E over last_over_time(x[W]);
+ *            step times in (from, to], E over last_over_time(x[W]);
  *   counters the same over ((x - x offset S) >= 0 or (x and x offset S)) at
  *            to: sample differences, a reset restarting from the new value;
  *   shares   a GPU's series divided by the count of series of the same
@@ -68,6 +68,7 @@ const char *llm_cost_field_key(llm_cost_field_t f)
 #define M_LQ_RES      "kueue_local_queue_resource_reservation"
 #define M_CQ_RES      "kueue_cluster_queue_resource_reservation"
 #define M_CQ_QUOTA    "kueue_cluster_queue_nominal_quota"
+#define M_CQ_LEND     "kueue_cluster_queue_lending_limit"
 #define M_NS_LABELS   "kube_namespace_labels"
 #define M_GR_ACTIVE   "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
 #define M_GPU_UTIL    "DCGM_FI_DEV_GPU_UTIL"
@@ -132,12 +133,15 @@ typedef struct ctx {
     im_err_t *err;
     int64_t D, S;      /* ms */
     char d[32], s[32]; /* PromQL durations: the period, the step */
-    /* Subquery windows: gauges at the step multiples in [from, to), counters
-     * at those in (from, to]; each evaluated at its last point with a range
+    /* Subquery windows: the step multiples in (from, to], for gauges and
+     * counters alike; each evaluated at its last point with a range
      * reaching half a step before its first, so that no window boundary is a
      * step multiple (Prometheus 2 closes ranges, 3 opens them on the left). */
     int64_t g_t, c_t;
     char g_r[32], c_r[32];
+    /* x[W] at a step time t: the window (t - S, t] shifted by the offset that
+     * puts t on the period's step times to - kS; and the previous step's. */
+    char w[96], wp[96];
     char **names; /* __name__ values in the period */
     size_t nnames;
     acc_t *accs;
@@ -289,11 +293,11 @@ static im_rc counter(ctx_t *c, const char *by, const char *sel, const char *div,
     im_buf_t q;
     im_buf_init(&q, 0);
     (void)im_buf_printf(&q,
-                        "sum by (%s) (sum_over_time(((last_over_time(%s[%s]) - "
-                        "last_over_time(%s[%s] offset %s) >= 0) or (last_over_time(%s[%s]) and "
-                        "last_over_time(%s[%s] offset %s))%s)[%s:%s]))",
-                        by, sel, c->s, sel, c->s, c->s, sel, c->s, sel, c->s, c->s, div ? div : "",
-                        c->c_r, c->s);
+                        "sum by (%s) (sum_over_time(((last_over_time(%s%s) - "
+                        "last_over_time(%s%s) >= 0) or (last_over_time(%s%s) and "
+                        "last_over_time(%s%s))%s)[%s:%s]))",
+                        by, sel, c->w, sel, c->wp, sel, c->w, sel, c->wp, div ? div : "", c->c_r,
+                        c->s);
     im_rc rc = run(c, q.data, c->c_t, res);
     im_buf_free(&q);
     return rc;
@@ -401,8 +405,7 @@ static im_rc do_reserved(ctx_t *c, bool *have)
     }
     *have = true;
     char inner[256];
-    snprintf(inner, sizeof inner, "last_over_time(%s{resource=~\"" GPU_RESOURCES "\"}[%s])", m,
-             c->s);
+    snprintf(inner, sizeof inner, "last_over_time(%s{resource=~\"" GPU_RESOURCES "\"}%s)", m, c->w);
     promql_result_t res;
     im_rc rc = gauge(c,
                      cq ? "cluster_queue, flavor, resource"
@@ -450,20 +453,26 @@ static im_rc do_cohort(ctx_t *c, bool *have)
         return IM_OK;
     }
     *have = true;
-    char r[200], n[200], inner[1400];
-    snprintf(r, sizeof r, "last_over_time(%s{resource=~\"" GPU_RESOURCES "\"}[%s])", M_CQ_RES,
-             c->s);
-    snprintf(n, sizeof n, "last_over_time(%s{resource=~\"" GPU_RESOURCES "\"}[%s])", M_CQ_QUOTA,
-             c->s);
+    char r[200], n[200], l[200], u[1400], inner[4000];
+    snprintf(r, sizeof r, "last_over_time(%s{resource=~\"" GPU_RESOURCES "\"}%s)", M_CQ_RES, c->w);
+    snprintf(n, sizeof n, "last_over_time(%s{resource=~\"" GPU_RESOURCES "\"}%s)", M_CQ_QUOTA,
+             c->w);
+    snprintf(l, sizeof l, "last_over_time(%s{resource=~\"" GPU_RESOURCES "\"}%s)", M_CQ_LEND, c->w);
+    /* What a queue can lend: its unused quota, at most its lending limit. */
+    if (has(c, M_CQ_LEND))
+        snprintf(u, sizeof u, "(clamp_min(%s - %s, 0) < %s or %s or clamp_min(%s - %s, 0))", n, r,
+                 l, l, n, r);
+    else
+        snprintf(u, sizeof u, "clamp_min(%s - %s, 0)", n, r);
     for (int lent = 0; lent < 2; lent++) {
         if (!lent)
             snprintf(inner, sizeof inner, "clamp_min(%s - %s, 0)", r, n);
-        else /* unused quota x (cohort's borrowed / cohort's unused) */
+        else /* lendable quota x (cohort's borrowed / cohort's lendable) */
             snprintf(inner, sizeof inner,
-                     "clamp_min(%s - %s, 0) * on (cohort, flavor, resource) group_left () "
+                     "%s * on (cohort, flavor, resource) group_left () "
                      "(sum by (cohort, flavor, resource) (clamp_min(%s - %s, 0)) / (sum by "
-                     "(cohort, flavor, resource) (clamp_min(%s - %s, 0)) > 0))",
-                     n, r, r, n, n, r);
+                     "(cohort, flavor, resource) (%s) > 0))",
+                     u, r, n, u);
         promql_result_t res;
         im_rc rc = gauge(c, "cluster_queue, resource", inner, &res);
         if (rc) return rc;
@@ -476,6 +485,70 @@ static im_rc do_cohort(ctx_t *c, bool *have)
         }
         promql_result_free(&res);
     }
+    return IM_OK;
+}
+
+/* The group of a dcgm-exporter series with its pod labels: the pod's team,
+ * namespace or model, or for --by flavor the MIG profile of an instance and
+ * the price table's flavor of a whole GPU's modelName (the modelName when the
+ * table has none). */
+static const char *group_of_gpu(ctx_t *c, const promql_series_t *s)
+{
+    if (c->o->by != LLM_COST_BY_FLAVOR) return group_of_pod(c, lab(s, c->nsl), lab(s, c->podl));
+    const char *prof = lab(s, "GPU_I_PROFILE"), *model = lab(s, "modelName");
+    if (*prof) return prof;
+    const cfg_llm_cost_t *cfg = c->o->cfg;
+    for (size_t i = 0; cfg && i < cfg->nprices; i++)
+        if (cfg->prices[i].flavor && cfg->prices[i].gpu_model &&
+            strcmp(cfg->prices[i].gpu_model, model) == 0)
+            return cfg->prices[i].flavor;
+    if (!*model) no_group(c, "GPU with no modelName:", lab(s, "UUID"));
+    return *model ? model : NULL;
+}
+
+/* A MIG GPU's energy counter is per physical GPU, with no pod: each instance a
+ * pod holds gets its compute share of the GPU's energy (an estimate; the
+ * slices no pod holds stay unattributed). The queries above counted all of it
+ * as held by no pod; this moves the held share to the pods' groups. */
+static im_rc mig_energy(ctx_t *c, bool per_group)
+{
+    const char *am = c->r->alloc_source;
+    char inst[300], held[1400];
+    snprintf(inst, sizeof inst, "last_over_time(%s{%s!=\"\",GPU_I_PROFILE!=\"\"}%s)", am, c->podl,
+             c->w);
+    /* per (GPU, pod, profile): instances held, each shared by the pods on it */
+    snprintf(held, sizeof held,
+             "sum by (UUID, %s, %s, GPU_I_PROFILE, modelName) (count by (UUID, GPU_I_ID, %s, %s, "
+             "GPU_I_PROFILE, modelName) (%s) / on (UUID, GPU_I_ID) group_left () count by "
+             "(UUID, GPU_I_ID) (%s))",
+             c->nsl, c->podl, c->nsl, c->podl, inst, inst);
+    char sel[200];
+    snprintf(sel, sizeof sel, "%s{%s=\"\",GPU_I_ID=\"\"}", M_ENERGY, c->podl);
+    im_buf_t q;
+    im_buf_init(&q, 0);
+    (void)im_buf_printf(&q,
+                        "sum by (%s, %s, GPU_I_PROFILE, modelName) (sum_over_time((sum by (UUID) "
+                        "((last_over_time(%s%s) - last_over_time(%s%s) >= 0) or "
+                        "(last_over_time(%s%s) and last_over_time(%s%s))) * on "
+                        "(UUID) group_right () %s)[%s:%s]))",
+                        c->nsl, c->podl, sel, c->w, sel, c->wp, sel, c->w, sel, c->wp, held, c->c_r,
+                        c->s);
+    promql_result_t res;
+    im_rc rc = run(c, q.data, c->c_t, &res);
+    im_buf_free(&q);
+    if (rc) return rc;
+    for (size_t i = 0; i < res.nseries; i++) {
+        const promql_series_t *s = &res.series[i];
+        double sh = llm_cost_gpu_share(lab(s, "GPU_I_PROFILE"));
+        if (isnan(sh)) continue; /* reported above */
+        double v = s->points[0].v * sh / 3.6e9;
+        c->r->un.energy_kwh_no_pod -= v;
+        if (!per_group) continue;
+        const char *g = group_of_gpu(c, s);
+        if (g) add(&acc_get(c, g)->f[LLM_COST_ENERGY_KWH], v);
+    }
+    promql_result_free(&res);
+    if (c->r->un.energy_kwh_no_pod < 0) c->r->un.energy_kwh_no_pod = 0; /* rounding */
     return IM_OK;
 }
 
@@ -512,8 +585,11 @@ static im_rc do_gpus(ctx_t *c, bool *have_alloc, bool *have_busy, bool *have_ene
     if (!attributed)
         problem(c, "dcgm-exporter series carry no pod: allocated GPU-hours need its pod "
                    "attribution (--kubernetes, the default in the GPU operator)");
-    bool per_group =
-        by == LLM_COST_BY_TEAM || by == LLM_COST_BY_NAMESPACE || by == LLM_COST_BY_MODEL;
+    bool per_group = by != LLM_COST_BY_CLUSTER_QUEUE;
+    if (!per_group)
+        problem(c, "--by cluster_queue: allocated, busy and energy are null (Kueue's metrics do "
+                   "not say which ClusterQueue a LocalQueue feeds, so pods cannot be "
+                   "attributed to one; --by team or --by flavor have them)");
     *have_alloc = per_group && attributed;
     if (!c->r->busy_source)
         problem(c, "neither DCGM_FI_PROF_GR_ENGINE_ACTIVE nor DCGM_FI_DEV_GPU_UTIL: busy is null");
@@ -541,8 +617,8 @@ static im_rc do_gpus(ctx_t *c, bool *have_alloc, bool *have_busy, bool *have_ene
             char share[700];
             if (withpod)
                 snprintf(share, sizeof share,
-                         " / on (%s) group_left () count by (%s) (last_over_time(%s[%s]))", key,
-                         key, sel, c->s);
+                         " / on (%s) group_left () count by (%s) (last_over_time(%s%s))", key, key,
+                         sel, c->w);
             else
                 share[0] = '\0';
             if (kind == 2) {
@@ -555,20 +631,19 @@ static im_rc do_gpus(ctx_t *c, bool *have_alloc, bool *have_busy, bool *have_ene
                 im_buf_init(&qb, 0);
                 (void)im_buf_printf(
                     &qb,
-                    "sum by (%s) (sum_over_time((sum by (%s) ((last_over_time(%s[%s]) - "
-                    "last_over_time(%s[%s] offset %s) >= 0) or (last_over_time(%s[%s]) and "
-                    "last_over_time(%s[%s] offset %s)))%s)[%s:%s]))",
-                    by_cols, by2, sel, c->s, sel, c->s, c->s, sel, c->s, sel, c->s, c->s, div,
-                    c->c_r, c->s);
+                    "sum by (%s) (sum_over_time((sum by (%s) ((last_over_time(%s%s) - "
+                    "last_over_time(%s%s) >= 0) or (last_over_time(%s%s) and "
+                    "last_over_time(%s%s)))%s)[%s:%s]))",
+                    by_cols, by2, sel, c->w, sel, c->wp, sel, c->w, sel, c->wp, div, c->c_r, c->s);
                 rc = run(c, qb.data, c->c_t, &res);
                 im_buf_free(&qb);
             } else {
                 if (kind == 0)
-                    snprintf(inner, sizeof inner, "count by (%s, %s) (last_over_time(%s[%s]))%s",
-                             key, by_cols, sel, c->s, share);
+                    snprintf(inner, sizeof inner, "count by (%s, %s) (last_over_time(%s%s))%s", key,
+                             by_cols, sel, c->w, share);
                 else
-                    snprintf(inner, sizeof inner, "sum by (%s, %s) (last_over_time(%s[%s]))%s%s",
-                             key, by_cols, sel, c->s, busy_scale, share);
+                    snprintf(inner, sizeof inner, "sum by (%s, %s) (last_over_time(%s%s))%s%s", key,
+                             by_cols, sel, c->w, busy_scale, share);
                 rc = gauge(c, by_cols, inner, &res);
             }
             if (rc) return rc;
@@ -590,7 +665,7 @@ static im_rc do_gpus(ctx_t *c, bool *have_alloc, bool *have_busy, bool *have_ene
                     continue;
                 }
                 if (!per_group) continue;
-                const char *g = group_of_pod(c, lab(s, c->nsl), lab(s, c->podl));
+                const char *g = group_of_gpu(c, s);
                 if (!g) {
                     if (kind == 0) add(&c->r->un.gpu_hours_allocated_no_group, v);
                     continue;
@@ -605,6 +680,7 @@ static im_rc do_gpus(ctx_t *c, bool *have_alloc, bool *have_busy, bool *have_ene
             promql_result_free(&res);
         }
     }
+    if (has(c, M_ENERGY) && attributed) return mig_energy(c, per_group);
     return IM_OK;
 }
 
@@ -794,15 +870,22 @@ im_rc llm_cost_compute(query_backend_t *b, const llm_cost_opts_t *o, llm_cost_re
     fmt_dur(c.d, sizeof c.d, c.D);
     fmt_dur(c.s, sizeof c.s, c.S);
     {
-        int64_t S = c.S, lo = (o->from_ms + S - 1) / S * S, hi = (o->to_ms - 1) / S * S;
+        /* The period's step times are t_k = to - kS, k = 0..K-1 (K = D / S):
+         * each counts the samples in (t_k - S, t_k], so the period is
+         * (to - KS, to] = (from, to] when D is a multiple of S, like a
+         * Prometheus range (docs/cost.md). Subquery points are multiples of S:
+         * they are taken at t_k + phi, the windows shifted back by phi. */
+        int64_t S = c.S, K = c.D / S, phi = (S - o->to_ms % S) % S;
         if (o->from_ms < 0 || o->to_ms < 0)
             return im_err_set(err, IM_EINVAL, "the period must be after 1970-01-01");
-        c.g_t = hi;
-        fmt_dur(c.g_r, sizeof c.g_r, hi - lo + S / 2);
-        lo = o->from_ms / S * S + S;
-        hi = o->to_ms / S * S;
-        c.c_t = hi;
-        fmt_dur(c.c_r, sizeof c.c_r, hi - lo + S / 2);
+        c.g_t = c.c_t = o->to_ms + phi;
+        fmt_dur(c.g_r, sizeof c.g_r, (K - 1) * S + S / 2);
+        fmt_dur(c.c_r, sizeof c.c_r, (K - 1) * S + S / 2);
+        char o1[32], o2[32];
+        fmt_dur(o1, sizeof o1, phi);
+        fmt_dur(o2, sizeof o2, phi + S);
+        snprintf(c.w, sizeof c.w, "[%s]%s%s", c.s, phi ? " offset " : "", phi ? o1 : "");
+        snprintf(c.wp, sizeof c.wp, "[%s] offset %s", c.s, o2);
     }
     im_rc rc =
         query_label_values(b, "__name__", NULL, 0, o->from_ms, o->to_ms, &c.names, &c.nnames, err);
@@ -832,6 +915,11 @@ im_rc llm_cost_compute(query_backend_t *b, const llm_cost_opts_t *o, llm_cost_re
     have[LLM_COST_ENERGY_KWH] = energy;
     bool per_group =
         o->by == LLM_COST_BY_TEAM || o->by == LLM_COST_BY_NAMESPACE || o->by == LLM_COST_BY_MODEL;
+    if (!per_group && (tok[0] || tok[1]))
+        problem(&c,
+                "--by %s: tokens are null (a model server's tokens are not split by "
+                "flavor or ClusterQueue; --by team or --by model have them)",
+                llm_cost_by_name(o->by));
     have[LLM_COST_INPUT_TOKENS] = per_group && tok[0];
     have[LLM_COST_OUTPUT_TOKENS] = per_group && tok[1];
     have[LLM_COST_CACHED_TOKENS] = per_group && tok[2];

@@ -3,7 +3,7 @@
  * Prometheus-compatible one, the same PromQL for both). docs/cost.md is the
  * user's page; this is the contract.
  *
- * Figures (per group; GPU-hours are integrals over [from, to) at the step):
+ * Figures (per group; GPU-hours are integrals over (from, to] at the step):
  *   reserved   Kueue kueue_local_queue_resource_reservation (teams, namespaces,
  *              flavors) or kueue_cluster_queue_resource_reservation (cluster
  *              queues) for nvidia.com/gpu and nvidia.com/mig-* (a MIG profile
@@ -26,12 +26,12 @@
  *  1. A figure that cannot be had is NaN (null in JSON, empty in CSV), never 0:
  *     its source metric is absent, or a price is missing. A source that is
  *     present gives 0 to a group that has none of it.
- *  2. Counter figures are sums of sample differences at the step (exact
- *     between the first and the last sample of each series, a counter reset
- *     restarting from 0); gauge figures are sums of the values at the step
- *     times from, from+step, ... < to, times the step. The step is the
- *     resolution: reserved GPU-hours are exact when reservations change at the
- *     step's multiples.
+ *  2. The period covers the step multiples t with from < t <= to, like a
+ *     Prometheus range (from, to]: a sample stands for the step before it.
+ *     Counter figures are sums of the differences x(t) - x(t - step) (a
+ *     counter reset restarting from 0); gauge figures are sums of x(t) x the
+ *     step. The step is the resolution: reserved GPU-hours are exact when
+ *     reservations change at the step's multiples.
  *  3. Labels are read as a real scrape gives them: when the scrape adds its own
  *     namespace/pod, the workload's arrive as exported_namespace/exported_pod
  *     and those are used.
@@ -104,7 +104,7 @@ typedef struct llm_cost_unattributed {
 } llm_cost_unattributed_t;
 
 typedef struct llm_cost_opts {
-    int64_t from_ms, to_ms; /* the period [from, to) */
+    int64_t from_ms, to_ms; /* the period (from, to] */
     int64_t step_ms;        /* 0 = LLM_COST_DEFAULT_STEP_MS, or period/LLM_COST_MAX_STEPS */
     llm_cost_by_t by;
     const cfg_llm_cost_t *cfg; /* prices and teams (borrowed; NULL = none) */

@@ -91,7 +91,7 @@ static void fill(void)
     const im_labels_t *ts = L("__name__", "sglang:generation_tokens_total", "job", "sglang",
                               "namespace", "team-b", "pod", "b-0", "model_name", "m2");
     for (int i = -4; i <= N + 4; i++) {
-        put(a, res_a, i, i < N / 2 ? 2 : 4);
+        put(a, res_a, i, i <= N / 2 ? 2 : 4); /* the value over the step before it */
         put(a, res_b, i, 7);
         put(a, res_o, i, 1);
         put(a, cpu, i, 96);
@@ -307,6 +307,41 @@ static void test_bad_input(void **st)
     scrape_config_free(c);
 }
 
+/* The period is (from, to]: sample i stands for the step before it, so
+ * (T0, T0 + N/2 S] holds samples 1..N/2 (reservation 2), the next half
+ * samples N/2+1..N (4), and a one-step period exactly one sample. Counters:
+ * (T0, T0 + S] is one difference of 100 tokens. */
+static void test_period(void **st)
+{
+    (void)st;
+    scrape_config_t *c = config(k_prices);
+    struct {
+        int64_t from, to;
+        double reserved, tokens;
+    } cases[] = {
+        {T0, T0 + N / 2 * STEP, 2 * 0.5, 100.0 * N / 2},
+        {T0 + N / 2 * STEP, T0 + N * STEP, 4 * 0.5, 100.0 * N / 2},
+        {T0 + (N / 2 - 1) * STEP, T0 + (N / 2 + 1) * STEP, (2 + 4) * STEP / 3.6e6, 200},
+        {T0, T0 + STEP, 2 * STEP / 3.6e6, 100},
+        {T0 + N * STEP, T0 + (N + 1) * STEP, 4 * STEP / 3.6e6, 100},
+    };
+    for (size_t k = 0; k < IM_ARRAY_LEN(cases); k++) {
+        llm_cost_opts_t o = {.from_ms = cases[k].from,
+                             .to_ms = cases[k].to,
+                             .step_ms = STEP,
+                             .by = LLM_COST_BY_TEAM,
+                             .cfg = &c->llm.cost};
+        im_err_t err;
+        im_err_clear(&err);
+        llm_cost_report_t r;
+        assert_int_equal(llm_cost_compute(g_b, &o, &r, &err), IM_OK);
+        NEAR(row(&r, "alpha")->f[LLM_COST_RESERVED], cases[k].reserved);
+        NEAR(row(&r, "alpha")->f[LLM_COST_OUTPUT_TOKENS], cases[k].tokens);
+        llm_cost_report_free(&r);
+    }
+    scrape_config_free(c);
+}
+
 static void test_shares(void **st)
 {
     (void)st;
@@ -428,7 +463,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_by_team),   cmocka_unit_test(test_other_groupings),
         cmocka_unit_test(test_bad_input), cmocka_unit_test(test_shares),
-        cmocka_unit_test(test_config),    cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_period),    cmocka_unit_test(test_config),
+        cmocka_unit_test(test_rules),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     query_backend_free(g_b);
