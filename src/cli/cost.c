@@ -47,27 +47,6 @@ static int usage(FILE *f)
     return f == stderr ? 2 : 0;
 }
 
-static int bad_time(const char *flag, const char *v, const char *msg)
-{
-    fprintf(stderr, "infermon cost: %s %s: %s\n", flag, v, msg);
-    return 2;
-}
-
-static bool month_period(const char *s, int64_t *from, int64_t *to)
-{
-    if (strlen(s) != 7 || s[4] != '-') return false;
-    for (int i = 0; i < 7; i++)
-        if (i != 4 && (s[i] < '0' || s[i] > '9')) return false;
-    int y = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0');
-    int m = (s[5] - '0') * 10 + (s[6] - '0');
-    if (m < 1 || m > 12 || y < 1970) return false;
-    char a[40], b[40];
-    snprintf(a, sizeof a, "%04d-%02d-01T00:00:00Z", y, m);
-    snprintf(b, sizeof b, "%04d-%02d-01T00:00:00Z", m == 12 ? y + 1 : y, m == 12 ? 1 : m + 1);
-    return im_time_parse_rfc3339(a, strlen(a), from) == IM_OK &&
-           im_time_parse_rfc3339(b, strlen(b), to) == IM_OK;
-}
-
 int cli_cost(int argc, char **argv)
 {
     const char *prom = NULL, *prom_cfg = NULL, *dir = NULL, *url = NULL, *config = NULL;
@@ -120,58 +99,25 @@ int cli_cost(int argc, char **argv)
         fprintf(stderr, "infermon cost: give one of --prometheus, --storage.tsdb.path, --url\n");
         return 2;
     }
-    llm_cost_opts_t o;
-    memset(&o, 0, sizeof o);
-    o.by = llm_cost_by_parse(by_s);
-    if (o.by == LLM_COST_NBY) {
-        fprintf(stderr,
-                "infermon cost: --by must be team, namespace, model, cluster_queue or "
-                "flavor, not %s\n",
-                by_s);
-        return 2;
-    }
     if (strcmp(outfmt, "text") && strcmp(outfmt, "json") && strcmp(outfmt, "csv")) {
         fprintf(stderr, "infermon cost: --output must be text, json or csv\n");
         return 2;
     }
+    llm_cost_opts_t o;
+    memset(&o, 0, sizeof o);
     im_err_t err;
     im_err_clear(&err);
-    if ((from_s || to_s) + (range_s != NULL) + (month != NULL) > 1 &&
-        !(to_s && range_s && !from_s)) {
-        fprintf(stderr, "infermon cost: give --from/--to, --range (with an optional --to) or "
-                        "--month\n");
+    llm_cost_params_t pp = {.from = from_s,
+                            .to = to_s,
+                            .range = range_s,
+                            .month = month,
+                            .step = step_s,
+                            .by = by_s,
+                            .team = team};
+    if (llm_cost_params_parse(&pp, im_now_ms(), true, &o, &err) != IM_OK) {
+        fprintf(stderr, "infermon cost: %s\n", err.msg);
         return 2;
     }
-    if (month) {
-        if (!month_period(month, &o.from_ms, &o.to_ms))
-            return bad_time("--month", month, "not a month such as 2026-11");
-    } else {
-        o.to_ms = im_now_ms() / 1000 * 1000;
-        if (to_s && im_time_parse(to_s, strlen(to_s), &o.to_ms, &err) != IM_OK)
-            return bad_time("--to", to_s, err.msg);
-        if (from_s) {
-            if (!to_s) {
-                fprintf(stderr, "infermon cost: --from needs --to\n");
-                return 2;
-            }
-            if (im_time_parse(from_s, strlen(from_s), &o.from_ms, &err) != IM_OK)
-                return bad_time("--from", from_s, err.msg);
-        } else {
-            int64_t r = 24 * 3600 * 1000LL;
-            if (range_s &&
-                (im_duration_parse(range_s, strlen(range_s), &r, NULL) != IM_OK || r <= 0))
-                return bad_time("--range", range_s, "not a duration such as 30d");
-            o.from_ms = o.to_ms - r;
-        }
-    }
-    if (o.to_ms <= o.from_ms) {
-        fprintf(stderr, "infermon cost: the period is empty: --to must be after --from\n");
-        return 2;
-    }
-    if (step_s &&
-        (im_duration_parse(step_s, strlen(step_s), &o.step_ms, NULL) != IM_OK || o.step_ms <= 0))
-        return bad_time("--step", step_s, "not a duration such as 15s");
-    o.group = team;
     o.timeout_ms = timeout_ms;
 
     int rc = 2;

@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/flags.h"
 #include "cli/run.h"
+#include "cli/run_cost.h"
 #include "cli/run_doctor.h"
 #include "cli/run_rules.h"
 #include "discovery/generate.h"
@@ -56,6 +57,7 @@ typedef struct daemon {
     run_rules_t *rules;
     remote_storage_t *rs; /* NULL with --storage.memory-only */
     run_doctor_t *doctor; /* GET /api/v1/llm/doctor */
+    run_cost_t *cost;     /* GET /api/v1/llm/cost */
     /* kubernetes_monitors (reload_mu): the watch of the monitors and their
      * Secrets; what the current jobs were generated from (mon_known: seen is
      * what the API holds; false while the monitors could not be read); the
@@ -562,8 +564,10 @@ int run_daemon(const run_opts_t *o)
     }
     http_server_set_asset_lookup(d.http, ui_lookup);
     http_server_set_config(d.http, d.cfg);
-    if (!o->agent)
+    if (!o->agent) {
         d.doctor = run_doctor_start(d.http, tsdb_storage(db), eng, backend, &d.reload_mu, &d.cfg);
+        d.cost = run_cost_start(d.http, tsdb_storage(db), eng, backend, &d.reload_mu, &d.cfg);
+    }
     run_rules_opts_t rro = {.external_url = o->external_url,
                             .outage_tolerance_ms = o->rules_outage_tolerance_ms,
                             .grace_period_ms = o->rules_grace_period_ms,
@@ -628,6 +632,7 @@ out:
     if (d.http) http_server_stop(d.http);
     run_rules_stop(d.rules);
     run_doctor_stop(d.doctor);
+    run_cost_stop(d.cost);
     IM_INFO("Stopping storage...", NULL);
     if (d.sm) scrape_manager_free(d.sm);
     if (db) tsdb_close(db);

@@ -41,6 +41,30 @@ void cfg_llm_cost_free(cfg_llm_cost_t *c)
     cfg_llm_cost_init(c);
 }
 
+static char *dup_or_null(const char *s)
+{
+    return s ? im_strdup(s) : NULL;
+}
+
+void cfg_llm_cost_copy(cfg_llm_cost_t *dst, const cfg_llm_cost_t *src)
+{
+    *dst = *src;
+    dst->currency = dup_or_null(src->currency);
+    dst->team_label = dup_or_null(src->team_label);
+    dst->prices = src->nprices ? im_calloc(src->nprices, sizeof *dst->prices) : NULL;
+    for (size_t i = 0; i < src->nprices; i++) {
+        dst->prices[i] = src->prices[i];
+        dst->prices[i].flavor = dup_or_null(src->prices[i].flavor);
+        dst->prices[i].gpu_model = dup_or_null(src->prices[i].gpu_model);
+    }
+    dst->team_ns = src->nteams ? im_calloc(src->nteams, sizeof(char *)) : NULL;
+    dst->team_names = src->nteams ? im_calloc(src->nteams, sizeof(char *)) : NULL;
+    for (size_t i = 0; i < src->nteams; i++) {
+        dst->team_ns[i] = im_strdup(src->team_ns[i]);
+        dst->team_names[i] = im_strdup(src->team_names[i]);
+    }
+}
+
 static im_rc get_price(cfg_dec_t *d, const cfg_node_t *n, const char *key, const char *what,
                        double *out)
 {

@@ -66,6 +66,8 @@ im_rc cfg_llm_cost_decode(cfg_dec_t *d, const cfg_node_t *n, cfg_llm_cost_t *out
 /* Appends "  cost:\n    ..." when the section was given (re-loadable). */
 void cfg_llm_cost_dump(const cfg_llm_cost_t *c, im_buf_t *out);
 void cfg_llm_cost_free(cfg_llm_cost_t *c);
+/* A deep copy of src into dst (free it with cfg_llm_cost_free). */
+void cfg_llm_cost_copy(cfg_llm_cost_t *dst, const cfg_llm_cost_t *src);
 
 /* The price per GPU-hour of the configured pricing column for a Kueue flavor
  * (by_flavor) or a dcgm modelName; NaN when there is none. */

@@ -511,6 +511,11 @@ static bool agent_refused(const char *p)
     return !strncmp(p, "/label/", 7);
 }
 
+static const char *param_of(const void *r, const char *k)
+{
+    return http__param(r, k);
+}
+
 static enum MHD_Result route(http_server_t *s, http__req_t *r)
 {
     const char *u = r->url;
@@ -559,6 +564,24 @@ static enum MHD_Result route(http_server_t *s, http__req_t *r)
                 fn(ud, http__param(r, "at"), http__param(r, "window"), http__param(r, "model"), &b);
             if (!et) return http__send_data(s, r, &b);
             enum MHD_Result ret = http__send_error(s, r, et, b.data ? b.data : "doctor failed");
+            im_buf_free(&b);
+            return ret;
+        }
+        if (!strcmp(u, "/api/v1/llm/cost")) {
+            r->handler = "/api/v1/llm/cost";
+            if (!get) return http__send_text(s, r, 405, "Method Not Allowed\n");
+            pthread_mutex_lock(&s->mu);
+            http_cost_fn fn = s->cost;
+            void *ud = s->cost_ud;
+            pthread_mutex_unlock(&s->mu);
+            if (!fn || s->opts.agent)
+                return http__send_error(s, r, "unavailable",
+                                        "the cost report is not available here");
+            im_buf_t b;
+            im_buf_init(&b, 0);
+            const char *et = fn(ud, param_of, r, &b);
+            if (!et) return http__send_data(s, r, &b);
+            enum MHD_Result ret = http__send_error(s, r, et, b.data ? b.data : "cost failed");
             im_buf_free(&b);
             return ret;
         }
@@ -969,6 +992,14 @@ void http_server_set_asset_lookup(http_server_t *s, http_asset_lookup_fn fn)
 {
     pthread_mutex_lock(&s->mu);
     s->assets = fn;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void http_server_set_cost(http_server_t *s, http_cost_fn fn, void *ud)
+{
+    pthread_mutex_lock(&s->mu);
+    s->cost = fn;
+    s->cost_ud = ud;
     pthread_mutex_unlock(&s->mu);
 }
 

@@ -124,6 +124,12 @@ void http_server_set_remote_status(http_server_t *s, void (*fn)(void *ud, im_buf
 typedef const char *(*http_doctor_fn)(void *ud, const char *at, const char *window,
                                       const char *model, im_buf_t *out);
 void http_server_set_doctor(http_server_t *s, http_doctor_fn fn, void *ud);
+/* GET /api/v1/llm/cost?from=&to=|range=|month=&by=&team=&step= (infermon cost,
+ * docs/cost.md): as the doctor's, fn reading the parameters with
+ * param(req, name) (NULL when absent). */
+typedef const char *(*http_param_fn)(const void *req, const char *name);
+typedef const char *(*http_cost_fn)(void *ud, http_param_fn param, const void *req, im_buf_t *out);
+void http_server_set_cost(http_server_t *s, http_cost_fn fn, void *ud);
 /* Extra text appended to /metrics (Prometheus text format). */
 void http_server_add_metrics_hook(http_server_t *s, void (*fn)(void *ud, im_buf_t *out), void *ud);
 

@@ -837,6 +837,62 @@ static int str_cmp(const void *x, const void *y)
     return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+/* The step against the scrape interval (the period over the most samples an
+ * `up` series has in it): a step shorter than the interval leaves windows
+ * with no sample, so the default step is raised to it, and a --step below it
+ * is reported. Then the windows of the period's step times. */
+static im_rc pick_step(ctx_t *c)
+{
+    const llm_cost_opts_t *o = c->o;
+    if (has(c, "up")) {
+        char q[128];
+        snprintf(q, sizeof q, "max(count_over_time(up[%s]))", c->d);
+        promql_result_t res;
+        im_rc rc = run(c, q, o->to_ms, &res);
+        if (rc) return rc;
+        double n = res.nseries ? res.series[0].points[0].v : 0;
+        promql_result_free(&res);
+        if (n >= 2) {
+            /* the usual intervals: D / n is a little short of one when the
+             * range holds a sample at both ends */
+            static const int nice[] = {1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600};
+            double est = (double)c->D / n * 0.95;
+            int64_t iv = 3600000;
+            for (size_t i = 0; i < IM_ARRAY_LEN(nice); i++)
+                if (nice[i] * 1000.0 >= est) {
+                    iv = nice[i] * 1000;
+                    break;
+                }
+            if (o->step_ms <= 0 && iv > c->S && iv <= c->D)
+                c->S = iv;
+            else if (o->step_ms > 0 && iv > c->S * 11 / 10)
+                problem(c,
+                        "--step %llds is shorter than the scrape interval (about %llds): steps "
+                        "with no sample count nothing; use --step %llds or more",
+                        (long long)(c->S / 1000), (long long)(iv / 1000), (long long)(iv / 1000));
+        }
+    }
+    c->r->step_ms = c->S;
+    fmt_dur(c->s, sizeof c->s, c->S);
+    {
+        /* The period's step times are t_k = to - kS, k = 0..K-1 (K = D / S):
+         * each counts the samples in (t_k - S, t_k], so the period is
+         * (to - KS, to] = (from, to] when D is a multiple of S, like a
+         * Prometheus range (docs/cost.md). Subquery points are multiples of S:
+         * they are taken at t_k + phi, the windows shifted back by phi. */
+        int64_t S = c->S, K = c->D / S, phi = (S - o->to_ms % S) % S;
+        c->g_t = c->c_t = o->to_ms + phi;
+        fmt_dur(c->g_r, sizeof c->g_r, (K - 1) * S + S / 2);
+        fmt_dur(c->c_r, sizeof c->c_r, (K - 1) * S + S / 2);
+        char o1[32], o2[32];
+        fmt_dur(o1, sizeof o1, phi);
+        fmt_dur(o2, sizeof o2, phi + S);
+        snprintf(c->w, sizeof c->w, "[%s]%s%s", c->s, phi ? " offset " : "", phi ? o1 : "");
+        snprintf(c->wp, sizeof c->wp, "[%s] offset %s", c->s, o2);
+    }
+    return IM_OK;
+}
+
 im_rc llm_cost_compute(query_backend_t *b, const llm_cost_opts_t *o, llm_cost_report_t *r,
                        im_err_t *err)
 {
@@ -866,31 +922,14 @@ im_rc llm_cost_compute(query_backend_t *b, const llm_cost_opts_t *o, llm_cost_re
         return im_err_set(err, IM_ELIMIT,
                           "--step %lld ms gives more than %d steps over the period: raise --step",
                           (long long)c.S, LLM_COST_MAX_STEPS * 100);
-    r->step_ms = c.S;
+    if (o->from_ms < 0 || o->to_ms < 0)
+        return im_err_set(err, IM_EINVAL, "the period must be after 1970-01-01");
     fmt_dur(c.d, sizeof c.d, c.D);
-    fmt_dur(c.s, sizeof c.s, c.S);
-    {
-        /* The period's step times are t_k = to - kS, k = 0..K-1 (K = D / S):
-         * each counts the samples in (t_k - S, t_k], so the period is
-         * (to - KS, to] = (from, to] when D is a multiple of S, like a
-         * Prometheus range (docs/cost.md). Subquery points are multiples of S:
-         * they are taken at t_k + phi, the windows shifted back by phi. */
-        int64_t S = c.S, K = c.D / S, phi = (S - o->to_ms % S) % S;
-        if (o->from_ms < 0 || o->to_ms < 0)
-            return im_err_set(err, IM_EINVAL, "the period must be after 1970-01-01");
-        c.g_t = c.c_t = o->to_ms + phi;
-        fmt_dur(c.g_r, sizeof c.g_r, (K - 1) * S + S / 2);
-        fmt_dur(c.c_r, sizeof c.c_r, (K - 1) * S + S / 2);
-        char o1[32], o2[32];
-        fmt_dur(o1, sizeof o1, phi);
-        fmt_dur(o2, sizeof o2, phi + S);
-        snprintf(c.w, sizeof c.w, "[%s]%s%s", c.s, phi ? " offset " : "", phi ? o1 : "");
-        snprintf(c.wp, sizeof c.wp, "[%s] offset %s", c.s, o2);
-    }
     im_rc rc =
         query_label_values(b, "__name__", NULL, 0, o->from_ms, o->to_ms, &c.names, &c.nnames, err);
     if (rc) goto done;
     if (c.nnames) qsort(c.names, c.nnames, sizeof *c.names, str_cmp);
+    if ((rc = pick_step(&c))) goto done;
     bool tok[3], res_have, coh, alloc, busy, energy;
     if ((rc = load_teams(&c))) goto done;
     if ((rc = do_reserved(&c, &res_have))) goto done;

@@ -131,6 +131,20 @@ typedef struct llm_cost_report {
     bool missing_price; /* a cost is null for want of a price */
 } llm_cost_report_t;
 
+/* The text of a report's period and grouping: --from/--to, --range (with an
+ * optional --to; 1d by default), --month YYYY-MM, --step, --by, --team, or the
+ * API's parameters of the same names. NULL or "" = not given. */
+typedef struct llm_cost_params {
+    const char *from, *to, *range, *month, *step, *by, *team;
+} llm_cost_params_t;
+
+/* Sets o's period, step, by and group (the rest is left as it is); now_ms is
+ * the end of a range without a to. IM_EINVAL with a message naming the flag
+ * ("--from", flags true) or the API parameter ("parameter \"from\"").
+ * Strings stay borrowed (o->group is p->team). */
+im_rc llm_cost_params_parse(const llm_cost_params_t *p, int64_t now_ms, bool flags,
+                            llm_cost_opts_t *o, im_err_t *err);
+
 /* Computes the report; *out is initialised here, free it with
  * llm_cost_report_free whatever the result. Errors: the backend's, or
  * IM_ENOTFOUND as in contract 5, IM_EINVAL for a bad period. */
