@@ -64,7 +64,8 @@
   const state = { page: "overview", range: "1h", from: null, to: null, model: "", refresh: "0", theme: "" };
   function readHash() {
     const [path, q] = location.hash.replace(/^#\/?/, "").split("?");
-    state.page = ["overview", "alerts", "targets", "explore"].includes(path) ? path : "overview";
+    const extra = window.infermonPages || {}; // pages of web/<x>.js (cost.js)
+    state.page = ["overview", "alerts", "targets", "explore"].includes(path) || extra[path] ? path : "overview";
     const p = new URLSearchParams(q || "");
     state.range = p.get("range") || "1h";
     state.from = p.has("from") ? Number(p.get("from")) : null;
@@ -894,7 +895,7 @@
       a.setAttribute("href", "#/" + a.dataset.page + (keep.toString() ? "?" + keep.toString() : ""));
     }
     $("#model-ctl").classList.toggle("hidden", state.page !== "overview");
-    const pages = { overview, alerts, targets, explore };
+    const pages = Object.assign({ overview, alerts, targets, explore }, window.infermonPages || {});
     pages[state.page](main);
     clearInterval(timer);
     const every = parseDur(state.refresh);

@@ -837,16 +837,24 @@ static int str_cmp(const void *x, const void *y)
     return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
-/* The step against the scrape interval (the period over the most samples an
- * `up` series has in it): a step shorter than the interval leaves windows
- * with no sample, so the default step is raised to it, and a --step below it
- * is reported. Then the windows of the period's step times. */
+/* Round steps and scrape intervals, in seconds. */
+static const int nice_steps[] = {1,   2,   5,   10,   15,   20,   30,    60,   120,
+                                 300, 600, 900, 1800, 3600, 7200, 21600, 86400};
+
+/* The step against the scrape interval (the most samples an `up` series has
+ * in the period's last 5 minutes; nothing when the data ends earlier): a step shorter than the
+ * interval leaves windows with no sample, so the default step is raised to it, and a --step below
+ * it is reported. Then the windows of the period's step times. */
 static im_rc pick_step(ctx_t *c)
 {
     const llm_cost_opts_t *o = c->o;
     if (has(c, "up")) {
         char q[128];
-        snprintf(q, sizeof q, "max(count_over_time(up[%s]))", c->d);
+        /* the last 5 minutes of the period (the whole of a shorter one) */
+        int64_t win = c->D < 300000 ? c->D : 300000;
+        char wd[32];
+        fmt_dur(wd, sizeof wd, win);
+        snprintf(q, sizeof q, "max(count_over_time(up[%s]))", wd);
         promql_result_t res;
         im_rc rc = run(c, q, o->to_ms, &res);
         if (rc) return rc;
@@ -855,12 +863,11 @@ static im_rc pick_step(ctx_t *c)
         if (n >= 2) {
             /* the usual intervals: D / n is a little short of one when the
              * range holds a sample at both ends */
-            static const int nice[] = {1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600};
-            double est = (double)c->D / n * 0.95;
+            double est = (double)win / n * 0.95;
             int64_t iv = 3600000;
-            for (size_t i = 0; i < IM_ARRAY_LEN(nice); i++)
-                if (nice[i] * 1000.0 >= est) {
-                    iv = nice[i] * 1000;
+            for (size_t i = 0; i < IM_ARRAY_LEN(nice_steps); i++)
+                if (nice_steps[i] * 1000.0 >= est) {
+                    iv = nice_steps[i] * 1000LL;
                     break;
                 }
             if (o->step_ms <= 0 && iv > c->S && iv <= c->D)
@@ -915,6 +922,8 @@ im_rc llm_cost_compute(query_backend_t *b, const llm_cost_opts_t *o, llm_cost_re
     if (c.S <= 0) {
         c.S = LLM_COST_DEFAULT_STEP_MS;
         int64_t min = (c.D + LLM_COST_MAX_STEPS - 1) / LLM_COST_MAX_STEPS;
+        for (size_t i = 0; c.S < min && i < IM_ARRAY_LEN(nice_steps); i++)
+            c.S = nice_steps[i] * 1000LL; /* a round step: 7d -> 2m */
         if (c.S < min) c.S = (min + 999) / 1000 * 1000;
     }
     if (c.S > c.D) c.S = c.D;
@@ -996,6 +1005,9 @@ im_rc llm_cost_compute(query_backend_t *b, const llm_cost_opts_t *o, llm_cost_re
     double tb = !isnan(r->total.f[LLM_COST_RESERVED]) && r->total.f[LLM_COST_RESERVED] > 0
                     ? r->total.f[LLM_COST_RESERVED]
                     : r->total.f[LLM_COST_ALLOCATED];
+    r->total.basis = isnan(tb)                             ? NULL
+                     : tb == r->total.f[LLM_COST_RESERVED] ? "reserved"
+                                                           : "allocated";
     double tout = r->total.f[LLM_COST_OUTPUT_TOKENS];
     r->total.f[LLM_COST_TOKENS_PER_GPU_HOUR] =
         isnan(tb) || tb <= 0 || isnan(tout) ? NAN : tout / tb;
