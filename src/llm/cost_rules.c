@@ -1,6 +1,8 @@
 /* cost_rules.c — the cost recording rules (llm.cost.rules: true): the report's
  * figures per namespace as instant rates, so that Grafana users integrate them
  * over any period (sum_over_time(x[30d:1m]) / 60 gives GPU-hours; docs/cost.md).
+ * Fractional GPUs count as fractions: a MIG instance or Kueue MIG resource as
+ * its share of a GPU, a GPU time-sliced between N pods 1/N to each.
  * The rule file is made from the configuration (the prices) and the serving
  * model (every model server's token counters), and loaded by the rule manager
  * through a generator that wraps the built-in one. */
@@ -41,6 +43,36 @@ static void attributed(im_buf_t *o, bool rate, const char *metric)
     (void)im_buf_puts(o, "))");
 }
 
+/* The MIG profiles the rules know (A30, A100 40/80 GB, H100 80/94 GB, H200,
+ * B200), each counted as its share of a GPU (llm_cost_gpu_share); an
+ * instance of another profile is left out (the report names it). */
+static const char *const mig_profiles[] = {
+    "1g.6gb",     "2g.12gb",    "4g.24gb", /* A30 */
+    "1g.5gb",     "1g.10gb",    "2g.10gb",    "3g.20gb",    "4g.20gb",
+    "7g.40gb",                                                         /* A100 40 */
+    "1g.20gb",    "2g.20gb",    "3g.40gb",    "4g.40gb",    "7g.80gb", /* 80 GB */
+    "1g.12gb",    "1g.24gb",    "2g.24gb",    "3g.47gb",    "4g.47gb",
+    "7g.94gb", /* H100 94 */
+    "1g.18gb",    "1g.35gb",    "2g.35gb",    "3g.71gb",    "4g.71gb",
+    "7g.141gb", /* H200 */
+    "1g.23gb",    "1g.45gb",    "2g.45gb",    "3g.90gb",    "4g.90gb",
+    "7g.180gb", /* B200 */
+    "1c.2g.20gb", "1c.3g.40gb", "2c.3g.40gb", "1c.4g.40gb", "2c.4g.40gb",
+    "4c.4g.40gb", /* compute */
+};
+
+/* A vector of one-sample series {LABEL="v"} = the share of a GPU v stands for:
+ * "" (no MIG) and whole GPUs 1, each profile (prefixed by prefix) its share.
+ * Joined with `* on (LABEL) group_left ()`, it counts fractions. */
+static void shares(im_buf_t *o, const char *label, const char *whole, const char *prefix)
+{
+    (void)im_buf_printf(o, "(label_replace(vector(1), \"%s\", \"%s\", \"\", \"\")", label, whole);
+    for (size_t i = 0; i < IM_ARRAY_LEN(mig_profiles); i++)
+        (void)im_buf_printf(o, " or label_replace(vector(%.17g), \"%s\", \"%s%s\", \"\", \"\")",
+                            llm_cost_gpu_share(mig_profiles[i]), label, prefix, mig_profiles[i]);
+    (void)im_buf_putc(o, ')');
+}
+
 static void yaml_expr(im_buf_t *o, const char *record, const im_buf_t *expr)
 {
     (void)im_buf_printf(o, "      - record: %s\n        expr: '", record);
@@ -56,26 +88,40 @@ void llm_cost_rules_yaml(const cfg_llm_cost_t *cfg, im_buf_t *o)
     im_buf_t e;
     im_buf_init(&e, 0);
     (void)im_buf_puts(o, "groups:\n  - name: infermon.llm.cost\n    rules:\n");
-    /* reserved GPUs per namespace and flavor (whole GPUs; MIG: the report) */
+    /* reserved GPUs per namespace and flavor: nvidia.com/gpu whole, a Kueue
+     * MIG resource (nvidia.com/mig-1g.10gb) its share of a GPU */
     (void)im_buf_puts(&e, "sum by (namespace, flavor) (label_replace("
-                          "kueue_local_queue_resource_reservation{resource=\"nvidia.com/gpu\"}, "
-                          "\"namespace\", \"$1\", \"exported_namespace\", \"(.+)\"))");
+                          "kueue_local_queue_resource_reservation{resource=~\"nvidia.com/gpu|"
+                          "nvidia.com/mig-.+\"}, \"namespace\", \"$1\", \"exported_namespace\", "
+                          "\"(.+)\") * on (resource) group_left () ");
+    shares(&e, "resource", "nvidia.com/gpu", "nvidia.com/mig-");
+    (void)im_buf_putc(&e, ')');
     yaml_expr(o, "namespace_flavor:infermon_gpu_reserved:sum", &e);
-    /* allocated GPUs: a GPU shared by N pods counts 1/N */
+    /* allocated GPUs: a GPU (or MIG instance) shared by N pods counts 1/N, a
+     * MIG instance its profile's share */
     im_buf_reset(&e);
-    (void)im_buf_puts(&e, "sum by (namespace) (count by (UUID, GPU_I_ID, namespace, pod) (");
+    (void)im_buf_puts(&e, "sum by (namespace) (count by (UUID, GPU_I_ID, GPU_I_PROFILE, namespace, "
+                          "pod) (");
     attributed(&e, false, "DCGM_FI_DEV_FB_USED");
     (void)im_buf_puts(&e, ") / on (UUID, GPU_I_ID) group_left () count by (UUID, GPU_I_ID) (");
     attributed(&e, false, "DCGM_FI_DEV_FB_USED");
-    (void)im_buf_puts(&e, "))");
+    (void)im_buf_puts(&e, ") * on (GPU_I_PROFILE) group_left () ");
+    shares(&e, "GPU_I_PROFILE", "", "");
+    (void)im_buf_putc(&e, ')');
     yaml_expr(o, "namespace:infermon_gpu_allocated:sum", &e);
-    /* busy GPUs: graphics-engine activity where profiling is on, else util */
+    /* busy GPUs: graphics-engine activity where profiling is on, else util;
+     * shared as the allocation is */
     im_buf_reset(&e);
-    (void)im_buf_puts(&e, "sum by (namespace) (");
-    attributed(&e, false, "DCGM_FI_PROF_GR_ENGINE_ACTIVE");
-    (void)im_buf_puts(&e, ") or sum by (namespace) (");
-    attributed(&e, false, "DCGM_FI_DEV_GPU_UTIL");
-    (void)im_buf_puts(&e, ") / 100");
+    for (int k = 0; k < 2; k++) {
+        const char *m = k ? "DCGM_FI_DEV_GPU_UTIL" : "DCGM_FI_PROF_GR_ENGINE_ACTIVE";
+        (void)im_buf_puts(&e, k ? " or sum by (namespace) (" : "sum by (namespace) (");
+        attributed(&e, false, m);
+        (void)im_buf_puts(&e, " / on (UUID, GPU_I_ID) group_left () count by (UUID, GPU_I_ID) (");
+        attributed(&e, false, m);
+        (void)im_buf_puts(&e, ") * on (GPU_I_PROFILE) group_left () ");
+        shares(&e, "GPU_I_PROFILE", "", "");
+        (void)im_buf_puts(&e, k ? ") / 100" : ")");
+    }
     yaml_expr(o, "namespace:infermon_gpu_busy:sum", &e);
     /* power from the energy counter (mJ/s -> W) */
     im_buf_reset(&e);
