@@ -43,7 +43,8 @@ static int usage(FILE *f)
             "  --step D              the resolution (default 15s, coarser for long periods)\n"
             "  --by G                the grouping (default team)\n"
             "  --team NAME           only that group\n"
-            "  --output F            text (default), json, csv (FinOps FOCUS columns)\n");
+            "  --output F            text (default), json, csv (FinOps FOCUS columns)\n"
+            "  --explain             print the PromQL instant queries sent (to stderr)\n");
     return f == stderr ? 2 : 0;
 }
 
@@ -53,6 +54,7 @@ int cli_cost(int argc, char **argv)
     const char *from_s = NULL, *to_s = NULL, *range_s = NULL, *month = NULL, *step_s = NULL;
     const char *by_s = "team", *team = NULL, *outfmt = "text";
     int64_t timeout_ms = 120000;
+    bool explain = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
@@ -61,6 +63,10 @@ int cli_cost(int argc, char **argv)
          ? (i + 1 < argc ? (val = argv[++i]) != NULL : (val = NULL, true))                         \
          : (strncmp(a, name "=", sizeof(name)) == 0 ? (val = a + sizeof(name)) != NULL : false))
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return usage(stdout);
+        if (strcmp(a, "--explain") == 0) {
+            explain = true;
+            continue;
+        }
         const char **dst = OPT("--prometheus")          ? &prom
                            : OPT("--prometheus.config") ? &prom_cfg
                            : OPT("--storage.tsdb.path") ? &dir
@@ -174,7 +180,13 @@ int cli_cost(int argc, char **argv)
             goto done;
         }
     }
-    if (llm_cost_compute(qb, &o, &rep, &err) != IM_OK) {
+    im_rc crc = llm_cost_compute(qb, &o, &rep, &err);
+    for (size_t i = 0; explain && i < rep.nqueries; i++) {
+        char t[40];
+        im_time_format_rfc3339(rep.query_ms[i], t, sizeof t);
+        fprintf(stderr, "infermon cost: query at %s: %s\n", t, rep.queries[i]);
+    }
+    if (crc != IM_OK) {
         fprintf(stderr, "infermon cost: %s\n", err.msg);
         goto done;
     }

@@ -238,6 +238,11 @@ static void fmt_dur(char *b, size_t cap, int64_t ms)
 
 static im_rc run(ctx_t *c, const char *expr, int64_t t_ms, promql_result_t *res)
 {
+    llm_cost_report_t *r = c->r;
+    r->queries = im_realloc(r->queries, (r->nqueries + 1) * sizeof *r->queries);
+    r->query_ms = im_realloc(r->query_ms, (r->nqueries + 1) * sizeof *r->query_ms);
+    r->queries[r->nqueries] = im_strdup(expr);
+    r->query_ms[r->nqueries++] = t_ms;
     query_req_t q = {.op = QUERY_INSTANT,
                      .want = QUERY_WANT_RESULT,
                      .expr = expr,
@@ -1031,5 +1036,8 @@ void llm_cost_report_free(llm_cost_report_t *r)
     for (size_t i = 0; i < r->un.nnames; i++) im_free(r->un.names[i]);
     im_free(r->un.names);
     im_free(r->backend);
+    for (size_t i = 0; i < r->nqueries; i++) im_free(r->queries[i]);
+    im_free(r->queries);
+    im_free(r->query_ms);
     memset(r, 0, sizeof *r);
 }

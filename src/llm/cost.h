@@ -129,6 +129,9 @@ typedef struct llm_cost_report {
     char **problems; /* owned sentences: missing prices, absent sources */
     size_t nproblems;
     bool missing_price; /* a cost is null for want of a price */
+    char **queries;     /* owned: the instant queries sent, in order (--explain) */
+    int64_t *query_ms;  /* their evaluation times */
+    size_t nqueries;
 } llm_cost_report_t;
 
 /* The text of a report's period and grouping: --from/--to, --range (with an
