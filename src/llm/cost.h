@@ -13,14 +13,22 @@
  *              share): an estimate where GPUs are shared;
  *   busy       DCGM_FI_PROF_GR_ENGINE_ACTIVE when present, else
  *              DCGM_FI_DEV_GPU_UTIL / 100, over the allocated GPUs;
- *   borrowed / lent (cluster queues): reservation above / unused nominal
- *              quota lent to the cohort's borrowers;
- *   energy     DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (mJ) differences;
+ *   borrowed / lent (cluster queues): reservation above nominal quota / the
+ *              cohort's borrowed GPU-hours shared by what each queue can lend
+ *              (unused quota, at most kueue_cluster_queue_lending_limit);
+ *   energy     DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (mJ) differences; a MIG
+ *              GPU's (per device, no pod) split among its instances by their
+ *              compute share;
  *   tokens     prompt / generation / cached token counters of every model
  *              server the serving model knows (llm/serving.h), not the
  *              routers in front of them;
  *   cost       GPU-hours of the cost basis x the price of the flavor (reserved)
  *              or the GPU model (allocated, when a group has no reservation).
+ * Groups: team / namespace / model have every figure; cluster_queue reserved,
+ * borrowed, lent and cost (pods cannot be tied to a ClusterQueue); flavor
+ * reserved per Kueue flavor and allocated / busy / energy per GPU (a MIG
+ * instance under its profile, a whole GPU under the price table's flavor of
+ * its modelName), no tokens. The rest is NaN with a problem sentence.
  *
  * Contract.
  *  1. A figure that cannot be had is NaN (null in JSON, empty in CSV), never 0:
