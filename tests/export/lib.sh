@@ -23,7 +23,7 @@ start_fleet() {
   wait_http "$SIM/targets" 30
   # labelled histograms appear with the first observation
   local deadline=$((SECONDS + 30))
-  until curl -fsS "$SIM/pods/0/metrics" | grep -q '_inter_token_latency_seconds_bucket'; do
+  until curl -fsS "$SIM/pods/0/metrics" | grep -q 'inter_token_latency_seconds_bucket'; do
     [ $SECONDS -lt $deadline ] || fail "$name: no inter-token latency histogram in 30 s"
     sleep 0.2
   done
