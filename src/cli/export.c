@@ -241,28 +241,23 @@ static int choose_engines(const src_opts_t *o, names_t *n, uint32_t *mask)
 }
 
 /* The TTFT alert compares a histogram_quantile with the threshold: a threshold
- * between two bucket bounds compares an interpolation (docs/export.md). Says so
- * on stderr with the neighbouring bounds. */
+ * between two bucket bounds (the catalog's layout of the engine's histogram)
+ * compares an interpolation (docs/export.md). Says so on stderr with the
+ * neighbouring bounds. */
 static void ttft_note(uint32_t mask, names_t *n, double thr)
 {
     const llm_serving_t *s = llm_serving_get();
     for (int e = 0; e < llm_serving_engine_count(s) && e < 32; e++) {
         if (!(mask & (1u << e))) continue;
         const llm_signal_map_t *m = llm_serving_pick(s, e, LLM_SIG_TTFT, has_name, n);
-        if (!m || !m->buckets || !m->buckets[0]) continue;
+        if (!m || !m->family || m->family->nbuckets == 0 || m->family->buckets_vary) continue;
         double lo = -1, hi = -1;
         bool exact = false;
-        const char *p = m->buckets;
-        while (*p) {
-            char *end;
-            double v = strtod(p, &end);
-            if (end == p) break;
+        for (int k = 0; k < m->family->nbuckets; k++) {
+            double v = m->family->buckets[k];
             if (v == thr) exact = true;
             if (v < thr) lo = v;
             if (v > thr && hi < 0) hi = v;
-            p = end;
-            if (*p != ',') break;
-            p++;
         }
         if (exact || lo < 0 || hi < 0) continue;
         fprintf(stderr,
