@@ -172,8 +172,9 @@ static bool is_aux(const char *id)
 }
 
 /* The engines to export (bit mask over the serving model's engines): from
- * --engine and what the sources expose. -1 and a message on error. */
-static int choose_engines(const src_opts_t *o, names_t *n, uint32_t *mask)
+ * --engine and what the sources expose; appends the engines (with the vLLM
+ * version window detected) to desc. -1 and a message on error. */
+static int choose_engines(const src_opts_t *o, names_t *n, uint32_t *mask, im_buf_t *desc)
 {
     const llm_serving_t *s = llm_serving_get();
     int ne = llm_serving_engine_count(s);
@@ -237,6 +238,13 @@ static int choose_engines(const src_opts_t *o, names_t *n, uint32_t *mask)
         return -1;
     }
     if (!sources) n->catalog_engines = *mask;
+    for (int e = 0; e < ne && e < 32 && desc; e++) {
+        if (!(*mask & (1u << e)) || is_aux(llm_serving_engine(s, e)->id)) continue;
+        char d[200];
+        size_t dl = sources ? llm_detected_describe(s, &det, e, d, sizeof d) : 0;
+        (void)im_buf_printf(desc, "%s%s", desc->len ? "; " : "",
+                            dl ? d : llm_serving_engine(s, e)->name);
+    }
     return 0;
 }
 
@@ -422,15 +430,20 @@ int cli_export(int argc, char **argv)
     }
     if (load_names(&so, &names, &desc) != 0) goto done;
     uint32_t mask = 0;
-    if (choose_engines(&so, &names, &mask) != 0) goto done;
+    im_buf_t edesc;
+    im_buf_init(&edesc, 0);
+    if (choose_engines(&so, &names, &mask, &edesc) != 0) {
+        im_buf_free(&edesc);
+        goto done;
+    }
+    if (!desc.len) (void)im_buf_puts(&desc, "the catalog");
+    if (edesc.len) (void)im_buf_printf(&desc, " (engines: %s)", edesc.data);
+    im_buf_free(&edesc);
 
     const llm_serving_t *s = llm_serving_get();
     if (dash) {
-        llm_export_dash_opts_t o = {.title = title,
-                                    .engines = mask,
-                                    .has = has_name,
-                                    .ctx = &names,
-                                    .sources = desc.len ? desc.data : "the catalog"};
+        llm_export_dash_opts_t o = {
+            .title = title, .engines = mask, .has = has_name, .ctx = &names, .sources = desc.data};
         size_t np = 0;
         im_err_clear(&err);
         if (llm_export_dashboard(&o, &out, &np, &err) != IM_OK) {

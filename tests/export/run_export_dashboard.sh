@@ -50,6 +50,7 @@ PY
 # ---- vLLM V1 fleet (with dcgm-exporter and Kueue) ----
 start_fleet vllm --pods 2 --models meta-llama/Llama-3.1-8B-Instruct,Qwen/Qwen2.5-32B-Instruct
 check_fleet vllm vllm
+VSIM=$SIM
 python3 - "$IM_TMP/vllm-t.json" <<'PY' && ok || bad "vllm: names"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -100,6 +101,23 @@ e = " ".join(t["expr"] for p in d["panels"] for t in p.get("targets", []))
 for n in ("sglang:num_queue_reqs", "sglang:token_usage", "sglang:time_to_first_token_seconds_bucket", "sglang:num_aborted_requests_total"):
     assert n in e, n
 assert "vllm:" not in e
+PY
+
+# ---- a mixed fleet: one query per engine in each chain panel, tagged ----
+MX=(--target "$VSIM/pods/0/metrics" --target "$SIM/pods/0/metrics" --target "$SIM/nodes/0/metrics")
+"$B" export dashboard "${MX[@]}" -o "$IM_TMP/mx.json" && ok || bad "mixed: export"
+set +e
+"$B" lint "${MX[@]}" "$IM_TMP/mx.json" >"$IM_TMP/mx-lint.txt"
+set -e
+grep -q '^0 errors, 0 warnings' "$IM_TMP/mx-lint.txt" && ok || bad "mixed lint: $(tail -3 "$IM_TMP/mx-lint.txt")"
+python3 "$X/dashboard_rules.py" "$B" "$IM_TMP/mx.json" >/dev/null && ok || bad "mixed: dashboard-linter rules"
+python3 - "$IM_TMP/mx.json" <<'PY' && ok || bad "mixed: per-engine queries"
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = next(x for x in d["panels"] if x["title"] == "Time to first token")
+legends = [t["legendFormat"] for t in p["targets"]]
+assert "{{model_name}} p95 · vLLM" in legends and "{{model_name}} p95 · SGLang" in legends, legends
+assert "(engines: vLLM" in d["description"] and "SGLang (" in d["description"], d["description"]
 PY
 
 # ---- the local store as the source (a history imported with tsdb import) ----
