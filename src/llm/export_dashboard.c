@@ -593,14 +593,14 @@ im_rc llm_export_dashboard(const llm_export_dash_opts_t *o, im_buf_t *out, size_
     json_t *vars = json_array();
     json_array_append_new(
         vars, json_pack("{s:s, s:s, s:s, s:s, s:i, s:b, s:b, s:s, s:{s:s, s:s}, s:[]}", "name",
-                        "datasource", "label", "Data Source", "type", "datasource", "query",
+                        "datasource", "label", "Data source", "type", "datasource", "query",
                         "prometheus", "refresh", 1, "multi", 0, "includeAll", 0, "regex", "",
                         "current", "text", "default", "value", "default", "options"));
-    json_array_append_new(vars, query_var("job", "job", "label_values(up, job)", ".+"));
+    json_array_append_new(vars, query_var("job", "Job", "label_values(up, job)", ".+"));
     json_array_append_new(
-        vars, query_var("instance", "instance", "label_values(up{job=~\"$job\"}, instance)", ".+"));
-    json_array_append_new(vars, query_var("namespace", "namespace", nq, ".*"));
-    json_array_append_new(vars, query_var("model", "model", mq, ".*"));
+        vars, query_var("instance", "Instance", "label_values(up{job=~\"$job\"}, instance)", ".+"));
+    json_array_append_new(vars, query_var("namespace", "Namespace", nq, ".*"));
+    json_array_append_new(vars, query_var("model", "Model", mq, ".*"));
 
     im_buf_t desc;
     im_buf_init(&desc, 0);

@@ -15,7 +15,7 @@ import sys
 
 # Grafana's unit ids (packages/grafana-data/src/valueFormats/categories.ts),
 # the categories a serving dashboard uses.
-UNITS = set("""none short percent percentunit humidity dB hex0x hex sci locale pixel
+UNITS = set("""none string short percent percentunit humidity dB hex0x hex sci locale pixel
 ns µs ms s m h d dtdurationms dtdurations dthms dtdhms timeticks clockms clocks hertz
 cps ops reqps rps wps iops cpm opm rpm wpm
 bytes decbytes bits decbits kbytes deckbytes mbytes decmbytes gbytes decgbytes tbytes dectbytes
@@ -171,8 +171,10 @@ def check(binary, d):
     for t in dss:
         if t.get("name") != "datasource":
             add("template-datasource-rule", "templating", "datasource variable named %r, want datasource" % t.get("name"))
-        if (t.get("label") or "").lower() != "data source":
-            add("template-datasource-rule", "templating", "datasource variable labelled %r, want Data Source" % t.get("label"))
+        # the docs say "Data Source"; the linter accepts "Data source" (one
+        # datasource variable) or "<Type> data source"
+        if t.get("label") not in ("Data source", "%s data source" % str(t.get("query")).title()):
+            add("template-datasource-rule", "templating", "datasource variable labelled %r, want Data source" % t.get("label"))
         if t.get("query") not in ("prometheus", "loki"):
             add("template-datasource-rule", "templating", "datasource variable of type %r" % t.get("query"))
 
@@ -183,8 +185,9 @@ def check(binary, d):
         if not t:
             add(rule, "templating", "no %s variable" % name)
             continue
-        if t.get("label") != name:
-            add(rule, "templating." + name, "label %r, want %s" % (t.get("label"), name))
+        # the docs say labelled `job`; the linter warns unless it is title-cased
+        if t.get("label") != name.title():
+            add(rule, "templating." + name, "label %r, want %s" % (t.get("label"), name.title()))
         if ds_uid(t.get("datasource")) not in TEMPLATED_DS:
             add(rule, "templating." + name, "datasource %r is not $datasource" % (t.get("datasource"),))
         if t.get("type") != "query":
@@ -254,7 +257,7 @@ def check(binary, d):
                 add("target-job-rule", tw, "no vector selector found in %s" % expr)
             for name, ms in sels:
                 for label, rule in (("job", "target-job-rule"), ("instance", "target-instance-rule")):
-                    if not any(l == label and op == "=~" and ("$" + label) in val for l, op, val in ms):
+                    if not any(l == label and op == "=~" and val == "$" + label for l, op, val in ms):
                         add(rule, tw, "%s has no %s=~\"$%s\" matcher" % (name or "{...}", label, label))
 
     # no hard-coded UIDs anywhere
