@@ -42,7 +42,7 @@
     return h("div", { class: "empty slo-empty", id: "slo-empty" },
       h("p", { text: "No SLO is configured." }),
       h("p", { text: "Add objectives under llm.slos in the configuration (docs/slo.md), for example:" }),
-      h("pre", { class: "mono", text: "llm:\n  slos:\n    - name: chat-ttft\n      model: meta-llama/Llama-3.1-8B-Instruct\n      sli: latency\n      signal: ttft\n      threshold_seconds: 2.5\n      objective: 0.99\n      window: 30d" }));
+      h("pre", { class: "mono", text: "llm:\n  slos:\n    - name: chat-ttft\n      model: meta-llama/Llama-3.1-8B-Instruct\n      sli: latency\n      signal: ttft\n      threshold: 2.5s\n      objective: 99\n      window: 30d" }));
   }
 
   async function page(main, ui) {
