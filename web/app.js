@@ -61,11 +61,12 @@
   const esc = (s) => String(s).replace(/\\/g, "\\\\").replace(/"/g, '\\"');
 
   // ---- URL state --------------------------------------------------------
+  // pages of other scripts (web/slo.js, web/cost.js): name -> page(main, ui)
+  const EXT = Object.assign({}, window.INFERMON_PAGES || {}, window.infermonPages || {});
   const state = { page: "overview", range: "1h", from: null, to: null, model: "", refresh: "0", theme: "" };
   function readHash() {
     const [path, q] = location.hash.replace(/^#\/?/, "").split("?");
-    const extra = window.infermonPages || {}; // pages of web/<x>.js (cost.js)
-    state.page = ["overview", "alerts", "targets", "explore"].includes(path) || extra[path] ? path : "overview";
+    state.page = ["overview", "alerts", "targets", "explore"].concat(Object.keys(EXT)).includes(path) ? path : "overview";
     const p = new URLSearchParams(q || "");
     state.range = p.get("range") || "1h";
     state.from = p.has("from") ? Number(p.get("from")) : null;
@@ -895,7 +896,8 @@
       a.setAttribute("href", "#/" + a.dataset.page + (keep.toString() ? "?" + keep.toString() : ""));
     }
     $("#model-ctl").classList.toggle("hidden", state.page !== "overview");
-    const pages = Object.assign({ overview, alerts, targets, explore }, window.infermonPages || {});
+    const ui = { api, h, makeChart, destroyCharts, timeRange, chooseStep, timeGrid, fmtNum, fmtDur, status, nextGen: () => ++gen, isCurrent: (g) => g === gen };
+    const pages = Object.assign({ overview, alerts, targets, explore }, ...Object.entries(EXT).map(([k, f]) => ({ [k]: (m) => f(m, ui) })));
     pages[state.page](main);
     clearInterval(timer);
     const every = parseDur(state.refresh);

@@ -33,6 +33,11 @@ void llm_builtin_yaml(const llm_builtin_opts_t *o, im_buf_t *b)
                      : d.names == LLM_NAMES_NEW ? "vllm:kv_cache_usage_perc"
                                                 : "vllm:kv_cache_usage_perc or "
                                                   "vllm:gpu_cache_usage_perc";
+    if (d.no_vllm) {
+        (void)im_buf_puts(b, "# infermon built-in LLM serving rules (generated; see "
+                             "docs/alerting.md).\ngroups:\n");
+        goto engines;
+    }
     (void)im_buf_puts(b,
                       "# infermon built-in LLM serving rules (generated; see docs/alerting.md).\n"
                       "groups:\n"
@@ -140,6 +145,7 @@ void llm_builtin_yaml(const llm_builtin_opts_t *o, im_buf_t *b)
                          "          description: 'KV-cache use has stayed above ");
     num(b, d.kv_cache_threshold * 100);
     (void)im_buf_puts(b, "% for 15 minutes: preemptions and queueing follow.'\n");
+engines:
     for (int e = 0; e < 32; e++)
         if (d.engines & (1u << e)) llm__builtin_engine_yaml(&d, e, b);
 }

@@ -37,6 +37,8 @@ typedef struct llm_builtin_opts {
      * names (<model label>:<engine>_..., e.g. SGLangHighTTFT), from the serving
      * model's mappings; vLLM's rules above are always there and unchanged. */
     uint32_t engines;
+    /* Leave vLLM's rules out (export for a fleet without vLLM). */
+    bool no_vllm;
 } llm_builtin_opts_t;
 
 /* Appends the rule file (YAML) for opts (NULL = defaults). */
