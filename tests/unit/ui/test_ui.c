@@ -24,6 +24,7 @@ static void test_lookup(void **state)
         {"/static/uPlot.min.css", "text/css; charset=utf-8"},
         {"/static/serving-model.js", "text/javascript; charset=utf-8"},
         {"/static/slo.js", "text/javascript; charset=utf-8"},
+        {"/static/cost.js", "text/javascript; charset=utf-8"},
     };
     for (size_t i = 0; i < IM_ARRAY_LEN(want); i++) {
         const ui_asset_t *x = ui_asset_lookup(want[i][0]);
@@ -33,7 +34,7 @@ static void test_lookup(void **state)
         assert_int_equal(x->etag[0], '"');
         assert_int_equal(x->data[x->len], 0); /* NUL after the bytes */
     }
-    assert_int_equal(ui_asset_count(), 7);
+    assert_int_equal(ui_asset_count(), IM_ARRAY_LEN(want) + 1); /* + index.html */
 }
 
 static void test_no_traversal(void **state)
