@@ -105,14 +105,18 @@ static void alerts(im_buf_t *o, const char *ind, const cfg_slo_t *s, bool ticket
     (void)im_buf_printf(o, "%s  annotations:\n%s    summary: ", ind, ind);
     im_buf_reset(&e);
     char f[32], obj[32];
-    num(bs[0].factor, f, sizeof f);
+    double minf = bs[0].factor;
+    for (int i = 1; i < n; i++) minf = fmin(minf, bs[i].factor);
+    num(minf, f, sizeof f);
     num(s->objective * 100, obj, sizeof obj);
-    (void)im_buf_printf(&e, "SLO %s (%s %s%%) is burning its error budget at %sx or more", s->name,
-                        cfg_slo_sli_name(s->sli), obj, n > 1 ? "a multiple" : f);
+    (void)im_buf_printf(&e, "SLO %s (%s %s%%): error budget burning at %sx or more (%s)", s->name,
+                        cfg_slo_sli_name(s->sli), obj, f, ticket ? "ticket" : "page");
     q(o, e.data);
     (void)im_buf_printf(o, "\n%s    description: ", ind);
     im_buf_reset(&e);
-    (void)im_buf_puts(&e, "Burn rate {{ $value | humanize }} of the error ratio allowed; windows ");
+    (void)im_buf_puts(&e,
+                      "The error ratio is above the burn-rate factor times the error budget over "
+                      "both windows of a pair: ");
     for (int i = 0; i < n; i++) {
         num(bs[i].factor, f, sizeof f);
         (void)im_buf_printf(&e, "%s%sx over %s and %s", i ? ", " : "", f,
