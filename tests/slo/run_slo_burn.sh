@@ -2,7 +2,8 @@
 # The SLO rules of burn_slos.yml are promtool-clean (rule file and the
 # PrometheusRule's groups), and burn_test.yml (each burn-rate alert firing and
 # resolving at the right minute for an error pattern; the le spellings 1 and
-# 1.0; goodput) passes under promtool 2.42 and `infermon test rules`.
+# 1.0; goodput) and month_test.yml (a calendar-month window) pass under
+# promtool 2.42 and `infermon test rules`.
 source "$IM_SOURCE_DIR/tests/lib/common.sh"
 command -v promtool >/dev/null || fail "promtool is missing (scripts/install-deps.sh)"
 "$IM_BINARY" slo generate "$IM_SOURCE_DIR/tests/slo/burn_slos.yml" >"$IM_TMP/slo_rules.yml" \
@@ -33,3 +34,13 @@ sed -i 's/- {eval_time: 61m, alertname: SLOErrorBudgetBurn, exp_alerts: \[\]}/- 
 (cd "$IM_TMP" && promtool test rules burn_bad.yml) >/dev/null 2>&1 && fail "promtool passed a wrong expectation"
 (cd "$IM_TMP" && "$IM_BINARY" test rules burn_bad.yml) >/dev/null 2>&1 && fail "infermon passed a wrong expectation"
 echo "ok: burn-rate alerts fire and resolve as expected under promtool and infermon"
+# the calendar-month window (month_test.yml: January vs February 1970)
+"$IM_BINARY" slo generate "$IM_SOURCE_DIR/tests/slo/month_slos.yml" >"$IM_TMP/month_rules.yml" \
+  || fail "slo generate month_slos.yml"
+promtool check rules "$IM_TMP/month_rules.yml" >/dev/null 2>&1 || fail "promtool check month rules"
+cp "$IM_SOURCE_DIR/tests/slo/month_test.yml" "$IM_TMP/"
+(cd "$IM_TMP" && "$IM_BINARY" test rules --promql.compat=2 month_test.yml) >"$IM_TMP/mi.out" 2>&1 \
+  || { cat "$IM_TMP/mi.out"; fail "infermon test rules month_test.yml"; }
+(cd "$IM_TMP" && promtool test rules month_test.yml) >"$IM_TMP/mp.out" 2>&1 \
+  || { cat "$IM_TMP/mp.out"; fail "promtool test rules month_test.yml"; }
+echo "ok: calendar-month window under promtool and infermon"
