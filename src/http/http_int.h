@@ -143,6 +143,8 @@ struct http_server {
     void *doctor_ud;
     http_cost_fn cost; /* GET /api/v1/llm/cost (under mu) */
     void *cost_ud;
+    http_doctor_fn slos; /* GET /api/v1/llm/slos (under mu) */
+    void *slos_ud;
     http__counter_t *counters;
     size_t ncounters;
     uint64_t rw_requests, rw_samples, rw_failures;
