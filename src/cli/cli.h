@@ -34,6 +34,7 @@ int cli_demo(int argc, char **argv);
 int cli_top(int argc, char **argv);
 int cli_cost(int argc, char **argv);
 int cli_export(int argc, char **argv);
+int cli_slo(int argc, char **argv);
 
 /* Shared helpers for subcommands. */
 /* True if argv[i] is --help or -h. */

@@ -17,6 +17,7 @@ const cli_command_t cli_commands[] = {
      "internal: evaluate PromQL over an OpenMetrics file (tests, bench)"},
     {"cost", cli_cost, "GPU cost per team, model and token over a period (reserved, used, busy)"},
     {"export", cli_export, "export dashboard|rules: a Grafana dashboard and rules for your stack"},
+    {"slo", cli_slo, "slo generate|check|status: SLO burn-rate rules, bucket checks, attainment"},
     {"top", cli_top, "a live terminal view of inference engines' /metrics (no storage)"},
     {"simulate", cli_simulate, "serve a simulated vLLM, dcgm-exporter and Kueue fleet"},
     {"version", cli_version, "print the version"},

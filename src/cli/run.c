@@ -15,6 +15,7 @@
 #include "cli/flags.h"
 #include "cli/run.h"
 #include "cli/run_doctor.h"
+#include "cli/run_slo.h"
 #include "cli/run_rules.h"
 #include "discovery/generate.h"
 #include "discovery/k8s.h"
@@ -54,8 +55,10 @@ typedef struct daemon {
     scrape_manager_t *sm;
     http_server_t *http;
     run_rules_t *rules;
-    remote_storage_t *rs; /* NULL with --storage.memory-only */
-    run_doctor_t *doctor; /* GET /api/v1/llm/doctor */
+    remote_storage_t *rs;     /* NULL with --storage.memory-only */
+    run_doctor_t *doctor;     /* GET /api/v1/llm/doctor */
+    run_slo_t *slo;           /* GET /api/v1/llm/slos */
+    int64_t slo_retention_ms; /* the store's retention the SLO windows must fit */
     /* kubernetes_monitors (reload_mu): the watch of the monitors and their
      * Secrets; what the current jobs were generated from (mon_known: seen is
      * what the API holds; false while the monitors could not be read); the
@@ -308,7 +311,8 @@ static im_rc do_reload(void *ud, im_err_t *err)
         pthread_mutex_unlock(&d->reload_mu);
         return rc;
     }
-    if (check_mode(d->o, c, err) != IM_OK) {
+    if (check_mode(d->o, c, err) != IM_OK ||
+        run_slo_validate(c, d->slo_retention_ms, err) != IM_OK) {
         IM_ERROR("Error reloading config, keeping the previous one", "err=%s", im_logq(err->msg));
         if (d->http) http_server_set_reload_status(d->http, false, im_now_ms());
         scrape_config_free(c);
@@ -472,6 +476,11 @@ int run_daemon(const run_opts_t *o)
                                        : "./data";
     to.retention_ms = o->retention_ms ? o->retention_ms : d.cfg->retention_ms;
     to.retention_bytes = o->retention_bytes ? o->retention_bytes : d.cfg->retention_bytes;
+    d.slo_retention_ms = backend ? 0 : to.retention_ms ? to.retention_ms : 15 * IM_MS_PER_DAY;
+    if (run_slo_validate(d.cfg, d.slo_retention_ms, &err) != IM_OK) { /* llm.slos */
+        IM_ERROR("Error loading config", "err=%s", im_logq(err.msg));
+        goto out;
+    }
     const char *fs = o->wal_fsync;
     if (!fs && d.cfg->storage_fsync_set)
         fs = d.cfg->storage_fsync == SCRAPE_FSYNC_ALWAYS  ? "always"
@@ -564,6 +573,9 @@ int run_daemon(const run_opts_t *o)
     http_server_set_config(d.http, d.cfg);
     if (!o->agent)
         d.doctor = run_doctor_start(d.http, tsdb_storage(db), eng, backend, &d.reload_mu, &d.cfg);
+    if (!o->agent)
+        d.slo =
+            run_slo_start(d.http, db ? tsdb_storage(db) : NULL, eng, backend, &d.reload_mu, &d.cfg);
     run_rules_opts_t rro = {.external_url = o->external_url,
                             .outage_tolerance_ms = o->rules_outage_tolerance_ms,
                             .grace_period_ms = o->rules_grace_period_ms,
@@ -628,6 +640,7 @@ out:
     if (d.http) http_server_stop(d.http);
     run_rules_stop(d.rules);
     run_doctor_stop(d.doctor);
+    run_slo_stop(d.slo);
     IM_INFO("Stopping storage...", NULL);
     if (d.sm) scrape_manager_free(d.sm);
     if (db) tsdb_close(db);

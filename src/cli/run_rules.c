@@ -11,6 +11,7 @@
 #include "cli/run_rules.h"
 #include "llm/builtin.h"
 #include "llm/cost.h"
+#include "llm/slo.h"
 #include "notify/notify.h"
 #include "rules/rules.h"
 #include "util/log.h"
@@ -51,6 +52,17 @@ static rules_run_config_t run_config(const scrape_config_t *cfg)
     }
     /* llm.cost.rules: the cost recording rules after the built-in ones */
     if (llm->cost.rules) llm_cost_rules_generator(&llm->cost, &rc.gen);
+    /* llm.slos: the SLO rules (checked at load by run_slo_validate) */
+    if (llm->slo.n) {
+        llm_slo_plans_t p;
+        im_err_t e;
+        im_err_clear(&e);
+        if (llm_slo_resolve(&llm->slo, NULL, &p, &e) == IM_OK)
+            llm_slo_rules_generator(&p, &rc.gen);
+        else
+            IM_ERROR("SLO rules not loaded", "err=%s", im_logq(e.msg));
+        llm_slo_plans_free(&p);
+    }
     return rc;
 }
 

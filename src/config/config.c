@@ -321,6 +321,7 @@ void scrape_config_free(scrape_config_t *c)
     discovery_monitors_cfg_free(c->k8s_monitors);
     im_free(c->k8s_monitors);
     cfg_llm_cost_free(&c->llm.cost);
+    cfg_llm_slo_free(&c->llm.slo);
     im_free(c->filename);
     im_free(c->text);
     im_free(c);
@@ -340,6 +341,11 @@ im_rc scrape_config_parse(const char *text, size_t len, const char *name, scrape
     cfg_dec_t d = {name, err};
     rc = decode(&d, root, c);
     cfg_node_free(root);
+    if (!rc && c->llm.slo.nfiles) { /* llm.slo_files, relative to the file's directory */
+        char *pc = im_strdup(name ? name : ".");
+        rc = cfg_llm_slo_load_files(&c->llm.slo, strchr(pc, '/') ? dirname(pc) : ".", err);
+        im_free(pc);
+    }
     if (rc) {
         if (err) err->file = name; /* borrowed from the caller */
         scrape_config_free(c);

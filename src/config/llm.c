@@ -29,6 +29,8 @@ im_rc cfg_llm_decode(cfg_dec_t *d, const cfg_node_t *n, cfg_llm_t *o)
                                        "vllm_names",
                                        "cost",
                                        "doctor",
+                                       "slos",
+                                       "slo_files",
                                        NULL};
     memset(o, 0, sizeof *o);
     cfg_llm_cost_init(&o->cost);
@@ -58,6 +60,8 @@ im_rc cfg_llm_decode(cfg_dec_t *d, const cfg_node_t *n, cfg_llm_t *o)
             return cfg_fail(d, v, "llm.vllm_names must be one of auto, both, old, new, not \"%s\"",
                             v->type == CFG_NODE_SCALAR ? v->str : "");
     }
+    if ((rc = cfg_llm_slo_decode(d, cfg_get(n, "slos"), cfg_get(n, "slo_files"), &o->slo)))
+        return rc;
     return cfg_llm_cost_decode(d, cfg_get(n, "cost"), &o->cost);
 }
 
@@ -86,4 +90,5 @@ void cfg_llm_dump(const cfg_llm_t *l, im_buf_t *o)
     (void)im_buf_printf(o, "  vllm_names: %s\n", names[l->vllm_names]);
     cfg_llm_cost_dump(&l->cost, o);
     cfg_llm_doctor_dump(&l->doctor, o);
+    cfg_llm_slo_dump(&l->slo, o);
 }

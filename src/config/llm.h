@@ -8,6 +8,7 @@
  *   vllm_names: auto | both | old | new   default auto
  *   cost: the cost report's sub-section (config/llm_cost.h)
  *   doctor: {...}                  the thresholds of `infermon doctor` (config/llm_doctor.h)
+ *   slos: [...], slo_files: [...]  service level objectives (config/llm_slo.h, docs/slo.md)
  *
  * Unknown keys and bad values are errors with line:column, as everywhere. */
 #ifndef IM_CONFIG_LLM_H
@@ -15,6 +16,7 @@
 
 #include "config/llm_cost.h"
 #include "config/llm_doctor.h"
+#include "config/llm_slo.h"
 #include "config/yaml.h"
 #include "util/base.h"
 #include "util/buf.h"
@@ -36,6 +38,7 @@ typedef struct cfg_llm {
     cfg_llm_names_t vllm_names;
     cfg_llm_cost_t cost;     /* llm.cost (owned; freed by cfg_llm_cost_free) */
     cfg_llm_doctor_t doctor; /* llm.doctor: (defaults when absent) */
+    cfg_llm_slo_t slo;       /* llm.slos + llm.slo_files (owned; cfg_llm_slo_free) */
 } cfg_llm_t;
 
 /* Decodes the `llm:` mapping (NULL: absent) into *out. */

@@ -141,6 +141,8 @@ struct http_server {
     void *remote_status_ud;
     http_doctor_fn doctor; /* GET /api/v1/llm/doctor (under mu) */
     void *doctor_ud;
+    http_doctor_fn slos; /* GET /api/v1/llm/slos (under mu) */
+    void *slos_ud;
     http__counter_t *counters;
     size_t ncounters;
     uint64_t rw_requests, rw_samples, rw_failures;

@@ -544,15 +544,18 @@ static enum MHD_Result route(http_server_t *s, http__req_t *r)
                 (void)im_buf_puts(&b, "[]");
             return http__send_data(s, r, &b);
         }
-        if (!strcmp(u, "/api/v1/llm/doctor")) {
-            r->handler = "/api/v1/llm/doctor";
+        bool slos = !strcmp(u, "/api/v1/llm/slos"); /* the SLOs (docs/slo.md) */
+        if (!strcmp(u, "/api/v1/llm/doctor") || slos) {
+            r->handler = slos ? "/api/v1/llm/slos" : "/api/v1/llm/doctor";
             if (!get) return http__send_text(s, r, 405, "Method Not Allowed\n");
             pthread_mutex_lock(&s->mu);
-            http_doctor_fn fn = s->doctor;
-            void *ud = s->doctor_ud;
+            http_doctor_fn fn = slos ? s->slos : s->doctor;
+            void *ud = slos ? s->slos_ud : s->doctor_ud;
             pthread_mutex_unlock(&s->mu);
             if (!fn || s->opts.agent)
-                return http__send_error(s, r, "unavailable", "the doctor is not available here");
+                return http__send_error(s, r, "unavailable",
+                                        slos ? "the SLOs are not available here"
+                                             : "the doctor is not available here");
             im_buf_t b;
             im_buf_init(&b, 0);
             const char *et =
@@ -977,6 +980,14 @@ void http_server_set_doctor(http_server_t *s, http_doctor_fn fn, void *ud)
     pthread_mutex_lock(&s->mu);
     s->doctor = fn;
     s->doctor_ud = ud;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void http_server_set_slos(http_server_t *s, http_doctor_fn fn, void *ud)
+{
+    pthread_mutex_lock(&s->mu);
+    s->slos = fn;
+    s->slos_ud = ud;
     pthread_mutex_unlock(&s->mu);
 }
 

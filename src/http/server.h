@@ -124,6 +124,9 @@ void http_server_set_remote_status(http_server_t *s, void (*fn)(void *ud, im_buf
 typedef const char *(*http_doctor_fn)(void *ud, const char *at, const char *window,
                                       const char *model, im_buf_t *out);
 void http_server_set_doctor(http_server_t *s, http_doctor_fn fn, void *ud);
+/* GET /api/v1/llm/slos?at= (docs/slo.md): as the doctor's hook (window and
+ * model are passed through, unused by infermon run's). */
+void http_server_set_slos(http_server_t *s, http_doctor_fn fn, void *ud);
 /* Extra text appended to /metrics (Prometheus text format). */
 void http_server_add_metrics_hook(http_server_t *s, void (*fn)(void *ud, im_buf_t *out), void *ud);
 
