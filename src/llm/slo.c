@@ -160,6 +160,12 @@ static void matchers(im_buf_t *o, const cfg_slo_t *s, const char *ml, const char
 
 static void fmt_num(double v, char *b, size_t cap)
 {
+    if (fabs(v) >= 1e-4 && fabs(v) < 1e15) { /* plain decimals: 2400, 0.025 */
+        for (int d = 0; d <= 17; d++) {
+            snprintf(b, cap, "%.*f", d, v);
+            if (strtod(b, NULL) == v) return;
+        }
+    }
     shortest(v, b, cap);
 }
 
@@ -310,6 +316,18 @@ static im_rc resolve_one(ctx_t *c, const cfg_slo_t *s, llm_slo_plan_t *pl, llm_s
     } hs[MAX_CAND];
     int nh = 0;
     if (s->metric) {
+        const llm_family_t *fam =
+            llm_catalog_lookup(llm_catalog_get(), s->metric, strlen(s->metric), NULL, NULL);
+        if (fam && fam->type != LLM_MTYPE_HISTOGRAM) {
+            im_buf_free(&sel);
+            return im_err_set(err, IM_EINVAL,
+                              "%s.metric (%s): %s is a %s, not a histogram: a latency SLO needs "
+                              "the le buckets of a histogram (the catalog knows its type)",
+                              s->origin, s->name, s->metric,
+                              fam->type == LLM_MTYPE_GAUGE     ? "gauge"
+                              : fam->type == LLM_MTYPE_COUNTER ? "counter"
+                                                               : "summary");
+        }
         int e = s->engine ? llm_serving_engine_find(sv, s->engine)
                           : llm_serving_engine_of(sv, s->metric, strlen(s->metric));
         hs[nh].name = s->metric;

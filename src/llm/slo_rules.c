@@ -105,14 +105,18 @@ static void alerts(im_buf_t *o, const char *ind, const cfg_slo_t *s, bool ticket
     (void)im_buf_printf(o, "%s  annotations:\n%s    summary: ", ind, ind);
     im_buf_reset(&e);
     char f[32], obj[32];
-    num(bs[0].factor, f, sizeof f);
+    double minf = bs[0].factor;
+    for (int i = 1; i < n; i++) minf = fmin(minf, bs[i].factor);
+    num(minf, f, sizeof f);
     num(s->objective * 100, obj, sizeof obj);
-    (void)im_buf_printf(&e, "SLO %s (%s %s%%) is burning its error budget at %sx or more", s->name,
-                        cfg_slo_sli_name(s->sli), obj, n > 1 ? "a multiple" : f);
+    (void)im_buf_printf(&e, "SLO %s (%s %s%%): error budget burning at %sx or more (%s)", s->name,
+                        cfg_slo_sli_name(s->sli), obj, f, ticket ? "ticket" : "page");
     q(o, e.data);
     (void)im_buf_printf(o, "\n%s    description: ", ind);
     im_buf_reset(&e);
-    (void)im_buf_puts(&e, "Burn rate {{ $value | humanize }} of the error ratio allowed; windows ");
+    (void)im_buf_puts(&e,
+                      "The error ratio is above the burn-rate factor times the error budget over "
+                      "both windows of a pair: ");
     for (int i = 0; i < n; i++) {
         num(bs[i].factor, f, sizeof f);
         (void)im_buf_printf(&e, "%s%sx over %s and %s", i ? ", " : "", f,
@@ -133,21 +137,23 @@ static void window_expr(im_buf_t *e, const llm_slo_plan_t *p)
         ratio_expr(e, p, w);
         return;
     }
-    /* The calendar month so far: the 5-minute increases recorded since the
-     * month began (the evaluation's month is read with @ end()). */
+    /* The calendar month so far: the 30-minute increases recorded since the
+     * month began, sampled every 30m, each step counted in the month its half
+     * hour began in (the evaluation's month is read with @ end()). 30m, not 5m: 8928
+     * steps exceed promtool test rules' sample limit, 1488 do not. */
     im_buf_t m;
     im_buf_init(&m, 0);
-    (void)im_buf_puts(&m, "(year(vector(time())) * 12 + month(vector(time()))) == on () max(year("
-                          "timestamp(");
-    sel(&m, "infermon_slo:sli_total:increase5m", s);
+    (void)im_buf_puts(&m, "(year(vector(time() - 1800)) * 12 + month(vector(time() - 1800))) == "
+                          "on () max(year(timestamp(");
+    sel(&m, "infermon_slo:sli_total:increase30m", s);
     (void)im_buf_puts(&m, " @ end())) * 12 + month(timestamp(");
-    sel(&m, "infermon_slo:sli_total:increase5m", s);
+    sel(&m, "infermon_slo:sli_total:increase30m", s);
     (void)im_buf_puts(&m, " @ end())))");
     (void)im_buf_puts(e, "sum_over_time((");
-    sel(e, "infermon_slo:sli_errors:increase5m", s);
-    (void)im_buf_printf(e, " and on () (%s))[31d:5m]) / sum_over_time((", m.data);
-    sel(e, "infermon_slo:sli_total:increase5m", s);
-    (void)im_buf_printf(e, " and on () (%s))[31d:5m])", m.data);
+    sel(e, "infermon_slo:sli_errors:increase30m", s);
+    (void)im_buf_printf(e, " and on () (%s))[31d:30m]) / sum_over_time((", m.data);
+    sel(e, "infermon_slo:sli_total:increase30m", s);
+    (void)im_buf_printf(e, " and on () (%s))[31d:30m])", m.data);
     im_buf_free(&m);
 }
 
@@ -169,13 +175,13 @@ static void groups(const llm_slo_plans_t *p, const char *gi, im_buf_t *o)
             record(o, ri, rn, e.data, s, NULL, NULL);
         }
         if (s->calendar_month) {
-            char *er = llm_slo_expand(pl->error_t, "5m"), *to = llm_slo_expand(pl->total_t, "5m");
+            char *er = llm_slo_expand(pl->error_t, "30m"), *to = llm_slo_expand(pl->total_t, "30m");
             im_buf_reset(&e);
-            (void)im_buf_printf(&e, "(%s) * 300", er);
-            record(o, ri, "infermon_slo:sli_errors:increase5m", e.data, s, NULL, NULL);
+            (void)im_buf_printf(&e, "(%s) * 1800", er);
+            record(o, ri, "infermon_slo:sli_errors:increase30m", e.data, s, NULL, NULL);
             im_buf_reset(&e);
-            (void)im_buf_printf(&e, "(%s) * 300", to);
-            record(o, ri, "infermon_slo:sli_total:increase5m", e.data, s, NULL, NULL);
+            (void)im_buf_printf(&e, "(%s) * 1800", to);
+            record(o, ri, "infermon_slo:sli_total:increase30m", e.data, s, NULL, NULL);
             im_free(er);
             im_free(to);
         }
