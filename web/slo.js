@@ -17,10 +17,13 @@
   const num = (v, ui) => (v == null || !Number.isFinite(Number(v)) ? NO : ui.fmtNum(Number(v), ""));
   const esc = (s) => String(s).replace(/\\/g, "\\\\").replace(/"/g, '\\"');
 
-  // The recorded burn-rate series of an SLO at window w (docs/slo.md: the
-  // generator records slo:burn_rate:<w> with the slo and model labels).
+  // The burn rate of an SLO at window w from the recorded SLI error ratio
+  // (docs/slo.md: infermon_slo:sli_error:ratio_rate<w>{slo=...}): the ratio
+  // over the error budget 1 - objective.
   function burnExpr(s, w) {
-    return `slo:burn_rate:${w}{slo="${esc(s.name)}"}`;
+    const budget = 1 - Number(s.objective);
+    const sel = `infermon_slo:sli_error:ratio_rate${w}{slo="${esc(s.name)}"}`;
+    return Number.isFinite(budget) && budget > 0 ? `${sel} / ${budget.toPrecision(6).replace(/\.?0+$/, "")}` : sel;
   }
 
   function sliText(s, ui) {

@@ -13,11 +13,13 @@
 
 #include "cli/cli.h"
 #include "config/config.h"
+#include "config/yaml.h"
 #include "llm/builtin.h"
 #include "llm/cost.h"
 #include "llm/export.h"
 #include "llm/lint.h"
 #include "llm/serving.h"
+#include "llm/slo.h"
 #include "promql/promql.h"
 #include "query/query.h"
 #include "tsdb/tsdb.h"
@@ -35,7 +37,7 @@ static void usage(FILE *f)
         "usage: infermon export dashboard [SOURCES] [--engine E] [--title T] [-o FILE]\n"
         "       infermon export rules [SOURCES] [--engine E] [--format rulefile|prometheusrule]\n"
         "                             [--name N] [--namespace NS] [--label K=V]...\n"
-        "                             [--config FILE] [-o FILE]\n\n"
+        "                             [--config FILE] [--slo FILE] [-o FILE]\n\n"
         "Writes infermon's knowledge for your own Prometheus and Grafana: a Grafana dashboard\n"
         "of the causal-chain overview, or the built-in alert and recording rules (with the\n"
         "cost rules of llm.cost.rules), with the metric names the sources expose.\n\n"
@@ -54,7 +56,9 @@ static void usage(FILE *f)
         "  --title T             dashboard title (default \"LLM serving (infermon)\")\n"
         "  --format F            rulefile (default) or prometheusrule (monitoring.coreos.com/v1)\n"
         "  --name N, --namespace NS, --label K=V  the PrometheusRule's metadata\n"
-        "  --config FILE         infermon.yml: llm thresholds and llm.cost (rules: true)\n");
+        "  --config FILE         infermon.yml: llm thresholds, llm.cost (rules: true) and\n"
+        "                        llm.slos / llm.slo_files (docs/slo.md)\n"
+        "  --slo FILE            an SLO file (ours, Sloth prometheus/v1, OpenSLO): its rules\n");
 }
 
 /* ---- the names the sources expose ---- */
@@ -94,7 +98,23 @@ typedef struct src_opts {
     int64_t timeout_ms;
 } src_opts_t;
 
-static int load_names(const src_opts_t *o, names_t *n, im_buf_t *desc)
+/* The query backend of --prometheus/--url/--storage.tsdb.path, kept for the
+ * SLO rules' bucket check (NULL with --target only: the catalog's layouts). */
+typedef struct backend {
+    query_backend_t *qb;
+    tsdb_t *db;
+    promql_engine_t *eng;
+} backend_t;
+
+static void backend_free(backend_t *b)
+{
+    query_backend_free(b->qb);
+    promql_engine_free(b->eng);
+    if (b->db) tsdb_close(b->db);
+    memset(b, 0, sizeof *b);
+}
+
+static int load_names(const src_opts_t *o, names_t *n, im_buf_t *desc, backend_t *keep)
 {
     im_err_t err;
     n->ln = lint_names_new();
@@ -127,7 +147,10 @@ static int load_names(const src_opts_t *o, names_t *n, im_buf_t *desc)
                                   .user_agent = "infermon-export"};
         if (rc == IM_OK) rc = query_remote_new(&qo, &qb, &err);
         if (rc == IM_OK) rc = lint_names_add_backend(n->ln, qb, &err);
-        query_backend_free(qb);
+        if (rc == IM_OK && !keep->qb)
+            keep->qb = qb;
+        else
+            query_backend_free(qb);
         query_remote_file_free(&pf);
         if (rc != IM_OK) {
             fprintf(stderr, "infermon export: %s %s: %s\n", flag, remote, err.msg);
@@ -154,9 +177,15 @@ static int load_names(const src_opts_t *o, names_t *n, im_buf_t *desc)
         query_backend_t *qb = query_local_new(tsdb_storage(db), eng);
         im_err_clear(&err);
         im_rc rc = lint_names_add_backend(n->ln, qb, &err);
-        query_backend_free(qb);
-        promql_engine_free(eng);
-        tsdb_close(db);
+        if (rc == IM_OK && !keep->qb) {
+            keep->qb = qb;
+            keep->db = db;
+            keep->eng = eng;
+        } else {
+            query_backend_free(qb);
+            promql_engine_free(eng);
+            tsdb_close(db);
+        }
         if (rc != IM_OK) {
             fprintf(stderr, "infermon export: --storage.tsdb.path %s: %s\n", o->dir, err.msg);
             return -1;
@@ -319,6 +348,10 @@ int cli_export(int argc, char **argv)
     size_t nlabels = 0;
     int rc = 2;
     names_t names = {0};
+    backend_t be = {0};
+    const char *slo_path = NULL;
+    cfg_llm_slo_t slo_own;
+    memset(&slo_own, 0, sizeof slo_own);
     scrape_config_t *cfg = NULL;
     im_buf_t desc, out;
     im_buf_init(&desc, 0);
@@ -396,6 +429,9 @@ int cli_export(int argc, char **argv)
         } else if (!dash && OPT("--config")) {
             if (!val) goto bad;
             config = val;
+        } else if (!dash && OPT("--slo")) {
+            if (!val) goto bad;
+            slo_path = val;
         } else {
             fprintf(stderr, "infermon export %s: unknown flag %s\n", what, a);
             usage(stderr);
@@ -428,7 +464,28 @@ int cli_export(int argc, char **argv)
             goto done;
         }
     }
-    if (load_names(&so, &names, &desc) != 0) goto done;
+    if (slo_path) {
+        im_buf_t sb;
+        im_buf_init(&sb, MAX_CONFIG);
+        int se = 0;
+        if (cfg_read_file(slo_path, &sb, &se) != IM_OK) {
+            fprintf(stderr, "infermon export: --slo %s: cannot read it: %s\n", slo_path,
+                    se ? strerror(se) : "read error or larger than 64 MiB");
+            im_buf_free(&sb);
+            goto done;
+        }
+        im_err_clear(&err);
+        im_rc prc =
+            cfg_llm_slo_parse_file(&slo_own, sb.data ? sb.data : "", sb.len, slo_path, &err);
+        im_buf_free(&sb);
+        if (prc != IM_OK) {
+            char eb[1200];
+            fprintf(stderr, "infermon export: --slo %s: %s\n", slo_path,
+                    im_err_format(&err, eb, sizeof eb));
+            goto done;
+        }
+    }
+    if (load_names(&so, &names, &desc, &be) != 0) goto done;
     uint32_t mask = 0;
     im_buf_t edesc;
     im_buf_init(&edesc, 0);
@@ -472,9 +529,9 @@ int cli_export(int argc, char **argv)
         if (llm && llm->vllm_names == CFG_LLM_NAMES_NEW) bo.names = LLM_NAMES_NEW;
         if (llm && llm->vllm_names == CFG_LLM_NAMES_BOTH) bo.names = LLM_NAMES_AUTO;
         ttft_note(mask, &names, bo.ttft_p95_target_seconds > 0 ? bo.ttft_p95_target_seconds : 2);
-        im_buf_t parts[3];
-        const char *pp[3];
-        size_t pl[3], np = 0;
+        im_buf_t parts[4];
+        const char *pp[4];
+        size_t pl[4], np = 0;
         im_buf_init(&parts[np], 0);
         llm_builtin_yaml(&bo, &parts[np]);
         np++;
@@ -482,6 +539,36 @@ int cli_export(int argc, char **argv)
             im_buf_init(&parts[np], 0);
             llm_cost_rules_yaml(&llm->cost, &parts[np]);
             np++;
+        }
+        /* the SLO rules: llm.slos of --config, then --slo's */
+        const cfg_llm_slo_t *sets[2] = {llm && llm->slo.n ? &llm->slo : NULL,
+                                        slo_own.n ? &slo_own : NULL};
+        const char *set_from[2] = {config, slo_path};
+        for (int k = 0; k < 2; k++) {
+            if (!sets[k]) continue;
+            im_buf_t notes;
+            im_buf_init(&notes, 0);
+            im_buf_init(&parts[np], 0);
+            im_err_clear(&err);
+            im_rc src =
+                llm_slo_rules_yaml(sets[k], be.qb, LLM_SLO_RULEFILE, &parts[np], &notes, &err);
+            np++;
+            if (notes.len) {
+                const char *p = notes.data;
+                while (*p) {
+                    const char *nl = strchr(p, '\n');
+                    size_t l = nl ? (size_t)(nl - p) : strlen(p);
+                    if (l) fprintf(stderr, "infermon export: note: %.*s\n", (int)l, p);
+                    p += l + (nl ? 1 : 0);
+                }
+            }
+            im_buf_free(&notes);
+            if (src != IM_OK) {
+                fprintf(stderr, "infermon export: %s %s: %s\n", k ? "--slo" : "--config",
+                        set_from[k], err.msg);
+                for (size_t i = 0; i < np; i++) im_buf_free(&parts[i]);
+                goto done;
+            }
         }
         for (size_t i = 0; i < np; i++) {
             pp[i] = parts[i].data;
@@ -505,6 +592,8 @@ bad:
     rc = 2;
 done:
     for (size_t i = 0; i < nlabels; i++) im_free(label_mem[i]);
+    cfg_llm_slo_free(&slo_own);
+    backend_free(&be);
     lint_names_free(names.ln);
     scrape_config_free(cfg);
     im_buf_free(&desc);

@@ -28,7 +28,7 @@ scrape_configs:
     file_sd_configs: [{files: ['$IM_TMP/targets.json']}]
 YML
 bg prometheus --config.file="$IM_TMP/prometheus.yml" --storage.tsdb.path="$IM_TMP/pdata" \
-  --web.listen-address="127.0.0.1:$pp" >"$IM_TMP/prometheus.log" 2>&1
+  --web.listen-address="127.0.0.1:$pp" --web.enable-lifecycle >"$IM_TMP/prometheus.log" 2>&1
 P=http://127.0.0.1:$pp
 wait_http "$P/-/ready" 60 || fail "prometheus did not start: $(tail -5 "$IM_TMP/prometheus.log")"
 wait_query "$P" 'count(count_over_time(up{job="vllm"}[1m]) > 5)' 60
@@ -53,15 +53,45 @@ done
 python3 "$X/query_panels.py" "$IM_TMP/p.json" "$P" 10s >"$IM_TMP/q.txt" && ok || bad "panels without data on Prometheus: $(cat "$IM_TMP/q.txt")"
 tail -1 "$IM_TMP/q.txt"
 # Prometheus evaluates the exported rules without error
-deadline=$((SECONDS + 30))
-until curl -fsS "$P/api/v1/rules" | python3 -c '
+rules_healthy() { # min-rules [group]
+  curl -fsS "$P/api/v1/rules" | python3 -c '
 import json, sys
 g = json.load(sys.stdin)["data"]["groups"]
+want = sys.argv[2] if len(sys.argv) > 2 else None
+assert want is None or want in [y["name"] for y in g], [y["name"] for y in g]
 r = [x for y in g for x in y["rules"]]
-assert len(r) >= 15 and all(x.get("health") == "ok" for x in r), [(x["name"], x.get("health"), x.get("lastError")) for x in r if x.get("health") != "ok"]
-' 2>"$IM_TMP/health.txt"; do
+assert len(r) >= int(sys.argv[1]), len(r)
+bad = [(x["name"], x.get("health"), x.get("lastError")) for x in r if x.get("health") != "ok"]
+assert not bad, bad
+' "$@" 2>"$IM_TMP/health.txt"
+}
+deadline=$((SECONDS + 30))
+until rules_healthy 15; do
   [ $SECONDS -lt $deadline ] || break
   sleep 1
 done
-[ $SECONDS -lt $deadline ] && ok || bad "Prometheus rule health: $(tail -3 "$IM_TMP/health.txt")"
+rules_healthy 15 && ok || bad "Prometheus rule health: $(tail -3 "$IM_TMP/health.txt")"
+# the SLO rules, checked against the live le bounds Prometheus stores, run there too
+cat >"$IM_TMP/slo.yml" <<'YML'
+llm:
+  ttft_p95_target_seconds: 2.5
+  slos:
+    - name: chat-ttft
+      sli: latency
+      signal: ttft
+      threshold: 2.5s
+      objective: 99
+      window: 30d
+YML
+"$B" export rules --prometheus "$P" --config "$IM_TMP/slo.yml" -o "$IM_TMP/rules.yml" 2>"$IM_TMP/slo.err" && ok || bad "export rules --prometheus with SLOs: $(cat "$IM_TMP/slo.err")"
+# live: only the engines the store has (no catalog-only notes about others)
+! grep -q "not in the catalog" "$IM_TMP/slo.err" && ok || bad "SLO resolution used the catalog: $(cat "$IM_TMP/slo.err")"
+promtool check rules "$IM_TMP/rules.yml" >/dev/null && ok || bad "promtool: SLO rules"
+curl -fsS -X POST "$P/-/reload" >/dev/null && ok || bad "prometheus reload"
+deadline=$((SECONDS + 30))
+until rules_healthy 25 infermon.slo.chat-ttft; do
+  [ $SECONDS -lt $deadline ] || break
+  sleep 1
+done
+rules_healthy 25 infermon.slo.chat-ttft && ok || bad "Prometheus SLO rule health: $(cat "$IM_TMP/health.txt" | cut -c1-1500)"
 finish

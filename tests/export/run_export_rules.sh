@@ -101,6 +101,72 @@ assert key(a) == key(b), (key(a), key(b))
 assert a["summary"]["error"] == 0, a["summary"]
 PY
 
+# ---- SLO rules: llm.slos of --config and an --slo file (Sloth's format) ----
+cat >"$IM_TMP/cfg-slo.yml" <<'YML'
+llm:
+  ttft_p95_target_seconds: 2.5
+  slos:
+    - name: chat-ttft
+      sli: latency
+      signal: ttft
+      engine: vllm
+      threshold: 2.5s
+      objective: 99
+      window: 30d
+YML
+cat >"$IM_TMP/sloth.yml" <<'YML'
+version: prometheus/v1
+service: chat
+slos:
+  - name: requests-availability
+    objective: 99.9
+    sli:
+      events:
+        error_query: sum(rate(vllm:request_success_total{finished_reason=~"abort|error"}[{{.window}}]))
+        total_query: sum(rate(vllm:request_success_total[{{.window}}]))
+    alerting:
+      name: ChatAvailability
+YML
+"$B" export rules "${TV[@]}" --config "$IM_TMP/cfg-slo.yml" --slo "$IM_TMP/sloth.yml" -o "$IM_TMP/slo.yml" 2>"$IM_TMP/slo.err" && ok || bad "slo: export: $(cat "$IM_TMP/slo.err")"
+promtool_ok slo "$IM_TMP/slo.yml"
+python3 - "$IM_TMP/slo.yml" <<'PY' && ok || bad "slo: groups"
+import sys, yaml
+g = {x["name"]: x for x in yaml.safe_load(open(sys.argv[1]))["groups"]}
+assert "infermon.llm.alerts" in g and "infermon.slo.chat-ttft" in g, list(g)
+assert any(n.startswith("infermon.slo.") and "requests-availability" in n for n in g), list(g)
+rules = [r for x in g.values() for r in x["rules"]]
+rec = {r.get("record") for r in rules}
+assert "infermon_slo:sli_error:ratio_rate1h" in rec and "infermon_slo:error_budget_remaining:ratio" in rec, rec
+sev = {r["labels"].get("severity") for r in rules if r.get("alert")}
+assert {"page", "ticket"} <= sev, sev
+# bucket-aware: the TTFT SLO reads the 2.5 s bucket (by a regex of its spellings)
+assert any('vllm:time_to_first_token_seconds_bucket{le=~"2\\\\.5' in r.get("expr", "") for r in rules), "no le matcher for 2.5"
+PY
+"$B" export rules "${TV[@]}" --config "$IM_TMP/cfg-slo.yml" --slo "$IM_TMP/sloth.yml" --format prometheusrule -o "$IM_TMP/slo-pr.yml" 2>/dev/null
+python3 - "$IM_TMP/slo-pr.yml" "$IM_TMP/slo-pr-groups.yml" <<'PY' && ok || bad "slo: prometheusrule"
+import sys, yaml
+pr = yaml.safe_load(open(sys.argv[1]))
+assert pr["kind"] == "PrometheusRule"
+yaml.safe_dump({"groups": pr["spec"]["groups"]}, open(sys.argv[2], "w"))
+PY
+promtool_ok slo-prometheusrule "$IM_TMP/slo-pr-groups.yml"
+lint_json "$IM_TMP/slo-lint.json" "${TV[@]}" "$IM_TMP/slo-pr.yml"
+python3 - "$IM_TMP/slo-lint.json" <<'PY' && ok || bad "slo: lint of the PrometheusRule: $(cat "$IM_TMP/slo-lint.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["queries"] >= 30, d["queries"]
+assert not [f for f in d["findings"] if f["severity"] != "info"], [f for f in d["findings"] if f["severity"] != "info"]
+PY
+# a threshold between two buckets is refused, naming the field and the neighbours
+sed 's/threshold: 2.5s/threshold: 2s/' "$IM_TMP/cfg-slo.yml" >"$IM_TMP/cfg-slo-bad.yml"
+set +e
+"$B" export rules "${TV[@]}" --config "$IM_TMP/cfg-slo-bad.yml" >/dev/null 2>"$IM_TMP/slo-bad.err"; rb=$?
+printf 'slos:\n  - name: x\n    sli: latency\n' >"$IM_TMP/slo-broken.yml"
+"$B" export rules "${TV[@]}" --slo "$IM_TMP/slo-broken.yml" >/dev/null 2>"$IM_TMP/slo-broken.err"; rk=$?
+set -e
+[ $rb -eq 2 ] && grep -q "threshold" "$IM_TMP/slo-bad.err" && grep -q "2.5s" "$IM_TMP/slo-bad.err" && ok || bad "slo: off-bucket threshold: $rb $(cat "$IM_TMP/slo-bad.err")"
+[ $rk -eq 2 ] && grep -q "^infermon export: --slo $IM_TMP/slo-broken.yml: " "$IM_TMP/slo-broken.err" && ok || bad "slo: broken file: $rk $(cat "$IM_TMP/slo-broken.err")"
+
 # ---- SGLang fleet: SGLang's rules, no vLLM rules ----
 "$B" export rules "${TS[@]}" -o "$IM_TMP/s.yml" 2>/dev/null && ok || bad "sglang: export rules"
 promtool_ok sglang "$IM_TMP/s.yml"

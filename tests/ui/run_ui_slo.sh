@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The SLO page (web/slo.js) in headless Chromium (playwright-core + chromium):
-#  1. a simulated fleet scraped by `infermon run` whose rules record burn-rate
-#     series, behind a proxy that answers /api/v1/llm/slos from a file: the
-#     rows (objective, attainment, budget), the burn-rate chart drawn from
-#     query_range, a firing alert, goodput; an SLO whose values are all null
-#     reads "no data"; an empty answer shows the empty state.
+#  1. `infermon run` with llm.slos (a TTFT latency SLO and an availability SLO)
+#     scraping the simulator: GET /api/v1/llm/slos as the daemon answers it,
+#     a row per SLO with its objective, attainment and budget, the burn-rate
+#     chart drawn from query_range of the recorded SLI error ratios, goodput.
+#  2. a daemon without SLOs: the empty state.
+#  3. behind a proxy that answers /api/v1/llm/slos from a file (states the live
+#     fleet does not reach on demand): a firing alert is marked, an SLO whose
+#     values are all null reads "no data", an empty answer shows the empty state.
 # Screenshots go to $IM_UI_SHOTS (default build dir's ui-screenshots/).
 source "$IM_SOURCE_DIR/tests/lib/common.sh"
 command -v node >/dev/null || fail "node is required"
@@ -18,24 +21,34 @@ sport=$(free_port); rport=$(free_port); pport=$(free_port)
 bg "$IM_BINARY" simulate --listen "127.0.0.1:$sport" --pods 2 --speed 10 >"$IM_TMP/sim.log" 2>&1
 wait_http "http://127.0.0.1:$sport/targets" 30
 curl -fsS "http://127.0.0.1:$sport/targets" >"$IM_TMP/targets.json"
-# burn rate = error ratio / (1 - objective), recorded as the page reads it
-cat >"$IM_TMP/burn.yml" <<'YML'
-groups:
-  - name: slo-burn
-    interval: 1s
-    rules:
-      - record: slo:burn_rate:5m
-        expr: label_replace(sum(rate(vllm:request_success_total{finished_reason=~"abort|error"}[10s])) / sum(rate(vllm:request_success_total[10s])) / 0.01, "slo", "chat-ttft", "", "")
-      - record: slo:burn_rate:1h
-        expr: label_replace(sum(rate(vllm:request_success_total{finished_reason=~"abort|error"}[30s])) / sum(rate(vllm:request_success_total[30s])) / 0.01, "slo", "chat-ttft", "", "")
-YML
 cat >"$IM_TMP/run.yml" <<YML
 global: {scrape_interval: 1s, evaluation_interval: 1s}
-rule_files: ['$IM_TMP/burn.yml']
+scrape_configs:
+  - job_name: fleet
+    file_sd_configs: [{files: ['$IM_TMP/targets.json']}]
+llm:
+  slos:
+    - name: chat-ttft
+      model: meta-llama/Llama-3.1-8B-Instruct
+      sli: latency
+      signal: ttft
+      threshold: 2.5s
+      objective: 99
+      window: 7d
+    - name: chat-avail
+      sli: availability
+      objective: 99.9
+      window: 7d
+YML
+cat >"$IM_TMP/plain.yml" <<YML
+global: {scrape_interval: 1s}
 scrape_configs:
   - job_name: fleet
     file_sd_configs: [{files: ['$IM_TMP/targets.json']}]
 YML
+nport=$(free_port)
+bg "$IM_BINARY" run --config.file "$IM_TMP/plain.yml" --storage.memory-only \
+  --web.listen-address "127.0.0.1:$nport" >"$IM_TMP/plain.log" 2>&1
 bg "$IM_BINARY" run --config.file "$IM_TMP/run.yml" --storage.memory-only \
   --web.listen-address "127.0.0.1:$rport" >"$IM_TMP/run.log" 2>&1
 wait_http "http://127.0.0.1:$rport/-/ready" 30 || { cat "$IM_TMP/run.log"; fail "run did not start"; }
@@ -54,16 +67,29 @@ echo '{"status":"success","data":{"slos":[],"goodput":[]}}' >"$IM_TMP/empty.json
 cp "$IM_TMP/slos.json" "$IM_TMP/current.json"
 bg python3 "$U/slo_proxy.py" "$pport" "http://127.0.0.1:$rport" "$IM_TMP/current.json"
 wait_http "http://127.0.0.1:$pport/-/ready" 30
-# the recorded burn rate has points before the page is opened
-deadline=$((SECONDS + 60))
-until curl -fsS "http://127.0.0.1:$rport/api/v1/query" --data-urlencode 'query=count_over_time(slo:burn_rate:5m[1m]) > 15' | grep -q '"result":\[{'; do
-  [ $SECONDS -lt $deadline ] || fail "no recorded burn rate after 60 s: $(tail -5 "$IM_TMP/run.log")"
-  sleep 0.5
+# the recorded SLI error ratios have points before the page is opened
+deadline=$((SECONDS + 90))
+for slo in chat-ttft chat-avail; do
+  until curl -fsS "http://127.0.0.1:$rport/api/v1/query" --data-urlencode "query=count_over_time(infermon_slo:sli_error:ratio_rate5m{slo=\"$slo\"}[1m]) > 15" | grep -q '"result":\[{'; do
+    [ $SECONDS -lt $deadline ] || fail "no recorded error ratio of $slo after 90 s: $(tail -5 "$IM_TMP/run.log")"
+    sleep 0.5
+  done
 done
+curl -fsS "http://127.0.0.1:$rport/api/v1/llm/slos" >"$IM_TMP/live.json"
+python3 - "$IM_TMP/live.json" <<'PY' || fail "live /api/v1/llm/slos: $(cat "$IM_TMP/live.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))["data"]
+names = sorted(s["name"] for s in d["slos"])
+assert names == ["chat-avail", "chat-ttft"], names
+assert d["goodput"], d
+PY
 rc=0
+SLO_MIN_POINTS=15 node "$U/slo_test.mjs" slos "http://127.0.0.1:$rport" "$SHOTS/live" chat-ttft chat-avail || rc=1
+wait_http "http://127.0.0.1:$nport/-/ready" 30
+node "$U/slo_test.mjs" empty "http://127.0.0.1:$nport" "$SHOTS/live" || rc=1
 SLO_FIRING=1 SLO_MIN_POINTS=15 node "$U/slo_test.mjs" slos "http://127.0.0.1:$pport" "$SHOTS" chat-ttft || rc=1
 node "$U/slo_test.mjs" nodata "http://127.0.0.1:$pport" "$SHOTS" chat-avail || rc=1
 cp "$IM_TMP/empty.json" "$IM_TMP/current.json"
 node "$U/slo_test.mjs" empty "http://127.0.0.1:$pport" "$SHOTS" || rc=1
 [ $rc -eq 0 ] || { tail -20 "$IM_TMP/run.log"; fail "SLO page test failed (screenshots in $SHOTS)"; }
-echo "SLO page: rows, burn-rate chart, firing alert, goodput, no data and empty state"
+echo "SLO page: live SLOs with their burn-rate charts and goodput, the empty state, a firing alert, no data"
