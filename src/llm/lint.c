@@ -82,6 +82,13 @@ size_t lint_run_findings(const lint_run_t *r, const lint_finding_t **out)
     return r->n;
 }
 
+void lint__finding_move(lint_run_t *r, size_t i, int line, int col)
+{
+    if (i >= r->n) return;
+    r->f[i].line = line;
+    r->f[i].col = col;
+}
+
 size_t lint_run_count(const lint_run_t *r, lint_severity_t sev)
 {
     size_t c = 0;
@@ -1381,6 +1388,11 @@ static void check_matchers(q_t *q, const promql_expr_t *vs, const sel_t *s)
             continue;
         }
         if (!s->known || in_subst(q, vs)) continue;
+        {
+            size_t pvl;
+            const char *pv = im_matcher_value(m, &pvl);
+            if (lint__tmpl_placeholder(pv, pvl)) continue; /* a Helm action's placeholder */
+        }
         lname_label_t *l = lint__lname_label(s->known, ln.p, ln.len, false);
         if (!l || !l->values_known || l->overflow || l->nvalues == 0) continue;
         /* Label values of counters and histograms appear with the events that
@@ -1482,6 +1494,8 @@ static void check_selector(q_t *q, const promql_expr_t *vs)
 {
     sel_t s;
     if (!resolve(q, vs, &s)) return;
+    /* A name built by a Helm action (`{{ .Values.prefix }}_requests`): unknown. */
+    if (lint__tmpl_placeholder(s.name, s.len)) return;
     if (check_name(q, vs, &s)) return;
     check_matchers(q, vs, &s);
     if (s.known && s.known->record) {
