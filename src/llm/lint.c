@@ -627,6 +627,19 @@ static size_t stem_tokens(const char *s, size_t len, char tok[][8], size_t max)
             }
         }
         if (tl > 6) tl = 6;
+        w[tl] = 0;
+        /* Words engines spell differently for the same thing (SGLang's
+         * num_queue_reqs is vLLM's num_requests_waiting). */
+        static const struct {
+            const char *from, *to;
+        } syn[] = {{"wait", "queue"}, {"waitin", "queue"}, {"reqs", "reques"},
+                   {"req", "reques"}, {"tok", "token"},    {"toks", "token"}};
+        for (size_t k = 0; k < IM_ARRAY_LEN(syn); k++)
+            if (strcmp(w, syn[k].from) == 0) {
+                tl = strlen(syn[k].to);
+                memcpy(w, syn[k].to, tl + 1);
+                break;
+            }
         memcpy(tok[n], w, tl);
         tok[n][tl] = 0;
         n++;
@@ -1194,6 +1207,35 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                    (int)s->len, s->name, f->condition[0] ? f->condition : "no condition known");
         }
         return false;
+    }
+
+    /* `vllm_e2e_request_latency_seconds_sum` for vllm:…: the colon of the
+     * exposition turned into `_` (written after an OTel-translated pipeline, or
+     * by hand). Only when the family's exporter is a source (or the catalog). */
+    if (!f && s->len < sizeof buf) {
+        const char *us = memchr(s->name, '_', s->len);
+        if (us && us > s->name && !memchr(s->name, ':', s->len)) {
+            memcpy(buf, s->name, s->len);
+            buf[s->len] = '\0';
+            buf[us - s->name] = ':';
+            llm_form_t cf;
+            llm_suffix_t csf;
+            const llm_family_t *cfam = llm_catalog_lookup(cat, buf, s->len, &cf, &csf);
+            bool there = cfam && cf == LLM_FORM_SAMPLE &&
+                         (live ? (names->exporters_seen[cfam->exporter] &&
+                                  lint_names_has(names, buf, s->len))
+                               : true);
+            if (there) {
+                snprintf(fixbuf, sizeof fixbuf, "use %s", buf);
+                lint_finding_t *fd =
+                    report(q, vs, "prefix-mismatch", LINT_SEV_ERROR, fixbuf,
+                           "%.*s is not exposed: %s exposes %s, with a colon (an underscore "
+                           "appears only where a pipeline rewrote the name)",
+                           (int)s->len, s->name, llm_exporter_name(cfam->exporter), buf);
+                fix_name(q, fd, vs, s, buf);
+                return false;
+            }
+        }
     }
 
     /* Not in the catalog either. A lower-cased DCGM field name? */
