@@ -765,6 +765,19 @@ static bool name_exporter(const char *name, size_t len, llm_exporter_t *out)
     return llm_exporter_by_prefix(name, len, out);
 }
 
+/* The exporter's display name; for the serving engines of the serving model
+ * (Dynamo, llm-d's EPP, SGLang's router, Triton) the engine's own. */
+static const char *exporter_display(llm_exporter_t e, const char *name, size_t len)
+{
+    if (e == LLM_EXP_ENGINE) {
+        const llm_serving_t *sv = llm_serving_get();
+        int i = llm_serving_engine_of(sv, name, len);
+        const llm_engine_info_t *ei = i >= 0 ? llm_serving_engine(sv, i) : NULL;
+        if (ei && ei->name) return ei->name;
+    }
+    return llm_exporter_name(e);
+}
+
 /* The known name most like `name`: shared word stems, same kind (counter or
  * not), the same exporter and what it measures, and the labels the query uses.
  * NULL when nothing is close. */
@@ -790,6 +803,9 @@ static const char *suggest(const q_t *q, const promql_expr_t *vs, const char *na
         if (qe_known && (!ce_known || ce != qe)) continue;
         name_kind_t ck = name_kind(e->name, e->len);
         if (qk != NK_NONE && ck != NK_NONE && qk != ck) continue;
+        /* A duration, temperature, power or clock is never told a count. */
+        if ((qk == NK_SECONDS || qk == NK_TEMP || qk == NK_POWER || qk == NK_CLOCK) && ck != qk)
+            continue;
         if (counterish && e->type != LLM_MTYPE_UNKNOWN && e->type != LLM_MTYPE_COUNTER &&
             !(e->type == LLM_MTYPE_HISTOGRAM || e->type == LLM_MTYPE_SUMMARY))
             continue;
@@ -1119,6 +1135,40 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
             return false;
         }
     }
+    if (f && s->form == LLM_FORM_HISTOGRAM_BARE && f->exporter == LLM_EXP_VLLM) {
+        /* A bare histogram name that is also gone at the version: the samples
+         * to point at are the replacement's (time_per_output_token ->
+         * inter_token_latency), not the removed ones. */
+        llm_version_t v = q->r->version;
+        if (!v.known && !live) v = names->catalog_version;
+        llm_status_t st = llm_family_status(f, &v);
+        const char *repl = llm_catalog_renamed_to(cat, s->name, s->len);
+        if (!repl) repl = f->replacement;
+        char rb[160];
+        if ((st == LLM_STATUS_REMOVED || st == LLM_STATUS_HIDDEN) && repl &&
+            replacement_name(repl, LLM_SUFFIX_NONE, rb, sizeof rb)) {
+            char stt[160];
+            status_text(f, stt, sizeof stt);
+            bool quant = ancestor_func(q, "histogram_quantile");
+            if (quant)
+                snprintf(fixbuf, sizeof fixbuf, "use %s_bucket", rb);
+            else
+                snprintf(fixbuf, sizeof fixbuf,
+                         "query %s_bucket for quantiles, %s_sum / %s_count for the mean", rb, rb,
+                         rb);
+            lint_finding_t *fd =
+                report(q, vs, "removed-metric", LINT_SEV_ERROR, fixbuf,
+                       "%.*s is a histogram (no sample of that name) and is gone at this version "
+                       "(%s); replacement: %s_bucket / _sum / _count",
+                       (int)s->len, s->name, stt, rb);
+            if (quant) {
+                char full[300];
+                snprintf(full, sizeof full, "%s_bucket", rb);
+                fix_name(q, fd, vs, s, full);
+            }
+            return false;
+        }
+    }
     if (f && s->form == LLM_FORM_HISTOGRAM_BARE) {
         bool quant = ancestor_func(q, "histogram_quantile");
         llm_family_sample_name(f, LLM_SUFFIX_BUCKET, buf, sizeof buf);
@@ -1175,7 +1225,7 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
             report(q, vs, "other-exporter", LINT_SEV_INFO, NULL,
                    "%.*s comes from %s, which none of the sources exposes: add its endpoint with "
                    "--target to check it (the name is right)",
-                   (int)s->len, s->name, llm_exporter_name(f->exporter));
+                   (int)s->len, s->name, exporter_display(f->exporter, s->name, s->len));
             return true;
         }
         if (st == LLM_STATUS_NOT_YET) {
@@ -1321,7 +1371,7 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                 report(q, vs, "other-exporter", LINT_SEV_INFO, NULL,
                        "%.*s seems to come from %s, which none of the sources exposes: not "
                        "checked (add its endpoint with --target)",
-                       (int)s->len, s->name, llm_exporter_name(pe));
+                       (int)s->len, s->name, exporter_display(pe, s->name, s->len));
                 return true;
             }
         } else if (!prefix_exposed(q, s->name, s->len)) {
