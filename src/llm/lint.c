@@ -749,7 +749,8 @@ static name_kind_t name_kind(const char *s, size_t len)
         return NK_BYTES;
     if (has_word_ci(s, len, "tokens")) return NK_TOKENS;
     if (has_word_ci(s, len, "errors") || has_word_ci(s, len, "error") ||
-        has_word_ci(s, len, "violation"))
+        has_word_ci(s, len, "violation") || has_word_ci(s, len, "failure") ||
+        has_word_ci(s, len, "failed") || has_word_ci(s, len, "failures"))
         return NK_ERRORS;
     return NK_NONE;
 }
@@ -803,8 +804,11 @@ static const char *suggest(const q_t *q, const promql_expr_t *vs, const char *na
         if (qe_known && (!ce_known || ce != qe)) continue;
         name_kind_t ck = name_kind(e->name, e->len);
         if (qk != NK_NONE && ck != NK_NONE && qk != ck) continue;
-        /* A duration, temperature, power or clock is never told a count. */
-        if ((qk == NK_SECONDS || qk == NK_TEMP || qk == NK_POWER || qk == NK_CLOCK) && ck != qk)
+        /* A duration, temperature, power, clock or error count is never told
+         * another kind of name (request failures are not successes). */
+        if ((qk == NK_SECONDS || qk == NK_TEMP || qk == NK_POWER || qk == NK_CLOCK ||
+             qk == NK_ERRORS) &&
+            ck != qk)
             continue;
         if (counterish && e->type != LLM_MTYPE_UNKNOWN && e->type != LLM_MTYPE_COUNTER &&
             !(e->type == LLM_MTYPE_HISTOGRAM || e->type == LLM_MTYPE_SUMMARY))
@@ -1275,6 +1279,19 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                          (live ? (names->exporters_seen[cfam->exporter] &&
                                   lint_names_has(names, buf, s->len))
                                : true);
+            /* vllm_request_failure_total: vLLM's own prefix with `_`, and no
+             * vllm: family of that name either. */
+            if (!there && s->len > 5 && memcmp(s->name, "vllm_", 5) == 0 && !cfam &&
+                (live ? names->exporters_seen[LLM_EXP_VLLM] && !prefix_exposed(q, s->name, s->len)
+                      : true)) {
+                bool counterish = s->len > 6 && memcmp(s->name + s->len - 6, "_total", 6) == 0;
+                const char *sug = suggest(q, vs, buf, s->len, counterish);
+                if (sug) snprintf(fixbuf, sizeof fixbuf, "did you mean %s?", sug);
+                report(q, vs, "unknown-metric", LINT_SEV_ERROR, sug ? fixbuf : NULL,
+                       "%.*s is not exposed: vLLM names its metrics vllm:…, and has no %s either",
+                       (int)s->len, s->name, buf);
+                return false;
+            }
             if (there) {
                 snprintf(fixbuf, sizeof fixbuf, "use %s", buf);
                 lint_finding_t *fd =
