@@ -14,8 +14,6 @@
 
 #include "llm/lint_int.h"
 
-#define MAX_ACTIONS 65536
-
 /* An action's text between the delimiters, trimmed of `-` and blanks. */
 static bool helm_words(const char *s, size_t n)
 {
@@ -79,7 +77,6 @@ static bool chart_markers(const char *file)
 
 static void add_act(lint_tmpl_t *t, size_t s, size_t e, size_t *cap)
 {
-    if (t->nacts >= MAX_ACTIONS) return;
     if (t->nacts == *cap) {
         *cap = *cap ? *cap * 2 : 16;
         t->acts = im_realloc(t->acts, *cap * sizeof(*t->acts));
