@@ -587,8 +587,9 @@ static void dcgm_row(llm_catalog_t *c, char **col, int n)
         char buf[300];
         snprintf(buf, sizeof buf,
                  "it is enabled in dcgm-exporter's counters CSV (-f / DCGM_EXPORTER_COLLECTORS); "
-                 "the default etc/default-counters.csv has %s commented out",
-                 col[0]);
+                 "the default etc/default-counters.csv %s %s%s",
+                 strcmp(col[4], "absent") == 0 ? "does not list" : "has", col[0],
+                 strcmp(col[4], "absent") == 0 ? " at all" : " commented out");
         f->option = im_strdup(buf);
         f->condition = f->option;
     }

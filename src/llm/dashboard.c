@@ -267,6 +267,9 @@ typedef struct ds_uid {
 typedef struct dctx {
     lint_run_t *r;
     const char *file;
+    const char *prefix; /* location prefix of an embedded dashboard ("" = none) */
+    int line, col;      /* of an embedded dashboard in its file (0 = unknown) */
+    size_t nplace;      /* expressions holding a template placeholder */
     tvars_t vars;
     ds_uid_t uids[MAX_DS_UIDS];
     size_t nuids;
@@ -333,6 +336,8 @@ static void lint_target(dctx_t *x, const char *path, json_t *panel, json_t *t, b
     lint_where_t w;
     memset(&w, 0, sizeof(w));
     w.file = x->file;
+    w.line = x->line;
+    w.col = x->col;
     w.path = path;
     w.heatmap = heatmap || (fmt && strcmp(fmt, "heatmap") == 0);
     lint_expr(x, &w, expr, strlen(expr));
@@ -341,6 +346,7 @@ static void lint_target(dctx_t *x, const char *path, json_t *panel, json_t *t, b
 /* Substitutes the dashboard's variables and lints; w->orig_expr defaults to expr. */
 static void lint_expr(dctx_t *x, lint_where_t *wp, const char *expr, size_t len)
 {
+    if (lint__tmpl_placeholder(expr, len)) x->nplace++;
     lint_where_t w = *wp;
     if (!w.orig_expr) w.orig_expr = expr;
     im_buf_t sb;
@@ -369,7 +375,7 @@ static void walk_panel(dctx_t *x, json_t *p, const char *ppath, int depth)
     if (lib && (!targets || json_array_size(targets) == 0)) {
         const char *ln = json_string_value(json_object_get(lib, "name"));
         const char *uid = json_string_value(json_object_get(lib, "uid"));
-        lint_note(x->r, "library-panel", LINT_SEV_INFO, x->file, 0, 0, ppath,
+        lint_note(x->r, "library-panel", LINT_SEV_INFO, x->file, x->line, x->col, ppath,
                   "library panel \"%s\" (uid %s) skipped: its queries are stored in Grafana, not "
                   "in this file",
                   ln ? ln : "", uid ? uid : "?");
@@ -481,11 +487,13 @@ static void lint_variable(dctx_t *x, json_t *v, size_t idx)
         while (ae > as && (qs[ae - 1] == ' ' || qs[ae - 1] == '\t')) ae--;
         if (ae <= as) return;
         char path[300];
-        snprintf(path, sizeof path, "templating.list[%zu] \"%s\" %s", idx, name ? name : "",
-                 fns[f]);
+        snprintf(path, sizeof path, "%s%stemplating.list[%zu] \"%s\" %s", x->prefix,
+                 x->prefix[0] ? "." : "", idx, name ? name : "", fns[f]);
         lint_where_t w;
         memset(&w, 0, sizeof(w));
         w.file = x->file;
+        w.line = x->line;
+        w.col = x->col;
         w.path = path;
         w.orig_expr = qs;
         w.values_label = label[0] ? label : NULL;
@@ -525,6 +533,8 @@ static void walk_gcm(dctx_t *x, json_t *n, const char *title, const char *path, 
                 lint_where_t w;
                 memset(&w, 0, sizeof(w));
                 w.file = x->file;
+                w.line = x->line;
+                w.col = x->col;
                 w.path = loc;
                 const char *e = json_string_value(val);
                 if (*e) lint_expr(x, &w, e, strlen(e));
@@ -543,28 +553,38 @@ static void walk_gcm(dctx_t *x, json_t *n, const char *title, const char *path, 
     }
 }
 
-im_rc lint_dashboard(lint_run_t *r, const char *file, const char *buf, size_t len)
+static size_t lint_dash_json(lint_run_t *r, const char *file, const char *prefix, int line, int col,
+                             const char *buf, size_t len, bool templated)
 {
     json_error_t je;
     json_t *root = json_loadb(buf, len, JSON_ALLOW_NUL, &je);
     if (!root) {
-        lint_note(r, "input", LINT_SEV_ERROR, file, je.line, je.column, NULL, "JSON: %s", je.text);
-        return IM_OK;
+        int el = line > 0 ? line + je.line - 1 : je.line;
+        lint_note(r, "input", LINT_SEV_ERROR, file, el, line > 0 ? col : je.column,
+                  prefix[0] ? prefix : NULL, "JSON: %s%s", je.text,
+                  templated ? " (a Helm template even with its actions replaced: render it with "
+                              "`helm template` and lint the output)"
+                            : "");
+        return 0;
     }
     json_t *dash = root;
     if (json_is_object(json_object_get(root, "dashboard")))
         dash = json_object_get(root, "dashboard");
     if (!json_is_object(dash)) {
-        lint_note(r, "input", LINT_SEV_ERROR, file, 1, 1, NULL,
+        lint_note(r, "input", LINT_SEV_ERROR, file, line > 0 ? line : 1, line > 0 ? col : 1,
+                  prefix[0] ? prefix : NULL,
                   "not a Grafana dashboard: the top level is not an object");
         json_decref(root);
-        return IM_OK;
+        return 0;
     }
     dctx_t *x = im_calloc(1, sizeof(*x));
     x->r = r;
     x->file = file;
+    x->prefix = prefix;
+    x->line = line;
+    x->col = col;
     collect_vars(dash, &x->vars);
-    walk_panels(x, json_object_get(dash, "panels"), "", "panels", 0);
+    walk_panels(x, json_object_get(dash, "panels"), prefix, "panels", 0);
     json_t *rows = json_object_get(dash, "rows");
     size_t i;
     json_t *row;
@@ -572,15 +592,16 @@ im_rc lint_dashboard(lint_run_t *r, const char *file, const char *buf, size_t le
     {
         const char *title = json_string_value(json_object_get(row, "title"));
         char path[300];
-        snprintf(path, sizeof path, "rows[%zu] \"%s\"", i, title ? title : "");
+        snprintf(path, sizeof path, "%s%srows[%zu] \"%s\"", prefix, prefix[0] ? " " : "", i,
+                 title ? title : "");
         walk_panels(x, json_object_get(row, "panels"), path, "panels", 1);
     }
     lint_variables(x, dash);
     if (json_object_get(dash, "mosaicLayout") || json_object_get(dash, "gridLayout") ||
         json_object_get(dash, "columnLayout") || json_object_get(dash, "rowLayout"))
-        walk_gcm(x, dash, NULL, "", 0);
+        walk_gcm(x, dash, NULL, prefix, 0);
     for (size_t u = 0; u < x->nuids; u++) {
-        lint_note(r, "hardcoded-datasource", LINT_SEV_WARNING, file, 0, 0, x->uids[u].first,
+        lint_note(r, "hardcoded-datasource", LINT_SEV_WARNING, file, line, col, x->uids[u].first,
                   "%zu quer%s use%s the Prometheus data source by its uid \"%s\": on any other "
                   "Grafana the panels show \"data source not found\"; use a data source variable "
                   "(${datasource}, or ${DS_PROMETHEUS} with __inputs)",
@@ -588,7 +609,29 @@ im_rc lint_dashboard(lint_run_t *r, const char *file, const char *buf, size_t le
                   x->uids[u].uses == 1 ? "s" : "", x->uids[u].uid);
         im_free(x->uids[u].first);
     }
+    size_t np = x->nplace;
     im_free(x);
     json_decref(root);
+    return np;
+}
+
+im_rc lint__dashboard_at(lint_run_t *r, const char *file, const char *prefix, int line, int col,
+                         const char *buf, size_t len)
+{
+    (void)lint_dash_json(r, file, prefix ? prefix : "", line, col, buf, len, false);
+    return IM_OK;
+}
+
+im_rc lint_dashboard(lint_run_t *r, const char *file, const char *buf, size_t len)
+{
+    lint_tmpl_t t;
+    if (lint__tmpl_prepare(file, buf, len, true, &t)) {
+        size_t np = lint_dash_json(r, file, "", 0, 0, t.masked, len, true);
+        lint__tmpl_note(r, file, buf, len, &t, np);
+        lint__tmpl_free(&t);
+        return IM_OK;
+    }
+    lint__tmpl_free(&t);
+    (void)lint_dash_json(r, file, "", 0, 0, buf, len, false);
     return IM_OK;
 }

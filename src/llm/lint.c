@@ -82,6 +82,13 @@ size_t lint_run_findings(const lint_run_t *r, const lint_finding_t **out)
     return r->n;
 }
 
+void lint__finding_move(lint_run_t *r, size_t i, int line, int col)
+{
+    if (i >= r->n) return;
+    r->f[i].line = line;
+    r->f[i].col = col;
+}
+
 size_t lint_run_count(const lint_run_t *r, lint_severity_t sev)
 {
     size_t c = 0;
@@ -620,6 +627,19 @@ static size_t stem_tokens(const char *s, size_t len, char tok[][8], size_t max)
             }
         }
         if (tl > 6) tl = 6;
+        w[tl] = 0;
+        /* Words engines spell differently for the same thing (SGLang's
+         * num_queue_reqs is vLLM's num_requests_waiting). */
+        static const struct {
+            const char *from, *to;
+        } syn[] = {{"wait", "queue"}, {"waitin", "queue"}, {"reqs", "reques"}, {"req", "reques"},
+                   {"tok", "token"},  {"toks", "token"},   {"latenc", "time"}};
+        for (size_t k = 0; k < IM_ARRAY_LEN(syn); k++)
+            if (strcmp(w, syn[k].from) == 0) {
+                tl = strlen(syn[k].to);
+                memcpy(w, syn[k].to, tl + 1);
+                break;
+            }
         memcpy(tok[n], w, tl);
         tok[n][tl] = 0;
         n++;
@@ -729,7 +749,8 @@ static name_kind_t name_kind(const char *s, size_t len)
         return NK_BYTES;
     if (has_word_ci(s, len, "tokens")) return NK_TOKENS;
     if (has_word_ci(s, len, "errors") || has_word_ci(s, len, "error") ||
-        has_word_ci(s, len, "violation"))
+        has_word_ci(s, len, "violation") || has_word_ci(s, len, "failure") ||
+        has_word_ci(s, len, "failed") || has_word_ci(s, len, "failures"))
         return NK_ERRORS;
     return NK_NONE;
 }
@@ -743,6 +764,19 @@ static bool name_exporter(const char *name, size_t len, llm_exporter_t *out)
         return true;
     }
     return llm_exporter_by_prefix(name, len, out);
+}
+
+/* The exporter's display name; for the serving engines of the serving model
+ * (Dynamo, llm-d's EPP, SGLang's router, Triton) the engine's own. */
+static const char *exporter_display(llm_exporter_t e, const char *name, size_t len)
+{
+    if (e == LLM_EXP_ENGINE) {
+        const llm_serving_t *sv = llm_serving_get();
+        int i = llm_serving_engine_of(sv, name, len);
+        const llm_engine_info_t *ei = i >= 0 ? llm_serving_engine(sv, i) : NULL;
+        if (ei && ei->name) return ei->name;
+    }
+    return llm_exporter_name(e);
 }
 
 /* The known name most like `name`: shared word stems, same kind (counter or
@@ -770,6 +804,12 @@ static const char *suggest(const q_t *q, const promql_expr_t *vs, const char *na
         if (qe_known && (!ce_known || ce != qe)) continue;
         name_kind_t ck = name_kind(e->name, e->len);
         if (qk != NK_NONE && ck != NK_NONE && qk != ck) continue;
+        /* A duration, temperature, power, clock or error count is never told
+         * another kind of name (request failures are not successes). */
+        if ((qk == NK_SECONDS || qk == NK_TEMP || qk == NK_POWER || qk == NK_CLOCK ||
+             qk == NK_ERRORS) &&
+            ck != qk)
+            continue;
         if (counterish && e->type != LLM_MTYPE_UNKNOWN && e->type != LLM_MTYPE_COUNTER &&
             !(e->type == LLM_MTYPE_HISTOGRAM || e->type == LLM_MTYPE_SUMMARY))
             continue;
@@ -1099,6 +1139,40 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
             return false;
         }
     }
+    if (f && s->form == LLM_FORM_HISTOGRAM_BARE && f->exporter == LLM_EXP_VLLM) {
+        /* A bare histogram name that is also gone at the version: the samples
+         * to point at are the replacement's (time_per_output_token ->
+         * inter_token_latency), not the removed ones. */
+        llm_version_t v = q->r->version;
+        if (!v.known && !live) v = names->catalog_version;
+        llm_status_t st = llm_family_status(f, &v);
+        const char *repl = llm_catalog_renamed_to(cat, s->name, s->len);
+        if (!repl) repl = f->replacement;
+        char rb[160];
+        if ((st == LLM_STATUS_REMOVED || st == LLM_STATUS_HIDDEN) && repl &&
+            replacement_name(repl, LLM_SUFFIX_NONE, rb, sizeof rb)) {
+            char stt[160];
+            status_text(f, stt, sizeof stt);
+            bool quant = ancestor_func(q, "histogram_quantile");
+            if (quant)
+                snprintf(fixbuf, sizeof fixbuf, "use %s_bucket", rb);
+            else
+                snprintf(fixbuf, sizeof fixbuf,
+                         "query %s_bucket for quantiles, %s_sum / %s_count for the mean", rb, rb,
+                         rb);
+            lint_finding_t *fd =
+                report(q, vs, "removed-metric", LINT_SEV_ERROR, fixbuf,
+                       "%.*s is a histogram (no sample of that name) and is gone at this version "
+                       "(%s); replacement: %s_bucket / _sum / _count",
+                       (int)s->len, s->name, stt, rb);
+            if (quant) {
+                char full[300];
+                snprintf(full, sizeof full, "%s_bucket", rb);
+                fix_name(q, fd, vs, s, full);
+            }
+            return false;
+        }
+    }
     if (f && s->form == LLM_FORM_HISTOGRAM_BARE) {
         bool quant = ancestor_func(q, "histogram_quantile");
         llm_family_sample_name(f, LLM_SUFFIX_BUCKET, buf, sizeof buf);
@@ -1155,7 +1229,7 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
             report(q, vs, "other-exporter", LINT_SEV_INFO, NULL,
                    "%.*s comes from %s, which none of the sources exposes: add its endpoint with "
                    "--target to check it (the name is right)",
-                   (int)s->len, s->name, llm_exporter_name(f->exporter));
+                   (int)s->len, s->name, exporter_display(f->exporter, s->name, s->len));
             return true;
         }
         if (st == LLM_STATUS_NOT_YET) {
@@ -1187,6 +1261,48 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                    (int)s->len, s->name, f->condition[0] ? f->condition : "no condition known");
         }
         return false;
+    }
+
+    /* `vllm_e2e_request_latency_seconds_sum` for vllm:…: the colon of the
+     * exposition turned into `_` (written after an OTel-translated pipeline, or
+     * by hand). Only when the family's exporter is a source (or the catalog). */
+    if (!f && s->len < sizeof buf) {
+        const char *us = memchr(s->name, '_', s->len);
+        if (us && us > s->name && !memchr(s->name, ':', s->len)) {
+            memcpy(buf, s->name, s->len);
+            buf[s->len] = '\0';
+            buf[us - s->name] = ':';
+            llm_form_t cf;
+            llm_suffix_t csf;
+            const llm_family_t *cfam = llm_catalog_lookup(cat, buf, s->len, &cf, &csf);
+            bool there = cfam && cf == LLM_FORM_SAMPLE &&
+                         (live ? (names->exporters_seen[cfam->exporter] &&
+                                  lint_names_has(names, buf, s->len))
+                               : true);
+            /* vllm_request_failure_total: vLLM's own prefix with `_`, and no
+             * vllm: family of that name either. */
+            if (!there && s->len > 5 && memcmp(s->name, "vllm_", 5) == 0 && !cfam &&
+                (live ? names->exporters_seen[LLM_EXP_VLLM] && !prefix_exposed(q, s->name, s->len)
+                      : true)) {
+                bool counterish = s->len > 6 && memcmp(s->name + s->len - 6, "_total", 6) == 0;
+                const char *sug = suggest(q, vs, buf, s->len, counterish);
+                if (sug) snprintf(fixbuf, sizeof fixbuf, "did you mean %s?", sug);
+                report(q, vs, "unknown-metric", LINT_SEV_ERROR, sug ? fixbuf : NULL,
+                       "%.*s is not exposed: vLLM names its metrics vllm:…, and has no %s either",
+                       (int)s->len, s->name, buf);
+                return false;
+            }
+            if (there) {
+                snprintf(fixbuf, sizeof fixbuf, "use %s", buf);
+                lint_finding_t *fd =
+                    report(q, vs, "prefix-mismatch", LINT_SEV_ERROR, fixbuf,
+                           "%.*s is not exposed: %s exposes %s, with a colon (an underscore "
+                           "appears only where a pipeline rewrote the name)",
+                           (int)s->len, s->name, llm_exporter_name(cfam->exporter), buf);
+                fix_name(q, fd, vs, s, buf);
+                return false;
+            }
+        }
     }
 
     /* Not in the catalog either. A lower-cased DCGM field name? */
@@ -1272,7 +1388,7 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
                 report(q, vs, "other-exporter", LINT_SEV_INFO, NULL,
                        "%.*s seems to come from %s, which none of the sources exposes: not "
                        "checked (add its endpoint with --target)",
-                       (int)s->len, s->name, llm_exporter_name(pe));
+                       (int)s->len, s->name, exporter_display(pe, s->name, s->len));
                 return true;
             }
         } else if (!prefix_exposed(q, s->name, s->len)) {
@@ -1381,6 +1497,11 @@ static void check_matchers(q_t *q, const promql_expr_t *vs, const sel_t *s)
             continue;
         }
         if (!s->known || in_subst(q, vs)) continue;
+        {
+            size_t pvl;
+            const char *pv = im_matcher_value(m, &pvl);
+            if (lint__tmpl_placeholder(pv, pvl)) continue; /* a Helm action's placeholder */
+        }
         lname_label_t *l = lint__lname_label(s->known, ln.p, ln.len, false);
         if (!l || !l->values_known || l->overflow || l->nvalues == 0) continue;
         /* Label values of counters and histograms appear with the events that
@@ -1482,6 +1603,8 @@ static void check_selector(q_t *q, const promql_expr_t *vs)
 {
     sel_t s;
     if (!resolve(q, vs, &s)) return;
+    /* A name built by a Helm action (`{{ .Values.prefix }}_requests`): unknown. */
+    if (lint__tmpl_placeholder(s.name, s.len)) return;
     if (check_name(q, vs, &s)) return;
     check_matchers(q, vs, &s);
     if (s.known && s.known->record) {

@@ -60,6 +60,37 @@ static inline lname_t *lint__names_slot(const lint_names_t *n, size_t i)
 /* Suffix of a sample name given its family name length. */
 llm_suffix_t lint__suffix_from(const char *name, size_t len, size_t family_len);
 
+/* ---- Helm templates (lint_helm.c) ---- */
+
+typedef struct lint_tmpl {
+    bool templated;      /* chart markers or Helm actions: masked holds the text */
+    bool chart;          /* under templates/ next to a Chart.yaml */
+    char *masked;        /* owned: the text with every action replaced, same length */
+    uint32_t (*acts)[2]; /* owned: byte ranges of the actions */
+    size_t nacts, nhelm, nalone, unclosed;
+} lint_tmpl_t;
+
+/* Finds the `{{ … }}` actions of buf and, when the file is a Helm template,
+ * fills t->masked (json: the text is JSON, so actions outside strings become a
+ * number). Returns t->templated. */
+bool lint__tmpl_prepare(const char *file, const char *buf, size_t len, bool json, lint_tmpl_t *t);
+bool lint__tmpl_overlaps(const lint_tmpl_t *t, size_t s, size_t e);
+/* Whether a text holds a placeholder (a run of five `_`). */
+bool lint__tmpl_placeholder(const char *s, size_t n);
+/* The `template` info finding: what was replaced and what was not checked. */
+void lint__tmpl_note(lint_run_t *r, const char *file, const char *buf, size_t len,
+                     const lint_tmpl_t *t, size_t nexprs);
+void lint__tmpl_free(lint_tmpl_t *t);
+
+/* A dashboard embedded in another file (a ConfigMap's data, a GrafanaDashboard's
+ * spec.json): locations start with prefix, findings carry line/col. (dashboard.c) */
+im_rc lint__dashboard_at(lint_run_t *r, const char *file, const char *prefix, int line, int col,
+                         const char *buf, size_t len);
+
+/* Moves finding i to line:col (an embedded dashboard's expression found in the
+ * file's text). (lint.c) */
+void lint__finding_move(lint_run_t *r, size_t i, int line, int col);
+
 /* The value of key in a YAML mapping node, or NULL (map NULL or not a mapping,
  * or no such scalar key). (rulefile.c) */
 

@@ -7,8 +7,11 @@
 
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "config/yaml.h"
 #include "llm/lint_int.h"
+#include "promql/parser.h"
 #include "util/timeutil.h"
 
 lint_input_kind_t lint_input_detect(const char *file, const char *buf, size_t len)
@@ -80,11 +83,74 @@ static bool is_group_list(const cfg_node_t *groups)
     return true;
 }
 
+/* A dashboard embedded in a Kubernetes object: path is its location prefix. */
+typedef void (*dash_fn)(void *user, const char *path, const cfg_node_t *val);
+/* A GrafanaDashboard whose JSON lives elsewhere (url, configMapRef, …). */
+typedef void (*ext_fn)(void *user, const char *path, const cfg_node_t *val, const char *field);
+
 typedef struct walk {
     rule_fn fn;
     void *user;
     size_t ngroups; /* group lists found */
+    dash_fn dfn;    /* NULL: embedded dashboards are not visited */
+    ext_fn xfn;
+    size_t ndash; /* embedded dashboards found */
 } walk_t;
+
+static bool looks_dashboard(const char *key, const char *v)
+{
+    if (!v) return false;
+    while (*v == ' ' || *v == '\n' || *v == '\t' || *v == '\r') v++;
+    if (*v != '{') return false;
+    bool json_key = key && strlen(key) > 5 && strcmp(key + strlen(key) - 5, ".json") == 0;
+    bool shape = strstr(v, "\"panels\"") || strstr(v, "\"rows\"") ||
+                 strstr(v, "\"mosaicLayout\"") || strstr(v, "\"templating\"");
+    return shape || (json_key && strstr(v, "\"dashboard\""));
+}
+
+/* ConfigMaps holding dashboard JSON in data (the Grafana sidecar's
+ * grafana_dashboard label, or any *.json key that is a dashboard) and
+ * grafana-operator GrafanaDashboard objects (spec.json). */
+static void find_dashboards(walk_t *w, const cfg_node_t *root, const char *prefix)
+{
+    if (!w->dfn || !root || root->type != CFG_NODE_MAP) return;
+    const char *kind = scalar(cfg_get_raw(root, "kind"));
+    if (!kind) return;
+    char sub[600];
+    const char *pre = prefix && prefix[0] ? prefix : "";
+    if (strcmp(kind, "ConfigMap") == 0) {
+        const cfg_node_t *data = cfg_get_raw(root, "data");
+        if (!data || data->type != CFG_NODE_MAP) return;
+        for (size_t i = 0; i + 1 < data->nkids; i += 2) {
+            const char *k = scalar(data->kids[i]);
+            const cfg_node_t *v = data->kids[i + 1];
+            if (!looks_dashboard(k, scalar(v))) continue;
+            snprintf(sub, sizeof sub, "%s%sdata[\"%s\"]", pre, pre[0] ? "." : "", k ? k : "?");
+            w->ndash++;
+            w->dfn(w->user, sub, v);
+        }
+    } else if (strcmp(kind, "GrafanaDashboard") == 0) {
+        const cfg_node_t *spec = cfg_get_raw(root, "spec");
+        if (!spec || spec->type != CFG_NODE_MAP) return;
+        const cfg_node_t *js = cfg_get_raw(spec, "json");
+        if (scalar(js)) {
+            snprintf(sub, sizeof sub, "%s%sspec.json", pre, pre[0] ? "." : "");
+            w->ndash++;
+            w->dfn(w->user, sub, js);
+            return;
+        }
+        static const char *const ext[] = {"gzipJson",   "url",     "configMapRef",
+                                          "grafanaCom", "jsonnet", "jsonnetLib"};
+        for (size_t i = 0; i < IM_ARRAY_LEN(ext); i++) {
+            const cfg_node_t *v = cfg_get_raw(spec, ext[i]);
+            if (!v) continue;
+            snprintf(sub, sizeof sub, "%s%sspec.%s", pre, pre[0] ? "." : "", ext[i]);
+            w->ndash++;
+            if (w->xfn) w->xfn(w->user, sub, v, ext[i]);
+            return;
+        }
+    }
+}
 
 static void walk_groups(walk_t *w, const char *prefix, const cfg_node_t *groups)
 {
@@ -157,10 +223,10 @@ static size_t next_doc(const char *buf, size_t len, size_t off, size_t *after)
     return len;
 }
 
-static bool walk_rules(const char *buf, size_t len, rule_fn fn, void *user, char *errbuf,
-                       size_t errcap, int *eline, int *ecol)
+static bool walk_rules(const char *buf, size_t len, rule_fn fn, dash_fn dfn, ext_fn xfn, void *user,
+                       char *errbuf, size_t errcap, int *eline, int *ecol)
 {
-    walk_t w = {fn, user, 0};
+    walk_t w = {fn, user, 0, dfn, xfn, 0};
     size_t off = 0, ndocs = 0, nempty = 0;
     int line0 = 1;
     int first_line = 1;
@@ -227,7 +293,7 @@ static bool walk_rules(const char *buf, size_t len, rule_fn fn, void *user, char
             } else {
                 find_groups(&w, root, prefix, 0);
             }
-            (void)before;
+            if (w.ngroups == before) find_dashboards(&w, root, prefix);
             cfg_node_free(root);
         } else {
             nempty++;
@@ -238,10 +304,11 @@ static bool walk_rules(const char *buf, size_t len, rule_fn fn, void *user, char
             if (buf[i] == '\n') line0++;
         off = after;
     }
-    if (w.ngroups == 0 && ndocs > nempty) {
+    if (w.ngroups == 0 && w.ndash == 0 && ndocs > nempty) {
         snprintf(errbuf, errcap,
                  "not a rule file: no groups: list at the top, in a PrometheusRule's spec or in "
-                 "Helm values (additionalPrometheusRules)");
+                 "Helm values (additionalPrometheusRules), and no dashboard in a ConfigMap's data "
+                 "or a GrafanaDashboard's spec.json");
         *eline = first_line;
         *ecol = 1;
         return false;
@@ -265,7 +332,10 @@ void lint_rulefile_records(lint_names_t *names, const char *buf, size_t len)
 {
     char eb[256];
     int l, c;
-    (void)walk_rules(buf, len, record_fn, names, eb, sizeof eb, &l, &c);
+    lint_tmpl_t t;
+    bool tm = lint__tmpl_prepare(NULL, buf, len, false, &t);
+    (void)walk_rules(tm ? t.masked : buf, len, record_fn, NULL, NULL, names, eb, sizeof eb, &l, &c);
+    lint__tmpl_free(&t);
 }
 
 typedef struct rule_ctx {
@@ -275,7 +345,70 @@ typedef struct rule_ctx {
     size_t len;
     size_t *lines; /* owned: offsets of line starts */
     size_t nlines;
+    const lint_tmpl_t *tmpl; /* the file is a Helm template (NULL = not) */
+    size_t nplace;           /* expressions holding a template placeholder */
 } rule_ctx_t;
+
+static void dash_cb(void *user, const char *path, const cfg_node_t *v)
+{
+    rule_ctx_t *x = user;
+    int line = v->line, col = v->col;
+    size_t off = mark_offset(x->buf, x->len, x->lines, x->nlines, v->line, v->col);
+    if (off < x->len && (x->buf[off] == '|' || x->buf[off] == '>')) {
+        /* A block scalar: its text starts on the next line, indented. */
+        line++;
+        col = 1;
+        if ((size_t)line - 1 < x->nlines) {
+            size_t o = x->lines[line - 1];
+            while (o < x->len && x->buf[o] == ' ') {
+                o++;
+                col++;
+            }
+        }
+    }
+    const lint_finding_t *fs;
+    size_t before = lint_run_findings(x->r, &fs);
+    (void)lint__dashboard_at(x->r, x->file, path, line, col, v->str, strlen(v->str));
+    /* Each finding at its expression's line when the JSON text is in the file
+     * as written (a literal or folded block, a plain line). */
+    size_t n = lint_run_findings(x->r, &fs);
+    size_t from = off;
+    size_t to = mark_offset(x->buf, x->len, x->lines, x->nlines, v->end_line, v->end_col);
+    if (to > x->len || to < from) return;
+    for (size_t i = before; i < n; i++) {
+        const char *target = fs[i].orig_expr ? fs[i].orig_expr : fs[i].expr;
+        if (!target) continue;
+        json_t *js = json_string(target);
+        char *es = js ? json_dumps(js, JSON_ENCODE_ANY) : NULL;
+        json_decref(js);
+        if (!es) continue;
+        const char *p = memmem(x->buf + from, to - from, es, strlen(es));
+        free(es); /* checksrc: allow (jansson's allocation) */
+        if (!p) continue;
+        size_t at = (size_t)(p - x->buf) + 1; /* past the opening quote */
+        size_t lo = 0, hi = x->nlines;        /* last line start <= at */
+        while (hi - lo > 1) {
+            size_t mid = (lo + hi) / 2;
+            if (x->lines[mid] <= at)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        int c = 1;
+        for (size_t o = x->lines[lo]; o < at; o++)
+            if (((unsigned char)x->buf[o] & 0xC0) != 0x80) c++;
+        lint__finding_move(x->r, i, (int)lo + 1, c);
+    }
+}
+
+static void ext_cb(void *user, const char *path, const cfg_node_t *v, const char *field)
+{
+    rule_ctx_t *x = user;
+    lint_note(x->r, "external-dashboard", LINT_SEV_INFO, x->file, v->line, v->col, path,
+              "the GrafanaDashboard takes its JSON from %s: not in this file, not checked; lint "
+              "that dashboard's JSON itself",
+              field);
+}
 
 static void lint_fn(void *user, const char *prefix, const cfg_node_t *g, size_t gi,
                     const cfg_node_t *rule, size_t ri)
@@ -286,6 +419,12 @@ static void lint_fn(void *user, const char *prefix, const cfg_node_t *g, size_t 
     const char *alert = scalar(cfg_get_raw(rule, "alert"));
     const char *record = scalar(cfg_get_raw(rule, "record"));
     const char *gname = scalar(cfg_get_raw(g, "name"));
+    if (x->tmpl) {
+        /* Names a Helm action gives read as such, not as `_` runs. */
+        if (gname && lint__tmpl_placeholder(gname, strlen(gname))) gname = "{{…}}";
+        if (alert && lint__tmpl_placeholder(alert, strlen(alert))) alert = "{{…}}";
+        if (record && lint__tmpl_placeholder(record, strlen(record))) record = "{{…}}";
+    }
     char path[512];
     snprintf(path, sizeof path, "%s%s[%zu] \"%s\" rules[%zu] %s %s", prefix ? prefix : "groups",
              prefix && !strstr(prefix, "groups") ? " group" : "", gi, gname ? gname : "", ri,
@@ -313,6 +452,22 @@ static void lint_fn(void *user, const char *prefix, const cfg_node_t *g, size_t 
     if (fr) {
         int64_t ms = 0;
         if (im_duration_parse(fr, strlen(fr), &ms, NULL) == IM_OK) w.for_ms = ms;
+        /* A templated for: its value is unknown; short-for must not guess. */
+        if (x->tmpl && lint__tmpl_placeholder(fr, strlen(fr))) w.for_ms = INT64_MAX / 4;
+    }
+    if (x->tmpl && lint__tmpl_placeholder(expr, strlen(expr))) {
+        x->nplace++;
+        promql_expr_t *root = NULL;
+        im_err_t err;
+        im_err_clear(&err);
+        if (promql_parse(expr, strlen(expr), &root, &err) != IM_OK) {
+            lint_note(x->r, "template", LINT_SEV_INFO, x->file, w.line, w.col, path,
+                      "expression not checked: a template action stands where PromQL needs "
+                      "syntax (%s with the action replaced); lint the `helm template` output",
+                      err.msg);
+            return;
+        }
+        promql_expr_free(root);
     }
     lint_query(x->r, &w, expr, strlen(expr));
 }
@@ -321,7 +476,10 @@ im_rc lint_rulefile(lint_run_t *r, lint_names_t *names, const char *file, const 
                     size_t len)
 {
     if (names) lint_rulefile_records(names, buf, len);
-    rule_ctx_t x = {r, file, buf, len, NULL, 0};
+    lint_tmpl_t t;
+    const char *orig = buf;
+    if (lint__tmpl_prepare(file, buf, len, false, &t)) buf = t.masked;
+    rule_ctx_t x = {r, file, buf, len, NULL, 0, t.templated ? &t : NULL, 0};
     size_t cap = 0;
     for (size_t i = 0; i <= len; i++) {
         if (i == 0 || buf[i - 1] == '\n') {
@@ -334,9 +492,15 @@ im_rc lint_rulefile(lint_run_t *r, lint_names_t *names, const char *file, const 
     }
     char eb[300];
     int l = 0, c = 0;
-    if (!walk_rules(buf, len, lint_fn, &x, eb, sizeof eb, &l, &c))
-        lint_note(r, "input", LINT_SEV_ERROR, file, l, c, NULL, "%s", eb);
+    if (!walk_rules(buf, len, lint_fn, dash_cb, ext_cb, &x, eb, sizeof eb, &l, &c))
+        lint_note(r, "input", LINT_SEV_ERROR, file, l, c, NULL, "%s%s", eb,
+                  t.templated ? " — the file is a Helm template and cannot be read even with its "
+                                "actions replaced: render it first (`helm template CHART > "
+                                "out.yaml`) and lint the output"
+                              : "");
+    if (t.templated) lint__tmpl_note(r, file, orig, len, &t, x.nplace);
     im_free(x.lines);
+    lint__tmpl_free(&t);
     return IM_OK;
 }
 
