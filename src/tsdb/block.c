@@ -704,6 +704,8 @@ im_rc tsdb__block_open(const char *path, tsdb__block_t **out, im_err_t *err)
     const char *sl = strrchr(b->path, '/');
     b->name = sl ? sl + 1 : b->path;
     atomic_store(&b->refs, 1);
+    static _Atomic uint64_t next_id;
+    b->id = atomic_fetch_add(&next_id, 1) + 1;
     *out = b;
     return IM_OK;
 }
@@ -716,6 +718,7 @@ void tsdb__block_ref(tsdb__block_t *b)
 void tsdb__block_unref(tsdb__block_t *b)
 {
     if (!b || atomic_fetch_sub(&b->refs, 1) != 1) return;
+    tsdb__frame_cache_drop_block(b->cache, b->id);
     if (atomic_load(&b->deleted) && tsdb__io_unlink(b->path) != IM_OK)
         IM_WARN("cannot delete a dropped block", "block=%s err=%s", im_logq(b->path),
                 im_logq(strerror(errno)));
@@ -731,8 +734,33 @@ void tsdb__block_unref(tsdb__block_t *b)
 
 void tsdb__fcache_free(tsdb__fcache_t *c)
 {
-    im_free(c->raw);
+    tsdb__frame_unref(c->last);
+    for (uint32_t i = 0; i < c->npins; i++) tsdb__frame_unref(c->pins[i]);
+    im_free(c->pins);
+    bool pin_all = c->pin_all;
     memset(c, 0, sizeof *c);
+    c->pin_all = pin_all;
+}
+
+/* The decoded frame idx of b for reader c (borrowed from c), NULL if corrupt. */
+static const tsdb__frame_t *reader_frame(const tsdb__block_t *b, uint32_t idx, tsdb__fcache_t *c)
+{
+    if (c->b != b) {
+        tsdb__fcache_free(c);
+        c->b = b;
+    }
+    if (!c->pin_all) {
+        if (c->last && c->last->idx == idx) return c->last;
+        tsdb__frame_unref(c->last);
+        c->last = tsdb__frame_get(NULL, b, idx);
+        return c->last;
+    }
+    if (!c->pins) {
+        c->npins = b->nframes;
+        c->pins = im_calloc(c->npins ? c->npins : 1, sizeof *c->pins);
+    }
+    if (!c->pins[idx]) c->pins[idx] = tsdb__frame_get(b->cache, b, idx);
+    return c->pins[idx];
 }
 
 bool tsdb__block_read(const tsdb__block_t *b, uint32_t i, tsdb__fcache_t *c, int64_t mint,
@@ -742,20 +770,8 @@ bool tsdb__block_read(const tsdb__block_t *b, uint32_t i, tsdb__fcache_t *c, int
     *t = NULL;
     *v = NULL;
     *n = 0;
-    if (!c->valid || c->b != b || c->frame != s->frame) {
-        const tsdb__bframe_t *f = &b->frames[s->frame];
-        if (c->cap < f->rawlen) {
-            im_free(c->raw);
-            c->raw = im_malloc(f->rawlen);
-            c->cap = f->rawlen;
-        }
-        c->valid = false;
-        size_t r = ZSTD_decompress(c->raw, f->rawlen, b->map + f->off, f->clen);
-        if (ZSTD_isError(r) || r != f->rawlen) return false;
-        c->valid = true;
-        c->b = b;
-        c->frame = s->frame;
-    }
+    const tsdb__frame_t *fr = reader_frame(b, s->frame, c);
+    if (!fr) return false;
     int64_t *ts;
     size_t nt;
     if (!tsdb__ts_decode(b->ts + s->tsoff, s->tslen, NULL, &ts, &nt) || nt != s->n) {
@@ -763,7 +779,7 @@ bool tsdb__block_read(const tsdb__block_t *b, uint32_t i, tsdb__fcache_t *c, int
         return false;
     }
     double *vs = im_malloc(s->n * sizeof *vs);
-    if (!tsdb__vals_decode(c->raw + s->off, s->len, NULL, vs, s->n)) {
+    if (!tsdb__vals_decode(fr->data + s->off, s->len, NULL, vs, s->n)) {
         im_free(ts);
         im_free(vs);
         return false;

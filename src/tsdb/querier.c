@@ -7,10 +7,10 @@
  * An iterator decodes its series' samples within [mint, maxt] from all parts at
  * creation, merging by time (a sample present in several parts — e.g. a block and
  * the head right after persisting — is returned once). A series set and its
- * iterators are used by one thread at a time (the set caches the last
- * decompressed frame of each block) unless it has no block part: then iterators
- * only decode head chunk copies and may be created from several threads
- * (concurrent_iter); different sets are independent. */
+ * iterators are used by one thread at a time (the set pins every decoded frame
+ * it has read, taken from the store's frame cache: frame_cache.c) unless it has
+ * no block part: then iterators only decode head chunk copies and may be created
+ * from several threads (concurrent_iter); different sets are independent. */
 #include "util/base.h"
 
 #include <assert.h>
@@ -37,7 +37,7 @@ typedef struct qset {
     qseries_t *qs;          /* owned, parallel to pub.series */
     tsdb__block_t **blocks; /* referenced */
     size_t nblocks;
-    tsdb__fcache_t *caches; /* owned, one per block: the last frame read */
+    tsdb__fcache_t *caches; /* owned, one per block: the frames read (pinned) */
 } qset_t;
 
 typedef struct qiter {
@@ -354,6 +354,7 @@ static im_rc q_select(tsdb_queryable_t *qa, int64_t mint, int64_t maxt, im_match
     s->blocks = g.blocks;
     s->nblocks = g.nblocks;
     s->caches = im_calloc(g.nblocks + 1, sizeof *s->caches);
+    for (size_t i = 0; i < g.nblocks + 1; i++) s->caches[i].pin_all = true;
     s->pub.concurrent_iter = s->nblocks == 0; /* head chunk copies only: no frame cache */
     g.blocks = NULL;
     g.nblocks = 0;
