@@ -145,12 +145,28 @@ def diff(ours, ref):
     return "" if not bad else "%d of %d points differ (%s)" % (bad, tot, first)
 
 
+def families_pattern():
+    """A grep -E pattern for the lines of the families the queries read (with
+    their # TYPE/HELP/UNIT lines), up, and # EOF."""
+    names = set()
+    for _, q in QUERIES:
+        names |= set(re.findall(r"(vllm:[a-z0-9_:]+|DCGM_[A-Z0-9_]+)", q))
+    base = sorted(set(re.sub(r"_(bucket|sum|count|total)$", "", x) for x in names) | {"up"})
+    return "^(# EOF|(# [A-Z]+ )?(%s)[{ _])" % "|".join(re.escape(b) for b in base)
+
+
 def main():
+    if sys.argv[1:] == ["--pattern"]:
+        print(families_pattern())
+        return
     binary, work, n, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     base = os.environ.get("IM_BASELINE")
     om = os.path.join(work, "h.om")
     m = re.search(r"wrote (\d+) samples of (\d+) series", open(os.path.join(work, "sim.txt")).read())
     nsamples, nseries = int(m.group(1)), int(m.group(2))
+    kept = re.search(r"kept (\d+) samples", open(os.path.join(work, "sim.txt")).read())
+    if kept:  # ONLY_QUERIED
+        nsamples, nseries = int(kept.group(1)), 0
     end = start = None
     with open(om, "rb") as f:  # first and last timestamps
         for line in f.read(1 << 20).decode(errors="replace").splitlines():
@@ -162,8 +178,9 @@ def main():
             p = line.split()
             if len(p) >= 3 and not line.startswith("#") and p[-1].isdigit():
                 end = int(p[-1]) if end is None else max(end, int(p[-1]))
-    print("history: %d series, %d samples (%.1f M), %.2f GB of OpenMetrics, %d .. %d" %
-          (nseries, nsamples, nsamples / 1e6, os.path.getsize(om) / 1e9, start, end))
+    print("history: %s series, %d samples (%.1f M), %.2f GB of OpenMetrics, %d .. %d" %
+          (nseries or "(queried families of the fleet's)", nsamples, nsamples / 1e6, os.path.getsize(om) / 1e9,
+           start, end))
 
     # ---- load ----
     ours = os.path.join(work, "ours")

@@ -737,6 +737,9 @@ void tsdb__fcache_free(tsdb__fcache_t *c)
     tsdb__frame_unref(c->last);
     for (uint32_t i = 0; i < c->npins; i++) tsdb__frame_unref(c->pins[i]);
     im_free(c->pins);
+    for (size_t i = 0; i < c->captsc; i++) im_free(c->tsc[i].t);
+    im_free(c->tsc);
+    im_free(c->tslast.t);
     bool pin_all = c->pin_all;
     memset(c, 0, sizeof *c);
     c->pin_all = pin_all;
@@ -763,36 +766,89 @@ static const tsdb__frame_t *reader_frame(const tsdb__block_t *b, uint32_t idx, t
     return c->pins[idx];
 }
 
+/* The decoded timestamp column at (off, len) of the ts section for reader c
+ * (borrowed from c), NULL if malformed. Series of one target share a column:
+ * pinning readers keep every column decoded (a hash by offset), sequential
+ * ones the last. */
+static const tsdb__tscol_t *reader_ts(const tsdb__block_t *b, uint32_t off, uint32_t len,
+                                      tsdb__fcache_t *c)
+{
+    tsdb__tscol_t *e;
+    if (!c->pin_all) {
+        e = &c->tslast;
+        if (e->t && e->off == off && e->len == len) return e;
+    } else {
+        if (c->ntsc * 2 >= c->captsc) { /* grow (load <= 1/2) */
+            size_t nc = c->captsc ? c->captsc * 2 : 64;
+            tsdb__tscol_t *nt = im_calloc(nc, sizeof *nt);
+            for (size_t k = 0; k < c->captsc; k++) {
+                if (!c->tsc[k].t) continue;
+                size_t h = (c->tsc[k].off * 0x9e3779b1u) & (nc - 1);
+                while (nt[h].t) h = (h + 1) & (nc - 1);
+                nt[h] = c->tsc[k];
+            }
+            im_free(c->tsc);
+            c->tsc = nt;
+            c->captsc = nc;
+        }
+        size_t h = (off * 0x9e3779b1u) & (c->captsc - 1);
+        while (c->tsc[h].t && !(c->tsc[h].off == off && c->tsc[h].len == len))
+            h = (h + 1) & (c->captsc - 1);
+        e = &c->tsc[h];
+        if (e->t) return e;
+        c->ntsc++;
+    }
+    im_free(e->t);
+    e->t = NULL;
+    int64_t *t;
+    size_t n;
+    if (!tsdb__ts_decode(b->ts + off, len, NULL, &t, &n)) {
+        im_free(t);
+        if (c->pin_all) c->ntsc--;
+        return NULL;
+    }
+    *e = (tsdb__tscol_t){.off = off, .len = len, .t = t, .n = n};
+    return e;
+}
+
+bool tsdb__block_read_append(const tsdb__block_t *b, uint32_t i, tsdb__fcache_t *c, int64_t mint,
+                             int64_t maxt, int64_t **pt, double **pv, size_t *pn, size_t *pcap)
+{
+    const tsdb__bseries_t *s = &b->series[i];
+    const tsdb__frame_t *fr = reader_frame(b, s->frame, c);
+    if (!fr) return false;
+    const tsdb__tscol_t *tc = reader_ts(b, s->tsoff, s->tslen, c);
+    if (!tc || tc->n != s->n) return false;
+    if (*pn + s->n > *pcap || !*pt) {
+        size_t cap = *pcap ? *pcap : 128;
+        while (cap < *pn + s->n) cap *= 2;
+        *pt = im_realloc(*pt, cap * sizeof **pt);
+        *pv = im_realloc(*pv, cap * sizeof **pv);
+        *pcap = cap;
+    }
+    double *V = *pv + *pn;
+    if (!tsdb__vals_decode(fr->data + s->off, s->len, NULL, V, s->n)) return false;
+    int64_t *T = *pt + *pn;
+    const int64_t *ts = tc->t;
+    size_t w = 0;
+    for (size_t k = 0; k < s->n; k++) {
+        if (ts[k] < mint || ts[k] > maxt) continue;
+        T[w] = ts[k];
+        V[w] = V[k];
+        w++;
+    }
+    *pn += w;
+    return true;
+}
+
 bool tsdb__block_read(const tsdb__block_t *b, uint32_t i, tsdb__fcache_t *c, int64_t mint,
                       int64_t maxt, int64_t **t, double **v, size_t *n)
 {
-    const tsdb__bseries_t *s = &b->series[i];
     *t = NULL;
     *v = NULL;
     *n = 0;
-    const tsdb__frame_t *fr = reader_frame(b, s->frame, c);
-    if (!fr) return false;
-    int64_t *ts;
-    size_t nt;
-    if (!tsdb__ts_decode(b->ts + s->tsoff, s->tslen, NULL, &ts, &nt) || nt != s->n) {
-        im_free(ts);
-        return false;
-    }
-    double *vs = im_malloc(s->n * sizeof *vs);
-    if (!tsdb__vals_decode(fr->data + s->off, s->len, NULL, vs, s->n)) {
-        im_free(ts);
-        im_free(vs);
-        return false;
-    }
-    size_t w = 0;
-    for (size_t k = 0; k < nt; k++) {
-        if (ts[k] < mint || ts[k] > maxt) continue;
-        ts[w] = ts[k];
-        vs[w] = vs[k];
-        w++;
-    }
-    *t = ts;
-    *v = vs;
-    *n = w;
-    return true;
+    size_t cap = 0;
+    if (tsdb__block_read_append(b, i, c, mint, maxt, t, v, n, &cap)) return true;
+    *n = 0;
+    return false;
 }

@@ -124,18 +124,6 @@ static int cmp_tsv(const void *a, const void *b)
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static void push(int64_t **pt, double **pv, size_t *n, size_t *cap, int64_t t, double v)
-{
-    if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 128;
-        *pt = im_realloc(*pt, *cap * sizeof **pt);
-        *pv = im_realloc(*pv, *cap * sizeof **pv);
-    }
-    (*pt)[*n] = t;
-    (*pv)[*n] = v;
-    (*n)++;
-}
-
 /* Series i's samples within [mint, maxt] from all parts, merged by time, appended
  * to (*pt, *pv) (*n of capacity *cap, grown as needed). */
 static void decode_series(qset_t *s, size_t i, int64_t **pt, double **pv, size_t *pn, size_t *pcap)
@@ -145,14 +133,8 @@ static void decode_series(qset_t *s, size_t i, int64_t **pt, double **pv, size_t
     for (size_t p = 0; p < qs->nparts; p++) {
         const qpart_t *part = &qs->parts[p];
         if (part->b) {
-            int64_t *t;
-            double *v;
-            size_t n;
-            if (tsdb__block_read(part->b, part->idx, &s->caches[part->order], s->mint, s->maxt, &t,
-                                 &v, &n))
-                for (size_t k = 0; k < n; k++) push(pt, pv, pn, pcap, t[k], v[k]);
-            im_free(t);
-            im_free(v);
+            (void)tsdb__block_read_append(part->b, part->idx, &s->caches[part->order], s->mint,
+                                          s->maxt, pt, pv, pn, pcap);
         } else {
             for (size_t c = 0; c < part->nchunks; c++) /* bulk decode: iter_bulk.c */
                 tsdb__xor_decode_append(part->chunks[c].b, part->chunks[c].nbits, part->chunks[c].n,

@@ -393,14 +393,27 @@ void tsdb__frame_cache_stats(tsdb__frame_cache_t *c, tsdb__frame_cache_stats_t *
  * last frame is kept, nothing goes through the store's cache: compaction, the
  * fuzzer). With pin_all set (queries): every frame read stays pinned until
  * tsdb__fcache_free, and frames come from the block's store cache. */
+typedef struct tsdb__tscol {
+    uint32_t off, len; /* in the block's ts section */
+    int64_t *t;        /* owned, decoded; NULL = empty slot */
+    size_t n;
+} tsdb__tscol_t;
 typedef struct tsdb__fcache {
     bool pin_all;
     const tsdb__block_t *b;
     tsdb__frame_t *last;
     tsdb__frame_t **pins; /* owned, b->nframes entries (pin_all) */
     uint32_t npins;
+    /* decoded timestamp columns: all of them (pin_all, open hash by offset) or the last */
+    tsdb__tscol_t *tsc;
+    size_t ntsc, captsc;
+    tsdb__tscol_t tslast;
 } tsdb__fcache_t;
 void tsdb__fcache_free(tsdb__fcache_t *c);
+/* Appends series i of block b restricted to [mint, maxt] to (*t, *v) (*n of
+ * capacity *cap, grown as needed); false on corrupt data (*n unchanged). */
+bool tsdb__block_read_append(const tsdb__block_t *b, uint32_t i, tsdb__fcache_t *c, int64_t mint,
+                             int64_t maxt, int64_t **t, double **v, size_t *n, size_t *cap);
 /* Decodes series i of block b restricted to [mint, maxt] into *t / *v (owned by
  * the caller); false on corrupt data. */
 bool tsdb__block_read(const tsdb__block_t *b, uint32_t i, tsdb__fcache_t *c, int64_t mint,
