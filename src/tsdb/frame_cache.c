@@ -153,6 +153,21 @@ static tsdb__frame_t *decode(const tsdb__block_t *b, uint32_t idx)
     return f;
 }
 
+tsdb__frame_t *tsdb__frame_cached(tsdb__frame_cache_t *c, const tsdb__block_t *b, uint32_t idx)
+{
+    if (!c) return NULL;
+    pthread_mutex_lock(&c->mu);
+    tsdb__frame_t *f = lookup(c, b->id, idx);
+    if (f) {
+        c->hits++;
+        lru_unlink(c, f);
+        lru_push(c, f);
+        atomic_fetch_add(&f->refs, 1);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return f;
+}
+
 tsdb__frame_t *tsdb__frame_get(tsdb__frame_cache_t *c, const tsdb__block_t *b, uint32_t idx)
 {
     if (c) {

@@ -385,6 +385,8 @@ void tsdb__frame_cache_free(tsdb__frame_cache_t *c);
  * cached, else decoded (and cached when it fits); c may be NULL. NULL: corrupt. */
 tsdb__frame_t *tsdb__frame_get(tsdb__frame_cache_t *c, const tsdb__block_t *b, uint32_t idx);
 void tsdb__frame_unref(tsdb__frame_t *f);
+/* Frame idx of b referenced for the caller if c holds it (a hit), else NULL. */
+tsdb__frame_t *tsdb__frame_cached(tsdb__frame_cache_t *c, const tsdb__block_t *b, uint32_t idx);
 /* Drops every cached frame of a block (its last reference is going). */
 void tsdb__frame_cache_drop_block(tsdb__frame_cache_t *c, uint64_t block);
 void tsdb__frame_cache_stats(tsdb__frame_cache_t *c, tsdb__frame_cache_stats_t *o);

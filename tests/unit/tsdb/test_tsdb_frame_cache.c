@@ -8,7 +8,8 @@
  *  - the frames of a block leave the cache when the block goes;
  *  - the store reports hits, misses and bytes (tsdb_get_stats) and takes its
  *    limit from tsdb_opts_t (0 = default, < 0 = none);
- *  - readers on several threads share one cache (run under TSan: make tsan). */
+ *  - readers on several threads share one cache, and a select decodes its
+ *    frames up front on several threads (run under TSan: make test-tsan). */
 #include "util/base.h"
 
 #include <setjmp.h>
@@ -280,6 +281,64 @@ static void test_store_stats(void **state)
     }
 }
 
+/* A select over a block of many frames decodes them up front on several
+ * threads (querier.c prefetch_frames): each once, the answers right. */
+static void test_store_prefetch(void **state)
+{
+    (void)state;
+    tsdb_opts_t o = {
+        .dir = tt_dir, .no_background = true, .fsync = TSDB_FSYNC_NEVER, .max_future_ms = -1};
+    tsdb_t *db;
+    assert_int_equal(tsdb_open(&o, &db, NULL), IM_OK);
+    const im_labels_t *ls[NSER];
+    for (int i = 0; i < NSER; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "%04d", i);
+        ls[i] = im_labels_from_strs("__name__", "m", "s", name, NULL);
+    }
+    for (int k = 0; k < NSAMP; k++) {
+        tsdb_appender_t *a = tsdb_appender(db);
+        for (int i = 0; i < NSER; i++)
+            assert_int_equal(tsdb_appender_add(a, 0, ls[i], (int64_t)k * 15000, val(i, k), NULL),
+                             IM_OK);
+        assert_int_equal(tsdb_appender_commit(a, NULL), IM_OK);
+    }
+    for (int i = 0; i < NSER; i++) im_labels_unref(ls[i]);
+    assert_int_equal(tsdb_flush_head(db, NULL), IM_OK);
+    tsdb_queryable_t *q = tsdb_queryable(db);
+    for (int rep = 0; rep < 2; rep++) {
+        im_matcher_t *m;
+        assert_int_equal(im_matcher_new(IM_MATCH_EQ, "__name__", 8, "m", 1, &m, NULL), IM_OK);
+        tsdb_series_set_t *set;
+        assert_int_equal(q->vt->select(q, 0, INT64_MAX, &m, 1, NULL, &set, NULL), IM_OK);
+        assert_int_equal(set->n, NSER);
+        for (size_t i = 0; i < set->n; i++) {
+            size_t at = (i * 7) % set->n; /* out of order */
+            int want = (int)strtol(im_labels_get(set->series[at].labels, "s")->s, NULL, 10);
+            tsdb_iter_t *it = set->vt->iter(set, at);
+            int k = 0;
+            int64_t t;
+            double v;
+            while (it->vt->next(it)) {
+                it->vt->at(it, &t, &v);
+                if (t != (int64_t)k * 15000 || tt_dbits(v) != tt_dbits(val(want, k)))
+                    fail_msg("series %d sample %d: (%lld, %a)", want, k, (long long)t, v);
+                k++;
+            }
+            assert_int_equal(k, NSAMP);
+            it->vt->free(it);
+        }
+        set->vt->free(set);
+        im_matcher_free(m);
+    }
+    q->vt->close(q);
+    tsdb_stats_t st;
+    tsdb_get_stats(db, &st);
+    assert_true(st.frame_cache_misses >= 8);                      /* several frames: threads used */
+    assert_int_equal(st.frame_cache_hits, st.frame_cache_misses); /* 2nd select: all cached */
+    tsdb_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -287,6 +346,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pins_decode_once, tt_setup, tt_teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_readers, tt_setup, tt_teardown),
         cmocka_unit_test_setup_teardown(test_store_stats, tt_setup, tt_teardown),
+        cmocka_unit_test_setup_teardown(test_store_prefetch, tt_setup, tt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
