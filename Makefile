@@ -43,7 +43,7 @@ test-asan: build-asan
 
 # Only the tests that exercise threads: a whole TSan build would double the time
 # of `make test`; this part takes 3-4 minutes on 2 busy cores.
-TSAN_TESTS := test_concurrency test_parallel test_http test_scrape_workers
+TSAN_TESTS := test_concurrency test_parallel test_http test_scrape_workers test_tsdb_frame_cache
 TSAN_RE := $(shell echo $(TSAN_TESTS) | tr ' ' '|')
 test-tsan: deps
 	@cmake -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=Debug -DIM_TSAN=ON $(CMAKE_FLAGS) >/dev/null

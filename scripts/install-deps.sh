@@ -6,7 +6,7 @@ PKGS=(
   build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
   libcmocka-dev libpcre2-dev libxxhash-dev libcurl4-openssl-dev libmicrohttpd-dev
   libyaml-dev libjansson-dev libzstd-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler
-  libsnappy-dev
+  libsnappy-dev libdeflate-dev
   prometheus prometheus-alertmanager victoria-metrics prometheus-node-exporter
   python3 python3-prometheus-client curl procps bc time
 )

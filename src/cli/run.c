@@ -493,6 +493,11 @@ int run_daemon(const run_opts_t *o)
                                             : TSDB_FSYNC_TIMER;
     to.fsync_interval_ms = d.cfg->storage_fsync_interval_ms;
     to.max_future_ms = o->tsdb_max_future_ms;
+    {
+        bool fc_set = o->frame_cache_set || d.cfg->storage_frame_cache_set;
+        int64_t fc = o->frame_cache_set ? o->frame_cache_bytes : d.cfg->storage_frame_cache_bytes;
+        to.frame_cache_bytes = !fc_set ? 0 : fc > 0 ? fc : -1;
+    }
     to.limits = (tsdb_limits_t){o->tsdb_max_labels, o->tsdb_max_label_name_bytes,
                                 o->tsdb_max_label_value_bytes, o->tsdb_max_series_bytes};
     if (to.dir) {
@@ -693,6 +698,10 @@ static const cli_flag_t run_flags[] = {
      .help = "maximum bytes of blocks (e.g. 10GB; default none)"},
     {"storage.tsdb.wal-fsync", "POLICY", "timer", ENUM, F(o.wal_fsync),
      .choices = "timer|always|never", .help = "timer|always|never (default timer)"},
+    {"storage.frame-cache-size", "SIZE", "256MiB", SIZE, F(o.frame_cache_bytes),
+     .help =
+         "decoded block frames kept for queries\n(default storage.frame_cache_size, 256MiB;\n0B: "
+         "none)"},
     {"storage.memory-only", NULL, "false", BOOL, F(o.memory_only),
      .help = "keep everything in memory (no WAL, no blocks)"},
     {"storage.remote.max-wal-retention", "SIZE", "2GiB", SIZE, F(o.remote_max_wal_retention_bytes),
@@ -827,6 +836,7 @@ int cli_run(int argc, char **argv)
     const char *vals[IM_ARRAY_LEN(run_flags)];
     if (cli_flags_parse(&run_flagset, argc, argv, &c, vals)) return 2;
     o->handle_signals = true;
+    o->frame_cache_set = given(vals, "storage.frame-cache-size");
     if (c.log_level) {
         im_log_level_t lvl;
         im_log_parse_level(c.log_level, &lvl); /* one of the row's choices */

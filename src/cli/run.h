@@ -39,6 +39,9 @@ typedef struct run_opts {
     int64_t notify_queue_capacity;
     /* storage limits (tsdb/limits.h; 0 = defaults); max_future_ms < 0 = no check */
     int64_t tsdb_max_future_ms;
+    /* --storage.frame-cache-size (when frame_cache_set; else storage.frame_cache_size) */
+    bool frame_cache_set;
+    int64_t frame_cache_bytes;
     uint32_t tsdb_max_labels, tsdb_max_label_name_bytes, tsdb_max_label_value_bytes,
         tsdb_max_series_bytes;
     bool handle_signals; /* true for `infermon run` */

@@ -162,12 +162,15 @@ static im_rc dec_job(cfg_dec_t *d, const cfg_node_t *n, const scrape_config_t *c
 
 static im_rc dec_storage(cfg_dec_t *d, const cfg_node_t *n, scrape_config_t *c)
 {
-    static const char *const keys[] = {"path", "retention", "wal", "tsdb", "exemplars", NULL};
+    static const char *const keys[] = {"path",      "retention",        "wal", "tsdb",
+                                       "exemplars", "frame_cache_size", NULL};
     static const char *const rkeys[] = {"time", "size", NULL};
     static const char *const wkeys[] = {"fsync", "fsync_interval", NULL};
     im_rc rc = cfg_check_map(d, n, "storage", keys);
     if (rc) return rc;
     if ((rc = cfg_get_str(d, n, "path", &c->storage_path))) return rc;
+    c->storage_frame_cache_set = cfg_get(n, "frame_cache_size") != NULL;
+    if ((rc = cfg_get_bytes(d, n, "frame_cache_size", &c->storage_frame_cache_bytes))) return rc;
     const cfg_node_t *r = cfg_get(n, "retention");
     if (r) {
         if ((rc = cfg_check_map(d, r, "storage.retention", rkeys))) return rc;

@@ -91,6 +91,8 @@ typedef struct scrape_config {
     bool storage_fsync_set;
     scrape_fsync_t storage_fsync;
     int64_t storage_fsync_interval_ms;
+    bool storage_frame_cache_set; /* storage.frame_cache_size given (0 = cache nothing) */
+    int64_t storage_frame_cache_bytes;
     cfg_remote_write_t *remote_write; /* owned, typed (config/remote_write.h) */
     size_t nremote_write;
     cfg_llm_t llm;             /* the llm: section, typed (config/llm.h) */

@@ -191,6 +191,17 @@ enum MHD_Result http__metrics(http_server_t *s, http__req_t *r)
         (double)ts.block_bytes);
     one(&b, "infermon_tsdb_compactions_total", "counter", "Compactions run.",
         (double)ts.compactions);
+    one(&b, "infermon_tsdb_frame_cache_hits_total", "counter",
+        "Block frames a query found decoded in the frame cache.", (double)ts.frame_cache_hits);
+    one(&b, "infermon_tsdb_frame_cache_misses_total", "counter",
+        "Block frames a query had to decompress.", (double)ts.frame_cache_misses);
+    one(&b, "infermon_tsdb_frame_cache_evictions_total", "counter",
+        "Decoded frames evicted to stay within --storage.frame-cache-size.",
+        (double)ts.frame_cache_evictions);
+    one(&b, "infermon_tsdb_frame_cache_bytes", "gauge", "Bytes of decoded frames cached.",
+        (double)ts.frame_cache_bytes);
+    one(&b, "infermon_tsdb_frame_cache_limit_bytes", "gauge",
+        "The frame cache's limit (storage.frame_cache_size).", (double)ts.frame_cache_limit_bytes);
 
     fam(&b, "infermon_memory_bytes", "gauge", "Heap bytes accounted per subsystem.");
     for (int t = 0; t < IM_MEM_TAG_COUNT; t++) {

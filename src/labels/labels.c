@@ -73,6 +73,27 @@ static const im_labels_t *make_set(const im_label_t *l, uint32_t n)
     return ls;
 }
 
+const im_labels_t *im_labels_without(const im_labels_t *ls, const im_istr_t *name)
+{
+    uint32_t at = ls->n;
+    for (uint32_t i = 0; i < ls->n && at == ls->n; i++)
+        if (ls->l[i].name == name) at = i;
+    if (at == ls->n) return im_labels_ref(ls);
+    uint32_t n = ls->n - 1;
+    if (n == 0) return &empty_set;
+    im_labels_t *r = im_malloc_tag(IM_MEM_LABELS, sizeof *r + n * sizeof(im_label_t));
+    r->refs = 1;
+    r->n = n;
+    for (uint32_t i = 0, w = 0; i < ls->n; i++) {
+        if (i == at) continue;
+        r->l[w].name = im_istr_ref(ls->l[i].name);
+        r->l[w].value = im_istr_ref(ls->l[i].value);
+        w++;
+    }
+    r->hash = hash_pairs(r->l, n);
+    return r;
+}
+
 const im_labels_t *im_labels_from_strs(const char *name, ...)
 {
     im_labels_builder_t b;

@@ -51,6 +51,9 @@ const im_labels_t *im_labels_from_strs(const char *name, ...);
 
 /* Value of a label, or NULL. */
 const im_istr_t *im_labels_get(const im_labels_t *ls, const char *name);
+/* ls without the label named name (a new reference; ls itself, referenced,
+ * when it has no such label): no builder, one allocation. */
+const im_labels_t *im_labels_without(const im_labels_t *ls, const im_istr_t *name);
 const im_istr_t *im_labels_get_istr(const im_labels_t *ls, const im_istr_t *name);
 bool im_labels_equal(const im_labels_t *a, const im_labels_t *b);
 /* Prometheus' labels.Compare: pairwise name, then value; shorter first. */

@@ -202,14 +202,7 @@ static im_rc count_val(ev_t *ev, val_t *v)
 
 const im_labels_t *promql__drop_name(ev_t *ev, const im_labels_t *ls)
 {
-    if (!im_labels_get_istr(ls, ev->name_istr)) return im_labels_ref(ls);
-    im_labels_builder_t b;
-    im_lb_init(&b);
-    im_lb_load(&b, ls);
-    im_lb_del(&b, IM_METRIC_NAME);
-    const im_labels_t *r = im_lb_build(&b);
-    im_lb_free(&b);
-    return r;
+    return im_labels_without(ls, ev->name_istr);
 }
 
 void promql__compact(ev_t *ev, val_t *v)

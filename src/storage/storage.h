@@ -208,6 +208,9 @@ typedef struct storage_stats {
     uint64_t block_bytes;
     uint64_t blocks_corrupt; /* skipped at open */
     uint64_t compactions;
+    /* decoded block frames kept for queries (tsdb frame_cache.c) */
+    uint64_t frame_cache_hits, frame_cache_misses, frame_cache_evictions;
+    uint64_t frame_cache_bytes, frame_cache_limit_bytes;
 } storage_stats_t;
 
 /* Cardinality of the head's index, as /api/v1/status/tsdb reports it: the

@@ -704,6 +704,8 @@ im_rc tsdb__block_open(const char *path, tsdb__block_t **out, im_err_t *err)
     const char *sl = strrchr(b->path, '/');
     b->name = sl ? sl + 1 : b->path;
     atomic_store(&b->refs, 1);
+    static _Atomic uint64_t next_id;
+    b->id = atomic_fetch_add(&next_id, 1) + 1;
     *out = b;
     return IM_OK;
 }
@@ -716,6 +718,7 @@ void tsdb__block_ref(tsdb__block_t *b)
 void tsdb__block_unref(tsdb__block_t *b)
 {
     if (!b || atomic_fetch_sub(&b->refs, 1) != 1) return;
+    tsdb__frame_cache_drop_block(b->cache, b->id);
     if (atomic_load(&b->deleted) && tsdb__io_unlink(b->path) != IM_OK)
         IM_WARN("cannot delete a dropped block", "block=%s err=%s", im_logq(b->path),
                 im_logq(strerror(errno)));
@@ -731,52 +734,121 @@ void tsdb__block_unref(tsdb__block_t *b)
 
 void tsdb__fcache_free(tsdb__fcache_t *c)
 {
-    im_free(c->raw);
+    tsdb__frame_unref(c->last);
+    for (uint32_t i = 0; i < c->npins; i++) tsdb__frame_unref(c->pins[i]);
+    im_free(c->pins);
+    for (size_t i = 0; i < c->captsc; i++) im_free(c->tsc[i].t);
+    im_free(c->tsc);
+    im_free(c->tslast.t);
+    bool pin_all = c->pin_all;
     memset(c, 0, sizeof *c);
+    c->pin_all = pin_all;
+}
+
+/* The decoded frame idx of b for reader c (borrowed from c), NULL if corrupt. */
+static const tsdb__frame_t *reader_frame(const tsdb__block_t *b, uint32_t idx, tsdb__fcache_t *c)
+{
+    if (c->b != b) {
+        tsdb__fcache_free(c);
+        c->b = b;
+    }
+    if (!c->pin_all) {
+        if (c->last && c->last->idx == idx) return c->last;
+        tsdb__frame_unref(c->last);
+        c->last = tsdb__frame_get(NULL, b, idx);
+        return c->last;
+    }
+    if (!c->pins) {
+        c->npins = b->nframes;
+        c->pins = im_calloc(c->npins ? c->npins : 1, sizeof *c->pins);
+    }
+    if (!c->pins[idx]) c->pins[idx] = tsdb__frame_get(b->cache, b, idx);
+    return c->pins[idx];
+}
+
+/* The decoded timestamp column at (off, len) of the ts section for reader c
+ * (borrowed from c), NULL if malformed. Series of one target share a column:
+ * pinning readers keep every column decoded (a hash by offset), sequential
+ * ones the last. */
+static const tsdb__tscol_t *reader_ts(const tsdb__block_t *b, uint32_t off, uint32_t len,
+                                      tsdb__fcache_t *c)
+{
+    tsdb__tscol_t *e;
+    if (!c->pin_all) {
+        e = &c->tslast;
+        if (e->t && e->off == off && e->len == len) return e;
+    } else {
+        if (c->ntsc * 2 >= c->captsc) { /* grow (load <= 1/2) */
+            size_t nc = c->captsc ? c->captsc * 2 : 64;
+            tsdb__tscol_t *nt = im_calloc(nc, sizeof *nt);
+            for (size_t k = 0; k < c->captsc; k++) {
+                if (!c->tsc[k].t) continue;
+                size_t h = (c->tsc[k].off * 0x9e3779b1u) & (nc - 1);
+                while (nt[h].t) h = (h + 1) & (nc - 1);
+                nt[h] = c->tsc[k];
+            }
+            im_free(c->tsc);
+            c->tsc = nt;
+            c->captsc = nc;
+        }
+        size_t h = (off * 0x9e3779b1u) & (c->captsc - 1);
+        while (c->tsc[h].t && !(c->tsc[h].off == off && c->tsc[h].len == len))
+            h = (h + 1) & (c->captsc - 1);
+        e = &c->tsc[h];
+        if (e->t) return e;
+        c->ntsc++;
+    }
+    im_free(e->t);
+    e->t = NULL;
+    int64_t *t;
+    size_t n;
+    if (!tsdb__ts_decode(b->ts + off, len, NULL, &t, &n)) {
+        im_free(t);
+        if (c->pin_all) c->ntsc--;
+        return NULL;
+    }
+    *e = (tsdb__tscol_t){.off = off, .len = len, .t = t, .n = n};
+    return e;
+}
+
+bool tsdb__block_read_append(const tsdb__block_t *b, uint32_t i, tsdb__fcache_t *c, int64_t mint,
+                             int64_t maxt, int64_t **pt, double **pv, size_t *pn, size_t *pcap)
+{
+    const tsdb__bseries_t *s = &b->series[i];
+    const tsdb__frame_t *fr = reader_frame(b, s->frame, c);
+    if (!fr) return false;
+    const tsdb__tscol_t *tc = reader_ts(b, s->tsoff, s->tslen, c);
+    if (!tc || tc->n != s->n) return false;
+    if (*pn + s->n > *pcap || !*pt) {
+        size_t cap = *pcap ? *pcap : 128;
+        while (cap < *pn + s->n) cap *= 2;
+        *pt = im_realloc(*pt, cap * sizeof **pt);
+        *pv = im_realloc(*pv, cap * sizeof **pv);
+        *pcap = cap;
+    }
+    double *V = *pv + *pn;
+    if (!tsdb__vals_decode(fr->data + s->off, s->len, NULL, V, s->n)) return false;
+    int64_t *T = *pt + *pn;
+    const int64_t *ts = tc->t;
+    size_t w = 0;
+    for (size_t k = 0; k < s->n; k++) {
+        if (ts[k] < mint || ts[k] > maxt) continue;
+        T[w] = ts[k];
+        V[w] = V[k];
+        w++;
+    }
+    *pn += w;
+    return true;
 }
 
 bool tsdb__block_read(const tsdb__block_t *b, uint32_t i, tsdb__fcache_t *c, int64_t mint,
                       int64_t maxt, int64_t **t, double **v, size_t *n)
 {
-    const tsdb__bseries_t *s = &b->series[i];
     *t = NULL;
     *v = NULL;
     *n = 0;
-    if (!c->valid || c->b != b || c->frame != s->frame) {
-        const tsdb__bframe_t *f = &b->frames[s->frame];
-        if (c->cap < f->rawlen) {
-            im_free(c->raw);
-            c->raw = im_malloc(f->rawlen);
-            c->cap = f->rawlen;
-        }
-        c->valid = false;
-        size_t r = ZSTD_decompress(c->raw, f->rawlen, b->map + f->off, f->clen);
-        if (ZSTD_isError(r) || r != f->rawlen) return false;
-        c->valid = true;
-        c->b = b;
-        c->frame = s->frame;
-    }
-    int64_t *ts;
-    size_t nt;
-    if (!tsdb__ts_decode(b->ts + s->tsoff, s->tslen, NULL, &ts, &nt) || nt != s->n) {
-        im_free(ts);
-        return false;
-    }
-    double *vs = im_malloc(s->n * sizeof *vs);
-    if (!tsdb__vals_decode(c->raw + s->off, s->len, NULL, vs, s->n)) {
-        im_free(ts);
-        im_free(vs);
-        return false;
-    }
-    size_t w = 0;
-    for (size_t k = 0; k < nt; k++) {
-        if (ts[k] < mint || ts[k] > maxt) continue;
-        ts[w] = ts[k];
-        vs[w] = vs[k];
-        w++;
-    }
-    *t = ts;
-    *v = vs;
-    *n = w;
-    return true;
+    size_t cap = 0;
+    if (tsdb__block_read_append(b, i, c, mint, maxt, t, v, n, &cap)) return true;
+    *n = 0;
+    return false;
 }

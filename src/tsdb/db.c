@@ -115,6 +115,7 @@ static void blocks_add(tsdb_t *db, tsdb__block_t *b)
         db->capblocks = db->capblocks ? db->capblocks * 2 : 16;
         db->blocks = im_realloc(db->blocks, db->capblocks * sizeof *db->blocks);
     }
+    b->cache = db->fcache;
     db->blocks[db->nblocks++] = b;
     qsort(db->blocks, db->nblocks, sizeof *db->blocks, cmp_block);
 }
@@ -225,6 +226,9 @@ im_rc tsdb_open(const tsdb_opts_t *opts, tsdb_t **out, im_err_t *err)
     pthread_mutex_init(&db->maint_mu, NULL);
     pthread_mutex_init(&db->bg_mu, NULL);
     pthread_cond_init(&db->bg_cv, NULL);
+    if (db->opts.frame_cache_bytes == 0) db->opts.frame_cache_bytes = TSDB_DEFAULT_FRAME_CACHE;
+    db->fcache = tsdb__frame_cache_new(
+        db->opts.frame_cache_bytes < 0 ? 0 : (size_t)db->opts.frame_cache_bytes);
     db->head = tsdb__head_new(db->opts.block_range_ms);
     db->head->agent = db->opts.agent;
     db->head->replay_max_t = INT64_MAX;
@@ -316,6 +320,7 @@ void tsdb_close(tsdb_t *db)
     if (db->wal) tsdb__wal_close(db->wal);
     for (size_t i = 0; i < db->nblocks; i++) tsdb__block_unref(db->blocks[i]);
     im_free(db->blocks);
+    tsdb__frame_cache_free(db->fcache); /* after the blocks: they drop their frames */
     tsdb__head_free(db->head);
     if (db->lock_fd >= 0) close(db->lock_fd);
     im_free(db->dir);
@@ -889,6 +894,13 @@ void tsdb_get_stats(tsdb_t *db, tsdb_stats_t *o)
     o->wal_corruptions = atomic_load(&db->wal_corruptions);
     o->blocks_corrupt = atomic_load(&db->blocks_corrupt);
     o->compactions = atomic_load(&db->compactions);
+    tsdb__frame_cache_stats_t fs;
+    tsdb__frame_cache_stats(db->fcache, &fs);
+    o->frame_cache_hits = fs.hits;
+    o->frame_cache_misses = fs.misses;
+    o->frame_cache_evictions = fs.evictions;
+    o->frame_cache_bytes = fs.bytes;
+    o->frame_cache_limit_bytes = fs.limit;
     pthread_mutex_lock(&db->blocks_mu);
     o->blocks = db->nblocks;
     for (size_t i = 0; i < db->nblocks; i++) o->block_bytes += db->blocks[i]->bytes;

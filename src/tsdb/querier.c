@@ -7,14 +7,16 @@
  * An iterator decodes its series' samples within [mint, maxt] from all parts at
  * creation, merging by time (a sample present in several parts — e.g. a block and
  * the head right after persisting — is returned once). A series set and its
- * iterators are used by one thread at a time (the set caches the last
- * decompressed frame of each block) unless it has no block part: then iterators
- * only decode head chunk copies and may be created from several threads
- * (concurrent_iter); different sets are independent. */
+ * iterators are used by one thread at a time (the set pins every decoded frame
+ * it has read, taken from the store's frame cache: frame_cache.c) unless it has
+ * no block part: then iterators only decode head chunk copies and may be created
+ * from several threads (concurrent_iter); different sets are independent. */
 #include "util/base.h"
 
 #include <assert.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "tsdb/tsdb_int.h"
 
@@ -37,7 +39,7 @@ typedef struct qset {
     qseries_t *qs;          /* owned, parallel to pub.series */
     tsdb__block_t **blocks; /* referenced */
     size_t nblocks;
-    tsdb__fcache_t *caches; /* owned, one per block: the last frame read */
+    tsdb__fcache_t *caches; /* owned, one per block: the frames read (pinned) */
 } qset_t;
 
 typedef struct qiter {
@@ -124,18 +126,6 @@ static int cmp_tsv(const void *a, const void *b)
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static void push(int64_t **pt, double **pv, size_t *n, size_t *cap, int64_t t, double v)
-{
-    if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 128;
-        *pt = im_realloc(*pt, *cap * sizeof **pt);
-        *pv = im_realloc(*pv, *cap * sizeof **pv);
-    }
-    (*pt)[*n] = t;
-    (*pv)[*n] = v;
-    (*n)++;
-}
-
 /* Series i's samples within [mint, maxt] from all parts, merged by time, appended
  * to (*pt, *pv) (*n of capacity *cap, grown as needed). */
 static void decode_series(qset_t *s, size_t i, int64_t **pt, double **pv, size_t *pn, size_t *pcap)
@@ -145,14 +135,8 @@ static void decode_series(qset_t *s, size_t i, int64_t **pt, double **pv, size_t
     for (size_t p = 0; p < qs->nparts; p++) {
         const qpart_t *part = &qs->parts[p];
         if (part->b) {
-            int64_t *t;
-            double *v;
-            size_t n;
-            if (tsdb__block_read(part->b, part->idx, &s->caches[part->order], s->mint, s->maxt, &t,
-                                 &v, &n))
-                for (size_t k = 0; k < n; k++) push(pt, pv, pn, pcap, t[k], v[k]);
-            im_free(t);
-            im_free(v);
+            (void)tsdb__block_read_append(part->b, part->idx, &s->caches[part->order], s->mint,
+                                          s->maxt, pt, pv, pn, pcap);
         } else {
             for (size_t c = 0; c < part->nchunks; c++) /* bulk decode: iter_bulk.c */
                 tsdb__xor_decode_append(part->chunks[c].b, part->chunks[c].nbits, part->chunks[c].n,
@@ -312,6 +296,81 @@ static void gather_free(gather_t *g, bool parts_too)
     im_free(g->blocks);
 }
 
+/* ---- Decoding a select's frames up front ---- */
+
+typedef struct pf_job {
+    const tsdb__block_t *b;
+    uint32_t idx;
+    tsdb__frame_t **slot; /* the pin to fill */
+} pf_job_t;
+
+typedef struct pf {
+    pf_job_t *j;
+    size_t n;
+    _Atomic size_t next;
+} pf_t;
+
+static void *pf_run(void *arg)
+{
+    pf_t *p = arg;
+    for (size_t k; (k = atomic_fetch_add(&p->next, 1)) < p->n;)
+        *p->j[k].slot = tsdb__frame_get(p->j[k].b->cache, p->j[k].b, p->j[k].idx);
+    return NULL;
+}
+
+/* Pins, for each block, the frames the set's series lie in: cached ones at
+ * once, the others decompressed on up to 4 threads (one per CPU, the caller
+ * one of them). A cold histogram query over a compacted block needs dozens of
+ * 1 MiB zstd frames; decoding them one by one in the iterators was most of its
+ * time. A frame that fails to decode stays unpinned (the read reports it). */
+static void prefetch_frames(qset_t *s)
+{
+    pf_t p = {0};
+    size_t cap = 0;
+    uint8_t **need = im_calloc(s->nblocks, sizeof *need);
+    for (size_t i = 0; i < s->nblocks; i++) {
+        const tsdb__block_t *b = s->blocks[i];
+        need[i] = im_calloc(b->nframes ? b->nframes : 1, 1);
+        tsdb__fcache_t *c = &s->caches[i];
+        c->b = b;
+        c->npins = b->nframes;
+        c->pins = im_calloc(b->nframes ? b->nframes : 1, sizeof *c->pins);
+    }
+    for (size_t k = 0; k < s->pub.n; k++)
+        for (size_t q = 0; q < s->qs[k].nparts; q++) {
+            const qpart_t *part = &s->qs[k].parts[q];
+            if (part->b) need[part->order][part->b->series[part->idx].frame] = 1;
+        }
+    for (size_t i = 0; i < s->nblocks; i++) {
+        const tsdb__block_t *b = s->blocks[i];
+        for (uint32_t f = 0; f < b->nframes; f++) {
+            if (!need[i][f]) continue;
+            tsdb__frame_t *fr = tsdb__frame_cached(b->cache, b, f);
+            if (fr) {
+                s->caches[i].pins[f] = fr;
+                continue;
+            }
+            if (p.n == cap) {
+                cap = cap ? cap * 2 : 16;
+                p.j = im_realloc(p.j, cap * sizeof *p.j);
+            }
+            p.j[p.n++] = (pf_job_t){b, f, &s->caches[i].pins[f]};
+        }
+        im_free(need[i]);
+    }
+    im_free(need);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nth = cpus < 1 ? 1 : cpus > 4 ? 4 : (size_t)cpus;
+    if (nth > p.n) nth = p.n;
+    pthread_t th[3];
+    size_t started = 0;
+    for (size_t t = 1; t < nth; t++)
+        if (pthread_create(&th[started], NULL, pf_run, &p) == 0) started++;
+    pf_run(&p);
+    for (size_t t = 0; t < started; t++) pthread_join(th[t], NULL);
+    im_free(p.j);
+}
+
 static im_rc q_select(tsdb_queryable_t *qa, int64_t mint, int64_t maxt, im_matcher_t *const *ms,
                       size_t nms, const tsdb_select_hints_t *hints, tsdb_series_set_t **out,
                       im_err_t *err)
@@ -354,10 +413,12 @@ static im_rc q_select(tsdb_queryable_t *qa, int64_t mint, int64_t maxt, im_match
     s->blocks = g.blocks;
     s->nblocks = g.nblocks;
     s->caches = im_calloc(g.nblocks + 1, sizeof *s->caches);
+    for (size_t i = 0; i < g.nblocks + 1; i++) s->caches[i].pin_all = true;
     s->pub.concurrent_iter = s->nblocks == 0; /* head chunk copies only: no frame cache */
     g.blocks = NULL;
     g.nblocks = 0;
     gather_free(&g, false);
+    if (s->nblocks) prefetch_frames(s);
     *out = &s->pub;
     return IM_OK;
 }

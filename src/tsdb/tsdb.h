@@ -137,7 +137,11 @@ typedef struct tsdb_opts {
      * chunks, nothing is persisted into blocks) and maintenance deletes the WAL
      * segments below wal_keep (the queues have sent them). */
     bool agent;
+    /* Bytes of decoded block frames kept for later queries (frame_cache.c);
+     * 0 = TSDB_DEFAULT_FRAME_CACHE, < 0 = none (a query still decodes each frame once). */
+    int64_t frame_cache_bytes;
 } tsdb_opts_t;
+#define TSDB_DEFAULT_FRAME_CACHE ((int64_t)256 << 20)
 
 im_rc tsdb_open(const tsdb_opts_t *opts, tsdb_t **out, im_err_t *err);
 /* Flushes and fsyncs the WAL, stops background work, frees everything. */

@@ -321,10 +321,14 @@ typedef struct tsdb__bframe {
     uint32_t clen, rawlen;
 } tsdb__bframe_t;
 
+typedef struct tsdb__frame_cache tsdb__frame_cache_t;
+
 typedef struct tsdb__block {
     _Atomic uint32_t refs;
-    char *path;       /* owned */
-    const char *name; /* points into path */
+    uint64_t id;                /* unique in the process: the frame cache's key */
+    tsdb__frame_cache_t *cache; /* the store's decoded frames (NULL: none); set by db.c */
+    char *path;                 /* owned */
+    const char *name;           /* points into path */
     int64_t mint, maxt;
     uint64_t nseries, nsamples;
     uint64_t bytes; /* file size */
@@ -358,15 +362,60 @@ im_rc tsdb__block_validate(const uint8_t *p, size_t len, im_err_t *err);
 void tsdb__block_ref(tsdb__block_t *b);
 void tsdb__block_unref(tsdb__block_t *b);
 
-/* Frame cache for reading a block's series one after another. */
+/* ---- Decoded frames (frame_cache.c) ---- */
+
+/* A decoded value frame: referenced by the cache while cached and by each pin. */
+typedef struct tsdb__frame {
+    _Atomic uint32_t refs;
+    uint32_t idx;
+    uint64_t block;
+    struct tsdb__frame *prev, *next, *hnext; /* cache links (under its mutex) */
+    uint32_t len;
+    uint8_t data[];
+} tsdb__frame_t;
+
+typedef struct tsdb__frame_cache_stats {
+    uint64_t hits, misses, evictions, bytes, frames, limit;
+} tsdb__frame_cache_stats_t;
+
+/* A cache of at most limit bytes of decoded frames (0: caches nothing). */
+tsdb__frame_cache_t *tsdb__frame_cache_new(size_t limit);
+void tsdb__frame_cache_free(tsdb__frame_cache_t *c);
+/* Frame idx of block b, referenced for the caller (tsdb__frame_unref): from c when
+ * cached, else decoded (and cached when it fits); c may be NULL. NULL: corrupt. */
+tsdb__frame_t *tsdb__frame_get(tsdb__frame_cache_t *c, const tsdb__block_t *b, uint32_t idx);
+void tsdb__frame_unref(tsdb__frame_t *f);
+/* Frame idx of b referenced for the caller if c holds it (a hit), else NULL. */
+tsdb__frame_t *tsdb__frame_cached(tsdb__frame_cache_t *c, const tsdb__block_t *b, uint32_t idx);
+/* Drops every cached frame of a block (its last reference is going). */
+void tsdb__frame_cache_drop_block(tsdb__frame_cache_t *c, uint64_t block);
+void tsdb__frame_cache_stats(tsdb__frame_cache_t *c, tsdb__frame_cache_stats_t *o);
+
+/* A reader's frames of one block. Zero-initialised: sequential reading (the
+ * last frame is kept, nothing goes through the store's cache: compaction, the
+ * fuzzer). With pin_all set (queries): every frame read stays pinned until
+ * tsdb__fcache_free, and frames come from the block's store cache. */
+typedef struct tsdb__tscol {
+    uint32_t off, len; /* in the block's ts section */
+    int64_t *t;        /* owned, decoded; NULL = empty slot */
+    size_t n;
+} tsdb__tscol_t;
 typedef struct tsdb__fcache {
+    bool pin_all;
     const tsdb__block_t *b;
-    uint32_t frame;
-    uint8_t *raw; /* owned */
-    size_t cap;
-    bool valid;
+    tsdb__frame_t *last;
+    tsdb__frame_t **pins; /* owned, b->nframes entries (pin_all) */
+    uint32_t npins;
+    /* decoded timestamp columns: all of them (pin_all, open hash by offset) or the last */
+    tsdb__tscol_t *tsc;
+    size_t ntsc, captsc;
+    tsdb__tscol_t tslast;
 } tsdb__fcache_t;
 void tsdb__fcache_free(tsdb__fcache_t *c);
+/* Appends series i of block b restricted to [mint, maxt] to (*t, *v) (*n of
+ * capacity *cap, grown as needed); false on corrupt data (*n unchanged). */
+bool tsdb__block_read_append(const tsdb__block_t *b, uint32_t i, tsdb__fcache_t *c, int64_t mint,
+                             int64_t maxt, int64_t **t, double **v, size_t *n, size_t *cap);
 /* Decodes series i of block b restricted to [mint, maxt] into *t / *v (owned by
  * the caller); false on corrupt data. */
 bool tsdb__block_read(const tsdb__block_t *b, uint32_t i, tsdb__fcache_t *c, int64_t mint,
@@ -385,7 +434,8 @@ struct tsdb {
     pthread_mutex_t blocks_mu;
     tsdb__block_t **blocks; /* referenced, sorted by mint */
     size_t nblocks, capblocks;
-    pthread_mutex_t maint_mu; /* one maintenance round at a time */
+    tsdb__frame_cache_t *fcache; /* owned: decoded block frames (frame_cache.c) */
+    pthread_mutex_t maint_mu;    /* one maintenance round at a time */
     _Atomic uint64_t samples_appended, out_of_order, duplicates, out_of_bounds;
     _Atomic uint64_t too_far_future, over_limits;
     _Atomic uint64_t wal_fsyncs, wal_fsync_ns, wal_corruptions, blocks_corrupt, compactions;

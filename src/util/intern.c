@@ -2,9 +2,14 @@
  *
  * Invariants:
  *  1. A string is in exactly one shard's table (chosen by hash) while refs > 0.
- *  2. refs is only read or written with the shard's mutex held; the entry is
- *     unlinked and freed under the same lock when refs drops to 0, so a
- *     concurrent im_intern can never resurrect a freed entry. */
+ *  2. refs is atomic. Taking a reference of a string one holds, and dropping
+ *     one that is not the last, need no lock (the hot path: the PromQL engine
+ *     refs and unrefs label names per series and step). The last reference is
+ *     dropped under the shard's mutex, and the entry is unlinked and freed in
+ *     the same critical section when refs reaches 0; im_intern finds entries
+ *     and increments refs under that mutex only, so it never resurrects a
+ *     freed entry, and a string whose refs fell to 0 is never referenced
+ *     again (nobody else held it). */
 #include "util/base.h"
 
 #include <pthread.h>
@@ -62,14 +67,14 @@ const im_istr_t *im_intern(const char *s, size_t len)
     size_t b = (h >> 6) & (sh->nbuckets - 1);
     for (im_istr_t *e = sh->tab[b]; e; e = e->next) {
         if (e->hash == h && e->len == len && memcmp(e->s, s, len) == 0) {
-            e->refs++;
+            __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
             pthread_mutex_unlock(&sh->mu);
             return e;
         }
     }
     im_istr_t *e = im_malloc_tag(IM_MEM_LABELS, sizeof *e + len + 1);
     e->hash = h;
-    e->refs = 1;
+    __atomic_store_n(&e->refs, 1, __ATOMIC_RELAXED);
     e->len = (uint32_t)len;
     if (len) memcpy(e->s, s, len);
     e->s[len] = '\0';
@@ -90,10 +95,7 @@ const im_istr_t *im_intern_cstr(const char *s)
 const im_istr_t *im_istr_ref(const im_istr_t *cs)
 {
     im_istr_t *s = (im_istr_t *)cs;
-    shard_t *sh = &shards[s->hash & (SHARDS - 1)];
-    pthread_mutex_lock(&sh->mu);
-    s->refs++;
-    pthread_mutex_unlock(&sh->mu);
+    __atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED); /* the caller holds one */
     return s;
 }
 
@@ -101,9 +103,15 @@ void im_istr_unref(const im_istr_t *cs)
 {
     if (!cs) return;
     im_istr_t *s = (im_istr_t *)cs;
+    /* not the last reference: drop it without the lock */
+    uint32_t r = __atomic_load_n(&s->refs, __ATOMIC_RELAXED);
+    while (r > 1)
+        if (__atomic_compare_exchange_n(&s->refs, &r, r - 1, true, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED))
+            return;
     shard_t *sh = &shards[s->hash & (SHARDS - 1)];
     pthread_mutex_lock(&sh->mu);
-    if (--s->refs == 0) {
+    if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0) {
         size_t b = (s->hash >> 6) & (sh->nbuckets - 1);
         im_istr_t **pp = &sh->tab[b];
         while (*pp != s) pp = &(*pp)->next;

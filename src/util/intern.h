@@ -3,7 +3,8 @@
  * An interned string exists once per process: two interned strings are equal iff
  * their pointers are equal. im_intern returns a new reference that the caller
  * owns and releases with im_istr_unref; im_istr_ref adds one. The table is
- * sharded and mutex-protected, so any thread may intern and release.
+ * sharded and mutex-protected, so any thread may intern and release; im_istr_ref
+ * and an unref that is not the last take no lock (atomic counts).
  *
  * The bytes are NUL-terminated (s[len] == 0) and may contain any byte value,
  * including NUL inside (len is authoritative). */
@@ -15,7 +16,7 @@
 typedef struct im_istr {
     struct im_istr *next; /* hash chain, owned by the table */
     uint64_t hash;        /* im_hash of the bytes */
-    uint32_t refs;        /* protected by the shard lock */
+    uint32_t refs;        /* atomic (__atomic builtins); the last unref takes the shard lock */
     uint32_t len;
     char s[]; /* NUL-terminated */
 } im_istr_t;

@@ -115,6 +115,7 @@ static void test_full(void **state)
         "alerting:\n  alertmanagers:\n    - static_configs: [{targets: ['am:9093']}]\n"
         "remote_write:\n  - url: http://x/api/v1/write\n"
         "storage:\n  path: /tmp/d\n  retention: {time: 30d, size: 10GB}\n  wal: {fsync: always}\n"
+        "  frame_cache_size: 64MiB\n"
         "llm:\n  ttft_p95_target_seconds: 1.5\n  vllm_names: old\n"
         "scrape_configs:\n"
         "  - job_name: j\n    params: {module: [a, b]}\n    honor_labels: true\n"
@@ -137,6 +138,8 @@ static void test_full(void **state)
     assert_int_equal(c->retention_bytes, 10LL << 30);
     assert_true(c->storage_fsync_set);
     assert_int_equal(c->storage_fsync, SCRAPE_FSYNC_ALWAYS);
+    assert_true(c->storage_frame_cache_set);
+    assert_int_equal(c->storage_frame_cache_bytes, 64LL << 20);
     scrape_job_cfg_t *j = &c->jobs[0];
     assert_int_equal(j->nparams, 2);
     assert_int_equal(j->body_size_limit, 1 << 20);

@@ -51,6 +51,36 @@ static void test_sets(void **state)
     assert_int_equal(im_labels_empty()->n, 0);
 }
 
+/* im_labels_without equals what the builder gives, keeps refcounts right */
+static void test_without(void **state)
+{
+    (void)state;
+    const im_labels_t *a = im_labels_from_strs("__name__", "up", "job", "api", "le", "1", NULL);
+    const im_istr_t *name = im_intern_cstr("__name__"), *le = im_intern_cstr("le"),
+                    *nope = im_intern_cstr("nope");
+    const im_labels_t *w = im_labels_without(a, name);
+    const im_labels_t *want = im_labels_from_strs("job", "api", "le", "1", NULL);
+    assert_true(im_labels_equal(w, want));
+    assert_int_equal(w->hash, want->hash);
+    const im_labels_t *w2 = im_labels_without(w, le);
+    const im_labels_t *want2 = im_labels_from_strs("job", "api", NULL);
+    assert_true(im_labels_equal(w2, want2));
+    assert_int_equal(w2->hash, want2->hash);
+    assert_ptr_equal(im_labels_without(a, nope), a); /* referenced, not copied */
+    im_labels_unref(a);
+    const im_labels_t *one = im_labels_from_strs("__name__", "x", NULL);
+    assert_ptr_equal(im_labels_without(one, name), im_labels_empty());
+    im_labels_unref(one);
+    im_labels_unref(a);
+    im_labels_unref(w);
+    im_labels_unref(want);
+    im_labels_unref(w2);
+    im_labels_unref(want2);
+    im_istr_unref(name);
+    im_istr_unref(le);
+    im_istr_unref(nope);
+}
+
 static void test_builder(void **state)
 {
     (void)state;
@@ -215,8 +245,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sets),     cmocka_unit_test(test_builder),
-        cmocka_unit_test(test_matchers), cmocka_unit_test(test_validity),
-        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_without),  cmocka_unit_test(test_matchers),
+        cmocka_unit_test(test_validity), cmocka_unit_test(test_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 #include "scrape/scrape.h"
 #include "scrape/scrape_int.h"
 #include "tsdb/tsdb.h"
+#include "util/gzip.h"
 
 /* ---- target labels ---- */
 
@@ -80,6 +81,50 @@ static void test_target_labels(void **state)
 
 /* ---- a tiny exporter ---- */
 
+/* A gzip answer (Content-Encoding: gzip) for the /gz* paths, NULL for others:
+ * /gz two gzip members (each a part of the body) when the scraper asked for
+ * gzip, else a plain body without the g series; /gzbad a corrupt stream;
+ * /gzbig 2,000 bytes inflated from a few dozen. */
+static struct MHD_Response *gzip_answer(struct MHD_Connection *conn, const char *url)
+{
+    const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding");
+    bool wants = ae && strstr(ae, "gzip");
+    im_buf_t z;
+    im_buf_init(&z, 0);
+    if (!strcmp(url, "/gz")) {
+        if (!wants) {
+            const char *plain = "nogzip 1\n";
+            return MHD_create_response_from_buffer(strlen(plain), (void *)plain,
+                                                   MHD_RESPMEM_MUST_COPY);
+        }
+        const char *p1 = "g{i=\"1\"} 1\n", *p2 = "g{i=\"2\"} 2\n";
+        im_buf_t z2;
+        im_buf_init(&z2, 0);
+        assert_true(im_gzip(p1, strlen(p1), 6, &z));
+        assert_true(im_gzip(p2, strlen(p2), 6, &z2));
+        assert_int_equal(im_buf_append(&z, z2.data, z2.len), IM_OK);
+        im_buf_free(&z2);
+    } else if (!strcmp(url, "/gzbad")) {
+        const char *p = "g 1\n";
+        assert_true(im_gzip(p, strlen(p), 6, &z));
+        for (size_t i = 10; i < z.len - 8; i++) z.data[i] = (char)0xff;
+    } else if (!strcmp(url, "/gzbig")) {
+        char big[2001];
+        memset(big, '#', 2000);
+        big[0] = '\n';
+        big[2000] = 0;
+        for (size_t i = 1; i < 2000; i += 100) big[i] = '#';
+        big[1999] = '\n';
+        assert_true(im_gzip(big, 2000, 6, &z));
+    } else {
+        return NULL;
+    }
+    struct MHD_Response *r = MHD_create_response_from_buffer(z.len, z.data, MHD_RESPMEM_MUST_COPY);
+    im_buf_free(&z);
+    MHD_add_response_header(r, "Content-Encoding", "gzip");
+    return r;
+}
+
 static pthread_mutex_t body_mu = PTHREAD_MUTEX_INITIALIZER;
 static char body_a[4096];
 static char body_churn[4096];
@@ -108,12 +153,17 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char 
         body = "m{i=\"1\"} 1\nm{i=\"2\"} 2\nm{i=\"3\"} 3\n";
     } else if (!strcmp(url, "/long")) {
         body = "m{v=\"0123456789abcdef\"} 1\n";
+    } else if (!strncmp(url, "/gz", 3)) {
+        body = ""; /* gzip_answer */
     } else {
         code = 404;
         body = "not found\n";
     }
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *r = gzip_answer(conn, url);
+    if (r)
+        code = 200;
+    else
+        r = MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
     MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4");
     enum MHD_Result ret = MHD_queue_response(conn, code, r);
     MHD_destroy_response(r);
@@ -196,8 +246,14 @@ static void test_scrapes(void **state)
              "  - job_name: bodylimit\n    metrics_path: /many\n    body_size_limit: 10B\n"
              "    static_configs: [{targets: ['127.0.0.1:%u']}]\n"
              "  - job_name: tlimit\n    metrics_path: /many\n    target_limit: 1\n"
-             "    static_configs: [{targets: ['127.0.0.1:%u', 'localhost:%u']}]\n",
-             port, port, port, port, port, port, port, port, port);
+             "    static_configs: [{targets: ['127.0.0.1:%u', 'localhost:%u']}]\n"
+             "  - job_name: gz\n    metrics_path: /gz\n"
+             "    static_configs: [{targets: ['127.0.0.1:%u']}]\n"
+             "  - job_name: gzbad\n    metrics_path: /gzbad\n"
+             "    static_configs: [{targets: ['127.0.0.1:%u']}]\n"
+             "  - job_name: gzbig\n    metrics_path: /gzbig\n    body_size_limit: 1000B\n"
+             "    static_configs: [{targets: ['127.0.0.1:%u']}]\n",
+             port, port, port, port, port, port, port, port, port, port, port, port);
     scrape_config_t *c = cfg(y);
     tsdb_opts_t to;
     memset(&to, 0, sizeof to);
@@ -213,7 +269,7 @@ static void test_scrapes(void **state)
     for (int i = 0; i < 200; i++) {
         scrape_stats_t st0;
         scrape_manager_stats(m, &st0);
-        if (st0.scrapes_total >= 18) break;
+        if (st0.scrapes_total >= 24) break;
         sleep_ms(100);
     }
     sleep_ms(150);
@@ -247,10 +303,22 @@ static void test_scrapes(void **state)
     assert_true(last_sample(db, "up", "job", "tlimit", &v, &n));
     assert_true(v == 0);
     assert_false(has_series(db, "m", "job", "tlimit"));
+    /* gzip bodies: asked for, every member inflated; corrupt or too big: down */
+    assert_true(last_sample(db, "up", "job", "gz", &v, &n));
+    assert_true(v == 1);
+    assert_true(last_sample(db, "g", "i", "1", &v, &n));
+    assert_true(v == 1);
+    assert_true(last_sample(db, "g", "i", "2", &v, &n));
+    assert_true(v == 2);
+    assert_false(has_series(db, "nogzip", "job", "gz"));
+    assert_true(last_sample(db, "up", "job", "gzbad", &v, &n));
+    assert_true(v == 0);
+    assert_true(last_sample(db, "up", "job", "gzbig", &v, &n));
+    assert_true(v == 0);
 
     scrape_targets_t t;
     scrape_manager_targets(m, &t);
-    assert_int_equal(t.nactive, 9);
+    assert_int_equal(t.nactive, 12);
     for (size_t i = 0; i < t.nactive; i++) {
         const char *j = t.active[i].job, *e = t.active[i].last_error;
         if (!strcmp(j, "missing"))
@@ -265,6 +333,9 @@ static void test_scrapes(void **state)
             assert_int_equal(t.active[i].health, SCRAPE_HEALTH_UP);
         }
         if (!strcmp(j, "garbage")) assert_true(strlen(e) > 0);
+        if (!strcmp(j, "gz")) assert_string_equal(e, "");
+        if (!strcmp(j, "gzbad")) assert_string_equal(e, "gzip: invalid compressed data");
+        if (!strcmp(j, "gzbig")) assert_string_equal(e, "body size limit exceeded");
     }
     scrape_targets_free(&t);
     scrape_metadata_t *md;
