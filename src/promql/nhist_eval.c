@@ -68,9 +68,28 @@ void promql__nh_strip(ev_t *ev, val_t *v)
     if (any) promql__compact(ev, v);
 }
 
-static double box(ev_t *ev, storage_fh_t *h)
+/* The histogram pass's mark of a mixed window (a signalling NaN no float
+ * computation makes): merge removes the float pass's value there. */
+#define MIXED_BITS 0x7ff0000000000003ULL
+
+static double mixed_mark(void)
 {
-    return h ? storage_fh_box(h) : NAN;
+    uint64_t b = MIXED_BITS;
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+static bool is_mixed_mark(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return b == MIXED_BITS;
+}
+
+static double box(storage_fh_t *h)
+{
+    return h ? storage_fh_box(h) : mixed_mark();
 }
 
 static const storage_fh_t *hist_at(const vser_t *s, size_t k)
@@ -100,6 +119,10 @@ static void merge(ev_t *ev, val_t *out, val_t *hv)
         }
         for (size_t k = 0; k < ev->nsteps; k++) {
             if (!h->has[k]) continue;
+            if (is_mixed_mark(h->v[k])) { /* a mixed window: warned, no value */
+                f->has[k] = 0;
+                continue;
+            }
             if (f->has[k] && !storage_fh_is_box(f->v[k])) {
                 f->has[k] = 0;
                 const im_istr_t *nm = im_labels_get_istr(h->labels, ev->name_istr);
@@ -316,14 +339,13 @@ static im_rc eval_hist_range(ev_t *ev, const promql_call_t *c, rfn_t fn, val_t *
                              "PromQL warning: encountered a mix of histograms and floats for "
                              "metric name \"%s\"",
                              nm ? nm->s : "");
-                continue;
             }
-            if (!res) continue;
+            if (!res && !mixed) continue;
             if (idx == SIZE_MAX)
                 idx = promql__val_add(
                     ev, out, fn == RF_LAST ? im_labels_ref(ls) : promql__drop_name(ev, ls));
             out->s[idx].has[i] = 1;
-            out->s[idx].v[i] = box(ev, res);
+            out->s[idx].v[i] = box(res); /* or the mixed mark */
         }
     }
     promql__rsrc_close(ev, r);
