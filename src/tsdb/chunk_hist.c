@@ -177,7 +177,8 @@ static double at(const double *v, uint32_t n, int32_t off, int32_t idx)
 
 static bool integral(double v)
 {
-    return v == (double)(int64_t)v && v < TWO53 && v > -TWO53 && !(v == 0 && __builtin_signbit(v));
+    /* the range first: the conversion of a larger value is undefined */
+    return v < TWO53 && v > -TWO53 && v == (double)(int64_t)v && !(v == 0 && __builtin_signbit(v));
 }
 
 void tsdb__hist_append(tsdb__hist_enc_t *e, int64_t t, const storage_fh_t *h)
@@ -281,6 +282,9 @@ bool tsdb__hist_decode(const uint8_t *p, size_t len, int64_t **pt, storage_fh_t 
         return false;
     if (npos + nneg > TSDB_HIST_FMT_MAX_BUCKETS || ncustom > TSDB_HIST_FMT_MAX_CUSTOM) return false;
     if (ncustom && schema != STORAGE_FH_CUSTOM) return false;
+    /* custom buckets: indices 0..ncustom, no negative side */
+    if (schema == STORAGE_FH_CUSTOM && (nneg || (npos && (poff < 0 || poff + npos > ncustom + 1))))
+        return false;
     if ((uint64_t)(end - p) < ncustom * 8) return false;
     const uint8_t *cp = p;
     p += ncustom * 8;
