@@ -440,7 +440,7 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
     for (size_t si = 0; si < set->n; si++) {
         if ((rc = promql__check(ev)) != IM_OK) break;
         size_t n = series_read_all(set, si, &bt, &bv, &bcap);
-        n = promql__nh_fix(ev->nh, set->hist_boxes, want_hists && !want_ts, bt, bv, n);
+        n = promql__nh_fix(ev->nh, set->hist_boxes, want_hists || want_ts, bt, bv, n);
         size_t idx = promql__val_add(ev, out, im_labels_ref(set->series[si].labels));
         vser_t *s = &out->s[idx];
         size_t j = 0;              /* samples [0, j) are at or before the step's time */

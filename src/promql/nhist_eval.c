@@ -104,7 +104,10 @@ static im_rc eval_hists(ev_t *ev, const promql_expr_t *e, val_t *out)
     return promql__eval(ev, e, out);
 }
 
-/* Merges the histogram pass's series (hv, freed) into out by labels. */
+/* Merges the histogram pass's series (hv, freed) into out by labels: a histogram
+ * where the float pass has a float is a mix (no value, a warning), a float of the
+ * histogram pass (count_over_time, histogram_quantile, …) replaces the float
+ * pass's, the mixed mark removes it. */
 static void merge(ev_t *ev, val_t *out, val_t *hv)
 {
     for (size_t i = 0; i < hv->n; i++) {
@@ -123,7 +126,7 @@ static void merge(ev_t *ev, val_t *out, val_t *hv)
                 f->has[k] = 0;
                 continue;
             }
-            if (f->has[k] && !storage_fh_is_box(f->v[k])) {
+            if (f->has[k] && !storage_fh_is_box(f->v[k]) && storage_fh_is_box(h->v[k])) {
                 f->has[k] = 0;
                 const im_istr_t *nm = im_labels_get_istr(h->labels, ev->name_istr);
                 promql__warn(ev,
@@ -215,12 +218,25 @@ static im_rc eval_hist_fn(ev_t *ev, const promql_call_t *c, val_t *out)
 
 /* ---- Range functions ---- */
 
-typedef enum rfn { RF_RATE, RF_INCREASE, RF_DELTA, RF_LAST, RF_SUM, RF_AVG, RF_NONE } rfn_t;
+typedef enum rfn {
+    RF_RATE,
+    RF_INCREASE,
+    RF_DELTA,
+    RF_LAST,
+    RF_SUM,
+    RF_AVG,
+    RF_IRATE,
+    RF_IDELTA,
+    RF_COUNT,
+    RF_PRESENT,
+    RF_NONE
+} rfn_t;
 
 static rfn_t range_fn(const promql_call_t *c)
 {
-    static const char *const names[] = {"rate",           "increase",      "delta",
-                                        "last_over_time", "sum_over_time", "avg_over_time"};
+    static const char *const names[] = {
+        "rate",          "increase", "delta",  "last_over_time",  "sum_over_time",
+        "avg_over_time", "irate",    "idelta", "count_over_time", "present_over_time"};
     for (int i = 0; i < (int)IM_ARRAY_LEN(names); i++)
         if (is_fn(c, names[i])) return (rfn_t)i;
     return RF_NONE;
@@ -309,7 +325,35 @@ static im_rc eval_hist_range(ev_t *ev, const promql_call_t *c, rfn_t fn, val_t *
             for (size_t k = a; k < b; k++) nh |= storage_fh_is_box(ev->rv[k]);
             if (!nh) continue;
             storage_fh_t *res = NULL;
-            if (fn == RF_LAST) {
+            double fv = 0; /* count/present: a float for every sample, floats too */
+            if (fn == RF_COUNT || fn == RF_PRESENT) {
+                fv = fn == RF_COUNT ? (double)(b - a) : 1;
+                if (idx == SIZE_MAX) idx = promql__val_add(ev, out, promql__drop_name(ev, ls));
+                out->s[idx].has[i] = 1;
+                out->s[idx].v[i] = fv;
+                continue;
+            } else if (fn == RF_IRATE || fn == RF_IDELTA) {
+                if (b - a < 2) continue;
+                const storage_fh_t *x = storage_fh_unbox(ev->rv[b - 2]),
+                                   *y = storage_fh_unbox(ev->rv[b - 1]);
+                if (!x || !y) {
+                    mixed = true;
+                } else {
+                    storage_fh_t *d = fn == RF_IRATE && promql_fh_detect_reset(y, x)
+                                          ? promql_fh_copy(NULL, y)
+                                          : promql_fh_add(NULL, y, x, -1);
+                    if (d) {
+                        double f = 1;
+                        if (fn == RF_IRATE) {
+                            int64_t dt = ev->rt[b - 1] - ev->rt[b - 2];
+                            f = dt > 0 ? 1000.0 / (double)dt : 0;
+                        }
+                        res = promql_fh_scale(&ev->nh->arena, d, f);
+                        res->hint = STORAGE_FH_GAUGE;
+                        im_free(d);
+                    }
+                }
+            } else if (fn == RF_LAST) {
                 if (!storage_fh_is_box(ev->rv[b - 1])) continue;
                 res = (storage_fh_t *)storage_fh_unbox(ev->rv[b - 1]);
             } else if (fn == RF_SUM || fn == RF_AVG) {
