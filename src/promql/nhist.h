@@ -39,4 +39,9 @@ bool promql_series_values_nh(const char *s, size_t slen, promql_seqval_t **vals,
                              size_t *cap);
 void promql_seqvals_free_hists(promql_seqval_t *vals, size_t n);
 
+/* nhcb.c: adds to m the NHCB series of the classic histograms among the n
+ * series ls[i] with values v[i][0, nv[i]) at steps of interval (load_with_nhcb). */
+void promql_nhcb_add(promql_memstore_t *m, const im_labels_t *const *ls, promql_seqval_t *const *v,
+                     const size_t *nv, size_t n, int64_t interval);
+
 #endif

@@ -4,9 +4,9 @@
  * block like an empty line does):
  *   load <interval>                 followed by series lines until an empty line:
  *                                   `metric{l="v"} 0+10x100 _ stale 1-2x3 _x2 Inf`
- *   load_with_nhcb <interval>       the same, classic histograms to be stored as
- *                                   native histograms with custom buckets (3.x):
- *                                   the evals until the next clear are skipped
+ *   load_with_nhcb <interval>       the same, and the classic histograms also
+ *                                   as native histograms with custom buckets (3.x,
+ *                                   nhcb.c)
  *   clear                           drops all data
  *   eval[_fail|_ordered|_warn|_info] instant at <duration> <expr>
  *   eval[_fail|_ordered|_warn|_info] range from <d> to <d> step <d> <expr>
@@ -430,17 +430,22 @@ static int skip_reason(runner_t *r, line_t expr, line_t *exp_lines, size_t nexp)
 {
     IM_UNUSED(exp_lines);
     IM_UNUSED(nexp);
-    if (r->nhcb) return PROMQL_SKIP_NHCB;
     if (mentions(expr, r->st_metrics)) return PROMQL_SKIP_START_TIMESTAMPS;
     return -1;
 }
 
 /* ---- Commands ---- */
 
-static im_rc do_load(runner_t *r, int64_t interval, line_t *lines, size_t n, int first_line)
+static im_rc do_load(runner_t *r, int64_t interval, line_t *lines, size_t n, int first_line,
+                     bool nhcb)
 {
     promql_seqval_t *vals = NULL;
     size_t nv = 0, cap = 0;
+    /* load_with_nhcb: every series kept for the conversion */
+    const im_labels_t **kl = nhcb ? im_calloc(n + 1, sizeof *kl) : NULL;
+    promql_seqval_t **kv = nhcb ? im_calloc(n + 1, sizeof *kv) : NULL;
+    size_t *kn = nhcb ? im_calloc(n + 1, sizeof *kn) : NULL, nk = 0;
+    im_rc rc = IM_OK;
     for (size_t i = 0; i < n; i++) {
         line_t l = lines[i];
         const im_labels_t *ls = parse_metric(&l);
@@ -455,16 +460,32 @@ static im_rc do_load(runner_t *r, int64_t interval, line_t *lines, size_t n, int
             fprintf(r->out, "%s:%d: bad series line\n", r->name, first_line + (int)i);
             if (ls) im_labels_unref(ls);
             promql_seqvals_free_hists(vals, nv);
-            im_free(vals);
-            return IM_EPARSE;
+            rc = IM_EPARSE;
+            break;
         }
         for (size_t k = 0; k < nv; k++)
             if (!vals[k].omitted) promql_memstore_add(r->ms, ls, (int64_t)k * interval, vals[k].v);
-        promql_seqvals_free_hists(vals, nv);
+        if (nhcb) {
+            kl[nk] = im_labels_ref(ls);
+            kv[nk] = im_malloc((nv + 1) * sizeof **kv);
+            if (nv) memcpy(kv[nk], vals, nv * sizeof **kv);
+            kn[nk++] = nv;
+        } else {
+            promql_seqvals_free_hists(vals, nv);
+        }
         im_labels_unref(ls);
     }
+    if (nhcb && rc == IM_OK) promql_nhcb_add(r->ms, kl, kv, kn, nk, interval);
+    for (size_t i = 0; i < nk; i++) {
+        im_labels_unref(kl[i]);
+        promql_seqvals_free_hists(kv[i], kn[i]);
+        im_free(kv[i]);
+    }
+    im_free(kl);
+    im_free(kv);
+    im_free(kn);
     im_free(vals);
-    return IM_OK;
+    return rc;
 }
 
 static void free_expected(exp_series_t *ex, size_t n)
@@ -794,14 +815,13 @@ im_rc promql_test_run_opts(const char *name, const char *text, size_t len, void 
         line_t c = l;
         bool nhcb = word(&c, "load_with_nhcb");
         if (nhcb || word(&c, "load")) {
-            r.nhcb |= nhcb;
             line_t d = next_token(&c);
             int64_t interval;
             if (im_duration_parse(d.p, d.len, &interval, NULL) != IM_OK) {
                 rc = im_err_set(err, IM_EPARSE, "%s:%zu: bad load interval", name, i + 1);
                 break;
             }
-            rc = do_load(&r, interval, lines + i + 1, j - i - 1, (int)i + 2);
+            rc = do_load(&r, interval, lines + i + 1, j - i - 1, (int)i + 2, nhcb);
             if (rc != IM_OK) im_err_set(err, rc, "%s:%zu: bad load block", name, i + 1);
             i = j - 1;
         } else if (l.len == 5 && memcmp(l.p, "clear", 5) == 0) {

@@ -424,10 +424,10 @@ static void test_script_runner(void **state)
                          "\n"
                          "eval instant at 0 histogram_count(m)\n"
                          "\n"
-                         "load_with_nhcb 1m\n"
-                         "  h_bucket{le=\"1\"} 1\n"
+                         "load 1m\n"
+                         "  s@st 0 1\n"
                          "\n"
-                         "eval instant at 0 h\n";
+                         "eval instant at 0 s\n";
     promql_test_stats_t st = {0};
     FILE *devnull = fopen("/dev/null", "w");
     assert_int_equal(promql_test_run("t.test", script, strlen(script), devnull, &st, NULL), IM_OK);
