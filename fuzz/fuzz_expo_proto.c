@@ -1,7 +1,8 @@
 /* fuzz_expo_proto.c — the protobuf exposition decoder (expo/proto.h) on
  * arbitrary bytes (an exact-size copy: a read past the input is caught by ASan),
  * with a small arena cap so the limit path runs too; a decoded histogram's
- * spans must account for its bucket counts. */
+ * spans must account for its bucket counts; the samples a scrape would take
+ * from it (expo_pb_samples) are walked in the three option settings. */
 #include "util/base.h"
 
 #include <stdlib.h>
@@ -11,6 +12,13 @@
 #include "util/mem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static bool sink(void *ctx, const expo_pb_sample_t *s)
+{
+    size_t *n = ctx;
+    if (s->name_len == 0 || s->name[s->name_len] != 0) abort();
+    return ++*n < 100000;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -31,6 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (lp != h->npos) abort();
                 if (f[i].name.len == 0) abort();
             }
+        size_t cnt = 0;
+        (void)expo_pb_samples(f, n, (size & 2) != 0, (size & 4) != 0, sink, &cnt);
     }
     im_arena_free(&a);
     im_free(b);

@@ -4,9 +4,12 @@
  * count its repeated fields, once to fill arrays of that size in the arena. */
 #include "util/base.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #include "expo/proto.h"
+#include "util/buf.h"
+#include "util/fmtfloat.h"
 
 typedef struct rd {
     const uint8_t *p, *end;
@@ -519,4 +522,89 @@ im_rc expo_pb_parse(const uint8_t *p, size_t len, im_arena_t *a, expo_pb_family_
     *fams = out;
     *nfams = n;
     return IM_OK;
+}
+
+/* ---- Samples ---- */
+
+/* Go's 'g' with ".0" added when there is neither a '.' nor an exponent. */
+static void float_label(double f, char *out, size_t cap)
+{
+    if (isnan(f)) {
+        snprintf(out, cap, "NaN");
+        return;
+    }
+    if (isinf(f)) {
+        snprintf(out, cap, "%s", f > 0 ? "+Inf" : "-Inf");
+        return;
+    }
+    size_t l = im_fmt_float_go(f, 'g', out, cap - 3);
+    if (!memchr(out, '.', l) && !memchr(out, 'e', l)) memcpy(out + l, ".0", 3);
+}
+
+typedef struct emit {
+    bool (*fn)(void *ctx, const expo_pb_sample_t *s);
+    void *ctx;
+    im_buf_t name;
+    const expo_pb_family_t *f;
+    const expo_pb_metric_t *m;
+} emit_t;
+
+static bool out(emit_t *e, const char *suffix, const char *xn, const char *xv, double v,
+                const expo_pb_hist_t *native)
+{
+    im_buf_reset(&e->name);
+    (void)im_buf_append(&e->name, e->f->name.p, e->f->name.len);
+    (void)im_buf_puts(&e->name, suffix);
+    expo_pb_sample_t s = {e->name.data, e->name.len,  e->m->labels, e->m->nlabels, xn, xv, v,
+                          e->m->ts_ms,  e->m->has_ts, e->f->type,   native};
+    return e->fn(e->ctx, &s);
+}
+
+static bool classic(emit_t *e, const expo_pb_hist_t *h)
+{
+    char lb[64];
+    bool inf = false;
+    for (size_t k = 0; k < h->nbuckets; k++) {
+        inf |= isinf(h->upper[k]) && h->upper[k] > 0;
+        float_label(h->upper[k], lb, sizeof lb);
+        if (!out(e, "_bucket", "le", lb, h->cumulative[k], NULL)) return false;
+    }
+    if (!inf && !out(e, "_bucket", "le", "+Inf", h->count, NULL)) return false;
+    return out(e, "_sum", NULL, NULL, h->sum, NULL) && out(e, "_count", NULL, NULL, h->count, NULL);
+}
+
+bool expo_pb_samples(const expo_pb_family_t *fams, size_t n, bool want_native, bool keep_classic,
+                     bool (*fn)(void *ctx, const expo_pb_sample_t *s), void *ctx)
+{
+    emit_t e = {fn, ctx, {0}, NULL, NULL};
+    im_buf_init(&e.name, 0);
+    bool ok = true;
+    char qb[64];
+    for (size_t i = 0; i < n && ok; i++) {
+        e.f = &fams[i];
+        for (size_t j = 0; j < e.f->nmetrics && ok; j++) {
+            e.m = &e.f->metrics[j];
+            switch (e.f->type) {
+            case EXPO_PB_SUMMARY:
+                for (size_t q = 0; q < e.m->nquantiles && ok; q++) {
+                    float_label(e.m->quantile[q], qb, sizeof qb);
+                    ok = out(&e, "", "quantile", qb, e.m->qvalue[q], NULL);
+                }
+                ok = ok && out(&e, "_sum", NULL, NULL, e.m->ssum, NULL) &&
+                     out(&e, "_count", NULL, NULL, e.m->scount, NULL);
+                break;
+            case EXPO_PB_HISTOGRAM:
+            case EXPO_PB_GAUGE_HISTOGRAM: {
+                const expo_pb_hist_t *h = &e.m->hist;
+                bool nat = h->native && want_native;
+                if (nat) ok = out(&e, "", NULL, NULL, 0, h);
+                if (ok && (!nat || (keep_classic && h->nbuckets))) ok = classic(&e, h);
+                break;
+            }
+            default: ok = out(&e, "", NULL, NULL, e.m->value, NULL);
+            }
+        }
+    }
+    im_buf_free(&e.name);
+    return ok;
 }

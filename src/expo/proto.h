@@ -87,4 +87,33 @@ typedef struct expo_pb_family {
 im_rc expo_pb_parse(const uint8_t *p, size_t len, im_arena_t *a, expo_pb_family_t **fams,
                     size_t *nfams, im_err_t *err);
 
+/* ---- The samples a scrape ingests from the families ----
+ *
+ * As Prometheus' protobuf scrape parser: counters, gauges and untyped metrics as
+ * the family name; summaries as name{quantile="…"}, name_sum, name_count;
+ * classic histograms as name_bucket{le="…"} (a "+Inf" bucket added when the
+ * exposer left it out), name_sum, name_count; `le` and `quantile` in the float
+ * form ("1.0"). A native histogram (hist->native) gives one sample with `native`
+ * set when want_native (scrape_native_histograms); its classic series are given
+ * too when it has classic buckets and keep_classic
+ * (always_scrape_classic_histograms), or when want_native is off (then a native
+ * histogram without classic buckets still gives _count, _sum and the "+Inf"
+ * bucket). */
+typedef struct expo_pb_sample {
+    const char *name; /* NUL-terminated, valid during the callback */
+    size_t name_len;
+    const expo_pb_label_t *labels; /* the metric's */
+    size_t nlabels;
+    const char *extra_name, *extra_value; /* "le"/"quantile" and its value, or NULL */
+    double value;
+    int64_t ts_ms;
+    bool has_ts;
+    expo_pb_type_t type;
+    const expo_pb_hist_t *native; /* the native histogram sample, else NULL */
+} expo_pb_sample_t;
+
+/* Calls fn for every sample; stops when it returns false (then false). */
+bool expo_pb_samples(const expo_pb_family_t *fams, size_t n, bool want_native, bool keep_classic,
+                     bool (*fn)(void *ctx, const expo_pb_sample_t *s), void *ctx);
+
 #endif

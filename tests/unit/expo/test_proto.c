@@ -277,11 +277,80 @@ static void test_malformed(void **state)
     im_arena_free(&a);
 }
 
+typedef struct got {
+    char lines[64][128];
+    size_t n;
+} got_t;
+
+static bool collect(void *ctx, const expo_pb_sample_t *s)
+{
+    got_t *g = ctx;
+    if (g->n == 64) return false;
+    char *l = g->lines[g->n++];
+    int o = snprintf(l, 128, "%s", s->name);
+    if (s->extra_name)
+        o += snprintf(l + o, (size_t)(128 - o), "{%s=%s}", s->extra_name, s->extra_value);
+    if (s->native)
+        snprintf(l + o, (size_t)(128 - o), " native");
+    else
+        snprintf(l + o, (size_t)(128 - o), " %g", s->value);
+    return true;
+}
+
+static bool has(const got_t *g, const char *l)
+{
+    for (size_t i = 0; i < g->n; i++)
+        if (strcmp(g->lines[i], l) == 0) return true;
+    return false;
+}
+
+static void test_samples(void **state)
+{
+    (void)state;
+    im_buf_t in;
+    im_buf_init(&in, 0);
+    build(&in);
+    im_arena_t a;
+    im_arena_init(&a, 4096, 0);
+    expo_pb_family_t *f;
+    size_t n;
+    im_err_t err = {0};
+    assert_int_equal(expo_pb_parse((const uint8_t *)in.data, in.len, &a, &f, &n, &err), IM_OK);
+    got_t g = {0};
+    /* native histograms off: classic series only (the +Inf bucket added) */
+    assert_true(expo_pb_samples(f, n, false, false, collect, &g));
+    assert_true(has(&g, "vllm:request_success_total 42"));
+    assert_true(has(&g, "g -1.5"));
+    assert_true(has(&g, "s{quantile=0.5} 0.25"));
+    assert_true(has(&g, "s_sum 3.5") && has(&g, "s_count 10"));
+    assert_true(has(&g, "vllm:time_to_first_token_seconds_bucket{le=0.1} 2"));
+    assert_true(has(&g, "vllm:time_to_first_token_seconds_bucket{le=1.0} 5"));
+    assert_true(has(&g, "vllm:time_to_first_token_seconds_bucket{le=+Inf} 6"));
+    assert_true(has(&g, "vllm:time_to_first_token_seconds_count 6"));
+    assert_true(has(&g, "fh_bucket{le=+Inf} 2.5")); /* native only: still _count, _sum, +Inf */
+    assert_false(has(&g, "fh native"));
+    /* native on: the native sample, no classic series of a native histogram */
+    memset(&g, 0, sizeof g);
+    assert_true(expo_pb_samples(f, n, true, false, collect, &g));
+    assert_true(has(&g, "vllm:time_to_first_token_seconds native"));
+    assert_false(has(&g, "vllm:time_to_first_token_seconds_count 6"));
+    assert_true(has(&g, "fh native"));
+    /* and both with always_scrape_classic_histograms (not for one without buckets) */
+    memset(&g, 0, sizeof g);
+    assert_true(expo_pb_samples(f, n, true, true, collect, &g));
+    assert_true(has(&g, "vllm:time_to_first_token_seconds native"));
+    assert_true(has(&g, "vllm:time_to_first_token_seconds_bucket{le=0.1} 2"));
+    assert_false(has(&g, "fh_count 2.5"));
+    im_arena_free(&a);
+    im_buf_free(&in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decode),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_samples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
