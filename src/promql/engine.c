@@ -576,7 +576,8 @@ im_rc promql__rsrc_open(ev_t *ev, const promql_expr_t *e, rsrc_t **out)
     while (e->kind == PROMQL_NODE_PAREN) e = e->u.paren.expr;
     rsrc_t *r = im_calloc(1, sizeof *r);
     im_rc rc = IM_OK;
-    r->want_hists = ev->want_hists;
+    r->want_hists = ev->want_hists || (ev->want_expr && ev->want_expr == e);
+    if (ev->want_expr == e) ev->want_expr = NULL;
     r->nh = ev->nh;
     ev->want_hists = false;
     if (e->kind == PROMQL_NODE_MATRIX_SELECTOR) {
@@ -734,8 +735,9 @@ static im_rc eval_unary(ev_t *ev, const promql_expr_t *e, val_t *out)
 im_rc promql__eval(ev_t *ev, const promql_expr_t *e, val_t *out)
 {
     promql__val_init(out, VAL_VECTOR); /* freeable whatever happens below */
-    bool want = ev->want_hists;
+    bool want = ev->want_hists || (ev->want_expr && ev->want_expr == e);
     ev->want_hists = false;
+    if (ev->want_expr == e) ev->want_expr = NULL;
     im_rc rc = promql__check(ev);
     if (rc != IM_OK) return rc;
     switch (e->kind) {

@@ -762,9 +762,19 @@ im_rc promql__nh_node(ev_t *ev, const promql_expr_t *e, val_t *out)
     }
     case PROMQL_NODE_AGGREGATE: {
         const promql_aggregate_t *agg = &e->u.agg;
-        if (agg->op == PROMQL_AGG_COUNT || agg->op == PROMQL_AGG_GROUP) ev->want_hists = true;
+        /* count and group count histograms; limitk and limit_ratio select series
+         * and pass their samples through (by name: the 3.x operators) */
+        const char *opn = promql_aggop_str(agg->op);
+        bool passes = agg->op == PROMQL_AGG_COUNT || agg->op == PROMQL_AGG_GROUP ||
+                      strcmp(opn, "limitk") == 0 || strcmp(opn, "limit_ratio") == 0;
+        if (passes) {
+            ev->want_hists = true;     /* the fused range path's source… */
+            ev->want_expr = agg->expr; /* …or the operand after a parameter */
+        }
         rc = promql__eval_aggregate(ev, e, out);
-        if (rc != IM_OK || __atomic_load_n(&ev->nh->dropped, __ATOMIC_RELAXED) == before) return rc;
+        ev->want_expr = NULL;
+        if (rc != IM_OK || passes || __atomic_load_n(&ev->nh->dropped, __ATOMIC_RELAXED) == before)
+            return rc;
         if (agg->op == PROMQL_AGG_COUNT_VALUES) {
             rc = eval_hist_count_values(ev, agg, &hv);
             break;

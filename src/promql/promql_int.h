@@ -73,6 +73,9 @@ struct promql_ev {
      * do not take them), and whether the node evaluated next keeps them. */
     struct promql_nh *nh;
     bool want_hists;
+    /* The same for one node of the tree (an operator's vector operand that
+     * other operands, e.g. a parameter, are evaluated before). */
+    const promql_expr_t *want_expr;
     /* Reusable sample buffer for range sources. */
     int64_t *rt;
     double *rv;
