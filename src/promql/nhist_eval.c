@@ -108,15 +108,25 @@ static im_rc eval_hists(ev_t *ev, const promql_expr_t *e, val_t *out)
  * where the float pass has a float is a mix (no value, a warning), a float of the
  * histogram pass (count_over_time, histogram_quantile, …) replaces the float
  * pass's, the mixed mark removes it. */
-static void merge(ev_t *ev, val_t *out, val_t *hv)
+static void merge(ev_t *ev, val_t *out, val_t *hv, bool quantile)
 {
+    u64map_t m; /* out's series by label hash */
+    promql__map_init(&m, out->n + hv->n);
+    for (size_t j = 0; j < out->n; j++) {
+        uint32_t *slot = promql__map_slot(&m, out->s[j].labels->hash);
+        if (!*slot) *slot = (uint32_t)j + 1;
+    }
     for (size_t i = 0; i < hv->n; i++) {
         vser_t *h = &hv->s[i];
         vser_t *f = NULL;
-        for (size_t j = 0; j < out->n && !f; j++)
+        uint32_t at = promql__map_get(&m, h->labels->hash);
+        if (at && im_labels_equal(out->s[at - 1].labels, h->labels)) f = &out->s[at - 1];
+        for (size_t j = 0; at && j < out->n && !f; j++) /* a hash collision */
             if (im_labels_equal(out->s[j].labels, h->labels)) f = &out->s[j];
         if (!f) {
             size_t idx = promql__val_add(ev, out, im_labels_ref(h->labels));
+            uint32_t *slot = promql__map_slot(&m, h->labels->hash);
+            if (!*slot) *slot = (uint32_t)idx + 1;
             f = &out->s[idx];
             memset(f->has, 0, ev->nsteps);
         }
@@ -135,10 +145,17 @@ static void merge(ev_t *ev, val_t *out, val_t *hv)
                              nm ? nm->s : "");
                 continue;
             }
+            if (quantile && f->has[k]) { /* classic buckets and a native histogram */
+                f->has[k] = 0;
+                promql__warn(ev, "PromQL warning: vector contains a mix of classic and native "
+                                 "histograms");
+                continue;
+            }
             f->has[k] = 1;
             f->v[k] = h->v[k];
         }
     }
+    promql__map_free(&m);
     promql__val_free(ev, hv);
     promql__compact(ev, out);
 }
@@ -802,6 +819,6 @@ im_rc promql__nh_node(ev_t *ev, const promql_expr_t *e, val_t *out)
         promql__val_free(ev, &hv);
         return IM_OK;
     }
-    merge(ev, out, &hv);
+    merge(ev, out, &hv, e->kind == PROMQL_NODE_CALL && is_fn(&e->u.call, "histogram_quantile"));
     return IM_OK;
 }
