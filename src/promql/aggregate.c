@@ -11,6 +11,7 @@
 #include "util/base.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "promql/promql_int.h"
@@ -204,8 +205,21 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
             return im_err_set(ev->err, IM_EEXEC, "expected a string parameter");
         cv_label = p->u.string.s;
         cv_len = p->u.string.len;
-        if (!im_label_name_valid(cv_label, cv_len))
-            return im_err_set(ev->err, IM_EEXEC, "invalid label name \"%s\"", cv_label);
+        if (!im_label_name_valid(cv_label, cv_len)) {
+            /* %q as Go writes it: bytes of invalid UTF-8 as \xNN */
+            char q[256];
+            size_t o = 0;
+            bool esc = !im_utf8_valid(cv_label, cv_len);
+            for (size_t i = 0; i < cv_len && o + 5 < sizeof q; i++) {
+                unsigned char c = (unsigned char)cv_label[i];
+                if (esc && c >= 0x80)
+                    o += (size_t)snprintf(q + o, sizeof q - o, "\\x%02x", c);
+                else
+                    q[o++] = (char)c;
+            }
+            q[o] = 0;
+            return im_err_set(ev->err, IM_EEXEC, "invalid label name \"%s\"", q);
+        }
     }
     if (agg->op != PROMQL_AGG_TOPK && agg->op != PROMQL_AGG_BOTTOMK &&
         agg->op != PROMQL_AGG_QUANTILE && agg->op != PROMQL_AGG_COUNT_VALUES) {

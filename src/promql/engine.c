@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "labels/regex.h"
+#include "storage/fhist.h"
 #include "promql/promql_int.h"
 #include "util/hash.h"
 #include "util/timeutil.h"
@@ -412,7 +413,7 @@ static int64_t at_time(const ev_t *ev, promql_at_kind_t at, int64_t at_ms)
 /* Evaluates a vector selector; with want_ts the values are the samples'
  * timestamps in seconds (for timestamp()). */
 static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, bool want_ts,
-                                  val_t *out)
+                                  val_t *out, bool want_hists)
 {
     promql__val_init(out, VAL_VECTOR);
     bool fixed = vs->at != PROMQL_AT_NONE;
@@ -432,10 +433,11 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
     for (size_t si = 0; si < set->n; si++) {
         if ((rc = promql__check(ev)) != IM_OK) break;
         size_t n = series_read_all(set, si, &bt, &bv, &bcap);
+        n = promql__nh_fix(ev->nh, set->hist_boxes, want_hists || want_ts, bt, bv, n);
         size_t idx = promql__val_add(ev, out, im_labels_ref(set->series[si].labels));
         vser_t *s = &out->s[idx];
-        size_t j = 0; /* samples [0, j) are at or before the step's time */
-        size_t npts = 0;
+        size_t j = 0;              /* samples [0, j) are at or before the step's time */
+        size_t npts = 0, used = 0; /* used: j of the last step with a point */
         for (size_t k = 0; k < eff_steps; k++) {
             if ((k & 4095) == 4095 && (rc = promql__check(ev)) != IM_OK) break;
             int64_t ref = ts_sub(fixed ? fixed_t : ev_ts(ev, k), offset);
@@ -444,6 +446,8 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
                 !storage_is_stale(bv[j - 1])) {
                 s->has[k] = 1;
                 s->v[k] = want_ts ? (double)bt[j - 1] / 1000.0 : bv[j - 1];
+                if (j == used && !want_ts) s->v[k] = promql__nh_repeat(ev, s->v[k]);
+                used = j;
                 npts++;
             }
         }
@@ -488,6 +492,8 @@ struct rsrc {
     int64_t istart, istep;
     size_t insteps;
     int64_t counted; /* samples of the current series counted against the limit */
+    bool want_hists; /* histograms kept (else dropped) */
+    promql_nh_t *nh;
 };
 
 static void ensure_rbuf(ev_t *ev, size_t n)
@@ -529,6 +535,7 @@ static im_rc eval_subquery_inner(ev_t *ev, const promql_subquery_t *sq, rsrc_t *
     if (span >= (uint64_t)ev->max_samples) return too_many_samples(ev);
     child.nsteps = (size_t)span + 1;
     r->insteps = child.nsteps;
+    child.want_hists = r->want_hists;
     rc = promql__eval(&child, sq->expr, &r->inner);
     im_free(child.rt);
     im_free(child.rv);
@@ -562,6 +569,10 @@ im_rc promql__rsrc_open(ev_t *ev, const promql_expr_t *e, rsrc_t **out)
     while (e->kind == PROMQL_NODE_PAREN) e = e->u.paren.expr;
     rsrc_t *r = im_calloc(1, sizeof *r);
     im_rc rc = IM_OK;
+    r->want_hists = ev->want_hists || (ev->want_expr && ev->want_expr == e);
+    if (ev->want_expr == e) ev->want_expr = NULL;
+    r->nh = ev->nh;
+    ev->want_hists = false;
     if (e->kind == PROMQL_NODE_MATRIX_SELECTOR) {
         const promql_vector_selector_t *vs = &e->u.ms.vs->u.vs;
         r->range = promql__dur(ev, e->u.ms.range_ms, e->u.ms.range_expr);
@@ -626,6 +637,7 @@ int promql__rsrc_next(ev_t *ev, rsrc_t *r, const im_labels_t **labels, size_t *n
 size_t promql__rsrc_par_series(rsrc_t *r)
 {
     if (r->subquery || !r->set || !r->set->concurrent_iter) return 0;
+    if (r->want_hists && r->set->hist_boxes) return 0; /* one arena */
     return r->set->n;
 }
 
@@ -637,6 +649,7 @@ size_t promql__rsrc_nseries(rsrc_t *r)
 size_t promql__rsrc_read(rsrc_t *r, size_t si, int64_t **pt, double **pv, size_t *pcap)
 {
     size_t all = series_read_all(r->set, si, pt, pv, pcap);
+    all = promql__nh_fix(r->nh, r->set->hist_boxes, r->want_hists, *pt, *pv, all);
     int64_t *t = *pt;
     double *v = *pv;
     size_t cnt = 0; /* stale markers dropped in place */
@@ -715,6 +728,9 @@ static im_rc eval_unary(ev_t *ev, const promql_expr_t *e, val_t *out)
 im_rc promql__eval(ev_t *ev, const promql_expr_t *e, val_t *out)
 {
     promql__val_init(out, VAL_VECTOR); /* freeable whatever happens below */
+    bool want = ev->want_hists || (ev->want_expr && ev->want_expr == e);
+    ev->want_hists = false;
+    if (ev->want_expr == e) ev->want_expr = NULL;
     im_rc rc = promql__check(ev);
     if (rc != IM_OK) return rc;
     switch (e->kind) {
@@ -727,16 +743,21 @@ im_rc promql__eval(ev_t *ev, const promql_expr_t *e, val_t *out)
         out->str = e->u.string.s;
         out->slen = e->u.string.len;
         return IM_OK;
-    case PROMQL_NODE_PAREN: return promql__eval(ev, e->u.paren.expr, out);
-    case PROMQL_NODE_STEP_INVARIANT: return promql__eval(ev, e->u.si.expr, out);
+    case PROMQL_NODE_PAREN: ev->want_hists = want; return promql__eval(ev, e->u.paren.expr, out);
+    case PROMQL_NODE_STEP_INVARIANT:
+        ev->want_hists = want;
+        return promql__eval(ev, e->u.si.expr, out);
     case PROMQL_NODE_UNARY: return eval_unary(ev, e, out);
     case PROMQL_NODE_VECTOR_SELECTOR:
-        rc = eval_vector_selector(ev, &e->u.vs, false, out);
+        rc = eval_vector_selector(ev, &e->u.vs, false, out, want);
         if (rc != IM_OK) promql__val_free(ev, out);
         return rc;
-    case PROMQL_NODE_CALL: rc = promql__eval_call(ev, e, out); break;
-    case PROMQL_NODE_AGGREGATE: rc = promql__eval_aggregate(ev, e, out); break;
-    case PROMQL_NODE_BINARY: rc = promql__eval_binary(ev, e, out); break;
+    case PROMQL_NODE_CALL:
+    case PROMQL_NODE_AGGREGATE:
+    case PROMQL_NODE_BINARY:
+        rc = promql__nh_node(ev, e, out);
+        if (rc == IM_OK && !want && ev->nh->seen) promql__nh_strip(ev, out);
+        break;
     case PROMQL_NODE_MATRIX_SELECTOR:
     case PROMQL_NODE_SUBQUERY:
         return im_err_set(ev->err, IM_EEXEC, "unexpected range vector in an instant context");
@@ -751,7 +772,7 @@ im_rc promql__eval(ev_t *ev, const promql_expr_t *e, val_t *out)
 im_rc promql__eval_timestamp_selector(ev_t *ev, const promql_expr_t *e, val_t *out);
 im_rc promql__eval_timestamp_selector(ev_t *ev, const promql_expr_t *e, val_t *out)
 {
-    return eval_vector_selector(ev, &e->u.vs, true, out);
+    return eval_vector_selector(ev, &e->u.vs, true, out, false);
 }
 
 /* ---- Results ---- */
@@ -777,10 +798,19 @@ static int cmp_series(const void *a, const void *b)
                              ((const promql_series_t *)b)->labels);
 }
 
+/* A result value: a histogram copied into the result's arena. */
+static double res_val(promql_result_t *r, double v)
+{
+    const storage_fh_t *h = storage_fh_unbox(v);
+    if (!h) return v;
+    return storage_fh_box(storage_fh_copy_to(ralloc(r, storage_fh_bytes(h)), h));
+}
+
 /* Top-level range vector of an instant query: raw samples of each window. */
 static im_rc eval_top_matrix(ev_t *ev, const promql_expr_t *e, promql_result_t *res)
 {
     rsrc_t *r;
+    ev->want_hists = true;
     im_rc rc = promql__rsrc_open(ev, e, &r);
     if (rc != IM_OK) return rc;
     res->type = PROMQL_RESULT_MATRIX;
@@ -806,7 +836,8 @@ static im_rc eval_top_matrix(ev_t *ev, const promql_expr_t *e, promql_result_t *
         s->labels = im_labels_ref(ls);
         s->npoints = b - a;
         s->points = ralloc(res, s->npoints * sizeof *s->points);
-        for (size_t k = a; k < b; k++) s->points[k - a] = (promql_point_t){ev->rt[k], ev->rv[k]};
+        for (size_t k = a; k < b; k++)
+            s->points[k - a] = (promql_point_t){ev->rt[k], res_val(res, ev->rv[k])};
     }
     promql__rsrc_close(ev, r);
     if (got < 0) return (im_rc)got;
@@ -890,6 +921,10 @@ im_rc promql_eval(const promql_engine_t *eng, storage_queryable_t *q, const prom
     ev.warnings = &warnings;
     ev.name_istr = im_intern_cstr(IM_METRIC_NAME);
     ev.le_istr = im_intern_cstr("le");
+    promql_nh_t nh;
+    memset(&nh, 0, sizeof nh);
+    im_arena_init(&nh.arena, 16 * 1024, 0);
+    ev.nh = &nh;
 
     im_rc rc = IM_OK;
     const promql_expr_t *e = expr;
@@ -900,6 +935,7 @@ im_rc promql_eval(const promql_engine_t *eng, storage_queryable_t *q, const prom
         goto done;
     }
     val_t v;
+    ev.want_hists = true;
     rc = promql__eval(&ev, e, &v);
     if (rc != IM_OK) goto done;
     if (v.kind == VAL_STRING) {
@@ -938,7 +974,8 @@ im_rc promql_eval(const promql_engine_t *eng, storage_queryable_t *q, const prom
             o->points = ralloc(res, np * sizeof *o->points);
             size_t j = 0;
             for (size_t k = 0; k < ev.nsteps; k++)
-                if (s->has[k]) o->points[j++] = (promql_point_t){ev_ts(&ev, k), s->v[k]};
+                if (s->has[k])
+                    o->points[j++] = (promql_point_t){ev_ts(&ev, k), res_val(res, s->v[k])};
         }
         res->nseries = ns;
         if (!p->instant && ns > 1) qsort(res->series, ns, sizeof *res->series, cmp_series);
@@ -951,6 +988,7 @@ done:
     im_free(ev.rt);
     im_free(ev.rv);
     im_buf_free(&warnings);
+    im_arena_free(&nh.arena);
     im_istr_unref(ev.name_istr);
     im_istr_unref(ev.le_istr);
     if (rc != IM_OK) promql_result_free(res);

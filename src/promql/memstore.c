@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "promql/promql.h"
+#include "storage/fhist.h"
 
 typedef struct ms_sample {
     int64_t t;
@@ -33,6 +34,8 @@ struct promql_memstore {
     size_t tcap;     /* power of two */
     size_t *order;   /* series indices sorted by labels */
     bool order_dirty;
+    storage_fh_t **hists; /* owned copies of native-histogram samples */
+    size_t nhists, caphists;
 };
 
 typedef struct ms_set {
@@ -77,6 +80,8 @@ void promql_memstore_clear(promql_memstore_t *m)
         im_free(m->series[i].s);
     }
     m->nseries = 0;
+    for (size_t i = 0; i < m->nhists; i++) im_free(m->hists[i]);
+    m->nhists = 0;
     if (m->table) memset(m->table, 0, m->tcap * sizeof *m->table);
     m->order_dirty = true;
 }
@@ -88,6 +93,7 @@ void promql_memstore_free(promql_memstore_t *m)
     im_free(m->series);
     im_free(m->table);
     im_free(m->order);
+    im_free(m->hists);
     im_free(m);
 }
 
@@ -123,6 +129,15 @@ void promql_memstore_add(promql_memstore_t *m, const im_labels_t *labels, int64_
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 16;
         s->s = im_realloc(s->s, s->cap * sizeof *s->s);
+    }
+    const storage_fh_t *fh = storage_fh_unbox(v);
+    if (fh) {
+        if (m->nhists == m->caphists) {
+            m->caphists = m->caphists ? m->caphists * 2 : 16;
+            m->hists = im_realloc(m->hists, m->caphists * sizeof *m->hists);
+        }
+        m->hists[m->nhists] = storage_fh_clone(fh);
+        v = storage_fh_box(m->hists[m->nhists++]);
     }
     if (s->n && s->s[s->n - 1].t >= t_ms) s->dirty = true;
     s->s[s->n++] = (ms_sample_t){t_ms, v};
@@ -286,6 +301,7 @@ static im_rc ms_select(storage_queryable_t *q, int64_t mint, int64_t maxt, im_ma
     ms_set_t *ss = im_calloc(1, sizeof *ss);
     ss->set.vt = &ms_set_vt;
     ss->set.concurrent_iter = true; /* iterators only read the (normalised) arrays */
+    ss->set.hist_boxes = true;      /* boxes of the store's own copies */
     ss->mint = mint;
     ss->maxt = maxt;
     size_t cap = 0;

@@ -1,9 +1,9 @@
 /* promql.h — the PromQL engine: contract.
  *
- * Semantics are Prometheus 2.53's (float samples; native histograms are not
- * supported yet). The parser (promql/parser.h) turns text into an AST
- * (promql/ast.h); this engine evaluates an AST over a storage_queryable_t (the local
- * store, or the in-memory store below for tests).
+ * Semantics are Prometheus 2.53's, or 3.x's under compat 3, for float samples
+ * and native histograms (docs/promql.md lists what histograms support). The parser
+ * (promql/parser.h) turns text into an AST (promql/ast.h); this engine evaluates an AST over a
+ * storage_queryable_t (the local store, or the in-memory store below for tests).
  *
  * Evaluation model. An instant query at t is a range query with start = end = t.
  * A range query evaluates the expression at every step start, start+step, …, end
@@ -94,6 +94,9 @@ typedef enum promql_result_type {
     PROMQL_RESULT_STRING,
 } promql_result_type_t;
 
+/* A point. A native-histogram point has v boxed (storage/fhist.h:
+ * storage_fh_unbox gives the histogram, in the result's arena); code that does
+ * not look sees a NaN. */
 typedef struct promql_point {
     int64_t t_ms;
     double v;
@@ -177,7 +180,8 @@ typedef struct promql_json_writer {
     promql_json_times_t times;
     size_t si, pi; /* next series, next point */
     int phase;
-    im_rc rc; /* IM_ELIMIT when out's cap was reached (the output is then incomplete) */
+    bool first; /* no point written yet in the current list */
+    im_rc rc;   /* IM_ELIMIT when out's cap was reached (the output is then incomplete) */
 } promql_json_writer_t;
 
 void promql_json_init(promql_json_writer_t *w, const promql_result_t *r, promql_json_times_t times);
@@ -212,7 +216,8 @@ void promql_memstore_free(promql_memstore_t *m);
 /* Drops every series. */
 void promql_memstore_clear(promql_memstore_t *m);
 /* Adds a sample (labels borrowed). Samples may come in any order; a later
- * sample with the same timestamp replaces the earlier one. */
+ * sample with the same timestamp replaces the earlier one. A boxed native
+ * histogram (storage/fhist.h) is copied. */
 void promql_memstore_add(promql_memstore_t *m, const im_labels_t *labels, int64_t t_ms, double v);
 /* A queryable over the store, borrowed: valid until the store is freed or
  * changed; its close is a no-op. */

@@ -68,6 +68,14 @@ struct promql_ev {
     im_buf_t *warnings;         /* NUL-separated warning texts, shared with child evaluators */
     const im_istr_t *name_istr; /* interned "__name__" (shared) */
     const im_istr_t *le_istr;   /* interned "le" (shared) */
+    /* Native histograms (nhist_eval.c): the shared state (arena of the
+     * histograms made while evaluating, how many were dropped by consumers that
+     * do not take them), and whether the node evaluated next keeps them. */
+    struct promql_nh *nh;
+    bool want_hists;
+    /* The same for one node of the tree (an operator's vector operand that
+     * other operands, e.g. a parameter, are evaluated before). */
+    const promql_expr_t *want_expr;
     /* Reusable sample buffer for range sources. */
     int64_t *rt;
     double *rv;
@@ -211,5 +219,25 @@ static inline void promql__kahan_inc(double inc, double *sum, double *c)
         *c += (inc - t) + *sum;
     *sum = t;
 }
+
+/* ---- nhist_eval.c: native histograms in the evaluator ---- */
+typedef struct promql_nh {
+    im_arena_t arena;
+    int64_t dropped; /* boxes dropped (atomic: parallel range reads) */
+    bool seen;       /* a histogram was read */
+} promql_nh_t;
+/* Samples just read from a series set: with want, boxes from a set with
+ * hist_boxes are copied into the evaluation's arena; without, they are removed
+ * (counted as dropped); a float with the box tag from any other set becomes a
+ * plain NaN. Returns the new count. Thread-safe without want. */
+size_t promql__nh_fix(promql_nh_t *nh, bool hist_boxes, bool want, int64_t *t, double *v, size_t n);
+/* A histogram sample taken again by the next step of a vector selector: its
+ * counter-reset hint is not repeated (Prometheus 3), other values unchanged. */
+double promql__nh_repeat(ev_t *ev, double v);
+/* Removes every histogram of a vector value (counted as dropped). */
+void promql__nh_strip(ev_t *ev, val_t *v);
+/* Call, aggregate and binary nodes: the histogram-aware ones, else the float
+ * evaluators. */
+im_rc promql__nh_node(ev_t *ev, const promql_expr_t *e, val_t *out);
 
 #endif

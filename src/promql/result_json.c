@@ -11,9 +11,10 @@
 
 #include "labels/json.h"
 #include "promql/promql.h"
+#include "storage/fhist.h"
 #include "util/fmtfloat.h"
 
-enum { PH_HEAD = 0, PH_SERIES, PH_POINTS, PH_DONE };
+enum { PH_HEAD = 0, PH_SERIES, PH_POINTS, PH_HPOINTS, PH_DONE };
 
 /* Decimal digits of u written backwards ending at end; returns the start. */
 static char *utoa_rev(uint64_t u, char *end)
@@ -71,6 +72,75 @@ static void put_point(im_buf_t *out, int64_t t_ms, double v, promql_json_times_t
     promql_json_time(out, t_ms, times);
     (void)im_buf_putc(out, ',');
     put_value(out, v);
+    (void)im_buf_putc(out, ']');
+}
+
+/* One bucket [rule,"lo","hi","count"]: rule 0 (lo,hi], 1 [lo,hi), 3 [lo,hi]. */
+static void put_bucket(im_buf_t *out, bool *first, int rule, double lo, double hi, double c)
+{
+    if (c == 0) return;
+    if (!*first) (void)im_buf_putc(out, ',');
+    *first = false;
+    (void)im_buf_printf(out, "[%d,", rule);
+    put_value(out, lo);
+    (void)im_buf_putc(out, ',');
+    put_value(out, hi);
+    (void)im_buf_putc(out, ',');
+    put_value(out, c);
+    (void)im_buf_putc(out, ']');
+}
+
+/* A native histogram as the API writes it:
+ * {"count":"…","sum":"…","buckets":[[rule,"lo","hi","count"],…]} in ascending
+ * order, empty buckets left out (and "buckets" when there is none). */
+static void put_hist(im_buf_t *out, const storage_fh_t *h)
+{
+    (void)im_buf_puts(out, "{\"count\":");
+    put_value(out, h->count);
+    (void)im_buf_puts(out, ",\"sum\":");
+    put_value(out, h->sum);
+    bool any = h->zcount != 0;
+    for (uint32_t k = 0; k < h->npos && !any; k++) any = h->pos[k] != 0;
+    for (uint32_t k = 0; k < h->nneg && !any; k++) any = h->neg[k] != 0;
+    if (any) {
+        bool first = true;
+        (void)im_buf_puts(out, ",\"buckets\":[");
+        for (uint32_t k = h->nneg; k-- > 0;) {
+            int32_t i = h->noff + (int32_t)k;
+            put_bucket(out, &first, 1, -storage_fh_upper(h->schema, i, h),
+                       -storage_fh_lower(h->schema, i, h), h->neg[k]);
+        }
+        if (h->schema != STORAGE_FH_CUSTOM)
+            put_bucket(out, &first, 3, -h->zthresh, h->zthresh, h->zcount);
+        for (uint32_t k = 0; k < h->npos; k++) {
+            int32_t i = h->poff + (int32_t)k;
+            put_bucket(out, &first, 0, storage_fh_lower(h->schema, i, h),
+                       storage_fh_upper(h->schema, i, h), h->pos[k]);
+        }
+        (void)im_buf_putc(out, ']');
+    }
+    (void)im_buf_putc(out, '}');
+}
+
+/* Worst size of a point: a float's, or a histogram's with all its buckets. */
+static size_t point_worst(double v)
+{
+    const storage_fh_t *h = storage_fh_unbox(v);
+    return h ? 128 + ((size_t)h->npos + h->nneg + 1) * 96 : 64;
+}
+
+/* [t,"v"] or, for a histogram, [t,{…}] */
+static void put_any_point(im_buf_t *out, int64_t t_ms, double v, promql_json_times_t times)
+{
+    const storage_fh_t *h = storage_fh_unbox(v);
+    if (!h) {
+        put_point(out, t_ms, v, times);
+        return;
+    }
+    (void)im_buf_putc(out, '[');
+    promql_json_time(out, t_ms, times);
+    (void)im_buf_putc(out, ',');
+    put_hist(out, h);
     (void)im_buf_putc(out, ']');
 }
 
@@ -155,35 +225,56 @@ bool promql_json_step(promql_json_writer_t *w, im_buf_t *out, size_t chunk)
                 break;
             }
             const promql_series_t *s = &r->series[w->si];
-            if (!room(w, out, 32 + POINT_WORST + labels_worst(s->labels))) break;
+            double v0 = s->npoints ? s->points[0].v : 0;
+            if (!room(w, out, 32 + point_worst(v0) + labels_worst(s->labels))) break;
             if (w->si) (void)im_buf_putc(out, ',');
             (void)im_buf_puts(out, "{\"metric\":");
             im_json_labels(out, s->labels, IM_JSON_GO);
             if (r->type == PROMQL_RESULT_MATRIX) {
-                (void)im_buf_puts(out, ",\"values\":[");
+                /* floats in "values", histograms in "histograms" */
+                bool floats = false;
+                for (size_t k = 0; k < s->npoints && !floats; k++)
+                    floats = !storage_fh_is_box(s->points[k].v);
+                (void)im_buf_puts(out, floats ? ",\"values\":[" : ",\"histograms\":[");
                 w->pi = 0;
-                w->phase = PH_POINTS;
+                w->first = true;
+                w->phase = floats ? PH_POINTS : PH_HPOINTS;
                 break;
             }
-            (void)im_buf_puts(out, ",\"value\":");
-            put_point(out, s->npoints ? s->points[0].t_ms : 0, s->npoints ? s->points[0].v : 0,
-                      w->times);
+            (void)im_buf_puts(out, storage_fh_is_box(v0) ? ",\"histogram\":" : ",\"value\":");
+            put_any_point(out, s->npoints ? s->points[0].t_ms : 0, v0, w->times);
             (void)im_buf_putc(out, '}');
             w->si++;
             break;
         }
-        case PH_POINTS: {
+        case PH_POINTS:
+        case PH_HPOINTS: {
             const promql_series_t *s = &r->series[w->si];
-            while (w->pi < s->npoints && out->len < goal && room(w, out, POINT_WORST + 1)) {
-                if (w->pi) (void)im_buf_putc(out, ',');
-                put_point(out, s->points[w->pi].t_ms, s->points[w->pi].v, w->times);
+            bool hists = w->phase == PH_HPOINTS;
+            while (w->pi < s->npoints && out->len < goal &&
+                   room(w, out, point_worst(s->points[w->pi].v) + 1)) {
+                double v = s->points[w->pi].v;
+                if (storage_fh_is_box(v) == hists) {
+                    if (!w->first) (void)im_buf_putc(out, ',');
+                    w->first = false;
+                    put_any_point(out, s->points[w->pi].t_ms, v, w->times);
+                }
                 w->pi++;
             }
-            if (w->pi >= s->npoints && room(w, out, 2)) {
-                (void)im_buf_puts(out, "]}");
-                w->si++;
-                w->phase = PH_SERIES;
+            if (w->pi < s->npoints || !room(w, out, 20)) break;
+            bool more = false; /* histograms after the floats */
+            for (size_t k = 0; !hists && k < s->npoints && !more; k++)
+                more = storage_fh_is_box(s->points[k].v);
+            if (more) {
+                (void)im_buf_puts(out, "],\"histograms\":[");
+                w->pi = 0;
+                w->first = true;
+                w->phase = PH_HPOINTS;
+                break;
             }
+            (void)im_buf_puts(out, "]}");
+            w->si++;
+            w->phase = PH_SERIES;
             break;
         }
         default: break;

@@ -4,9 +4,9 @@
  * block like an empty line does):
  *   load <interval>                 followed by series lines until an empty line:
  *                                   `metric{l="v"} 0+10x100 _ stale 1-2x3 _x2 Inf`
- *   load_with_nhcb <interval>       the same, classic histograms to be stored as
- *                                   native histograms with custom buckets (3.x):
- *                                   the evals until the next clear are skipped
+ *   load_with_nhcb <interval>       the same, and the classic histograms also
+ *                                   as native histograms with custom buckets (3.x,
+ *                                   nhcb.c)
  *   clear                           drops all data
  *   eval[_fail|_ordered|_warn|_info] instant at <duration> <expr>
  *   eval[_fail|_ordered|_warn|_info] range from <d> to <d> step <d> <expr>
@@ -31,6 +31,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "promql/nhist.h"
 #include "promql/parser.h"
 #include "labels/regex.h"
 #include "promql/promql.h"
@@ -90,6 +91,27 @@ static bool almost_equal(double a, double b)
     return diff / fmin(abs_sum, 1.7976931348623157e308) < 1e-6;
 }
 
+/* Expected against got: floats almost equal, histograms as promql_fh_equal. */
+static bool value_match(double exp, double got)
+{
+    const storage_fh_t *he = storage_fh_unbox(exp), *hg = storage_fh_unbox(got);
+    if (he || hg) return he && hg && promql_fh_equal(he, hg, almost_equal);
+    return almost_equal(exp, got);
+}
+
+/* A value as printed in failure messages. */
+static const char *fmt_value(double v, char *fb, size_t cap, im_buf_t *tmp)
+{
+    const storage_fh_t *h = storage_fh_unbox(v);
+    if (!h) {
+        im_fmt_float_api(v, fb, cap);
+        return fb;
+    }
+    im_buf_reset(tmp);
+    promql_fh_format(h, tmp);
+    return tmp->data;
+}
+
 static line_t trim(const char *p, size_t len)
 {
     while (len && (*p == ' ' || *p == '\t' || *p == '\r')) p++, len--;
@@ -102,6 +124,15 @@ static bool word(line_t *l, const char *w)
     size_t n = strlen(w);
     if (l->len < n || memcmp(l->p, w, n) != 0) return false;
     if (l->len > n && l->p[n] != ' ' && l->p[n] != '\t') return false;
+    *l = trim(l->p + n, l->len - n);
+    return true;
+}
+
+/* A `key:` prefix, with or without a space after it (`msg:text` as `msg: text`). */
+static bool key_word(line_t *l, const char *w)
+{
+    size_t n = strlen(w);
+    if (l->len < n || memcmp(l->p, w, n) != 0) return false;
     *l = trim(l->p + n, l->len - n);
     return true;
 }
@@ -231,8 +262,12 @@ static void print_result(runner_t *r, const promql_result_t *res)
             fmt_labels(res->series[i].labels, &b);
             fprintf(r->out, "      %s", b.data);
             for (size_t k = 0; k < res->series[i].npoints && k < 20; k++) {
-                im_fmt_float_api(res->series[i].points[k].v, fb, sizeof fb);
-                fprintf(r->out, " %s@%lld", fb, (long long)res->series[i].points[k].t_ms);
+                im_buf_t hb;
+                im_buf_init(&hb, 0);
+                fprintf(r->out, " %s@%lld",
+                        fmt_value(res->series[i].points[k].v, fb, sizeof fb, &hb),
+                        (long long)res->series[i].points[k].t_ms);
+                im_buf_free(&hb);
             }
             fprintf(r->out, "\n");
         }
@@ -255,8 +290,10 @@ static void print_expected(runner_t *r, exp_series_t *ex, size_t nex)
                 fprintf(r->out, " _");
                 continue;
             }
-            im_fmt_float_api(ex[i].v[k], fb, sizeof fb);
-            fprintf(r->out, " %s", fb);
+            im_buf_t hb;
+            im_buf_init(&hb, 0);
+            fprintf(r->out, " %s", fmt_value(ex[i].v[k], fb, sizeof fb, &hb));
+            im_buf_free(&hb);
         }
         fprintf(r->out, "\n");
     }
@@ -279,7 +316,7 @@ static bool compare(runner_t *r, const promql_result_t *res, exp_series_t *ex, s
             snprintf(why, wcap, "expected a scalar");
             return false;
         }
-        if (!almost_equal(ex[0].v[0], got)) {
+        if (!value_match(ex[0].v[0], got)) {
             snprintf(why, wcap, "scalar value mismatch");
             return false;
         }
@@ -309,7 +346,7 @@ static bool compare(runner_t *r, const promql_result_t *res, exp_series_t *ex, s
             return false;
         }
         if (!range) {
-            if (!almost_equal(ex[j].v[0], s->points[0].v)) {
+            if (!value_match(ex[j].v[0], s->points[0].v)) {
                 snprintf(why, wcap, "value mismatch for series %zu", i);
                 return false;
             }
@@ -325,7 +362,7 @@ static bool compare(runner_t *r, const promql_result_t *res, exp_series_t *ex, s
         for (size_t k = 0; k < ex[j].n; k++) {
             if (!ex[j].present[k]) continue;
             if (s->points[p].t_ms != start + (int64_t)k * step ||
-                !almost_equal(ex[j].v[k], s->points[p].v)) {
+                !value_match(ex[j].v[k], s->points[p].v)) {
                 snprintf(why, wcap, "point mismatch for series %zu", i);
                 return false;
             }
@@ -391,41 +428,26 @@ static bool native_selected(const promql_expr_t *e, void *vctx)
 /* Why the eval cannot run here, or -1. */
 static int skip_reason(runner_t *r, line_t expr, line_t *exp_lines, size_t nexp)
 {
-    static const char *const fns[] = {"histogram_count", "histogram_sum",    "histogram_fraction",
-                                      "histogram_avg",   "histogram_stddev", "histogram_stdvar"};
-    if (r->nhcb) return PROMQL_SKIP_NHCB;
-    for (size_t i = 0; i < IM_ARRAY_LEN(fns); i++)
-        if (memmem(expr.p, expr.len, fns[i], strlen(fns[i]))) return PROMQL_SKIP_NATIVE_HISTOGRAMS;
-    for (size_t i = 0; i < nexp; i++)
-        if (memmem(exp_lines[i].p, exp_lines[i].len, "{{", 2)) return PROMQL_SKIP_NATIVE_HISTOGRAMS;
-    /* a metric that was loaded with native histograms */
-    if (mentions(expr, r->native_metrics)) return PROMQL_SKIP_NATIVE_HISTOGRAMS;
+    IM_UNUSED(exp_lines);
+    IM_UNUSED(nexp);
     if (mentions(expr, r->st_metrics)) return PROMQL_SKIP_START_TIMESTAMPS;
     return -1;
 }
 
 /* ---- Commands ---- */
 
-static im_rc do_load(runner_t *r, int64_t interval, line_t *lines, size_t n, int first_line)
+static im_rc do_load(runner_t *r, int64_t interval, line_t *lines, size_t n, int first_line,
+                     bool nhcb)
 {
     promql_seqval_t *vals = NULL;
     size_t nv = 0, cap = 0;
+    /* load_with_nhcb: every series kept for the conversion */
+    const im_labels_t **kl = nhcb ? im_calloc(n + 1, sizeof *kl) : NULL;
+    promql_seqval_t **kv = nhcb ? im_calloc(n + 1, sizeof *kv) : NULL;
+    size_t *kn = nhcb ? im_calloc(n + 1, sizeof *kn) : NULL, nk = 0;
+    im_rc rc = IM_OK;
     for (size_t i = 0; i < n; i++) {
         line_t l = lines[i];
-        if (memmem(l.p, l.len, "{{", 2)) {
-            /* native histogram: remember the name, skip */
-            line_t c = l;
-            const im_labels_t *ls = parse_metric(&c);
-            if (ls) {
-                remember_name(r->native_metrics, sizeof r->native_metrics, ls);
-                if (r->nnative == r->cap_native) {
-                    r->cap_native = r->cap_native ? 2 * r->cap_native : 16;
-                    r->native = im_realloc(r->native, r->cap_native * sizeof *r->native);
-                }
-                r->native[r->nnative++] = ls;
-            }
-            continue;
-        }
         const im_labels_t *ls = parse_metric(&l);
         if (ls && l.len >= 3 && memcmp(l.p, "@st", 3) == 0) {
             /* start timestamps of the series (3.x): not stored here */
@@ -434,24 +456,46 @@ static im_rc do_load(runner_t *r, int64_t interval, line_t *lines, size_t n, int
             continue;
         }
         nv = 0;
-        if (!ls || !promql_series_values(l.p, l.len, &vals, &nv, &cap, NULL, NULL)) {
+        if (!ls || !promql_series_values_nh(l.p, l.len, &vals, &nv, &cap)) {
             fprintf(r->out, "%s:%d: bad series line\n", r->name, first_line + (int)i);
             if (ls) im_labels_unref(ls);
-            im_free(vals);
-            return IM_EPARSE;
+            promql_seqvals_free_hists(vals, nv);
+            rc = IM_EPARSE;
+            break;
         }
         for (size_t k = 0; k < nv; k++)
             if (!vals[k].omitted) promql_memstore_add(r->ms, ls, (int64_t)k * interval, vals[k].v);
+        if (nhcb) {
+            kl[nk] = im_labels_ref(ls);
+            kv[nk] = im_malloc((nv + 1) * sizeof **kv);
+            if (nv) memcpy(kv[nk], vals, nv * sizeof **kv);
+            kn[nk++] = nv;
+        } else {
+            promql_seqvals_free_hists(vals, nv);
+        }
         im_labels_unref(ls);
     }
+    if (nhcb && rc == IM_OK) promql_nhcb_add(r->ms, kl, kv, kn, nk, interval);
+    for (size_t i = 0; i < nk; i++) {
+        im_labels_unref(kl[i]);
+        promql_seqvals_free_hists(kv[i], kn[i]);
+        im_free(kv[i]);
+    }
+    im_free(kl);
+    im_free(kv);
+    im_free(kn);
     im_free(vals);
-    return IM_OK;
+    return rc;
 }
 
 static void free_expected(exp_series_t *ex, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (ex[i].labels) im_labels_unref(ex[i].labels);
+        for (size_t k = 0; k < ex[i].n; k++) {
+            const storage_fh_t *h = storage_fh_unbox(ex[i].v[k]);
+            if (h) im_free((void *)h);
+        }
         im_free(ex[i].v);
         im_free(ex[i].present);
     }
@@ -482,9 +526,9 @@ static bool parse_expect(line_t l, expect_t *x)
 {
     if (word(&l, "fail")) {
         x->fail = true;
-        if (word(&l, "msg:"))
+        if (key_word(&l, "msg:"))
             x->fail_msg = l;
-        else if (word(&l, "regex:"))
+        else if (key_word(&l, "regex:"))
             x->fail_re = l;
         else if (l.len)
             return false;
@@ -498,7 +542,7 @@ static bool parse_expect(line_t l, expect_t *x)
         int *which = w ? &x->warn : &x->info;
         line_t *msg = w ? &x->warn_msg : &x->info_msg;
         *which = 1;
-        if (word(&l, "msg:"))
+        if (key_word(&l, "msg:"))
             *msg = l;
         else if (l.len)
             return false;
@@ -642,7 +686,8 @@ static void do_eval(runner_t *r, line_t cmd, int lineno, line_t *exp_lines, size
         }
         const im_labels_t *ls = parse_metric(&el);
         nv = 0;
-        if (!ls || !promql_series_values(el.p, el.len, &vals, &nv, &cap, NULL, NULL)) {
+        if (!ls || !promql_series_values_nh(el.p, el.len, &vals, &nv, &cap)) {
+            promql_seqvals_free_hists(vals, nv);
             if (ls) im_labels_unref(ls);
             goto bad_line;
         }
@@ -770,14 +815,13 @@ im_rc promql_test_run_opts(const char *name, const char *text, size_t len, void 
         line_t c = l;
         bool nhcb = word(&c, "load_with_nhcb");
         if (nhcb || word(&c, "load")) {
-            r.nhcb |= nhcb;
             line_t d = next_token(&c);
             int64_t interval;
             if (im_duration_parse(d.p, d.len, &interval, NULL) != IM_OK) {
                 rc = im_err_set(err, IM_EPARSE, "%s:%zu: bad load interval", name, i + 1);
                 break;
             }
-            rc = do_load(&r, interval, lines + i + 1, j - i - 1, (int)i + 2);
+            rc = do_load(&r, interval, lines + i + 1, j - i - 1, (int)i + 2, nhcb);
             if (rc != IM_OK) im_err_set(err, rc, "%s:%zu: bad load block", name, i + 1);
             i = j - 1;
         } else if (l.len == 5 && memcmp(l.p, "clear", 5) == 0) {

@@ -109,6 +109,9 @@ struct storage_series_set {
      * once (each iterator still used by one thread); false (the default of a
      * zeroed set) keeps the one-thread-at-a-time rule. */
     bool concurrent_iter;
+    /* True when samples may be native histograms, boxed (storage/fhist.h),
+     * valid while the set is open; false (a zeroed set) means floats only. */
+    bool hist_boxes;
 };
 
 /* Hints let a backend skip work; all optional (0 = none). */
