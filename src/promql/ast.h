@@ -228,6 +228,10 @@ typedef struct promql_vector_matching {
     size_t nmatching_labels;
     const im_istr_t **include_labels; /* group_left(...)/group_right(...) labels */
     size_t ninclude_labels;
+    /* fill()/fill_left()/fill_right() (3.x, promql-binop-fill-modifiers): the value
+     * taken for a missing left/right operand; binop_fill.c. */
+    bool has_fill_left, has_fill_right;
+    double fill_left, fill_right;
 } promql_vector_matching_t;
 
 typedef struct promql_number {

@@ -46,6 +46,7 @@ typedef struct parser {
     int agg_ctx; /* inside an aggregation's arguments: errors say "in aggregation" */
     int depth;
     promql_lang_t lang; /* resolved (compat 2 or 3) */
+    bool info_selector; /* checking info()'s second argument */
 } parser_t;
 
 /* ---- Errors ---- */
@@ -1181,6 +1182,72 @@ static bool binop_of(promql_tok_t t, promql_binop_t *op)
     }
 }
 
+/* Which fill modifier the next two tokens start (`fill(`, `fill_left(`,
+ * `fill_right(`): 1, 2, 3; 0 when none (`x + fill` is the metric fill). */
+static int fill_kind(parser_t *p)
+{
+    const promql_token_t *t = peek(p);
+    if (p->failed || (t->type != PT_IDENTIFIER && t->type != PT_METRIC_IDENTIFIER)) return 0;
+    const char *s = p->in + t->pos;
+    int kind = 0;
+    if (t->len == 4 && memcmp(s, "fill", 4) == 0)
+        kind = 1;
+    else if (t->len == 9 && memcmp(s, "fill_left", 9) == 0)
+        kind = 2;
+    else if (t->len == 10 && memcmp(s, "fill_right", 10) == 0)
+        kind = 3;
+    if (!kind) return 0;
+    const promql_token_t *n = peek_n(p, 1);
+    return !p->failed && n->type == PT_LEFT_PAREN ? kind : 0;
+}
+
+/* Prometheus 3's fill modifiers after the matching clause: `fill(v)`, or
+ * `fill_left(v)` and/or `fill_right(v)`; v a number literal, optionally signed.
+ * Only with promql-binop-fill-modifiers (else `fill(` stays a function call). */
+static bool parse_fill_modifiers(parser_t *p, promql_vector_matching_t *vm)
+{
+    if (!p->lang.binop_fill_modifiers || p->lang.compat < 3) return true;
+    int kind;
+    while ((kind = fill_kind(p)) != 0) {
+        promql_token_t kw = advance(p);
+        if ((kind == 1 && (vm->has_fill_left || vm->has_fill_right)) ||
+            (kind == 2 && vm->has_fill_left) || (kind == 3 && vm->has_fill_right)) {
+            fail_at(p, kw.pos, "duplicate or conflicting fill modifier %.*s", (int)kw.len,
+                    p->in + kw.pos);
+            return false;
+        }
+        advance(p); /* ( */
+        double sign = 1;
+        promql_tok_t t = peek_type(p);
+        if (t == PT_SUB || t == PT_ADD) {
+            advance(p);
+            if (t == PT_SUB) sign = -1;
+        }
+        if (peek_type(p) != PT_NUMBER) {
+            unexpected(p, "fill modifier", "number literal");
+            return false;
+        }
+        promql_token_t nt = advance(p);
+        double v;
+        if (!parse_number(p, &nt, &v)) return false;
+        v *= sign;
+        if (peek_type(p) != PT_RIGHT_PAREN) {
+            unexpected(p, "fill modifier", "\")\"");
+            return false;
+        }
+        advance(p);
+        if (kind != 3) {
+            vm->has_fill_left = true;
+            vm->fill_left = v;
+        }
+        if (kind != 2) {
+            vm->has_fill_right = true;
+            vm->fill_right = v;
+        }
+    }
+    return !p->failed;
+}
+
 static promql_expr_t *parse_expr(parser_t *p, int min_prec)
 {
     if (++p->depth > PROMQL_MAX_DEPTH) {
@@ -1217,7 +1284,7 @@ static promql_expr_t *parse_expr(parser_t *p, int min_prec)
                 }
             }
         }
-        if (p->failed) break;
+        if (p->failed || !parse_fill_modifiers(p, vm)) break;
         promql_expr_t *rhs = parse_expr(p, op == PROMQL_OP_POW ? prec : prec + 1);
         if (!rhs) break;
         promql_expr_t *b = node(p, PROMQL_NODE_BINARY, lhs->pos_start);
@@ -1309,6 +1376,11 @@ static promql_value_type_t check(parser_t *p, promql_expr_t *e)
             rt == PROMQL_TYPE_SCALAR)
             fail_at(p, opos, "comparisons between scalars must use BOOL modifier");
         promql_vector_matching_t *vm = b->matching;
+        if ((vm->has_fill_left || vm->has_fill_right) &&
+            (promql_binop_is_set(b->op) || lt != PROMQL_TYPE_VECTOR || rt != PROMQL_TYPE_VECTOR))
+            fail_at(p, opos,
+                    "fill modifiers are only allowed on arithmetic and comparison operations "
+                    "between two instant vectors");
         if (promql_binop_is_set(b->op) && vm->card == PROMQL_CARD_ONE_TO_ONE)
             vm->card = PROMQL_CARD_MANY_TO_MANY;
         for (size_t i = 0; i < vm->nmatching_labels; i++)
@@ -1373,7 +1445,17 @@ static promql_value_type_t check(parser_t *p, promql_expr_t *e)
                 if (f->variadic == 0) break;
                 k = nd - 1;
             }
+            /* info()'s second argument: a label selector that may match empty */
+            bool info_sel = i == 1 && strcmp(f->name, "info") == 0;
+            if (info_sel && e->u.call.args[i]->kind != PROMQL_NODE_VECTOR_SELECTOR) {
+                fail_at(p, e->u.call.args[i]->pos_start,
+                        "expected label selectors only, got %s instead",
+                        promql_value_type_api_str(check(p, e->u.call.args[i])));
+                break;
+            }
+            p->info_selector = info_sel;
             check_err_type(p, e->u.call.args[i], f->arg_types[k], ctx);
+            p->info_selector = false;
         }
         break;
     }
@@ -1418,7 +1500,7 @@ static promql_value_type_t check(parser_t *p, promql_expr_t *e)
         bool non_empty = false;
         for (size_t i = 0; i < vs->nmatchers; i++)
             if (!im_matcher_matches_empty(vs->matchers[i])) non_empty = true;
-        if (!non_empty)
+        if (!non_empty && !p->info_selector)
             fail_at(p, e->pos_start, "vector selector must contain at least one non-empty matcher");
         break;
     }

@@ -110,6 +110,31 @@ static im_rc put_dur(im_buf_t *out, const promql_dur_t *d)
     }
 }
 
+/* fill(v) when both sides get the same value, else fill_left(v) / fill_right(v). */
+static im_rc put_fill(im_buf_t *out, const promql_vector_matching_t *vm)
+{
+    im_rc rc = IM_OK;
+    bool same =
+        vm->has_fill_left && vm->has_fill_right &&
+        (vm->fill_left == vm->fill_right || (isnan(vm->fill_left) && isnan(vm->fill_right)));
+    if (same) {
+        rc = im_buf_puts(out, " fill(");
+        if (rc == IM_OK) rc = put_number(out, vm->fill_left);
+        return rc == IM_OK ? im_buf_putc(out, ')') : rc;
+    }
+    if (vm->has_fill_left) {
+        rc = im_buf_puts(out, " fill_left(");
+        if (rc == IM_OK) rc = put_number(out, vm->fill_left);
+        if (rc == IM_OK) rc = im_buf_putc(out, ')');
+    }
+    if (rc == IM_OK && vm->has_fill_right) {
+        rc = im_buf_puts(out, " fill_right(");
+        if (rc == IM_OK) rc = put_number(out, vm->fill_right);
+        if (rc == IM_OK) rc = im_buf_putc(out, ')');
+    }
+    return rc;
+}
+
 static im_rc put_range(im_buf_t *out, int64_t ms, const promql_dur_t *d)
 {
     return d ? put_dur(out, d) : put_duration(out, ms);
@@ -281,6 +306,7 @@ im_rc promql_format(const promql_expr_t *e, im_buf_t *out)
                 if (rc == IM_OK) rc = im_buf_putc(out, ')');
             }
         }
+        if (rc == IM_OK && vm) rc = put_fill(out, vm);
         if (rc == IM_OK) rc = im_buf_putc(out, ' ');
         if (rc == IM_OK) rc = promql_format(b->rhs, out);
         return rc;
