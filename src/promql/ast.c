@@ -105,6 +105,8 @@ const char *promql_aggop_str(promql_aggop_t op)
     case PROMQL_AGG_BOTTOMK: return "bottomk";
     case PROMQL_AGG_COUNT_VALUES: return "count_values";
     case PROMQL_AGG_QUANTILE: return "quantile";
+    case PROMQL_AGG_LIMITK: return "limitk";
+    case PROMQL_AGG_LIMIT_RATIO: return "limit_ratio";
     }
     return "?";
 }
@@ -114,6 +116,8 @@ promql_value_type_t promql_aggop_param_type(promql_aggop_t op)
     switch (op) {
     case PROMQL_AGG_TOPK:
     case PROMQL_AGG_BOTTOMK:
+    case PROMQL_AGG_LIMITK:
+    case PROMQL_AGG_LIMIT_RATIO:
     case PROMQL_AGG_QUANTILE: return PROMQL_TYPE_SCALAR;
     case PROMQL_AGG_COUNT_VALUES: return PROMQL_TYPE_STRING;
     default: return PROMQL_TYPE_NONE;

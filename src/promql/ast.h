@@ -145,6 +145,8 @@ typedef enum promql_aggop {
     PROMQL_AGG_BOTTOMK,      /* param: scalar k */
     PROMQL_AGG_COUNT_VALUES, /* param: string label name */
     PROMQL_AGG_QUANTILE,     /* param: scalar phi */
+    PROMQL_AGG_LIMITK,       /* 3.x, experimental; param: scalar k */
+    PROMQL_AGG_LIMIT_RATIO,  /* 3.x, experimental; param: scalar ratio in [-1, 1] */
 } promql_aggop_t;
 
 const char *promql_aggop_str(promql_aggop_t op); /* "sum", "count_values", ... */

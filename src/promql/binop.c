@@ -288,7 +288,9 @@ static im_rc vector_match(ev_t *ev, const promql_binary_t *bin, val_t *L, val_t 
                 continue;
             }
             size_t j = one_idx[id];
-            if (!elem_value(bin, swap, many->s[i].v[k], one->s[j].v[k], &value)) continue;
+            /* 3.x raises the one-to-one error before a comparison filters */
+            bool kept = elem_value(bin, swap, many->s[i].v[k], one->s[j].v[k], &value);
+            if (!kept && ev->compat < 3) continue;
             if (m->card == PROMQL_CARD_ONE_TO_ONE) {
                 if (matched_step[id] == k + 1) {
                     rc = im_err_set(ev->err, IM_EEXEC,
@@ -298,6 +300,7 @@ static im_rc vector_match(ev_t *ev, const promql_binary_t *bin, val_t *L, val_t 
                 }
                 matched_step[id] = k + 1;
             }
+            if (!kept) continue;
             emit_t em = {i, j, id, many->s[i].labels, one->s[j].labels, false};
             if ((rc = emit(ev, bin, &st, out, &em, k, value)) != IM_OK) break;
         }

@@ -736,7 +736,8 @@ im_rc promql__eval_agg_range(ev_t *ev, const promql_aggregate_t *agg, val_t *out
         for (size_t j = 0; j < no; j++) {
             fgrp_t *g = order[j];
             size_t idx = promql__val_add(ev, out, promql__agg_group_labels(agg, fl[g->firstv]));
-            promql__agg_fin(agg->op, g->a, g->b, g->c, out->s[idx].v, out->s[idx].has, nsteps);
+            promql__agg_fin(agg->op, g->a, g->b, g->c, out->s[idx].v, out->s[idx].has, nsteps,
+                            ev->compat);
         }
         im_free(order);
         promql__compact(ev, out);

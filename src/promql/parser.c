@@ -523,6 +523,8 @@ static bool can_be_metric_identifier(promql_tok_t t)
     case PT_STDVAR:
     case PT_SUM:
     case PT_TOPK:
+    case PT_LIMITK:
+    case PT_LIMIT_RATIO:
     case PT_WITHOUT:
     case PT_START:
     case PT_END: return true;
@@ -797,6 +799,8 @@ static promql_aggop_t aggop_of(promql_tok_t t)
     case PT_TOPK: return PROMQL_AGG_TOPK;
     case PT_BOTTOMK: return PROMQL_AGG_BOTTOMK;
     case PT_COUNT_VALUES: return PROMQL_AGG_COUNT_VALUES;
+    case PT_LIMITK: return PROMQL_AGG_LIMITK;
+    case PT_LIMIT_RATIO: return PROMQL_AGG_LIMIT_RATIO;
     default: return PROMQL_AGG_QUANTILE;
     }
 }
@@ -807,6 +811,12 @@ static promql_expr_t *parse_aggregate(parser_t *p)
     promql_expr_t *e = node(p, PROMQL_NODE_AGGREGATE, op.pos);
     e->type = PROMQL_TYPE_VECTOR;
     e->u.agg.op = aggop_of(op.type);
+    if ((op.type == PT_LIMITK || op.type == PT_LIMIT_RATIO) && !p->lang.experimental_functions) {
+        fail_at(p, op.pos,
+                "limitk() and limit_ratio() are experimental and must be enabled with "
+                "--enable-feature=promql-experimental-functions");
+        return NULL;
+    }
     bool have_mod = false;
     p->agg_ctx++;
     promql_tok_t t = peek_type(p);

@@ -182,7 +182,7 @@ void promql__agg_acc(promql_aggop_t op, double *A, double *B, double *C, const d
 /* The warning of a quantile parameter outside [0, 1], the value as Go prints it. */
 void promql__warn_quantile(ev_t *ev, double q);
 void promql__agg_fin(promql_aggop_t op, const double *A, const double *B, const double *C,
-                     double *v, uint8_t *has, size_t nsteps);
+                     double *v, uint8_t *has, size_t nsteps, int compat);
 uint64_t promql__agg_group_hash(const promql_aggregate_t *agg, const im_labels_t *ls);
 const im_labels_t *promql__agg_group_labels(const promql_aggregate_t *agg, const im_labels_t *ls);
 /* functions.c: sum, avg, count, min, max, group, stddev, stdvar of a range
