@@ -58,6 +58,10 @@ typedef struct promql_lang {
     bool delayed_name_removal;     /* promql-delayed-name-removal (compat 3) */
     bool extended_range_selectors; /* promql-extended-range-selectors (compat 3) */
     bool binop_fill_modifiers;     /* promql-binop-fill-modifiers (compat 3) */
+    /* type-and-unit-labels' PromQL side (compat 3): dropping __name__ also drops
+     * __type__ and __unit__. Only promql-test sets it (Prometheus' test engine);
+     * ingest does not add those labels. */
+    bool type_and_unit_labels;
 } promql_lang_t;
 
 /* The level used where none is given (promql_parse, engines whose options leave

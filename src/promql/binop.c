@@ -84,7 +84,7 @@ static const im_labels_t *match_labels(ev_t *ev, const promql_vector_matching_t 
         }
     } else {
         im_lb_load(&b, ls);
-        im_lb_del(&b, IM_METRIC_NAME);
+        promql__lb_del_name(ev, &b);
         for (size_t i = 0; i < m->nmatching_labels; i++) im_lb_del(&b, m->matching_labels[i]->s);
     }
     const im_labels_t *r = im_lb_build(&b);
@@ -100,7 +100,7 @@ static const im_labels_t *result_metric(ev_t *ev, const promql_binary_t *bin,
     im_labels_builder_t b;
     im_lb_init(&b);
     im_lb_load(&b, many);
-    if (drops_name(bin->op) || bin->return_bool) im_lb_del(&b, IM_METRIC_NAME);
+    if (drops_name(bin->op) || bin->return_bool) promql__lb_del_name(ev, &b);
     if (m->card == PROMQL_CARD_ONE_TO_ONE) {
         if (m->on) {
             im_labels_builder_t k;

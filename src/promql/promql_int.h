@@ -56,8 +56,9 @@ struct promql_ev {
     int64_t qstart, qend; /* the query's start/end (for @ start()/end()) */
     int64_t qstep;        /* the query's step, 0 for an instant query (step()) */
     int64_t lookback;
-    int compat;        /* language level, 2 or 3 (ast.h promql_lang_t) */
-    int64_t left_open; /* 1 under compat 3: windows are (t - range, t], else 0: [t - range, t] */
+    int compat;         /* language level, 2 or 3 (ast.h promql_lang_t) */
+    bool type_and_unit; /* promql_lang_t.type_and_unit_labels */
+    int64_t left_open;  /* 1 under compat 3: windows are (t - range, t], else 0: [t - range, t] */
     int64_t max_samples;
     int64_t cur_samples, peak_samples, total_samples;
     int64_t deadline_ns;
@@ -125,6 +126,8 @@ im_rc promql__fail(ev_t *ev, im_rc rc);
  * im_malloc'ed nsteps doubles followed by nsteps presence bytes. */
 size_t promql__val_adopt(val_t *v, const im_labels_t *labels, double *block, size_t nsteps);
 void promql__warn(ev_t *ev, const char *fmt, ...) IM_PRINTF(2, 3);
+/* Deletes __name__ from b (and __type__, __unit__ with ev->type_and_unit). */
+void promql__lb_del_name(const ev_t *ev, im_labels_builder_t *b);
 /* Removes __name__ (new reference). */
 const im_labels_t *promql__drop_name(ev_t *ev, const im_labels_t *ls);
 /* Merges series with equal labels (absent steps filled from the other);
