@@ -478,15 +478,15 @@ static bool parse_dur_slot(parser_t *p, bool after_offset, bool positive, int64_
  * `invalid regular expression "v": error parsing regexp: ...`, of which the parser
  * keeps the Go part, as Prometheus prints it. */
 
-static im_matcher_t *new_matcher(parser_t *p, im_match_type_t type, const promql_token_t *name,
-                                 const char *val, size_t vlen)
+static im_matcher_t *new_matcher_named(parser_t *p, im_match_type_t type,
+                                       const promql_token_t *name, const char *nm, size_t nlen,
+                                       const char *val, size_t vlen)
 {
     im_matcher_t *m = NULL;
     im_err_t e;
     im_err_clear(&e);
     unsigned flags = p->lang.compat >= 3 ? IM_MATCHER_DOTALL : 0;
-    if (im_matcher_new_flags(type, p->in + name->pos, name->len, val, vlen, flags, &m, &e) !=
-        IM_OK) {
+    if (im_matcher_new_flags(type, nm, nlen, val, vlen, flags, &m, &e) != IM_OK) {
         const char *msg = e.msg;
         size_t skip = strlen("invalid regular expression \"") + vlen + strlen("\": ");
         if (strlen(msg) > skip) msg += skip;
@@ -495,6 +495,12 @@ static im_matcher_t *new_matcher(parser_t *p, im_match_type_t type, const promql
     }
     promql__owner_add_matcher(p->owner, m);
     return m;
+}
+
+static im_matcher_t *new_matcher(parser_t *p, im_match_type_t type, const promql_token_t *name,
+                                 const char *val, size_t vlen)
+{
+    return new_matcher_named(p, type, name, p->in + name->pos, name->len, val, vlen);
 }
 
 /* ---- Grammar ---- */
@@ -609,16 +615,61 @@ static int list_next(parser_t *p, promql_tok_t close, const char *ctx, const cha
     return LIST_ERR;
 }
 
-/* Label matchers after '{' has been seen (not consumed). Appends to *ms. */
-static bool parse_label_matchers(parser_t *p, im_matcher_t ***ms, size_t *nms)
+/* Label matchers after '{' has been seen (not consumed). Appends to *ms. Under
+ * compat 3 a label name may be quoted (`{"a.b"="x"}`, UTF-8) and a quoted string
+ * on its own is the metric name (`{"my.metric"}`): *qname then (else NULL). */
+static bool parse_label_matchers(parser_t *p, im_matcher_t ***ms, size_t *nms,
+                                 const im_istr_t **qname)
 {
     advance(p); /* { */
     size_t cap = 0;
     *ms = NULL;
     *nms = 0;
+    *qname = NULL;
     int r = list_start(p, PT_RIGHT_BRACE);
     if (r != LIST_MORE) return r == LIST_END && !p->failed;
     for (;;) {
+        if (p->lang.compat >= 3 && peek_type(p) == PT_STRING) {
+            promql_token_t qt = advance(p);
+            size_t qlen;
+            char *q = promql__unquote(p->arena, p->in + qt.pos, qt.len, &qlen);
+            if (qlen == 0 || !im_utf8_valid(q, qlen) || memchr(q, 0, qlen)) {
+                fail_at(p, qt.pos, "invalid label name %.*s", (int)qt.len, p->in + qt.pos);
+                return false;
+            }
+            promql_tok_t nt = peek_type(p);
+            if (nt == PT_COMMA || nt == PT_RIGHT_BRACE) {
+                if (*qname) {
+                    fail_at(p, qt.pos, "metric name must not be set twice");
+                    return false;
+                }
+                *qname = intern_owned(p, q, qlen);
+            } else {
+                im_match_type_t mt;
+                switch (nt) {
+                case PT_EQL: mt = IM_MATCH_EQ; break;
+                case PT_NEQ: mt = IM_MATCH_NEQ; break;
+                case PT_EQL_REGEX: mt = IM_MATCH_RE; break;
+                case PT_NEQ_REGEX: mt = IM_MATCH_NRE; break;
+                default: unexpected(p, "label matching", "label matching operator"); return false;
+                }
+                advance(p);
+                if (peek_type(p) != PT_STRING) {
+                    unexpected(p, "label matching", "string");
+                    return false;
+                }
+                promql_token_t vt = advance(p);
+                size_t vlen;
+                char *val = promql__unquote(p->arena, p->in + vt.pos, vt.len, &vlen);
+                im_matcher_t *m = new_matcher_named(p, mt, &qt, q, qlen, val, vlen);
+                if (!m) return false;
+                *ms = arena_grow(p, *ms, *nms, &cap, sizeof **ms, 1);
+                (*ms)[(*nms)++] = m;
+            }
+            r = list_next(p, PT_RIGHT_BRACE, "label matching", "\",\" or \"}\"");
+            if (r != LIST_MORE) return r == LIST_END && !p->failed;
+            continue;
+        }
         if (peek_type(p) != PT_IDENTIFIER) {
             unexpected(p, "label matching", "identifier or \"}\"");
             return false;
@@ -659,8 +710,14 @@ static promql_expr_t *parse_vector_selector(parser_t *p)
     if (peek_type(p) != PT_LEFT_BRACE) {
         promql_token_t nt = advance(p);
         name = intern_owned(p, p->in + nt.pos, nt.len);
-        if (peek_type(p) == PT_LEFT_BRACE && !parse_label_matchers(p, &ms, &nms)) return NULL;
-    } else if (!parse_label_matchers(p, &ms, &nms)) {
+        const im_istr_t *qn = NULL;
+        if (peek_type(p) == PT_LEFT_BRACE && !parse_label_matchers(p, &ms, &nms, &qn)) return NULL;
+        if (qn) {
+            fail_at(p, start, "metric name must not be set twice: %.*s and \"%s\"", (int)nt.len,
+                    p->in + nt.pos, qn->s);
+            return NULL;
+        }
+    } else if (!parse_label_matchers(p, &ms, &nms, &name)) {
         return NULL;
     }
     if (p->failed) return NULL;
@@ -701,6 +758,20 @@ static bool parse_grouping_labels(parser_t *p, const im_istr_t ***out, size_t *n
     for (;;) {
         promql_tok_t t = peek_type(p);
         if (p->failed) return false;
+        if (t == PT_STRING && p->lang.compat >= 3) { /* "a.b": a quoted (UTF-8) name */
+            promql_token_t st = advance(p);
+            size_t qlen;
+            char *q = promql__unquote(p->arena, p->in + st.pos, st.len, &qlen);
+            if (qlen == 0 || !im_utf8_valid(q, qlen) || memchr(q, 0, qlen)) {
+                fail_at(p, st.pos, "invalid label name %.*s", (int)st.len, p->in + st.pos);
+                return false;
+            }
+            *out = arena_grow(p, *out, *nout, &cap, sizeof **out, 0);
+            (*out)[(*nout)++] = intern_owned(p, q, qlen);
+            r = list_next(p, PT_RIGHT_PAREN, "grouping opts", "\",\" or \")\"");
+            if (r != LIST_MORE) return r == LIST_END && !p->failed;
+            continue;
+        }
         if (!can_be_label(t)) {
             unexpected(p, "grouping opts", "label");
             return false;

@@ -46,12 +46,19 @@ static im_rc put_duration(im_buf_t *out, int64_t ms)
     return rc;
 }
 
+/* A label name as written: bare when a legacy name, else quoted (3.x UTF-8). */
+static im_rc put_label_name(im_buf_t *out, const char *s, size_t len)
+{
+    if (im_label_name_valid(s, len)) return im_buf_append(out, s, len);
+    return promql__go_quote(out, s, len);
+}
+
 static im_rc put_names(im_buf_t *out, const im_istr_t *const *names, size_t n)
 {
     im_rc rc = IM_OK;
     for (size_t i = 0; i < n && rc == IM_OK; i++) {
         if (i) rc = im_buf_append(out, ", ", 2);
-        if (rc == IM_OK) rc = im_buf_append(out, names[i]->s, names[i]->len);
+        if (rc == IM_OK) rc = put_label_name(out, names[i]->s, names[i]->len);
     }
     return rc;
 }
@@ -178,7 +185,9 @@ static const char *match_op_str(im_match_type_t t)
 static im_rc put_selector(im_buf_t *out, const promql_vector_selector_t *vs)
 {
     im_rc rc = IM_OK;
-    if (vs->name) rc = im_buf_append(out, vs->name->s, vs->name->len);
+    /* a name that is not a legacy metric name goes inside the braces, quoted */
+    bool quoted = vs->name && !im_metric_name_valid(vs->name->s, vs->name->len);
+    if (vs->name && !quoted) rc = im_buf_append(out, vs->name->s, vs->name->len);
     if (rc) return rc;
     mstr_t *strs = im_calloc(vs->nmatchers ? vs->nmatchers : 1, sizeof *strs);
     size_t n = 0;
@@ -193,14 +202,22 @@ static im_rc put_selector(im_buf_t *out, const promql_vector_selector_t *vs)
             continue;
         im_buf_t b;
         im_buf_init(&b, 0);
-        rc = im_buf_append(&b, mn->s, mn->len);
+        rc = put_label_name(&b, mn->s, mn->len);
         if (rc == IM_OK) rc = im_buf_puts(&b, match_op_str(im_matcher_type(m)));
         if (rc == IM_OK) rc = promql__go_quote(&b, v, vl);
         strs[n].s = im_buf_steal(&b, &strs[n].len);
         n++;
     }
-    if (rc == IM_OK && n > 0) {
-        qsort(strs, n, sizeof *strs, mstr_cmp);
+    if (rc == IM_OK && n > 1) qsort(strs, n, sizeof *strs, mstr_cmp);
+    if (rc == IM_OK && quoted) {
+        rc = im_buf_putc(out, '{');
+        if (rc == IM_OK) rc = promql__go_quote(out, vs->name->s, vs->name->len);
+        for (size_t i = 0; i < n && rc == IM_OK; i++) {
+            rc = im_buf_putc(out, ',');
+            if (rc == IM_OK) rc = im_buf_append(out, strs[i].s, strs[i].len);
+        }
+        if (rc == IM_OK) rc = im_buf_putc(out, '}');
+    } else if (rc == IM_OK && n > 0) {
         rc = im_buf_putc(out, '{');
         for (size_t i = 0; i < n && rc == IM_OK; i++) {
             if (i) rc = im_buf_putc(out, ',');

@@ -206,12 +206,27 @@ static void test_fill_and_info_syntax(void **state)
     expect_err(&v2, "info(x)", "unknown function with name \"info\"");
 }
 
+/* UTF-8 names with the quoted syntax (compat 3) */
+static void test_quoted_names(void **state)
+{
+    (void)state;
+    expect_fmt(&v3, "{\"my.metric\", \"a.b\"=\"x\"}", "{\"my.metric\",\"a.b\"=\"x\"}");
+    expect_fmt(&v3, "{\"foo\"}", "foo");
+    expect_fmt(&v3, "foo{\"bar\"=\"1\"}", "foo{bar=\"1\"}");
+    expect_fmt(&v3, "sum by (\"a.b\", c) ({\"m.x\"})", "sum by (\"a.b\", c) ({\"m.x\"})");
+    expect_fmt(&v3, "a / ignoring(\"x-y\") b", "a / ignoring (\"x-y\") b");
+    expect_err(&v3, "foo{\"bar\"}", "metric name must not be set twice");
+    expect_err(&v3, "{\"a\", \"b\"}", "metric name must not be set twice");
+    expect_err(&v3, "{\"\"=\"x\"}", "invalid label name");
+    expect_err(&v2, "{\"my.metric\"}", "unexpected string");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_functions_by_level),   cmocka_unit_test(test_duration_expressions),
         cmocka_unit_test(test_evaluation_by_level),  cmocka_unit_test(test_features_flag),
-        cmocka_unit_test(test_fill_and_info_syntax),
+        cmocka_unit_test(test_fill_and_info_syntax), cmocka_unit_test(test_quoted_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
