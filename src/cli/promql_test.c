@@ -74,6 +74,8 @@ int cli_promql_test(int argc, char **argv)
     if (!cli_promql_lang("promql-test", compat, NULL, &opts.lang)) return 2;
     /* Prometheus' test engine enables the experimental functions */
     opts.lang.experimental_functions = true;
+    opts.lang.binop_fill_modifiers = true;
+    opts.lang.type_and_unit_labels = true;
     for (int i = first; i < argc; i++) {
         char *data;
         size_t len;

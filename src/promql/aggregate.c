@@ -17,18 +17,44 @@
 #include "promql/promql_int.h"
 #include "util/fmtfloat.h"
 
-typedef struct grp {
-    const im_labels_t *labels; /* owned until moved to the output */
-    double *a, *b, *c;         /* per-step accumulators */
-    size_t *members;           /* input series indices (quantile, topk) */
-    size_t nm, capm;
-} grp_t;
+#include "promql/aggregate_int.h"
 
 void promql__warn_quantile(ev_t *ev, double q)
 {
     char fb[IM_FLOAT_BUF];
     im_fmt_float_go(q, 'g', fb, sizeof fb);
     promql__warn(ev, "PromQL warning: quantile value should be between 0 and 1, got %s", fb);
+}
+
+/* Prometheus 3's avg: a Kahan-compensated sum divided at the end while the sum
+ * stays finite, then (once it would overflow) an incremental mean, also
+ * compensated. *a is the sum or the mean, *c the compensation, *n the count,
+ * negative once the mean is incremental. */
+static void avg3_acc(double *a, double *c, double *n, double x)
+{
+    double cnt = fabs(*n) + 1;
+    if (*n > 0) {
+        double s = *a, cc = *c;
+        promql__kahan_inc(x, &s, &cc);
+        if (!isinf(s)) {
+            *a = s;
+            *c = cc;
+            *n = cnt;
+            return;
+        }
+        *a = *a / (cnt - 1);
+        *c = *c / (cnt - 1);
+    }
+    *n = -cnt;
+    if (isinf(*a)) {
+        if (isinf(x) && (*a > 0) == (x > 0)) return;
+        if (!isinf(x) && !isnan(x)) return;
+    }
+    double q = (cnt - 1) / cnt;
+    double m = q * *a, cc = q * *c;
+    promql__kahan_inc(x / cnt, &m, &cc);
+    *a = m;
+    *c = cc;
 }
 
 /* compat 3: a group whose first value is NaN or ±Inf has a NaN variance (3.x),
@@ -46,6 +72,10 @@ void promql__agg_acc(promql_aggop_t op, double *A, double *B, double *C, const d
                 compat >= 3 && (op == PROMQL_AGG_STDDEV || op == PROMQL_AGG_STDVAR) && !isfinite(x)
                     ? NAN
                     : 0;
+            continue;
+        }
+        if (op == PROMQL_AGG_AVG && compat >= 3) {
+            avg3_acc(&A[k], &B[k], &C[k], x);
             continue;
         }
         double cnt = ++C[k];
@@ -77,11 +107,15 @@ void promql__agg_acc(promql_aggop_t op, double *A, double *B, double *C, const d
 }
 
 void promql__agg_fin(promql_aggop_t op, const double *A, const double *B, const double *C,
-                     double *v, uint8_t *has, size_t nsteps)
+                     double *v, uint8_t *has, size_t nsteps, int compat)
 {
     for (size_t k = 0; k < nsteps; k++) {
         if (C[k] == 0) continue;
         has[k] = 1;
+        if (op == PROMQL_AGG_AVG && compat >= 3) {
+            v[k] = C[k] < 0 ? A[k] + B[k] : A[k] / C[k] + B[k] / C[k];
+            continue;
+        }
         switch (op) {
         case PROMQL_AGG_SUM: v[k] = isinf(A[k]) ? A[k] : A[k] + B[k]; break;
         case PROMQL_AGG_COUNT: v[k] = C[k]; break;
@@ -190,8 +224,9 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
     im_rc rc = IM_OK;
     const char *cv_label = NULL;
     size_t cv_len = 0;
-    if (agg->op == PROMQL_AGG_TOPK || agg->op == PROMQL_AGG_BOTTOMK ||
-        agg->op == PROMQL_AGG_QUANTILE) {
+    bool selects = agg->op == PROMQL_AGG_TOPK || agg->op == PROMQL_AGG_BOTTOMK ||
+                   agg->op == PROMQL_AGG_LIMITK || agg->op == PROMQL_AGG_LIMIT_RATIO;
+    if (selects || agg->op == PROMQL_AGG_QUANTILE) {
         rc = promql__eval(ev, agg->param, &param);
         if (rc != IM_OK) return rc;
         if (param.kind != VAL_SCALAR) {
@@ -221,8 +256,7 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
             return im_err_set(ev->err, IM_EEXEC, "invalid label name \"%s\"", q);
         }
     }
-    if (agg->op != PROMQL_AGG_TOPK && agg->op != PROMQL_AGG_BOTTOMK &&
-        agg->op != PROMQL_AGG_QUANTILE && agg->op != PROMQL_AGG_COUNT_VALUES) {
+    if (!selects && agg->op != PROMQL_AGG_QUANTILE && agg->op != PROMQL_AGG_COUNT_VALUES) {
         bool done = false;
         rc = promql__eval_agg_range(ev, agg, out, &done);
         if (done || rc != IM_OK) return rc;
@@ -232,9 +266,16 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
         promql__val_free(ev, &param);
         return rc;
     }
-    if (agg->op == PROMQL_AGG_TOPK || agg->op == PROMQL_AGG_BOTTOMK) {
+    if (selects) {
         for (size_t k = 0; k < nsteps; k++) {
             double p = param.sc[k];
+            if (isnan(p) && (ev->compat >= 3 || agg->op == PROMQL_AGG_LIMIT_RATIO)) {
+                rc = im_err_set(ev->err, IM_EEXEC,
+                                agg->op == PROMQL_AGG_LIMIT_RATIO ? "Ratio value is NaN"
+                                                                  : "Parameter value is NaN");
+                goto done_in;
+            }
+            if (agg->op == PROMQL_AGG_LIMIT_RATIO) continue;
             if (isnan(p) || p >= 9223372036854775807.0 || p < -9223372036854775808.0) {
                 char fb[64];
                 im_fmt_float_go(p, 'g', fb, sizeof fb);
@@ -257,8 +298,7 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
     grp_t *g = NULL;
     size_t ng = 0, gcap = 0;
     uint32_t *gof = im_malloc((in.n ? in.n : 1) * sizeof *gof);
-    bool need_members = agg->op == PROMQL_AGG_TOPK || agg->op == PROMQL_AGG_BOTTOMK ||
-                        agg->op == PROMQL_AGG_QUANTILE;
+    bool need_members = selects || agg->op == PROMQL_AGG_QUANTILE;
     for (size_t i = 0; i < in.n; i++) {
         uint32_t *slot = promql__map_slot(&map, promql__agg_group_hash(agg, in.s[i].labels));
         if (!*slot) {
@@ -267,8 +307,7 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
                 g = im_realloc(g, gcap * sizeof *g);
             }
             memset(&g[ng], 0, sizeof g[ng]);
-            if (agg->op != PROMQL_AGG_TOPK && agg->op != PROMQL_AGG_BOTTOMK)
-                g[ng].labels = promql__agg_group_labels(agg, in.s[i].labels);
+            if (!selects) g[ng].labels = promql__agg_group_labels(agg, in.s[i].labels);
             *slot = (uint32_t)++ng;
         }
         gof[i] = *slot - 1;
@@ -305,7 +344,8 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
             promql__agg_acc(op, g[gof[i]].a, g[gof[i]].b, g[gof[i]].c, in.s[i].v, in.s[i].has,
                             nsteps, ev->compat);
         for (size_t gi = 0; gi < ng; gi++) {
-            promql__agg_fin(op, g[gi].a, g[gi].b, g[gi].c, out->s[gi].v, out->s[gi].has, nsteps);
+            promql__agg_fin(op, g[gi].a, g[gi].b, g[gi].c, out->s[gi].v, out->s[gi].has, nsteps,
+                            ev->compat);
             im_free(g[gi].b);
             im_free(g[gi].c);
         }
@@ -381,6 +421,8 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
         im_free(te);
         break;
     }
+    case PROMQL_AGG_LIMITK:
+    case PROMQL_AGG_LIMIT_RATIO: rc = promql__agg_limit(ev, agg, &in, &param, g, ng, out); break;
     case PROMQL_AGG_COUNT_VALUES: {
         u64map_t om;
         promql__map_init(&om, 16);

@@ -105,6 +105,8 @@ const char *promql_aggop_str(promql_aggop_t op)
     case PROMQL_AGG_BOTTOMK: return "bottomk";
     case PROMQL_AGG_COUNT_VALUES: return "count_values";
     case PROMQL_AGG_QUANTILE: return "quantile";
+    case PROMQL_AGG_LIMITK: return "limitk";
+    case PROMQL_AGG_LIMIT_RATIO: return "limit_ratio";
     }
     return "?";
 }
@@ -114,6 +116,8 @@ promql_value_type_t promql_aggop_param_type(promql_aggop_t op)
     switch (op) {
     case PROMQL_AGG_TOPK:
     case PROMQL_AGG_BOTTOMK:
+    case PROMQL_AGG_LIMITK:
+    case PROMQL_AGG_LIMIT_RATIO:
     case PROMQL_AGG_QUANTILE: return PROMQL_TYPE_SCALAR;
     case PROMQL_AGG_COUNT_VALUES: return PROMQL_TYPE_STRING;
     default: return PROMQL_TYPE_NONE;
@@ -181,12 +185,15 @@ bool promql_lang_enable_features(promql_lang_t *l, const char *list, char *why, 
         if (n == 0) {
         } else if (n == 29 && memcmp(p, "promql-experimental-functions", n) == 0) {
             l->experimental_functions = true;
+        } else if (n == 27 && memcmp(p, "promql-binop-fill-modifiers", n) == 0) {
+            l->binop_fill_modifiers = true;
         } else if (n == 20 && memcmp(p, "promql-duration-expr", n) == 0) {
             /* on by default since Prometheus 3.14 (and here) */
         } else {
             snprintf(why, whycap,
                      "--enable-feature: unknown or unsupported feature \"%.*s\" (supported: "
-                     "promql-experimental-functions, promql-duration-expr)",
+                     "promql-experimental-functions, promql-binop-fill-modifiers, "
+                     "promql-duration-expr)",
                      (int)n, p);
             return false;
         }
@@ -296,9 +303,15 @@ static bool matcher_eq(const im_matcher_t *a, const im_matcher_t *b)
 }
 
 /* A vector matching without labels, on or grouping equals none at all. */
+static bool fill_eq(bool ha, double a, bool hb, double b)
+{
+    return ha == hb && (!ha || a == b || (isnan(a) && isnan(b)));
+}
+
 static bool matching_trivial(const promql_vector_matching_t *m)
 {
-    return !m || (!m->on && m->nmatching_labels == 0 && m->ninclude_labels == 0 &&
+    return !m || (!m->has_fill_left && !m->has_fill_right && !m->on && m->nmatching_labels == 0 &&
+                  m->ninclude_labels == 0 &&
                   (m->card == PROMQL_CARD_ONE_TO_ONE || m->card == PROMQL_CARD_MANY_TO_MANY));
 }
 
@@ -309,7 +322,9 @@ static bool matching_eq(const promql_vector_matching_t *a, const promql_vector_m
     return a->card == b->card && a->on == b->on &&
            names_eq(a->matching_labels, a->nmatching_labels, b->matching_labels,
                     b->nmatching_labels) &&
-           names_eq(a->include_labels, a->ninclude_labels, b->include_labels, b->ninclude_labels);
+           names_eq(a->include_labels, a->ninclude_labels, b->include_labels, b->ninclude_labels) &&
+           fill_eq(a->has_fill_left, a->fill_left, b->has_fill_left, b->fill_left) &&
+           fill_eq(a->has_fill_right, a->fill_right, b->has_fill_right, b->fill_right);
 }
 
 /* Parentheses do not count (the printer adds some around an offset). */

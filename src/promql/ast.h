@@ -58,6 +58,10 @@ typedef struct promql_lang {
     bool delayed_name_removal;     /* promql-delayed-name-removal (compat 3) */
     bool extended_range_selectors; /* promql-extended-range-selectors (compat 3) */
     bool binop_fill_modifiers;     /* promql-binop-fill-modifiers (compat 3) */
+    /* type-and-unit-labels' PromQL side (compat 3): dropping __name__ also drops
+     * __type__ and __unit__. Only promql-test sets it (Prometheus' test engine);
+     * ingest does not add those labels. */
+    bool type_and_unit_labels;
 } promql_lang_t;
 
 /* The level used where none is given (promql_parse, engines whose options leave
@@ -145,6 +149,8 @@ typedef enum promql_aggop {
     PROMQL_AGG_BOTTOMK,      /* param: scalar k */
     PROMQL_AGG_COUNT_VALUES, /* param: string label name */
     PROMQL_AGG_QUANTILE,     /* param: scalar phi */
+    PROMQL_AGG_LIMITK,       /* 3.x, experimental; param: scalar k */
+    PROMQL_AGG_LIMIT_RATIO,  /* 3.x, experimental; param: scalar ratio in [-1, 1] */
 } promql_aggop_t;
 
 const char *promql_aggop_str(promql_aggop_t op); /* "sum", "count_values", ... */
@@ -228,6 +234,10 @@ typedef struct promql_vector_matching {
     size_t nmatching_labels;
     const im_istr_t **include_labels; /* group_left(...)/group_right(...) labels */
     size_t ninclude_labels;
+    /* fill()/fill_left()/fill_right() (3.x, promql-binop-fill-modifiers): the value
+     * taken for a missing left/right operand; binop_fill.c. */
+    bool has_fill_left, has_fill_right;
+    double fill_left, fill_right;
 } promql_vector_matching_t;
 
 typedef struct promql_number {

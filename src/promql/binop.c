@@ -84,7 +84,7 @@ static const im_labels_t *match_labels(ev_t *ev, const promql_vector_matching_t 
         }
     } else {
         im_lb_load(&b, ls);
-        im_lb_del(&b, IM_METRIC_NAME);
+        promql__lb_del_name(ev, &b);
         for (size_t i = 0; i < m->nmatching_labels; i++) im_lb_del(&b, m->matching_labels[i]->s);
     }
     const im_labels_t *r = im_lb_build(&b);
@@ -100,7 +100,7 @@ static const im_labels_t *result_metric(ev_t *ev, const promql_binary_t *bin,
     im_labels_builder_t b;
     im_lb_init(&b);
     im_lb_load(&b, many);
-    if (drops_name(bin->op) || bin->return_bool) im_lb_del(&b, IM_METRIC_NAME);
+    if (drops_name(bin->op) || bin->return_bool) promql__lb_del_name(ev, &b);
     if (m->card == PROMQL_CARD_ONE_TO_ONE) {
         if (m->on) {
             im_labels_builder_t k;
@@ -116,7 +116,7 @@ static const im_labels_t *result_metric(ev_t *ev, const promql_binary_t *bin,
                 im_lb_del(&b, m->matching_labels[i]->s);
         }
     }
-    for (size_t i = 0; i < m->ninclude_labels; i++) {
+    for (size_t i = 0; one && i < m->ninclude_labels; i++) {
         const im_istr_t *v = im_labels_get_istr(one, m->include_labels[i]);
         if (v)
             im_lb_set_istr(&b, m->include_labels[i], v);
@@ -131,16 +131,91 @@ static const im_labels_t *result_metric(ev_t *ev, const promql_binary_t *bin,
 
 /* ---- vector op vector with matching ---- */
 
+/* Output series of a matching: one slot per distinct result label set. */
+typedef struct match_state {
+    u64map_t pairmap, lblmap; /* (many, one) pair -> slot+1; labels hash -> slot+1 */
+    size_t *slot_step;        /* step+1 a slot was last written at */
+    uint32_t *slot_sig;       /* the signature that wrote it */
+    size_t slot_cap;
+} match_state_t;
+
+/* One result element: many index i and one index j (UINT32_MAX for a side
+ * filled by fill()), its signature, and the labels of the present sides. */
+typedef struct emit {
+    size_t i, j;
+    uint32_t id;
+    const im_labels_t *many, *one;
+    bool filled_many; /* the many side is missing: labels are the match group's */
+} emit_t;
+
+static im_rc emit(ev_t *ev, const promql_binary_t *bin, match_state_t *st, val_t *out,
+                  const emit_t *em, size_t k, double value)
+{
+    const promql_vector_matching_t *m = bin->matching;
+    uint32_t *ps = promql__map_slot(&st->pairmap, ((uint64_t)em->i << 32) | em->j);
+    if (!*ps) {
+        const im_labels_t *ls = em->filled_many ? match_labels(ev, m, em->one)
+                                                : result_metric(ev, bin, em->many, em->one);
+        uint32_t *lsl = promql__map_slot(&st->lblmap, ls->hash);
+        if (!*lsl) {
+            size_t idx = promql__val_add(ev, out, ls);
+            *lsl = (uint32_t)(idx + 1);
+            if (out->n > st->slot_cap) {
+                size_t nc = st->slot_cap ? st->slot_cap * 2 : 16;
+                st->slot_step = im_realloc(st->slot_step, nc * sizeof *st->slot_step);
+                st->slot_sig = im_realloc(st->slot_sig, nc * sizeof *st->slot_sig);
+                memset(st->slot_step + st->slot_cap, 0,
+                       (nc - st->slot_cap) * sizeof *st->slot_step);
+                st->slot_cap = nc;
+            }
+        } else {
+            im_labels_unref(ls);
+        }
+        *ps = *lsl;
+    }
+    size_t slot = *ps - 1;
+    if (st->slot_step[slot] == k + 1) {
+        if (m->card != PROMQL_CARD_ONE_TO_ONE && st->slot_sig[slot] == em->id)
+            return im_err_set(ev->err, IM_EEXEC,
+                              "multiple matches for labels: grouping labels must ensure "
+                              "unique matches");
+        return im_err_set(ev->err, IM_EEXEC,
+                          "vector cannot contain metrics with the same labelset");
+    }
+    st->slot_step[slot] = k + 1;
+    st->slot_sig[slot] = em->id;
+    out->s[slot].v[k] = value;
+    out->s[slot].has[k] = 1;
+    return IM_OK;
+}
+
+/* The value of one element (operands in source order) and whether it is kept. */
+static bool elem_value(const promql_binary_t *bin, bool swap, double vmany, double vone,
+                       double *value)
+{
+    double vl = swap ? vone : vmany, vr = swap ? vmany : vone;
+    bool keep;
+    *value = elem_op(bin->op, vl, vr, &keep);
+    if (bin->return_bool) {
+        *value = keep ? 1 : 0;
+        return true;
+    }
+    return keep;
+}
+
 static im_rc vector_match(ev_t *ev, const promql_binary_t *bin, val_t *L, val_t *R, val_t *out)
 {
     const promql_vector_matching_t *m = bin->matching;
     bool swap = m->card == PROMQL_CARD_ONE_TO_MANY;
     val_t *many = swap ? R : L, *one = swap ? L : R;
+    /* fill(): a missing many-side operand takes fill_left, a missing one side
+     * fill_right (as Prometheus 3.14, also for group_right) */
+    bool fill_many = m->has_fill_left, fill_one = m->has_fill_right;
     size_t nsteps = ev->nsteps;
     im_rc rc = IM_OK;
 
     u64map_t sigmap;
-    promql__map_init(&sigmap, one->n);
+    promql__map_init(&sigmap, one->n + (fill_one ? many->n : 0));
     uint32_t *oid = im_malloc((one->n + 1) * sizeof *oid);
     uint32_t *mid = im_malloc((many->n + 1) * sizeof *mid);
     size_t nsig = 0;
@@ -149,19 +224,26 @@ static im_rc vector_match(ev_t *ev, const promql_binary_t *bin, val_t *L, val_t 
         if (!*slot) *slot = (uint32_t)++nsig;
         oid[j] = *slot;
     }
-    for (size_t i = 0; i < many->n; i++)
-        mid[i] = promql__map_get(&sigmap, sig_of(ev, m, many->s[i].labels));
+    for (size_t i = 0; i < many->n; i++) {
+        uint64_t sig = sig_of(ev, m, many->s[i].labels);
+        if (fill_one) { /* every many series gets an id: filled ones need it */
+            uint32_t *slot = promql__map_slot(&sigmap, sig);
+            if (!*slot) *slot = (uint32_t)++nsig;
+            mid[i] = *slot;
+        } else {
+            mid[i] = promql__map_get(&sigmap, sig);
+        }
+    }
     promql__map_free(&sigmap);
 
     size_t *one_step = im_calloc(nsig + 1, sizeof *one_step);
     uint32_t *one_idx = im_calloc(nsig + 1, sizeof *one_idx);
     size_t *matched_step = im_calloc(nsig + 1, sizeof *matched_step);
-    u64map_t pairmap, lblmap;
-    promql__map_init(&pairmap, many->n);
-    promql__map_init(&lblmap, many->n);
-    size_t *slot_step = NULL;
-    uint32_t *slot_sig = NULL;
-    size_t slot_cap = 0;
+    size_t *many_step = fill_many ? im_calloc(nsig + 1, sizeof *many_step) : NULL;
+    match_state_t st;
+    memset(&st, 0, sizeof st);
+    promql__map_init(&st.pairmap, many->n);
+    promql__map_init(&st.lblmap, many->n);
     promql__val_init(out, VAL_VECTOR);
 
     for (size_t k = 0; k < nsteps && rc == IM_OK; k++) {
@@ -196,20 +278,19 @@ static im_rc vector_match(ev_t *ev, const promql_binary_t *bin, val_t *L, val_t 
         for (size_t i = 0; i < many->n; i++) {
             if (!many->s[i].has[k]) continue;
             uint32_t id = mid[i];
-            if (!id || one_step[id] != k + 1) continue;
-            size_t j = one_idx[id];
-            double vl = many->s[i].v[k], vr = one->s[j].v[k];
-            if (swap) {
-                double t = vl;
-                vl = vr;
-                vr = t;
-            }
-            bool keep;
-            double value = elem_op(bin->op, vl, vr, &keep);
-            if (bin->return_bool)
-                value = keep ? 1 : 0;
-            else if (!keep)
+            if (id && many_step) many_step[id] = k + 1;
+            double value;
+            if (!id || one_step[id] != k + 1) {
+                if (!fill_one) continue;
+                if (!elem_value(bin, swap, many->s[i].v[k], m->fill_right, &value)) continue;
+                emit_t em = {i, UINT32_MAX, id, many->s[i].labels, NULL, false};
+                if ((rc = emit(ev, bin, &st, out, &em, k, value)) != IM_OK) break;
                 continue;
+            }
+            size_t j = one_idx[id];
+            /* 3.x raises the one-to-one error before a comparison filters */
+            bool kept = elem_value(bin, swap, many->s[i].v[k], one->s[j].v[k], &value);
+            if (!kept && ev->compat < 3) continue;
             if (m->card == PROMQL_CARD_ONE_TO_ONE) {
                 if (matched_step[id] == k + 1) {
                     rc = im_err_set(ev->err, IM_EEXEC,
@@ -219,40 +300,17 @@ static im_rc vector_match(ev_t *ev, const promql_binary_t *bin, val_t *L, val_t 
                 }
                 matched_step[id] = k + 1;
             }
-            uint32_t *ps = promql__map_slot(&pairmap, ((uint64_t)i << 32) | j);
-            if (!*ps) {
-                const im_labels_t *ls = result_metric(ev, bin, many->s[i].labels, one->s[j].labels);
-                uint32_t *lsl = promql__map_slot(&lblmap, ls->hash);
-                if (!*lsl) {
-                    size_t idx = promql__val_add(ev, out, ls);
-                    *lsl = (uint32_t)(idx + 1);
-                    if (out->n > slot_cap) {
-                        size_t nc = slot_cap ? slot_cap * 2 : 16;
-                        slot_step = im_realloc(slot_step, nc * sizeof *slot_step);
-                        slot_sig = im_realloc(slot_sig, nc * sizeof *slot_sig);
-                        memset(slot_step + slot_cap, 0, (nc - slot_cap) * sizeof *slot_step);
-                        slot_cap = nc;
-                    }
-                } else {
-                    im_labels_unref(ls);
-                }
-                *ps = *lsl;
-            }
-            size_t slot = *ps - 1;
-            if (slot_step[slot] == k + 1) {
-                if (m->card != PROMQL_CARD_ONE_TO_ONE && slot_sig[slot] == id)
-                    rc = im_err_set(ev->err, IM_EEXEC,
-                                    "multiple matches for labels: grouping labels must ensure "
-                                    "unique matches");
-                else
-                    rc = im_err_set(ev->err, IM_EEXEC,
-                                    "vector cannot contain metrics with the same labelset");
-                break;
-            }
-            slot_step[slot] = k + 1;
-            slot_sig[slot] = id;
-            out->s[slot].v[k] = value;
-            out->s[slot].has[k] = 1;
+            if (!kept) continue;
+            emit_t em = {i, j, id, many->s[i].labels, one->s[j].labels, false};
+            if ((rc = emit(ev, bin, &st, out, &em, k, value)) != IM_OK) break;
+        }
+        /* one-side series no many-side series matched: the many side filled */
+        for (size_t j = 0; fill_many && rc == IM_OK && j < one->n; j++) {
+            if (!one->s[j].has[k] || many_step[oid[j]] == k + 1) continue;
+            double value;
+            if (!elem_value(bin, swap, m->fill_left, one->s[j].v[k], &value)) continue;
+            emit_t em = {UINT32_MAX, j, oid[j], NULL, one->s[j].labels, true};
+            rc = emit(ev, bin, &st, out, &em, k, value);
         }
     }
     im_free(oid);
@@ -260,10 +318,11 @@ static im_rc vector_match(ev_t *ev, const promql_binary_t *bin, val_t *L, val_t 
     im_free(one_step);
     im_free(one_idx);
     im_free(matched_step);
-    im_free(slot_step);
-    im_free(slot_sig);
-    promql__map_free(&pairmap);
-    promql__map_free(&lblmap);
+    im_free(many_step);
+    im_free(st.slot_step);
+    im_free(st.slot_sig);
+    promql__map_free(&st.pairmap);
+    promql__map_free(&st.lblmap);
     if (rc != IM_OK) promql__val_free(ev, out);
     return rc;
 }

@@ -201,9 +201,28 @@ static im_rc count_val(ev_t *ev, val_t *v)
     return promql__count(ev, pts);
 }
 
+void promql__lb_del_name(const ev_t *ev, im_labels_builder_t *b)
+{
+    im_lb_del(b, IM_METRIC_NAME);
+    if (ev->type_and_unit) {
+        im_lb_del(b, "__type__");
+        im_lb_del(b, "__unit__");
+    }
+}
+
 const im_labels_t *promql__drop_name(ev_t *ev, const im_labels_t *ls)
 {
-    return im_labels_without(ls, ev->name_istr);
+    if (!ev->type_and_unit) return im_labels_without(ls, ev->name_istr);
+    if (!im_labels_get_istr(ls, ev->name_istr) && !im_labels_get(ls, "__type__") &&
+        !im_labels_get(ls, "__unit__"))
+        return im_labels_ref(ls);
+    im_labels_builder_t b;
+    im_lb_init(&b);
+    im_lb_load(&b, ls);
+    promql__lb_del_name(ev, &b);
+    const im_labels_t *r = im_lb_build(&b);
+    im_lb_free(&b);
+    return r;
 }
 
 void promql__compact(ev_t *ev, val_t *v)
@@ -909,6 +928,7 @@ im_rc promql_eval(const promql_engine_t *eng, storage_queryable_t *q, const prom
     ev.qstep = p->instant ? 0 : p->step_ms;
     ev.lookback = eng->opts.lookback_delta_ms;
     ev.compat = eng->opts.lang.compat;
+    ev.type_and_unit = ev.compat >= 3 && eng->opts.lang.type_and_unit_labels;
     ev.left_open = ev.compat >= 3 ? 1 : 0;
     ev.max_samples = eng->opts.max_samples;
     int64_t now_ns = im_mono_ns(); /* a timeout of 292 years or more never expires */

@@ -20,6 +20,7 @@
 #include "util/timeutil.h"
 
 im_rc promql__eval_timestamp_selector(ev_t *ev, const promql_expr_t *e, val_t *out);
+im_rc promql__eval_info(ev_t *ev, const promql_call_t *call, val_t *out);
 
 /* Go's math.Max / math.Min (NaN wins, +0 > -0). */
 static double go_max(double a, double b)
@@ -735,7 +736,8 @@ im_rc promql__eval_agg_range(ev_t *ev, const promql_aggregate_t *agg, val_t *out
         for (size_t j = 0; j < no; j++) {
             fgrp_t *g = order[j];
             size_t idx = promql__val_add(ev, out, promql__agg_group_labels(agg, fl[g->firstv]));
-            promql__agg_fin(agg->op, g->a, g->b, g->c, out->s[idx].v, out->s[idx].has, nsteps);
+            promql__agg_fin(agg->op, g->a, g->b, g->c, out->s[idx].v, out->s[idx].has, nsteps,
+                            ev->compat);
         }
         im_free(order);
         promql__compact(ev, out);
@@ -1573,6 +1575,7 @@ const promql_function_t promql_functions[] = {
     DATE("hour", f_hour),
     RANGE("idelta", A(M), 1, RF_IDELTA),
     RANGE("increase", A(M), 1, RF_INCREASE),
+    {"info", {V, V}, 2, 1, V, true, true, promql__eval_info, 0, NULL, 3}, /* info.c */
     RANGE("irate", A(M), 1, RF_IRATE),
     FN("label_join", A(V, T, T, T), 4, -1, V, false, true, eval_label_join, 0),
     FN("label_replace", A(V, T, T, T, T), 5, 0, V, false, true, eval_label_replace, 0),

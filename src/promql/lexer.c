@@ -489,6 +489,15 @@ static void lex_keyword_or_identifier(promql_lexer_t *lx, promql_token_t *t)
             return;
         }
     }
+    /* Prometheus 3's limitk and limit_ratio (not keywords at compat 2) */
+    if (lx->dur_expr && wl == 6 && strncasecmp(w, "limitk", 6) == 0) {
+        emit(lx, t, PT_LIMITK);
+        return;
+    }
+    if (lx->dur_expr && wl == 11 && strncasecmp(w, "limit_ratio", 11) == 0) {
+        emit(lx, t, PT_LIMIT_RATIO);
+        return;
+    }
     emit(lx, t, colon ? PT_METRIC_IDENTIFIER : PT_IDENTIFIER);
 }
 

@@ -46,6 +46,7 @@ typedef struct parser {
     int agg_ctx; /* inside an aggregation's arguments: errors say "in aggregation" */
     int depth;
     promql_lang_t lang; /* resolved (compat 2 or 3) */
+    bool info_selector; /* checking info()'s second argument */
 } parser_t;
 
 /* ---- Errors ---- */
@@ -477,15 +478,15 @@ static bool parse_dur_slot(parser_t *p, bool after_offset, bool positive, int64_
  * `invalid regular expression "v": error parsing regexp: ...`, of which the parser
  * keeps the Go part, as Prometheus prints it. */
 
-static im_matcher_t *new_matcher(parser_t *p, im_match_type_t type, const promql_token_t *name,
-                                 const char *val, size_t vlen)
+static im_matcher_t *new_matcher_named(parser_t *p, im_match_type_t type,
+                                       const promql_token_t *name, const char *nm, size_t nlen,
+                                       const char *val, size_t vlen)
 {
     im_matcher_t *m = NULL;
     im_err_t e;
     im_err_clear(&e);
     unsigned flags = p->lang.compat >= 3 ? IM_MATCHER_DOTALL : 0;
-    if (im_matcher_new_flags(type, p->in + name->pos, name->len, val, vlen, flags, &m, &e) !=
-        IM_OK) {
+    if (im_matcher_new_flags(type, nm, nlen, val, vlen, flags, &m, &e) != IM_OK) {
         const char *msg = e.msg;
         size_t skip = strlen("invalid regular expression \"") + vlen + strlen("\": ");
         if (strlen(msg) > skip) msg += skip;
@@ -494,6 +495,12 @@ static im_matcher_t *new_matcher(parser_t *p, im_match_type_t type, const promql
     }
     promql__owner_add_matcher(p->owner, m);
     return m;
+}
+
+static im_matcher_t *new_matcher(parser_t *p, im_match_type_t type, const promql_token_t *name,
+                                 const char *val, size_t vlen)
+{
+    return new_matcher_named(p, type, name, p->in + name->pos, name->len, val, vlen);
 }
 
 /* ---- Grammar ---- */
@@ -522,6 +529,8 @@ static bool can_be_metric_identifier(promql_tok_t t)
     case PT_STDVAR:
     case PT_SUM:
     case PT_TOPK:
+    case PT_LIMITK:
+    case PT_LIMIT_RATIO:
     case PT_WITHOUT:
     case PT_START:
     case PT_END: return true;
@@ -606,16 +615,61 @@ static int list_next(parser_t *p, promql_tok_t close, const char *ctx, const cha
     return LIST_ERR;
 }
 
-/* Label matchers after '{' has been seen (not consumed). Appends to *ms. */
-static bool parse_label_matchers(parser_t *p, im_matcher_t ***ms, size_t *nms)
+/* Label matchers after '{' has been seen (not consumed). Appends to *ms. Under
+ * compat 3 a label name may be quoted (`{"a.b"="x"}`, UTF-8) and a quoted string
+ * on its own is the metric name (`{"my.metric"}`): *qname then (else NULL). */
+static bool parse_label_matchers(parser_t *p, im_matcher_t ***ms, size_t *nms,
+                                 const im_istr_t **qname)
 {
     advance(p); /* { */
     size_t cap = 0;
     *ms = NULL;
     *nms = 0;
+    *qname = NULL;
     int r = list_start(p, PT_RIGHT_BRACE);
     if (r != LIST_MORE) return r == LIST_END && !p->failed;
     for (;;) {
+        if (p->lang.compat >= 3 && peek_type(p) == PT_STRING) {
+            promql_token_t qt = advance(p);
+            size_t qlen;
+            char *q = promql__unquote(p->arena, p->in + qt.pos, qt.len, &qlen);
+            if (qlen == 0 || !im_utf8_valid(q, qlen) || memchr(q, 0, qlen)) {
+                fail_at(p, qt.pos, "invalid label name %.*s", (int)qt.len, p->in + qt.pos);
+                return false;
+            }
+            promql_tok_t nt = peek_type(p);
+            if (nt == PT_COMMA || nt == PT_RIGHT_BRACE) {
+                if (*qname) {
+                    fail_at(p, qt.pos, "metric name must not be set twice");
+                    return false;
+                }
+                *qname = intern_owned(p, q, qlen);
+            } else {
+                im_match_type_t mt;
+                switch (nt) {
+                case PT_EQL: mt = IM_MATCH_EQ; break;
+                case PT_NEQ: mt = IM_MATCH_NEQ; break;
+                case PT_EQL_REGEX: mt = IM_MATCH_RE; break;
+                case PT_NEQ_REGEX: mt = IM_MATCH_NRE; break;
+                default: unexpected(p, "label matching", "label matching operator"); return false;
+                }
+                advance(p);
+                if (peek_type(p) != PT_STRING) {
+                    unexpected(p, "label matching", "string");
+                    return false;
+                }
+                promql_token_t vt = advance(p);
+                size_t vlen;
+                char *val = promql__unquote(p->arena, p->in + vt.pos, vt.len, &vlen);
+                im_matcher_t *m = new_matcher_named(p, mt, &qt, q, qlen, val, vlen);
+                if (!m) return false;
+                *ms = arena_grow(p, *ms, *nms, &cap, sizeof **ms, 1);
+                (*ms)[(*nms)++] = m;
+            }
+            r = list_next(p, PT_RIGHT_BRACE, "label matching", "\",\" or \"}\"");
+            if (r != LIST_MORE) return r == LIST_END && !p->failed;
+            continue;
+        }
         if (peek_type(p) != PT_IDENTIFIER) {
             unexpected(p, "label matching", "identifier or \"}\"");
             return false;
@@ -656,8 +710,14 @@ static promql_expr_t *parse_vector_selector(parser_t *p)
     if (peek_type(p) != PT_LEFT_BRACE) {
         promql_token_t nt = advance(p);
         name = intern_owned(p, p->in + nt.pos, nt.len);
-        if (peek_type(p) == PT_LEFT_BRACE && !parse_label_matchers(p, &ms, &nms)) return NULL;
-    } else if (!parse_label_matchers(p, &ms, &nms)) {
+        const im_istr_t *qn = NULL;
+        if (peek_type(p) == PT_LEFT_BRACE && !parse_label_matchers(p, &ms, &nms, &qn)) return NULL;
+        if (qn) {
+            fail_at(p, start, "metric name must not be set twice: %.*s and \"%s\"", (int)nt.len,
+                    p->in + nt.pos, qn->s);
+            return NULL;
+        }
+    } else if (!parse_label_matchers(p, &ms, &nms, &name)) {
         return NULL;
     }
     if (p->failed) return NULL;
@@ -698,6 +758,20 @@ static bool parse_grouping_labels(parser_t *p, const im_istr_t ***out, size_t *n
     for (;;) {
         promql_tok_t t = peek_type(p);
         if (p->failed) return false;
+        if (t == PT_STRING && p->lang.compat >= 3) { /* "a.b": a quoted (UTF-8) name */
+            promql_token_t st = advance(p);
+            size_t qlen;
+            char *q = promql__unquote(p->arena, p->in + st.pos, st.len, &qlen);
+            if (qlen == 0 || !im_utf8_valid(q, qlen) || memchr(q, 0, qlen)) {
+                fail_at(p, st.pos, "invalid label name %.*s", (int)st.len, p->in + st.pos);
+                return false;
+            }
+            *out = arena_grow(p, *out, *nout, &cap, sizeof **out, 0);
+            (*out)[(*nout)++] = intern_owned(p, q, qlen);
+            r = list_next(p, PT_RIGHT_PAREN, "grouping opts", "\",\" or \")\"");
+            if (r != LIST_MORE) return r == LIST_END && !p->failed;
+            continue;
+        }
         if (!can_be_label(t)) {
             unexpected(p, "grouping opts", "label");
             return false;
@@ -796,6 +870,8 @@ static promql_aggop_t aggop_of(promql_tok_t t)
     case PT_TOPK: return PROMQL_AGG_TOPK;
     case PT_BOTTOMK: return PROMQL_AGG_BOTTOMK;
     case PT_COUNT_VALUES: return PROMQL_AGG_COUNT_VALUES;
+    case PT_LIMITK: return PROMQL_AGG_LIMITK;
+    case PT_LIMIT_RATIO: return PROMQL_AGG_LIMIT_RATIO;
     default: return PROMQL_AGG_QUANTILE;
     }
 }
@@ -806,6 +882,12 @@ static promql_expr_t *parse_aggregate(parser_t *p)
     promql_expr_t *e = node(p, PROMQL_NODE_AGGREGATE, op.pos);
     e->type = PROMQL_TYPE_VECTOR;
     e->u.agg.op = aggop_of(op.type);
+    if ((op.type == PT_LIMITK || op.type == PT_LIMIT_RATIO) && !p->lang.experimental_functions) {
+        fail_at(p, op.pos,
+                "limitk() and limit_ratio() are experimental and must be enabled with "
+                "--enable-feature=promql-experimental-functions");
+        return NULL;
+    }
     bool have_mod = false;
     p->agg_ctx++;
     promql_tok_t t = peek_type(p);
@@ -1181,6 +1263,72 @@ static bool binop_of(promql_tok_t t, promql_binop_t *op)
     }
 }
 
+/* Which fill modifier the next two tokens start (`fill(`, `fill_left(`,
+ * `fill_right(`): 1, 2, 3; 0 when none (`x + fill` is the metric fill). */
+static int fill_kind(parser_t *p)
+{
+    const promql_token_t *t = peek(p);
+    if (p->failed || (t->type != PT_IDENTIFIER && t->type != PT_METRIC_IDENTIFIER)) return 0;
+    const char *s = p->in + t->pos;
+    int kind = 0;
+    if (t->len == 4 && memcmp(s, "fill", 4) == 0)
+        kind = 1;
+    else if (t->len == 9 && memcmp(s, "fill_left", 9) == 0)
+        kind = 2;
+    else if (t->len == 10 && memcmp(s, "fill_right", 10) == 0)
+        kind = 3;
+    if (!kind) return 0;
+    const promql_token_t *n = peek_n(p, 1);
+    return !p->failed && n->type == PT_LEFT_PAREN ? kind : 0;
+}
+
+/* Prometheus 3's fill modifiers after the matching clause: `fill(v)`, or
+ * `fill_left(v)` and/or `fill_right(v)`; v a number literal, optionally signed.
+ * Only with promql-binop-fill-modifiers (else `fill(` stays a function call). */
+static bool parse_fill_modifiers(parser_t *p, promql_vector_matching_t *vm)
+{
+    if (!p->lang.binop_fill_modifiers || p->lang.compat < 3) return true;
+    int kind;
+    while ((kind = fill_kind(p)) != 0) {
+        promql_token_t kw = advance(p);
+        if ((kind == 1 && (vm->has_fill_left || vm->has_fill_right)) ||
+            (kind == 2 && vm->has_fill_left) || (kind == 3 && vm->has_fill_right)) {
+            fail_at(p, kw.pos, "duplicate or conflicting fill modifier %.*s", (int)kw.len,
+                    p->in + kw.pos);
+            return false;
+        }
+        advance(p); /* ( */
+        double sign = 1;
+        promql_tok_t t = peek_type(p);
+        if (t == PT_SUB || t == PT_ADD) {
+            advance(p);
+            if (t == PT_SUB) sign = -1;
+        }
+        if (peek_type(p) != PT_NUMBER) {
+            unexpected(p, "fill modifier", "number literal");
+            return false;
+        }
+        promql_token_t nt = advance(p);
+        double v;
+        if (!parse_number(p, &nt, &v)) return false;
+        v *= sign;
+        if (peek_type(p) != PT_RIGHT_PAREN) {
+            unexpected(p, "fill modifier", "\")\"");
+            return false;
+        }
+        advance(p);
+        if (kind != 3) {
+            vm->has_fill_left = true;
+            vm->fill_left = v;
+        }
+        if (kind != 2) {
+            vm->has_fill_right = true;
+            vm->fill_right = v;
+        }
+    }
+    return !p->failed;
+}
+
 static promql_expr_t *parse_expr(parser_t *p, int min_prec)
 {
     if (++p->depth > PROMQL_MAX_DEPTH) {
@@ -1217,7 +1365,7 @@ static promql_expr_t *parse_expr(parser_t *p, int min_prec)
                 }
             }
         }
-        if (p->failed) break;
+        if (p->failed || !parse_fill_modifiers(p, vm)) break;
         promql_expr_t *rhs = parse_expr(p, op == PROMQL_OP_POW ? prec : prec + 1);
         if (!rhs) break;
         promql_expr_t *b = node(p, PROMQL_NODE_BINARY, lhs->pos_start);
@@ -1309,6 +1457,11 @@ static promql_value_type_t check(parser_t *p, promql_expr_t *e)
             rt == PROMQL_TYPE_SCALAR)
             fail_at(p, opos, "comparisons between scalars must use BOOL modifier");
         promql_vector_matching_t *vm = b->matching;
+        if ((vm->has_fill_left || vm->has_fill_right) &&
+            (promql_binop_is_set(b->op) || lt != PROMQL_TYPE_VECTOR || rt != PROMQL_TYPE_VECTOR))
+            fail_at(p, opos,
+                    "fill modifiers are only allowed on arithmetic and comparison operations "
+                    "between two instant vectors");
         if (promql_binop_is_set(b->op) && vm->card == PROMQL_CARD_ONE_TO_ONE)
             vm->card = PROMQL_CARD_MANY_TO_MANY;
         for (size_t i = 0; i < vm->nmatching_labels; i++)
@@ -1373,7 +1526,17 @@ static promql_value_type_t check(parser_t *p, promql_expr_t *e)
                 if (f->variadic == 0) break;
                 k = nd - 1;
             }
+            /* info()'s second argument: a label selector that may match empty */
+            bool info_sel = i == 1 && strcmp(f->name, "info") == 0;
+            if (info_sel && e->u.call.args[i]->kind != PROMQL_NODE_VECTOR_SELECTOR) {
+                fail_at(p, e->u.call.args[i]->pos_start,
+                        "expected label selectors only, got %s instead",
+                        promql_value_type_api_str(check(p, e->u.call.args[i])));
+                break;
+            }
+            p->info_selector = info_sel;
             check_err_type(p, e->u.call.args[i], f->arg_types[k], ctx);
+            p->info_selector = false;
         }
         break;
     }
@@ -1418,7 +1581,7 @@ static promql_value_type_t check(parser_t *p, promql_expr_t *e)
         bool non_empty = false;
         for (size_t i = 0; i < vs->nmatchers; i++)
             if (!im_matcher_matches_empty(vs->matchers[i])) non_empty = true;
-        if (!non_empty)
+        if (!non_empty && !p->info_selector)
             fail_at(p, e->pos_start, "vector selector must contain at least one non-empty matcher");
         break;
     }

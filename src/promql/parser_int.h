@@ -65,6 +65,8 @@ typedef enum promql_tok {
     PT_STDVAR,
     PT_SUM,
     PT_TOPK,
+    PT_LIMITK,      /* compat 3 only */
+    PT_LIMIT_RATIO, /* compat 3 only */
     PT_AGGS_END,
     /* keywords (<x>) */
     PT_KEYWORDS_START,

@@ -46,12 +46,19 @@ static im_rc put_duration(im_buf_t *out, int64_t ms)
     return rc;
 }
 
+/* A label name as written: bare when a legacy name, else quoted (3.x UTF-8). */
+static im_rc put_label_name(im_buf_t *out, const char *s, size_t len)
+{
+    if (im_label_name_valid(s, len)) return im_buf_append(out, s, len);
+    return promql__go_quote(out, s, len);
+}
+
 static im_rc put_names(im_buf_t *out, const im_istr_t *const *names, size_t n)
 {
     im_rc rc = IM_OK;
     for (size_t i = 0; i < n && rc == IM_OK; i++) {
         if (i) rc = im_buf_append(out, ", ", 2);
-        if (rc == IM_OK) rc = im_buf_append(out, names[i]->s, names[i]->len);
+        if (rc == IM_OK) rc = put_label_name(out, names[i]->s, names[i]->len);
     }
     return rc;
 }
@@ -110,6 +117,31 @@ static im_rc put_dur(im_buf_t *out, const promql_dur_t *d)
     }
 }
 
+/* fill(v) when both sides get the same value, else fill_left(v) / fill_right(v). */
+static im_rc put_fill(im_buf_t *out, const promql_vector_matching_t *vm)
+{
+    im_rc rc = IM_OK;
+    bool same =
+        vm->has_fill_left && vm->has_fill_right &&
+        (vm->fill_left == vm->fill_right || (isnan(vm->fill_left) && isnan(vm->fill_right)));
+    if (same) {
+        rc = im_buf_puts(out, " fill(");
+        if (rc == IM_OK) rc = put_number(out, vm->fill_left);
+        return rc == IM_OK ? im_buf_putc(out, ')') : rc;
+    }
+    if (vm->has_fill_left) {
+        rc = im_buf_puts(out, " fill_left(");
+        if (rc == IM_OK) rc = put_number(out, vm->fill_left);
+        if (rc == IM_OK) rc = im_buf_putc(out, ')');
+    }
+    if (rc == IM_OK && vm->has_fill_right) {
+        rc = im_buf_puts(out, " fill_right(");
+        if (rc == IM_OK) rc = put_number(out, vm->fill_right);
+        if (rc == IM_OK) rc = im_buf_putc(out, ')');
+    }
+    return rc;
+}
+
 static im_rc put_range(im_buf_t *out, int64_t ms, const promql_dur_t *d)
 {
     return d ? put_dur(out, d) : put_duration(out, ms);
@@ -153,7 +185,9 @@ static const char *match_op_str(im_match_type_t t)
 static im_rc put_selector(im_buf_t *out, const promql_vector_selector_t *vs)
 {
     im_rc rc = IM_OK;
-    if (vs->name) rc = im_buf_append(out, vs->name->s, vs->name->len);
+    /* a name that is not a legacy metric name goes inside the braces, quoted */
+    bool quoted = vs->name && !im_metric_name_valid(vs->name->s, vs->name->len);
+    if (vs->name && !quoted) rc = im_buf_append(out, vs->name->s, vs->name->len);
     if (rc) return rc;
     mstr_t *strs = im_calloc(vs->nmatchers ? vs->nmatchers : 1, sizeof *strs);
     size_t n = 0;
@@ -168,14 +202,22 @@ static im_rc put_selector(im_buf_t *out, const promql_vector_selector_t *vs)
             continue;
         im_buf_t b;
         im_buf_init(&b, 0);
-        rc = im_buf_append(&b, mn->s, mn->len);
+        rc = put_label_name(&b, mn->s, mn->len);
         if (rc == IM_OK) rc = im_buf_puts(&b, match_op_str(im_matcher_type(m)));
         if (rc == IM_OK) rc = promql__go_quote(&b, v, vl);
         strs[n].s = im_buf_steal(&b, &strs[n].len);
         n++;
     }
-    if (rc == IM_OK && n > 0) {
-        qsort(strs, n, sizeof *strs, mstr_cmp);
+    if (rc == IM_OK && n > 1) qsort(strs, n, sizeof *strs, mstr_cmp);
+    if (rc == IM_OK && quoted) {
+        rc = im_buf_putc(out, '{');
+        if (rc == IM_OK) rc = promql__go_quote(out, vs->name->s, vs->name->len);
+        for (size_t i = 0; i < n && rc == IM_OK; i++) {
+            rc = im_buf_putc(out, ',');
+            if (rc == IM_OK) rc = im_buf_append(out, strs[i].s, strs[i].len);
+        }
+        if (rc == IM_OK) rc = im_buf_putc(out, '}');
+    } else if (rc == IM_OK && n > 0) {
         rc = im_buf_putc(out, '{');
         for (size_t i = 0; i < n && rc == IM_OK; i++) {
             if (i) rc = im_buf_putc(out, ',');
@@ -281,6 +323,7 @@ im_rc promql_format(const promql_expr_t *e, im_buf_t *out)
                 if (rc == IM_OK) rc = im_buf_putc(out, ')');
             }
         }
+        if (rc == IM_OK && vm) rc = put_fill(out, vm);
         if (rc == IM_OK) rc = im_buf_putc(out, ' ');
         if (rc == IM_OK) rc = promql_format(b->rhs, out);
         return rc;

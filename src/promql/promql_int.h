@@ -56,8 +56,9 @@ struct promql_ev {
     int64_t qstart, qend; /* the query's start/end (for @ start()/end()) */
     int64_t qstep;        /* the query's step, 0 for an instant query (step()) */
     int64_t lookback;
-    int compat;        /* language level, 2 or 3 (ast.h promql_lang_t) */
-    int64_t left_open; /* 1 under compat 3: windows are (t - range, t], else 0: [t - range, t] */
+    int compat;         /* language level, 2 or 3 (ast.h promql_lang_t) */
+    bool type_and_unit; /* promql_lang_t.type_and_unit_labels */
+    int64_t left_open;  /* 1 under compat 3: windows are (t - range, t], else 0: [t - range, t] */
     int64_t max_samples;
     int64_t cur_samples, peak_samples, total_samples;
     int64_t deadline_ns;
@@ -133,6 +134,8 @@ im_rc promql__fail(ev_t *ev, im_rc rc);
  * im_malloc'ed nsteps doubles followed by nsteps presence bytes. */
 size_t promql__val_adopt(val_t *v, const im_labels_t *labels, double *block, size_t nsteps);
 void promql__warn(ev_t *ev, const char *fmt, ...) IM_PRINTF(2, 3);
+/* Deletes __name__ from b (and __type__, __unit__ with ev->type_and_unit). */
+void promql__lb_del_name(const ev_t *ev, im_labels_builder_t *b);
 /* Removes __name__ (new reference). */
 const im_labels_t *promql__drop_name(ev_t *ev, const im_labels_t *ls);
 /* Merges series with equal labels (absent steps filled from the other);
@@ -190,7 +193,7 @@ void promql__agg_acc(promql_aggop_t op, double *A, double *B, double *C, const d
 /* The warning of a quantile parameter outside [0, 1], the value as Go prints it. */
 void promql__warn_quantile(ev_t *ev, double q);
 void promql__agg_fin(promql_aggop_t op, const double *A, const double *B, const double *C,
-                     double *v, uint8_t *has, size_t nsteps);
+                     double *v, uint8_t *has, size_t nsteps, int compat);
 uint64_t promql__agg_group_hash(const promql_aggregate_t *agg, const im_labels_t *ls);
 const im_labels_t *promql__agg_group_labels(const promql_aggregate_t *agg, const im_labels_t *ls);
 /* functions.c: sum, avg, count, min, max, group, stddev, stdvar of a range

@@ -200,21 +200,41 @@ static const im_labels_t *parse_metric(line_t *l)
                 p++;
                 break;
             }
-            const char *ls = p;
-            while (p < end && is_name_char(*p, p == ls)) p++;
-            size_t lnl = (size_t)(p - ls);
+            im_buf_t qn; /* 3.x: a quoted (UTF-8) label name, or alone the metric name */
+            im_buf_init(&qn, 0);
+            if (p < end && *p == '"') {
+                if (!parse_label_value(&p, end, &qn) || !qn.len) {
+                    im_buf_free(&qn);
+                    goto fail;
+                }
+                while (p < end && (*p == ' ' || *p == '\t')) p++;
+                if (p < end && (*p == ',' || *p == '}')) {
+                    im_lb_set(&b, IM_METRIC_NAME, 8, qn.data, qn.len);
+                    im_buf_free(&qn);
+                    continue;
+                }
+            }
+            const char *ls = qn.len ? qn.data : p;
+            if (!qn.len)
+                while (p < end && is_name_char(*p, p == ls)) p++;
+            size_t lnl = qn.len ? qn.len : (size_t)(p - ls);
             while (p < end && (*p == ' ' || *p == '\t')) p++;
-            if (!lnl || p >= end || *p != '=') goto fail;
+            if (!lnl || p >= end || *p != '=') {
+                im_buf_free(&qn);
+                goto fail;
+            }
             p++;
             while (p < end && (*p == ' ' || *p == '\t')) p++;
             im_buf_t v;
             im_buf_init(&v, 0);
             if (!parse_label_value(&p, end, &v)) {
                 im_buf_free(&v);
+                im_buf_free(&qn);
                 goto fail;
             }
             im_lb_set(&b, ls, lnl, v.data ? v.data : "", v.len);
             im_buf_free(&v);
+            im_buf_free(&qn);
         }
     } else if (p == ns) {
         goto fail;

@@ -166,18 +166,67 @@ static void test_features_flag(void **state)
     assert_true(promql_lang_enable_features(
         &l, "promql-experimental-functions,promql-duration-expr", why, sizeof why));
     assert_true(l.experimental_functions);
-    assert_false(
-        promql_lang_enable_features(&l, "promql-extended-range-selectors", why, sizeof why));
-    assert_non_null(strstr(why, "promql-extended-range-selectors"));
+    assert_true(promql_lang_enable_features(&l, "promql-binop-fill-modifiers", why, sizeof why));
+    assert_true(l.binop_fill_modifiers);
+    assert_false(promql_lang_enable_features(&l, "promql-no-such-feature", why, sizeof why));
+    assert_non_null(strstr(why, "promql-no-such-feature"));
+}
+
+static void expect_fmt(const promql_lang_t *l, const char *q, const char *want)
+{
+    char *got = fmt(l, q);
+    assert_string_equal(got, want);
+    im_free(got);
+}
+
+/* fill()/fill_left()/fill_right() (promql-binop-fill-modifiers) and info()'s
+ * label-selector argument: parsing, canonical form, errors */
+static void test_fill_and_info_syntax(void **state)
+{
+    (void)state;
+    static const promql_lang_t fl = {.compat = 3, .binop_fill_modifiers = true};
+    static const promql_lang_t fl2 = {.compat = 2, .binop_fill_modifiers = true};
+    expect_fmt(&fl, "a + fill(0) b", "a + fill(0) b");
+    expect_fmt(&fl, "a+on(x)group_left(y)fill_left(-1)fill_right(Inf)b",
+               "a + on (x) group_left (y) fill_left(-1) fill_right(+Inf) b");
+    expect_fmt(&fl, "a == bool fill_right(2) b", "a == bool fill_right(2) b");
+    expect_fmt(&fl, "fill + fill(1) fill", "fill + fill(1) fill");
+    expect_fmt(&fl, "a + fill", "a + fill");
+    expect_err(&fl, "a + fill(0) 1", "fill modifiers are only allowed");
+    expect_err(&fl, "a and fill(0) b", "fill modifiers are only allowed");
+    expect_err(&fl, "a + fill(0) fill(1) b", "duplicate or conflicting fill modifier");
+    expect_err(&fl, "a + fill(x) b", "expected number literal");
+    /* without the feature, or at compat 2, fill( is a call of an unknown function */
+    expect_err(&v3, "a + fill(0) b", "unknown function with name \"fill\"");
+    expect_err(&fl2, "a + fill(0) b", "unknown function with name \"fill\"");
+    expect_fmt(&v3x, "info(x, {data=~\".*\"})", "info(x, {data=~\".*\"})");
+    expect_fmt(&v3x, "info(x)", "info(x)");
+    expect_err(&v3x, "info(x, y + 1)", "expected label selectors only");
+    expect_err(&v3, "info(x)", "promql-experimental-functions");
+    expect_err(&v2, "info(x)", "unknown function with name \"info\"");
+}
+
+/* UTF-8 names with the quoted syntax (compat 3) */
+static void test_quoted_names(void **state)
+{
+    (void)state;
+    expect_fmt(&v3, "{\"my.metric\", \"a.b\"=\"x\"}", "{\"my.metric\",\"a.b\"=\"x\"}");
+    expect_fmt(&v3, "{\"foo\"}", "foo");
+    expect_fmt(&v3, "foo{\"bar\"=\"1\"}", "foo{bar=\"1\"}");
+    expect_fmt(&v3, "sum by (\"a.b\", c) ({\"m.x\"})", "sum by (\"a.b\", c) ({\"m.x\"})");
+    expect_fmt(&v3, "a / ignoring(\"x-y\") b", "a / ignoring (\"x-y\") b");
+    expect_err(&v3, "foo{\"bar\"}", "metric name must not be set twice");
+    expect_err(&v3, "{\"a\", \"b\"}", "metric name must not be set twice");
+    expect_err(&v3, "{\"\"=\"x\"}", "invalid label name");
+    expect_err(&v2, "{\"my.metric\"}", "unexpected string");
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_functions_by_level),
-        cmocka_unit_test(test_duration_expressions),
-        cmocka_unit_test(test_evaluation_by_level),
-        cmocka_unit_test(test_features_flag),
+        cmocka_unit_test(test_functions_by_level),   cmocka_unit_test(test_duration_expressions),
+        cmocka_unit_test(test_evaluation_by_level),  cmocka_unit_test(test_features_flag),
+        cmocka_unit_test(test_fill_and_info_syntax), cmocka_unit_test(test_quoted_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

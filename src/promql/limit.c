@@ -1,0 +1,85 @@
+/* limit.c — Prometheus 3's experimental limitk and limit_ratio aggregations.
+ *
+ * limitk(k, v) keeps, per group and step, the first k present series of the group
+ * in input order (series order is the selector's, so a range query keeps the same
+ * series while they are present); k < 1 keeps none. limit_ratio(r, v) keeps a
+ * deterministic share of the series: a series is kept when its label hash,
+ * scaled to [0, 1), is below r (r > 0) or at or above 1 + r (r < 0), so
+ * limit_ratio(r, v) and limit_ratio(-(1 - r), v) are complements; r outside
+ * [-1, 1] is capped with a warning. The hash is infermon's label hash, so which
+ * series a ratio picks differs from Prometheus' (docs/promql.md). Both keep the
+ * input labels, __name__ included, as topk does. */
+#include "util/base.h"
+
+#include <math.h>
+
+#include "promql/aggregate_int.h"
+#include "util/fmtfloat.h"
+
+static bool ratio_keeps(const im_labels_t *ls, double r)
+{
+    if (r >= 1.0) return true;
+    double off = (double)ls->hash / 18446744073709551616.0; /* 2^64 */
+    return (off >= 0 && off < r) || (off >= 1.0 + r && off < 1.0);
+}
+
+im_rc promql__agg_limit(ev_t *ev, const promql_aggregate_t *agg, const val_t *in,
+                        const val_t *param, const grp_t *g, size_t ng, val_t *out)
+{
+    size_t nsteps = ev->nsteps;
+    uint32_t *outidx = im_malloc((in->n ? in->n : 1) * sizeof *outidx);
+    for (size_t i = 0; i < in->n; i++) outidx[i] = UINT32_MAX;
+    bool warned = false;
+    im_rc rc = IM_OK;
+    for (size_t k = 0; k < nsteps && rc == IM_OK; k++) {
+        double p = param->sc[k];
+        int64_t kk = 0;
+        if (agg->op == PROMQL_AGG_LIMITK) {
+            kk = (int64_t)p;
+            if (kk < 1) continue;
+        } else {
+            if (p == 0) continue;
+            if (p < -1.0 || p > 1.0) {
+                double capped = p < -1.0 ? -1.0 : 1.0;
+                if (!warned) {
+                    char fb[IM_FLOAT_BUF], fc[IM_FLOAT_BUF];
+                    im_fmt_float_go(p, 'g', fb, sizeof fb);
+                    im_fmt_float_go(capped, 'g', fc, sizeof fc);
+                    promql__warn(ev,
+                                 "PromQL warning: ratio value should be between -1 and 1, got "
+                                 "%s, capping to %s",
+                                 fb, fc);
+                    warned = true;
+                }
+                p = capped;
+            }
+        }
+        for (size_t gi = 0; gi < ng; gi++) {
+            int64_t taken = 0;
+            for (size_t j = 0; j < g[gi].nm; j++) {
+                size_t si = g[gi].members[j];
+                if (!in->s[si].has[k]) continue;
+                if (agg->op == PROMQL_AGG_LIMITK) {
+                    if (taken >= kk) break;
+                    taken++;
+                } else if (!ratio_keeps(in->s[si].labels, p)) {
+                    continue;
+                }
+                if (outidx[si] == UINT32_MAX) {
+                    outidx[si] =
+                        (uint32_t)promql__val_add(ev, out, im_labels_ref(in->s[si].labels));
+                    if (ev->over_limit) {
+                        rc = IM_ELIMIT;
+                        break;
+                    }
+                }
+                vser_t *o = &out->s[outidx[si]];
+                o->v[k] = in->s[si].v[k];
+                o->has[k] = 1;
+            }
+            if (rc != IM_OK) break;
+        }
+    }
+    im_free(outidx);
+    return rc;
+}
