@@ -15,9 +15,9 @@
  * Contract.
  *  1. llm_doctor_run sends a bounded set of queries (one __name__ listing, two
  *     more for renamed names, then one range query per signal and engine over
- *     [at - window, at] at one step, each grouped by model and pod) and
- *     evaluates every cause on the result; the number of queries does not grow
- *     with the number of pods or models.
+ *     [at - window, at] at one step, each grouped by model and pod, sent
+ *     llm.doctor.parallel at a time) and evaluates every cause on the result;
+ *     the number of queries does not grow with the number of pods or models.
  *  2. A backend that fails (down, timeout, bad answer) makes llm_doctor_run
  *     return its error code with err naming the backend: no partial diagnosis.
  *  3. The findings are ranked: severity first (critical, warning, info), then
@@ -119,7 +119,9 @@ typedef struct llm_doctor_report {
     size_t nengines;
     char **models; /* the models seen (or the one asked for) */
     size_t nmodels;
-    int queries;                    /* queries sent */
+    int queries;      /* queries sent */
+    char **query_log; /* the range queries, each once, in the order built */
+    size_t nquery_log;
     llm_doctor_finding_t *findings; /* ranked */
     size_t nfindings;
 } llm_doctor_report_t;
