@@ -1032,11 +1032,11 @@ im_rc llm_doctor_run(const llm_doctor_opts_t *o, llm_doctor_report_t *rep, im_er
     if (step < 1000) step = 1000;
     step -= step % 1000;
     size_t nsteps = (size_t)(window / step) + 1;
-    if (window <= 0 || nsteps > 11000)
+    if (window <= 0 || nsteps > LLM_DOCTOR_MAX_POINTS)
         return im_err_set(err, IM_EINVAL,
                           "doctor: a window of %lld ms at a %lld ms step is %zu points, over "
-                          "11000 (raise llm.doctor.step)",
-                          (long long)window, (long long)step, nsteps);
+                          "%d (raise llm.doctor.step)",
+                          (long long)window, (long long)step, nsteps, LLM_DOCTOR_MAX_POINTS);
     d.step_ms = step;
     d.nsteps = nsteps;
     d.start_ms = o->at_ms - (int64_t)(nsteps - 1) * step;
