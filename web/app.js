@@ -549,6 +549,7 @@
     }
     const headline = h("div", { class: "headline", id: "headline" });
     const frag = document.createDocumentFragment();
+    if (window.InfermonDoctor) frag.append(window.InfermonDoctor.strip({ start: start0, end: end0, model: state.model })); // web/doctor.js
     frag.append(headline);
     let grid = null;
     const jobs = [];

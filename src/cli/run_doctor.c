@@ -18,28 +18,21 @@ static const char *doctor_http(void *ud, const char *at, const char *window, con
                                im_buf_t *out)
 {
     run_doctor_t *rd = ud;
-    int64_t at_ms = im_now_ms(), window_ms = 0;
     im_err_t err;
     im_err_clear(&err);
-    if (at && im_time_parse(at, strlen(at), &at_ms, &err) != IM_OK) {
-        (void)im_buf_printf(out, "invalid parameter \"at\": %s", err.msg);
-        return "bad_data";
-    }
-    if (window &&
-        (im_duration_parse(window, strlen(window), &window_ms, NULL) != IM_OK || window_ms <= 0)) {
-        (void)im_buf_puts(out, "invalid parameter \"window\": a positive duration such as 30m");
-        return "bad_data";
-    }
-    if (model && !*model) model = NULL;
-    at_ms -= at_ms % 1000;
     cfg_llm_t llm;
     pthread_mutex_lock(rd->mu);
     llm = (*rd->cfg)->llm; /* plain values: a copy outlives a reload */
     pthread_mutex_unlock(rd->mu);
+    llm_doctor_params_t pa;
+    if (llm_doctor_params_parse(at, window, model, im_now_ms(), &llm.doctor, &pa, &err) != IM_OK) {
+        (void)im_buf_puts(out, err.msg);
+        return "bad_data";
+    }
     llm_doctor_opts_t o = {.backend = rd->backend,
-                           .at_ms = at_ms,
-                           .window_ms = window_ms,
-                           .model = model,
+                           .at_ms = pa.at_ms,
+                           .window_ms = pa.window_ms,
+                           .model = pa.model,
                            .cfg = &llm};
     llm_doctor_report_t rep;
     im_rc rc = llm_doctor_run(&o, &rep, &err);

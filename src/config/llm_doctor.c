@@ -47,6 +47,7 @@ static const dkey_t keys[] = {
     {"throttle_share", K_RATIO, F(throttle_share), 0.05},
     {"quota_pending", K_POS, F(quota_pending), 4},
     {"max_series", K_COUNT, F(max_series), 20000},
+    {"parallel", K_COUNT, F(parallel), 4},
 };
 #undef F
 
@@ -124,6 +125,9 @@ im_rc cfg_llm_doctor_decode(cfg_dec_t *d, const cfg_node_t *n, cfg_llm_doctor_t 
     if (c->recent_share * 60 < 1 && c->step_ms == 0)
         return cfg_fail(d, cfg_get(n, "recent_share"),
                         "llm.doctor.recent_share must cover at least one step (>= 1/60)");
+    if (c->parallel > 64)
+        return cfg_fail(d, cfg_get(n, "parallel"),
+                        "llm.doctor.parallel must be at most 64 (queries sent at once)");
     return IM_OK;
 }
 

@@ -28,6 +28,7 @@
  *       throttle_share: 0.05         gpu-throttle: share of time in power/thermal violation
  *       quota_pending: 4             quota-starved: pending workloads at least
  *       max_series: 20000            series one doctor query may return
+ *       parallel: 4                  queries a doctor run sends at once
  *
  * The TTFT target, the failure ratio and the KV threshold are the llm: keys
  * ttft_p95_target_seconds, failure_ratio and kv_cache_threshold (config/llm.h),
@@ -49,7 +50,7 @@ typedef struct cfg_llm_doctor {
         stall_tokens_per_second, gpu_idle_util, host_util, mem_copy_min, mem_util_max,
         mem_copy_ratio, abort_ratio, timeout_queue_seconds, imbalance_factor, throttle_share,
         quota_pending;
-    int64_t max_series;
+    int64_t max_series, parallel;
 } cfg_llm_doctor_t;
 
 /* The defaults above (present = false). */

@@ -7,6 +7,7 @@
 #include "util/base.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -69,6 +70,18 @@ static void set_free(nameset_t *s)
 
 /* ---- Gathering ---- */
 
+/* One range query of the run: the gathering runs twice, first collecting the
+ * queries (collect = true: every answer is empty), then, once they have been
+ * answered in parallel (llm.doctor.parallel threads), for real, taking each
+ * answer from its job. The queries depend only on the names present, never on
+ * an earlier answer, so both passes send the same set. */
+typedef struct qjob {
+    char *expr;
+    query_answer_t a;
+    im_rc rc;
+    im_err_t err;
+} qjob_t;
+
 typedef struct gctx {
     const llm_doctor_opts_t *o;
     query_backend_t *b;
@@ -78,7 +91,73 @@ typedef struct gctx {
     int64_t end_ms, rate_ms;
     const llm_serving_t *sv;
     nameset_t names;
+    bool collect;
+    qjob_t *jobs;
+    size_t njobs;
+    /* the parallel pass */
+    pthread_mutex_t mu;
+    size_t next;
 } gctx_t;
+
+static qjob_t *job_find(gctx_t *g, const char *expr)
+{
+    for (size_t i = 0; i < g->njobs; i++)
+        if (!strcmp(g->jobs[i].expr, expr)) return &g->jobs[i];
+    return NULL;
+}
+
+static void job_run(gctx_t *g, qjob_t *j)
+{
+    query_req_t r = {.op = QUERY_RANGE,
+                     .want = QUERY_WANT_RESULT,
+                     .expr = j->expr,
+                     .start_ms = g->d->start_ms,
+                     .end_ms = g->end_ms,
+                     .step_ms = g->d->step_ms,
+                     .cancel = g->o->cancel};
+    im_err_clear(&j->err);
+    j->rc = query_backend_do(g->b, &r, &j->a, &j->err);
+}
+
+static void *job_worker(void *arg)
+{
+    gctx_t *g = arg;
+    for (;;) {
+        pthread_mutex_lock(&g->mu);
+        size_t i = g->next++;
+        pthread_mutex_unlock(&g->mu);
+        if (i >= g->njobs) return NULL;
+        job_run(g, &g->jobs[i]);
+    }
+}
+
+/* Answers every collected query, with up to llm.doctor.parallel threads. */
+static void jobs_run(gctx_t *g)
+{
+    size_t nt = (size_t)IM_MAX(g->d->dc.parallel, 1);
+    if (nt > g->njobs) nt = g->njobs;
+    g->rep->queries += (int)g->njobs;
+    g->next = 0;
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_t th[64];
+    size_t started = 0;
+    for (size_t i = 1; i < nt && i < IM_ARRAY_LEN(th); i++)
+        if (pthread_create(&th[started], NULL, job_worker, g) == 0) started++;
+    (void)job_worker(g); /* this thread too (alone when no thread could start) */
+    for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&g->mu);
+}
+
+static void jobs_free(gctx_t *g)
+{
+    for (size_t i = 0; i < g->njobs; i++) {
+        im_free(g->jobs[i].expr);
+        query_answer_free(&g->jobs[i].a);
+    }
+    im_free(g->jobs);
+    g->jobs = NULL;
+    g->njobs = 0;
+}
 
 /* A row of a grouped answer. */
 typedef struct row {
@@ -115,15 +194,35 @@ static im_rc range_query(gctx_t *g, const char *expr, const char *model_label,
 {
     memset(an, 0, sizeof *an);
     doc_data_t *d = g->d;
-    query_req_t r = {.op = QUERY_RANGE,
-                     .want = QUERY_WANT_RESULT,
-                     .expr = expr,
-                     .start_ms = d->start_ms,
-                     .end_ms = g->end_ms,
-                     .step_ms = d->step_ms,
-                     .cancel = g->o->cancel};
-    g->rep->queries++;
-    im_rc rc = query_backend_do(g->b, &r, &an->a, g->err);
+    qjob_t *j = job_find(g, expr);
+    if (g->collect) {
+        if (!j) {
+            g->jobs = im_realloc(g->jobs, (g->njobs + 1) * sizeof *g->jobs);
+            j = &g->jobs[g->njobs++];
+            memset(j, 0, sizeof *j);
+            j->expr = im_strdup(expr);
+        }
+        return IM_OK;
+    }
+    im_rc rc;
+    if (j && j->rc == IM_OK && j->a.result.type != PROMQL_RESULT_NONE) {
+        an->a = j->a; /* taken: a query asked twice is answered again below */
+        memset(&j->a, 0, sizeof j->a);
+        rc = IM_OK;
+    } else if (j && j->rc != IM_OK) {
+        rc = j->rc;
+        if (g->err) *g->err = j->err;
+    } else {
+        query_req_t r = {.op = QUERY_RANGE,
+                         .want = QUERY_WANT_RESULT,
+                         .expr = expr,
+                         .start_ms = d->start_ms,
+                         .end_ms = g->end_ms,
+                         .step_ms = d->step_ms,
+                         .cancel = g->o->cancel};
+        g->rep->queries++;
+        rc = query_backend_do(g->b, &r, &an->a, g->err);
+    }
     if (rc != IM_OK) {
         im_err_prefix(g->err, "doctor query %s", expr);
         return rc;
@@ -889,6 +988,29 @@ static void rep_add_str(char ***v, size_t *n, const char *s)
     (*v)[(*n)++] = im_strdup(s);
 }
 
+/* Every engine's signals, the GPUs, Kueue and the scrape health. */
+static im_rc gather_all(gctx_t *g, const llm_detected_t *det, bool report)
+{
+    im_rc rc;
+    int ne = llm_serving_engine_count(g->sv);
+    for (int e = 0; e < ne; e++) {
+        const llm_engine_info_t *info = llm_serving_engine(g->sv, e);
+        if (!det->present[e] || !strcmp(info->id, "dcgm") || !strcmp(info->id, "kueue")) continue;
+        if (!info->model_label || !*info->model_label) continue;
+        if (report) {
+            char desc[256];
+            llm_detected_describe(g->sv, det, e, desc, sizeof desc);
+            rep_add_str(&g->rep->engines, &g->rep->nengines, desc);
+        }
+        eng_t en = {e, info};
+        if ((rc = gather_engine(g, &en))) return rc;
+    }
+    finish_kv(g->d);
+    if ((rc = gather_gpus(g))) return rc;
+    if ((rc = gather_kueue(g))) return rc;
+    return gather_up(g);
+}
+
 im_rc llm_doctor_run(const llm_doctor_opts_t *o, llm_doctor_report_t *rep, im_err_t *err)
 {
     memset(rep, 0, sizeof *rep);
@@ -910,11 +1032,11 @@ im_rc llm_doctor_run(const llm_doctor_opts_t *o, llm_doctor_report_t *rep, im_er
     if (step < 1000) step = 1000;
     step -= step % 1000;
     size_t nsteps = (size_t)(window / step) + 1;
-    if (window <= 0 || nsteps > 11000)
+    if (window <= 0 || nsteps > LLM_DOCTOR_MAX_POINTS)
         return im_err_set(err, IM_EINVAL,
                           "doctor: a window of %lld ms at a %lld ms step is %zu points, over "
-                          "11000 (raise llm.doctor.step)",
-                          (long long)window, (long long)step, nsteps);
+                          "%d (raise llm.doctor.step)",
+                          (long long)window, (long long)step, nsteps, LLM_DOCTOR_MAX_POINTS);
     d.step_ms = step;
     d.nsteps = nsteps;
     d.start_ms = o->at_ms - (int64_t)(nsteps - 1) * step;
@@ -938,30 +1060,31 @@ im_rc llm_doctor_run(const llm_doctor_opts_t *o, llm_doctor_report_t *rep, im_er
     if (rc != IM_OK) goto fail;
     llm_detected_t det;
     llm_serving_detect(g.sv, set_has_fn, &g.names, &det);
-    int ne = llm_serving_engine_count(g.sv);
-    for (int e = 0; e < ne; e++) {
-        const llm_engine_info_t *info = llm_serving_engine(g.sv, e);
-        if (!det.present[e] || !strcmp(info->id, "dcgm") || !strcmp(info->id, "kueue")) continue;
-        if (!info->model_label || !*info->model_label) continue;
-        char desc[256];
-        llm_detected_describe(g.sv, &det, e, desc, sizeof desc);
-        rep_add_str(&rep->engines, &rep->nengines, desc);
-        eng_t en = {e, info};
-        if ((rc = gather_engine(&g, &en))) goto fail;
-    }
-    finish_kv(&d);
-    if ((rc = gather_gpus(&g))) goto fail;
-    if ((rc = gather_kueue(&g))) goto fail;
-    if ((rc = gather_up(&g))) goto fail;
+    /* pass 1: collect the queries on a scratch copy of the (still empty) data */
+    doc_data_t scratch = d;
+    g.d = &scratch;
+    g.collect = true;
+    rc = gather_all(&g, &det, false);
+    doc_data_free(&scratch);
+    g.d = &d;
+    g.collect = false;
+    if (rc != IM_OK) goto fail;
+    jobs_run(&g);
+    for (size_t i = 0; i < g.njobs; i++)
+        rep_add_str(&rep->query_log, &rep->nquery_log, g.jobs[i].expr);
+    /* pass 2: the same gathering over the answers */
+    if ((rc = gather_all(&g, &det, true))) goto fail;
     if ((rc = gather_renames(&g, &det))) goto fail;
     for (size_t i = 0; i < d.nmodels; i++)
         rep_add_str(&rep->models, &rep->nmodels, d.models[i].model);
     doc_rules_run(&d, rep);
     doc_rank(rep);
     set_free(&g.names);
+    jobs_free(&g);
     doc_data_free(&d);
     return IM_OK;
 fail:
+    jobs_free(&g);
     set_free(&g.names);
     doc_data_free(&d);
     llm_doctor_report_free(rep);
@@ -1007,6 +1130,7 @@ void llm_doctor_report_free(llm_doctor_report_t *r)
     im_free(r->backend);
     query_strs_free(r->engines, r->nengines);
     query_strs_free(r->models, r->nmodels);
+    query_strs_free(r->query_log, r->nquery_log);
     for (size_t i = 0; i < r->nfindings; i++) finding_free(&r->findings[i]);
     im_free(r->findings);
     memset(r, 0, sizeof *r);

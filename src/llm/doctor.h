@@ -15,9 +15,9 @@
  * Contract.
  *  1. llm_doctor_run sends a bounded set of queries (one __name__ listing, two
  *     more for renamed names, then one range query per signal and engine over
- *     [at - window, at] at one step, each grouped by model and pod) and
- *     evaluates every cause on the result; the number of queries does not grow
- *     with the number of pods or models.
+ *     [at - window, at] at one step, each grouped by model and pod, sent
+ *     llm.doctor.parallel at a time) and evaluates every cause on the result;
+ *     the number of queries does not grow with the number of pods or models.
  *  2. A backend that fails (down, timeout, bad answer) makes llm_doctor_run
  *     return its error code with err naming the backend: no partial diagnosis.
  *  3. The findings are ranked: severity first (critical, warning, info), then
@@ -119,7 +119,9 @@ typedef struct llm_doctor_report {
     size_t nengines;
     char **models; /* the models seen (or the one asked for) */
     size_t nmodels;
-    int queries;                    /* queries sent */
+    int queries;      /* queries sent */
+    char **query_log; /* the range queries, each once, in the order built */
+    size_t nquery_log;
     llm_doctor_finding_t *findings; /* ranked */
     size_t nfindings;
 } llm_doctor_report_t;
@@ -134,6 +136,21 @@ typedef struct llm_doctor_opts {
 } llm_doctor_opts_t;
 
 im_rc llm_doctor_run(const llm_doctor_opts_t *o, llm_doctor_report_t *out, im_err_t *err);
+
+/* The points of a window (window / step + 1) a run accepts. */
+#define LLM_DOCTOR_MAX_POINTS 11000
+
+/* The HTTP parameters of a diagnosis (each NULL or "" = absent): at (RFC 3339
+ * or Unix seconds; absent = now_ms), window (a positive duration; absent: 0,
+ * the configured window) and model ("" = every model, borrowed). The window
+ * must fit LLM_DOCTOR_MAX_POINTS at dc's step. IM_EINVAL with a message naming
+ * the parameter otherwise (fuzz/fuzz_doctor_params.c). */
+typedef struct llm_doctor_params {
+    int64_t at_ms, window_ms;
+    const char *model;
+} llm_doctor_params_t;
+im_rc llm_doctor_params_parse(const char *at, const char *window, const char *model, int64_t now_ms,
+                              const cfg_llm_doctor_t *dc, llm_doctor_params_t *out, im_err_t *err);
 void llm_doctor_report_free(llm_doctor_report_t *r);
 /* The worst severity of the findings (INFO when none). */
 llm_doctor_severity_t llm_doctor_worst(const llm_doctor_report_t *r);

@@ -47,17 +47,39 @@ static void jstrs(im_buf_t *b, char *const *v, size_t n)
     (void)im_buf_putc(b, ']');
 }
 
+/* The dashboard link of a finding: the overview at its panel over [since, end]
+ * (a tenth of the window before since, so the onset shows), for its model (the
+ * hash parameters of web/app.js: panel, from, to, model); the Targets page for
+ * target-down; none for a finding without a panel (lint, no-data). */
 static void link_of(const llm_doctor_report_t *r, const llm_doctor_finding_t *f, char *buf,
                     size_t cap)
 {
-    if (!f->panel || !*f->panel) {
-        buf[0] = 0;
+    buf[0] = 0;
+    if (!f->panel || !*f->panel || !strcmp(f->panel, "lint")) return;
+    if (!strcmp(f->panel, "targets")) {
+        snprintf(buf, cap, "#/targets");
         return;
     }
-    int64_t from = f->since_ms && f->since_ms > r->start_ms ? f->since_ms : r->start_ms;
-    snprintf(buf, cap, "#/overview?panel=%s&start=%lld&end=%lld%s%s", f->panel,
-             (long long)(from / 1000), (long long)(r->end_ms / 1000), *f->model ? "&model=" : "",
-             "");
+    int64_t margin = (r->end_ms - r->start_ms) / 10;
+    int64_t from = f->since_ms ? f->since_ms - margin : r->start_ms;
+    if (from < r->start_ms) from = r->start_ms;
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    (void)im_buf_printf(&b, "#/overview?panel=%s&from=%lld&to=%lld", f->panel,
+                        (long long)(from / 1000), (long long)((r->end_ms + 999) / 1000));
+    if (f->model && *f->model) {
+        (void)im_buf_puts(&b, "&model=");
+        for (const char *p = f->model; *p; p++) {
+            unsigned char c = (unsigned char)*p;
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                strchr("-._~", c))
+                (void)im_buf_putc(&b, (char)c);
+            else
+                (void)im_buf_printf(&b, "%%%02X", c);
+        }
+    }
+    if (b.len < cap) snprintf(buf, cap, "%s", b.data ? b.data : "");
+    im_buf_free(&b);
 }
 
 void llm_doctor_write_json(const llm_doctor_report_t *r, im_buf_t *b)
@@ -148,7 +170,7 @@ void llm_doctor_write_json(const llm_doctor_report_t *r, im_buf_t *b)
         }
         (void)im_buf_puts(b, "]},\"panel\":");
         jstr(b, f->panel);
-        char ln[512];
+        char ln[2048];
         link_of(r, f, ln, sizeof ln);
         (void)im_buf_puts(b, ",\"link\":");
         jstr(b, ln);
@@ -166,7 +188,9 @@ void llm_doctor_write_json(const llm_doctor_report_t *r, im_buf_t *b)
     jstrs(b, r->engines, r->nengines);
     (void)im_buf_puts(b, ",\"models\":");
     jstrs(b, r->models, r->nmodels);
-    (void)im_buf_printf(b, ",\"queries\":%d}", r->queries);
+    (void)im_buf_printf(b, ",\"queries\":%d,\"query_log\":", r->queries);
+    jstrs(b, r->query_log, r->nquery_log);
+    (void)im_buf_putc(b, '}');
 }
 
 /* ---- Text and markdown ---- */
