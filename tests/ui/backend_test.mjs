@@ -6,6 +6,9 @@
 //   NAME=URL  dashboards that must render the same panels with the same series
 //             (the first is the reference, e.g. local); the header must say which
 //             store answers (data: local store / data: <backend url>)
+// env IM_VALUES_HASH: also compare the values every panel plots over this range
+//   (backfilled identical samples) with the first store's; IM_EXPECT_ENGINES: engine
+//   names (vLLM,SGLang) whose series at least 3 panels must draw
 //   ERRNAME=URL=PATTERN  dashboards over a failing backend: the page renders,
 //             every panel that is not "absent" shows an error matching PATTERN
 //             (a regular expression: the backend's URL and what went wrong)
@@ -66,6 +69,7 @@ try {
   // (v(t) - v(t - w)) / w. VictoriaMetrics drops NaN points (histogram_quantile
   // of no requests) that Prometheus answers: a missing point must be NaN there.
   const valuesHash = process.env.IM_VALUES_HASH || "";
+  const expectEngines = (process.env.IM_EXPECT_ENGINES || "").split(",").filter(Boolean);
   let refValues = null;
   async function loadValues(base) {
     await page.goto("about:blank"); // a new document: not a hash change of the last one
@@ -125,9 +129,9 @@ try {
     const withData = Object.keys(o.states).filter((id) => o.states[id] === "data");
     check(withData.length >= 8, `${name}: ${withData.length} panels draw data`);
     check(Object.keys(o.errors).length === 0, `${name}: no panel shows an error ${JSON.stringify(o.errors).slice(0, 200)}`);
-    // a mixed fleet: the serving panels show both engines' series, with data
+    // a mixed fleet (IM_EXPECT_ENGINES=vLLM,SGLang): the serving panels show each engine's series, with data
     const tagged = (eng) => Object.keys(o.states).filter((id) => o.states[id] === "data" && o.panels[id].names.some((n) => n.endsWith(" · " + eng)));
-    for (const eng of ["vLLM", "SGLang"]) check(tagged(eng).length >= 3, `${name}: ${tagged(eng).length} panels draw ${eng} series (${tagged(eng).join(" ")})`);
+    for (const eng of expectEngines) check(tagged(eng).length >= 3, `${name}: ${tagged(eng).length} panels draw ${eng} series (${tagged(eng).join(" ")})`);
     if (valuesHash) {
       const v = await loadValues(base);
       if (!refValues) { refValues = v; check(Object.keys(v).length >= 8, `${name}: ${Object.keys(v).length} panels draw the backfilled past`); }

@@ -209,7 +209,7 @@ phase "backend errors checked"
 # 2. the dashboard over the three stores, then over failing ones
 to=$(($(date +%s) - 2)); from=$((to - 120))
 mkdir -p "$SHOTS"
-IM_VALUES_HASH="#/overview?from=$((hist_end - 120))&to=$hist_end" \
+IM_VALUES_HASH="#/overview?from=$((hist_end - 120))&to=$hist_end" IM_EXPECT_ENGINES=vLLM,SGLang \
   node "$IM_SOURCE_DIR/tests/ui/backend_test.mjs" "#/overview?from=$from&to=$to" "$SHOTS" \
   local="http://127.0.0.1:$lport" prometheus="http://127.0.0.1:${port[prom]}" \
   victoriametrics="http://127.0.0.1:${port[vm]}" -- \
