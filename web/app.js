@@ -613,7 +613,8 @@
         // expose what each panel shows, for the browser test and for debugging
         let mx = -Infinity, last = null;
         for (const s2 of series) for (const [, v] of s2.points) if (Number.isFinite(v)) { mx = Math.max(mx, v); last = v; }
-        (window.__infermonPanels = window.__infermonPanels || {})[p.id] = { max: mx, last, series: series.length, gaps, names: series.map((x) => x.name).sort() };
+        (window.__infermonPanels = window.__infermonPanels || {})[p.id] = { max: mx, last, series: series.length, gaps, names: series.map((x) => x.name).sort(),
+          data: series.map((x) => [x.name, x.points]) };
         const u = makeChart(body, series, { times, start, end, unit: p.unit, yMax: p.yMax, threshold: p.threshold,
           target: p.target ? env.ttftTarget : null, gaps, dual: p.dual });
         body.__uplot = u; // for the browser test: what is drawn

@@ -121,11 +121,28 @@ static enum MHD_Result relay(http_server_t *s, http__req_t *r, query_req_t *q, c
         if (*e || l < 0) return bad_param(s, r, "limit", "limit must be a non-negative number");
         q->limit = l;
     }
+    /* --query.max-concurrency bounds the requests relayed at once as it bounds
+     * local evaluations: the others queue until a slot frees or the timeout
+     * (--query.timeout, or a smaller timeout=) passes, with the local engine's
+     * answers; a client hanging up cancels its queued or running request (the
+     * watcher sets r->cancel; the HTTP client aborts the transfer on it). */
+    int64_t to_ms = s->opts.engine ? promql_engine_opts(s->opts.engine)->timeout_ms : 120000;
+    if (q->timeout_ms > 0 && q->timeout_ms < to_ms) to_ms = q->timeout_ms;
+    int64_t now_ns = im_mono_ns();
+    int64_t deadline =
+        to_ms > (INT64_MAX - now_ns) / 1000000 ? INT64_MAX : now_ns + to_ms * 1000000;
+    im_rc rc = http__query_enter(s, r, deadline);
+    if (rc != IM_OK)
+        return http__send_error(s, r, promql_error_type(rc),
+                                rc == IM_ETIMEOUT ? "query timed out in query queue"
+                                                  : "query was canceled in query queue");
+    q->cancel = &r->cancel;
     query_answer_t a;
     im_err_t err;
     im_err_clear(&err);
     int64_t t0 = im_mono_ns();
-    im_rc rc = query_backend_do(s->opts.backend, q, &a, &err);
+    rc = query_backend_do(s->opts.backend, q, &a, &err);
+    http__query_leave(s, r, rc);
     if (engine) http__count(s, engine, rc == IM_OK ? 0 : 1, (double)(im_mono_ns() - t0) / 1e9);
     if (rc != IM_OK)
         IM_DEBUG("Query backend error", "handler=%s err=%s", im_logq(r->handler), im_logq(err.msg));

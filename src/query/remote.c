@@ -318,6 +318,16 @@ static bool decode(const query_req_t *r, json_t *data, query_answer_t *a, bool *
 
 /* ---- The request ---- */
 
+/* libcurl's progress callback (at least once a second while a transfer waits):
+ * a non-zero cancel flag (the client hung up) aborts the transfer. */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    const volatile int *cancel = ud;
+    return __atomic_load_n(cancel, __ATOMIC_RELAXED) ? 1 : 0;
+}
+
 static im_rc remote_do(query_backend_t *b, const query_req_t *r, query_answer_t *a, im_err_t *err)
 {
     remote_t *rb = (remote_t *)b;
@@ -358,6 +368,11 @@ static im_rc remote_do(query_backend_t *b, const query_req_t *r, query_answer_t 
         curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)IM_MIN(to, 10000));
         curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
         curl_easy_setopt(c, CURLOPT_USERAGENT, rb->user_agent);
+        if (r->cancel) {
+            curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+            curl_easy_setopt(c, CURLOPT_XFERINFODATA, (void *)(uintptr_t)r->cancel);
+            curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+        }
         cc = curl_easy_perform(c);
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     } else {
@@ -377,6 +392,10 @@ static im_rc remote_do(query_backend_t *b, const query_req_t *r, query_answer_t 
                             "backend %s: the answer is larger than %lld bytes; raise %s", rb->url,
                             (long long)rb->max_bytes, rb->max_bytes_flag);
             query__fail(a, r, rc, "execution", 422, err->msg);
+        } else if (cc == CURLE_ABORTED_BY_CALLBACK) {
+            rc = im_err_set(err, IM_ECANCELED,
+                            "backend %s: the request was canceled (the client went away)", rb->url);
+            query__fail(a, r, rc, "canceled", 503, err->msg);
         } else if (cc == CURLE_OPERATION_TIMEDOUT) {
             rc = im_err_set(err, IM_ETIMEOUT,
                             "backend %s did not answer within %lld ms; raise %s (or the "

@@ -110,19 +110,21 @@ static size_t series_prefix(const sim_tpl_t *t, const sim_series_t *s, const hep
 
 #define PREFIX_CAP 1024
 
-/* Writes family fi of endpoints [lo, hi) (all share the family layout). Inside
- * the family, one OpenMetrics group at a time (a histogram's buckets, _count and
- * _sum share a group), all of the group's samples per timestamp, in time order. */
-static im_rc write_family(hep_t *eps, int lo, int hi, int fi, int nsteps, const int64_t *ts,
+/* Writes family fi of the endpoints idx[0..n) (all share the family layout: one
+ * engine's pods, the dcgm nodes, Kueue). Inside the family, one OpenMetrics group
+ * at a time (a histogram's buckets, _count and _sum share a group), all of the
+ * group's samples per timestamp, in time order. */
+static im_rc write_family(hep_t *eps, const int *idx, int n, int fi, int nsteps, const int64_t *ts,
                           im_buf_t *b, FILE *out, sim_history_stats_t *st, im_err_t *err)
 {
-    const sim_family_t *f0 = &eps[lo].t->fams[fi];
+    const sim_family_t *f0 = &eps[idx[0]].t->fams[fi];
     if (f0->om_skip) return IM_OK;
-    (void)im_buf_append(b, eps[lo].t->text.data + f0->om_off, f0->om_len);
+    (void)im_buf_append(b, eps[idx[0]].t->text.data + f0->om_off, f0->om_len);
     char *pre = NULL;
     size_t *pl = NULL;
     uint32_t precap = 0;
-    for (int e = lo; e < hi; e++) {
+    for (int ei = 0; ei < n; ei++) {
+        int e = idx[ei];
         const sim_tpl_t *t = eps[e].t;
         const sim_family_t *f = &t->fams[fi];
         uint32_t g = f->group ? f->group : 1;
@@ -285,13 +287,23 @@ im_rc sim_history_write(sim_fleet_t *f, int64_t start_ms, int64_t end_ms, int64_
     im_buf_init(&b, 0);
     if (im_buf_reserve(&b, 2u << 20) != IM_OK) im_oom(2u << 20);
     im_rc rc = IM_OK;
-    if (f->npods > 0)
-        for (int fi = 0; fi < eps[0].t->nfams && rc == IM_OK; fi++)
-            rc = write_family(eps, 0, f->npods, fi, nsteps, ts, &b, out, &st, err);
+    /* the groups that share a family layout: each engine's pods (a mixed fleet's
+     * vLLM and SGLang pods have different families), the dcgm nodes, Kueue */
+    int *idx = im_malloc(sizeof *idx * (size_t)neps);
+    for (int eng = 0; eng < 2 && rc == IM_OK; eng++) {
+        int n = 0;
+        for (int k = 0; k < f->npods; k++)
+            if (sim__pod_sglang(f, &f->pods[k]) == (eng == 1)) idx[n++] = k;
+        for (int fi = 0; n > 0 && fi < eps[idx[0]].t->nfams && rc == IM_OK; fi++)
+            rc = write_family(eps, idx, n, fi, nsteps, ts, &b, out, &st, err);
+    }
+    for (int k = 0; k < ndcgm; k++) idx[k] = f->npods + k;
     for (int fi = 0; fi < eps[f->npods].t->nfams && rc == IM_OK; fi++)
-        rc = write_family(eps, f->npods, f->npods + ndcgm, fi, nsteps, ts, &b, out, &st, err);
+        rc = write_family(eps, idx, ndcgm, fi, nsteps, ts, &b, out, &st, err);
+    idx[0] = neps - 1;
     for (int fi = 0; fi < eps[neps - 1].t->nfams && rc == IM_OK; fi++)
-        rc = write_family(eps, neps - 1, neps, fi, nsteps, ts, &b, out, &st, err);
+        rc = write_family(eps, idx, 1, fi, nsteps, ts, &b, out, &st, err);
+    im_free(idx);
     if (rc == IM_OK) rc = write_up(eps, neps, nsteps, ts, &b, out, &st, err);
     if (rc == IM_OK) {
         (void)im_buf_puts(&b, "# EOF\n");

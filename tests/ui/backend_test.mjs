@@ -6,6 +6,9 @@
 //   NAME=URL  dashboards that must render the same panels with the same series
 //             (the first is the reference, e.g. local); the header must say which
 //             store answers (data: local store / data: <backend url>)
+// env IM_VALUES_HASH: also compare the values every panel plots over this range
+//   (backfilled identical samples) with the first store's; IM_EXPECT_ENGINES: engine
+//   names (vLLM,SGLang) whose series at least 3 panels must draw
 //   ERRNAME=URL=PATTERN  dashboards over a failing backend: the page renders,
 //             every panel that is not "absent" shows an error matching PATTERN
 //             (a regular expression: the backend's URL and what went wrong)
@@ -54,6 +57,60 @@ try {
       errors: Object.fromEntries([...document.querySelectorAll('.panel[data-state="error"]')].map((e) => [e.dataset.panel, e.querySelector(".err").textContent])),
     }));
   }
+  // The values every panel plots over the backfilled past (identical samples in
+  // every store, on whole seconds; the panels' start, end and step on whole
+  // seconds too). Local and Prometheus evaluate PromQL alike: equal to 1e-9
+  // (float summation order). VictoriaMetrics stores a value as a decimal
+  // mantissa and exponent (lib/decimal: up to 12 significant digits for values
+  // that are not integers) and answers with %g-like formatting: 1e-6 relative
+  // (absolute below 1e-9). Its MetricsQL rate() does not extrapolate but takes
+  // the sample before the window: on samples and evaluation times on whole
+  // seconds, with a window a multiple of the interval, both give
+  // (v(t) - v(t - w)) / w. VictoriaMetrics drops NaN points (histogram_quantile
+  // of no requests) that Prometheus answers: a missing point must be NaN there.
+  const valuesHash = process.env.IM_VALUES_HASH || "";
+  const expectEngines = (process.env.IM_EXPECT_ENGINES || "").split(",").filter(Boolean);
+  let refValues = null;
+  async function loadValues(base) {
+    await page.goto("about:blank"); // a new document: not a hash change of the last one
+    const t0 = Date.now();
+    await page.goto(base + "/" + valuesHash, { waitUntil: "domcontentloaded" });
+    await page.waitForFunction((t) => window.__infermonRendered && window.__infermonRendered.at >= t, t0 - 1000, { timeout: 30000 });
+    return page.evaluate(() => {
+      const out = {};
+      for (const e of document.querySelectorAll('.panel[data-panel][data-state="data"]')) out[e.dataset.panel] = window.__infermonPanels[e.dataset.panel].data;
+      return out;
+    });
+  }
+  function compareValues(name, got, want, wantName) {
+    const tol = name.startsWith("victoria") ? { rel: 1e-6, abs: 1e-9 } : { rel: 1e-9, abs: 1e-12 };
+    let points = 0, worst = 0;
+    check(Object.keys(got).sort().join(" ") === Object.keys(want).sort().join(" "), `${name}: the same panels draw the past as over ${wantName}`);
+    for (const id of Object.keys(want)) {
+      const byName = (d) => { const m = new Map(); for (const [n, pts] of d) { if (!m.has(n)) m.set(n, []); m.get(n).push(new Map(pts)); } return m; };
+      const a = byName(want[id]), b = byName(got[id]);
+      const bad = [];
+      for (const [n, as] of a) {
+        const bs = b.get(n) || [];
+        if (bs.length !== as.length) { bad.push(`${n}: ${bs.length} series, want ${as.length}`); continue; }
+        as.forEach((am, i) => {
+          const bm = bs[i];
+          for (const t of new Set([...am.keys(), ...bm.keys()])) {
+            const x = am.has(t) ? am.get(t) : NaN, y = bm.has(t) ? bm.get(t) : NaN;
+            if (Number.isNaN(x) && Number.isNaN(y)) continue;
+            points++;
+            const d = Math.abs(x - y), lim = Math.max(tol.abs, tol.rel * Math.max(Math.abs(x), Math.abs(y)));
+            if (Number.isFinite(d) && x !== 0 && y !== 0) worst = Math.max(worst, d / Math.max(Math.abs(x), Math.abs(y)));
+            if (!(d <= lim) && !(x === y)) bad.push(`${n} at ${t}: ${y} vs ${x}`);
+          }
+        });
+      }
+      for (const n of b.keys()) if (!a.has(n)) bad.push(`${n}: not over ${wantName}`);
+      check(bad.length === 0, `${name}: panel ${id} plots the same values as over ${wantName}` + (bad.length ? ": " + bad.slice(0, 4).join("; ") : ""));
+    }
+    console.log(`metric ${name}_values_compared=${points} worst_relative_difference=${worst.toExponential(2)}`);
+    check(points > 500, `${name}: ${points} points compared`);
+  }
   // a first navigation (a cold browser: parsing the app, uPlot) is not measured
   await load(good[0][1]);
   let ref = null, refName = "";
@@ -72,6 +129,14 @@ try {
     const withData = Object.keys(o.states).filter((id) => o.states[id] === "data");
     check(withData.length >= 8, `${name}: ${withData.length} panels draw data`);
     check(Object.keys(o.errors).length === 0, `${name}: no panel shows an error ${JSON.stringify(o.errors).slice(0, 200)}`);
+    // a mixed fleet (IM_EXPECT_ENGINES=vLLM,SGLang): the serving panels show each engine's series, with data
+    const tagged = (eng) => Object.keys(o.states).filter((id) => o.states[id] === "data" && o.panels[id].names.some((n) => n.endsWith(" · " + eng)));
+    for (const eng of expectEngines) check(tagged(eng).length >= 3, `${name}: ${tagged(eng).length} panels draw ${eng} series (${tagged(eng).join(" ")})`);
+    if (valuesHash) {
+      const v = await loadValues(base);
+      if (!refValues) { refValues = v; check(Object.keys(v).length >= 8, `${name}: ${Object.keys(v).length} panels draw the backfilled past`); }
+      else compareValues(name, v, refValues, refName);
+    }
     if (!ref) { ref = o; refName = name; continue; }
     for (const id of Object.keys(ref.states)) {
       check(o.states[id] === ref.states[id], `${name}: panel ${id} is ${o.states[id]} as over ${refName}`);

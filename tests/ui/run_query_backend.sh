@@ -23,7 +23,23 @@ t_start=$(date +%s)
 phase() { echo "query backend: $* at $(($(date +%s) - t_start)) s"; }
 
 sport=$(free_port); pport=$(free_port); vport=$(free_port); lport=$(free_port)
-bg "$IM_BINARY" simulate --listen "127.0.0.1:$sport" --pods 2 >"$IM_TMP/sim.log" 2>&1
+# a mixed fleet: two vLLM and two SGLang pods (engines cycle over the models)
+fleet=(--engine vllm,sglang --models meta-llama/Llama-3.1-8B-Instruct,Qwen/Qwen2.5-7B-Instruct --pods 4)
+bg "$IM_BINARY" simulate --listen "127.0.0.1:$sport" "${fleet[@]}" >"$IM_TMP/sim.log" 2>&1
+# The same fleet's past, backfilled into all three stores: the values the panels
+# plot are compared over it. Scraping gives each store its own scrape offsets
+# (each answers a panel's step with samples taken up to a second apart), so only
+# identical samples make the values comparable; the history ends on a whole
+# minute 20 min ago, its samples on whole seconds (the panels' steps too).
+hist_end=$(( ($(date +%s) - 1200) / 60 * 60 ))
+"$IM_BINARY" simulate "${fleet[@]}" --history 6m --step 1s --end "$hist_end" --out "$IM_TMP/past.om" 2>"$IM_TMP/past.log" ||
+  fail "simulate --history: $(cat "$IM_TMP/past.log")"
+promtool tsdb create-blocks-from openmetrics "$IM_TMP/past.om" "$IM_TMP/pdata" >"$IM_TMP/promtool.log" 2>&1 ||
+  fail "promtool backfill: $(tail -3 "$IM_TMP/promtool.log")"
+"$IM_BINARY" tsdb import "$IM_TMP/past.om" "$IM_TMP/ldata" >"$IM_TMP/import.log" 2>&1 ||
+  fail "infermon tsdb import: $(tail -3 "$IM_TMP/import.log")"
+# VictoriaMetrics imports the Prometheus text format, timestamps in milliseconds
+grep -v '^#' "$IM_TMP/past.om" | sed -E 's/ ([0-9]+)$/ \1000/' >"$IM_TMP/past.prom"
 wait_http "http://127.0.0.1:$sport/targets" 20 || fail "simulator did not start"
 curl -fsS "http://127.0.0.1:$sport/targets" >"$IM_TMP/targets.json"
 cat >"$IM_TMP/scrape.yml" <<YML
@@ -37,7 +53,10 @@ bg prometheus --config.file="$IM_TMP/scrape.yml" --storage.tsdb.path="$IM_TMP/pd
 bg victoria-metrics -httpListenAddr="127.0.0.1:$vport" -storageDataPath="$IM_TMP/vdata" \
   -promscrape.config="$IM_TMP/scrape.yml" -search.latencyOffset=0s -search.disableCache \
   -retentionPeriod=100y >"$IM_TMP/vm.log" 2>&1
-bg "$IM_BINARY" run --config.file "$IM_TMP/scrape.yml" --storage.memory-only \
+# --promql.compat=2: the stores are Prometheus 2.42 and VictoriaMetrics, whose range
+# selectors include a sample on the window's start (Prometheus 3's are left-open:
+# a 4 s rate over 1 s samples then sees 4 samples, not 5, and extrapolates)
+bg "$IM_BINARY" run --config.file "$IM_TMP/scrape.yml" --storage.tsdb.path "$IM_TMP/ldata" --promql.compat=2 \
   --web.listen-address "127.0.0.1:$lport" >"$IM_TMP/local.log" 2>&1
 
 # infermon over each store, and over failing ones (the dashboard reads the
@@ -59,6 +78,9 @@ for b in prom vm down slow http500 http400 prometheus malformed shape; do
 done
 for p in $pport $lport "${port[@]}"; do wait_http "http://127.0.0.1:$p/-/ready" 30 || fail "port $p not ready"; done
 wait_http "http://127.0.0.1:$vport/health" 30 || fail "victoria-metrics not ready"
+curl -fsS --data-binary "@$IM_TMP/past.prom" "http://127.0.0.1:$vport/api/v1/import/prometheus" ||
+  fail "victoria-metrics import"
+curl -fsS "http://127.0.0.1:$vport/internal/force_flush" >/dev/null || fail "victoria-metrics flush"
 
 phase "all servers ready"
 # 4. refused: scrape_configs (and friends) with a backend
@@ -187,7 +209,8 @@ phase "backend errors checked"
 # 2. the dashboard over the three stores, then over failing ones
 to=$(($(date +%s) - 2)); from=$((to - 120))
 mkdir -p "$SHOTS"
-node "$IM_SOURCE_DIR/tests/ui/backend_test.mjs" "#/overview?from=$from&to=$to" "$SHOTS" \
+IM_VALUES_HASH="#/overview?from=$((hist_end - 120))&to=$hist_end" IM_EXPECT_ENGINES=vLLM,SGLang \
+  node "$IM_SOURCE_DIR/tests/ui/backend_test.mjs" "#/overview?from=$from&to=$to" "$SHOTS" \
   local="http://127.0.0.1:$lport" prometheus="http://127.0.0.1:${port[prom]}" \
   victoriametrics="http://127.0.0.1:${port[vm]}" -- \
   down="http://127.0.0.1:${port[down]}=backend http://127.0.0.1:$dead is unavailable" \
