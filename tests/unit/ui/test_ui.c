@@ -25,6 +25,7 @@ static void test_lookup(void **state)
         {"/static/serving-model.js", "text/javascript; charset=utf-8"},
         {"/static/slo.js", "text/javascript; charset=utf-8"},
         {"/static/cost.js", "text/javascript; charset=utf-8"},
+        {"/static/doctor.js", "text/javascript; charset=utf-8"},
     };
     for (size_t i = 0; i < IM_ARRAY_LEN(want); i++) {
         const ui_asset_t *x = ui_asset_lookup(want[i][0]);
