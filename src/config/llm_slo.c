@@ -303,7 +303,8 @@ static im_rc decode_ours(cfg_dec_t *d, const cfg_node_t *n, const char *what, cf
     const cfg_node_t *v = cfg_get(n, "sli");
     bool shorthand;
     if ((rc = get_objective(d, n, what, o, &shorthand))) return rc;
-    if (!v && !shorthand)
+    bool lat_keys = cfg_get(n, "signal") || cfg_get(n, "metric") || cfg_get(n, "threshold");
+    if (!v && !shorthand && !lat_keys)
         return cfg_fail(d, n, "%s.sli is required: latency or availability", what);
     if (!v)
         o->sli = CFG_SLO_LATENCY;

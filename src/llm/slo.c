@@ -38,8 +38,16 @@ static void le_regex_ex(double v, const char *extra, char *buf, size_t cap)
     char alts[6][48];
     int n = 0;
     char b[48];
-    shortest(v, b, sizeof b); /* 2, 0.5, 1e-05 (Go's 'g' and Prometheus 3) */
-    add_alt(alts, &n, b);
+    /* Go's strconv 'g' with the shortest digits (Prometheus 3's spelling):
+     * an exponent below -4 or from 6 on, else plain decimals */
+    int exp10 = v != 0 ? (int)floor(log10(fabs(v))) : 0;
+    if (v != 0 && (exp10 < -4 || exp10 >= 6)) {
+        for (int prec = 0; prec <= 17; prec++) {
+            snprintf(b, sizeof b, "%.*e", prec, v);
+            if (strtod(b, NULL) == v) break;
+        }
+        add_alt(alts, &n, b);
+    }
     for (int prec = 0; prec <= 20; prec++) { /* fixed notation: 0.00001 */
         snprintf(b, sizeof b, "%.*f", prec, v);
         if (strtod(b, NULL) == v) break;

@@ -60,6 +60,12 @@ void llm_slo_plans_free(llm_slo_plans_t *p);
 /* The rules of the resolved plans as YAML (fmt), appended to out. */
 void llm_slo_plans_yaml(const llm_slo_plans_t *p, llm_slo_format_t fmt, im_buf_t *out);
 
+/* Only the group entries ("- name: infermon.slo.<name>" ...), each line
+ * prefixed with indent ("  " under a rule file's groups:, "    " under a
+ * PrometheusRule's spec.groups:), for callers that merge them with other
+ * groups (infermon export rules). Appends nothing when there are no SLOs. */
+void llm_slo_plans_groups_yaml(const llm_slo_plans_t *p, const char *indent, im_buf_t *out);
+
 /* Resolve + YAML in one call, for `infermon export rules` and `slo generate`.
  * backend NULL = offline. Notes (dropped engines) go to notes when not NULL
  * (one line each). */

@@ -224,6 +224,11 @@ static void groups(const llm_slo_plans_t *p, const char *gi, im_buf_t *o)
     im_buf_free(&e);
 }
 
+void llm_slo_plans_groups_yaml(const llm_slo_plans_t *p, const char *indent, im_buf_t *out)
+{
+    groups(p, indent, out);
+}
+
 void llm_slo_plans_yaml(const llm_slo_plans_t *p, llm_slo_format_t fmt, im_buf_t *o)
 {
     if (fmt == LLM_SLO_PROMETHEUSRULE) {
