@@ -75,6 +75,7 @@ int cli_promql_test(int argc, char **argv)
     /* Prometheus' test engine enables the experimental functions */
     opts.lang.experimental_functions = true;
     opts.lang.binop_fill_modifiers = true;
+    opts.lang.extended_range_selectors = true;
     opts.lang.type_and_unit_labels = true;
     for (int i = first; i < argc; i++) {
         char *data;

@@ -187,12 +187,15 @@ bool promql_lang_enable_features(promql_lang_t *l, const char *list, char *why, 
             l->experimental_functions = true;
         } else if (n == 27 && memcmp(p, "promql-binop-fill-modifiers", n) == 0) {
             l->binop_fill_modifiers = true;
+        } else if (n == 31 && memcmp(p, "promql-extended-range-selectors", n) == 0) {
+            l->extended_range_selectors = true;
         } else if (n == 20 && memcmp(p, "promql-duration-expr", n) == 0) {
             /* on by default since Prometheus 3.14 (and here) */
         } else {
             snprintf(why, whycap,
                      "--enable-feature: unknown or unsupported feature \"%.*s\" (supported: "
                      "promql-experimental-functions, promql-binop-fill-modifiers, "
+                     "promql-extended-range-selectors, "
                      "promql-duration-expr)",
                      (int)n, p);
             return false;
@@ -366,7 +369,7 @@ bool promql_expr_equal(const promql_expr_t *a, const promql_expr_t *b)
         return true;
     }
     case PROMQL_NODE_MATRIX_SELECTOR:
-        return a->u.ms.range_ms == b->u.ms.range_ms &&
+        return a->u.ms.range_ms == b->u.ms.range_ms && a->u.ms.ext == b->u.ms.ext &&
                dur_equal(a->u.ms.range_expr, b->u.ms.range_expr) &&
                promql_expr_equal(a->u.ms.vs, b->u.ms.vs);
     case PROMQL_NODE_SUBQUERY: {

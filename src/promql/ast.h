@@ -289,10 +289,19 @@ typedef struct promql_vector_selector {
     const promql_dur_t *offset_expr; /* non-NULL: offset_ms comes from it at query time */
 } promql_vector_selector_t;
 
+/* Prometheus 3's experimental extended range selectors (promql-extended-range-
+ * selectors): `x[5m] anchored`, `x[5m] smoothed` (extended_range.c). */
+typedef enum promql_range_ext {
+    PROMQL_RANGE_PLAIN = 0,
+    PROMQL_RANGE_ANCHORED,
+    PROMQL_RANGE_SMOOTHED,
+} promql_range_ext_t;
+
 typedef struct promql_matrix_selector {
     promql_expr_t *vs;              /* a PROMQL_NODE_VECTOR_SELECTOR: carries offset and @ */
     int64_t range_ms;               /* > 0 */
     const promql_dur_t *range_expr; /* non-NULL: range_ms comes from it at query time */
+    promql_range_ext_t ext;
 } promql_matrix_selector_t;
 
 typedef struct promql_subquery {

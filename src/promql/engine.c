@@ -510,9 +510,10 @@ struct rsrc {
     val_t inner;
     int64_t istart, istep;
     size_t insteps;
-    int64_t counted; /* samples of the current series counted against the limit */
-    bool want_hists; /* histograms kept (else dropped) */
+    int64_t counted;        /* samples of the current series counted against the limit */
+    bool want_hists;        /* histograms kept (else dropped) */
     promql_nh_t *nh;
+    promql_range_ext_t ext; /* anchored/smoothed: samples up to a lookback outside too */
 };
 
 static void ensure_rbuf(ev_t *ev, size_t n)
@@ -600,6 +601,9 @@ im_rc promql__rsrc_open(ev_t *ev, const promql_expr_t *e, rsrc_t **out)
         r->fixed_t = r->fixed ? at_time(ev, vs->at, vs->at_ms) : 0;
         int64_t first = ts_sub(ts_sub(r->fixed ? r->fixed_t : ev->start, r->offset), r->range);
         int64_t last = ts_sub(r->fixed ? r->fixed_t : ev_ts(ev, ev->nsteps - 1), r->offset);
+        r->ext = e->u.ms.ext;
+        if (r->ext != PROMQL_RANGE_PLAIN) first = ts_sub(first, ev->lookback);
+        if (r->ext == PROMQL_RANGE_SMOOTHED) last = ts_add(last, ev->lookback);
         storage_select_hints_t hints = {.step_ms = ev->step};
         rc = select_series(ev, first, last, vs, &hints, &r->set);
     } else if (e->kind == PROMQL_NODE_SUBQUERY) {
@@ -705,6 +709,11 @@ void promql__rsrc_window(ev_t *ev, rsrc_t *r, size_t i, int64_t *lo, int64_t *hi
     int64_t t = r->fixed ? r->fixed_t : ev_ts(ev, i);
     *hi = ts_sub(t, r->offset);
     *lo = ts_sub(*hi, r->range);
+}
+
+promql_range_ext_t promql__rsrc_ext(const rsrc_t *r)
+{
+    return r->ext;
 }
 
 int64_t promql__rsrc_time(ev_t *ev, rsrc_t *r, size_t i)

@@ -360,6 +360,8 @@ static bool range_series(ev_t *ev, bool ev_mut, rctx_t *c, rsrc_t *r, const int6
                          size_t **rpos, size_t *rcap, double *out, uint8_t *has, im_rc *rc)
 {
     rfunc_t f = c->f;
+    promql_range_ext_t ext = promql__rsrc_ext(r);
+    int xf = f == RF_RATE ? 0 : f == RF_INCREASE ? 1 : f == RF_DELTA ? 2 : f == RF_CHANGES ? 3 : 4;
     int64_t range = promql__rsrc_range(r);
     bool fixed = promql__rsrc_fixed(r);
     size_t nsteps = ev->nsteps, eff = fixed ? 1 : nsteps;
@@ -393,6 +395,14 @@ static bool range_series(ev_t *ev, bool ev_mut, rctx_t *c, rsrc_t *r, const int6
         double res;
         int64_t ts = promql__rsrc_time(ev, r, k);
         c->base = a;
+        if (ext != PROMQL_RANGE_PLAIN) {
+            if (promql__ext_range(xf, ext, t, v, n, a, b, lo, hi, ev->lookback, &res)) {
+                out[k] = res;
+                has[k] = 1;
+                any = true;
+            }
+            continue;
+        }
         if (range_apply(c, t + a, v + a, b - a, lo, hi, range, ts, p1 ? p1[k] : 0, p2 ? p2[k] : 0,
                         &res)) {
             out[k] = res;
@@ -638,6 +648,10 @@ im_rc promql__eval_agg_range(ev_t *ev, const promql_aggregate_t *agg, val_t *out
     if (x->kind != PROMQL_NODE_CALL || x->u.call.nargs != 1) return IM_OK;
     const promql_call_t *call = &x->u.call;
     if (call->func->eval != eval_range) return IM_OK;
+    for (size_t i = 0; i < call->nargs; i++) /* anchored/smoothed: not fused */
+        if (call->args[i]->kind == PROMQL_NODE_MATRIX_SELECTOR &&
+            call->args[i]->u.ms.ext != PROMQL_RANGE_PLAIN)
+            return IM_OK;
     rfunc_t f = (rfunc_t)call->func->variant;
     if (f == RF_QUANTILE || f == RF_PREDICT || f == RF_HOLT) return IM_OK;
     const promql_expr_t *m = call->args[0];
@@ -761,6 +775,8 @@ out:
 
 static im_rc eval_range(ev_t *ev, const promql_call_t *call, val_t *out)
 {
+    im_rc xrc = promql__ext_check(ev, call);
+    if (xrc != IM_OK) return xrc;
     const promql_function_t *fn = call->func;
     rfunc_t f = (rfunc_t)fn->variant;
     int marg = 0; /* the range-vector argument */

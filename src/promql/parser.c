@@ -506,6 +506,7 @@ static im_matcher_t *new_matcher(parser_t *p, im_match_type_t type, const promql
 /* ---- Grammar ---- */
 
 static promql_expr_t *parse_expr(parser_t *p, int min_prec);
+static promql_range_ext_t parse_range_ext(parser_t *p);
 
 static bool can_be_metric_identifier(promql_tok_t t)
 {
@@ -1056,6 +1057,7 @@ static promql_expr_t *parse_postfix(parser_t *p, promql_expr_t *e)
                 m->u.ms.vs = e;
                 m->u.ms.range_ms = range;
                 m->u.ms.range_expr = range_expr;
+                m->u.ms.ext = parse_range_ext(p);
                 e = m;
                 continue;
             }
@@ -1280,6 +1282,22 @@ static int fill_kind(parser_t *p)
     if (!kind) return 0;
     const promql_token_t *n = peek_n(p, 1);
     return !p->failed && n->type == PT_LEFT_PAREN ? kind : 0;
+}
+
+/* `anchored` / `smoothed` after a range (promql-extended-range-selectors). */
+static promql_range_ext_t parse_range_ext(parser_t *p)
+{
+    if (!p->lang.extended_range_selectors || p->lang.compat < 3) return PROMQL_RANGE_PLAIN;
+    const promql_token_t *t = peek(p);
+    if (p->failed || t->type != PT_IDENTIFIER) return PROMQL_RANGE_PLAIN;
+    const char *s = p->in + t->pos;
+    promql_range_ext_t x = PROMQL_RANGE_PLAIN;
+    if (t->len == 8 && memcmp(s, "anchored", 8) == 0)
+        x = PROMQL_RANGE_ANCHORED;
+    else if (t->len == 8 && memcmp(s, "smoothed", 8) == 0)
+        x = PROMQL_RANGE_SMOOTHED;
+    if (x) advance(p);
+    return x;
 }
 
 /* Prometheus 3's fill modifiers after the matching clause: `fill(v)`, or

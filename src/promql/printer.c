@@ -258,6 +258,8 @@ im_rc promql_format(const promql_expr_t *e, im_buf_t *out)
         if (rc == IM_OK) rc = im_buf_putc(out, '[');
         if (rc == IM_OK) rc = put_range(out, e->u.ms.range_ms, e->u.ms.range_expr);
         if (rc == IM_OK) rc = im_buf_putc(out, ']');
+        if (rc == IM_OK && e->u.ms.ext != PROMQL_RANGE_PLAIN)
+            rc = im_buf_puts(out, e->u.ms.ext == PROMQL_RANGE_ANCHORED ? " anchored" : " smoothed");
         if (rc == IM_OK) rc = put_at_offset(out, vs->at, vs->at_ms, vs->offset_ms);
         if (rc == IM_OK) rc = put_offset_expr(out, vs->offset_expr);
         return rc;

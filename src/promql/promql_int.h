@@ -151,6 +151,16 @@ im_rc promql__rsrc_open(ev_t *ev, const promql_expr_t *e, rsrc_t **out);
  * Returns 1 with a series, 0 at the end, negative on error. */
 int promql__rsrc_next(ev_t *ev, rsrc_t *r, const im_labels_t **labels, size_t *n);
 void promql__rsrc_close(ev_t *ev, rsrc_t *r);
+/* The selector's anchored/smoothed modifier (its samples then reach a lookback
+ * before the first window, and for smoothed after the last one). */
+promql_range_ext_t promql__rsrc_ext(const rsrc_t *r);
+/* extended_range.c: rate/increase/delta/changes/resets (f: 0 rate, 1 increase,
+ * 2 delta, 3 changes, 4 resets) of window (lo, hi] of a series' samples t/v[0, n),
+ * [a, b) being the samples inside; false when there is no value. */
+/* The functions an anchored/smoothed argument is allowed with (3.14's error). */
+im_rc promql__ext_check(ev_t *ev, const struct promql_call *call);
+bool promql__ext_range(int f, promql_range_ext_t ext, const int64_t *t, const double *v, size_t n,
+                       size_t a, size_t b, int64_t lo, int64_t hi, int64_t lookback, double *out);
 /* Window [lo, hi] (ms, inclusive) of step i for the source. */
 void promql__rsrc_window(ev_t *ev, rsrc_t *r, size_t i, int64_t *lo, int64_t *hi);
 int64_t promql__rsrc_range(rsrc_t *r);

@@ -206,6 +206,17 @@ static void test_fill_and_info_syntax(void **state)
     expect_err(&v2, "info(x)", "unknown function with name \"info\"");
 }
 
+/* anchored / smoothed range selectors (promql-extended-range-selectors) */
+static void test_extended_ranges(void **state)
+{
+    (void)state;
+    static const promql_lang_t xr = {.compat = 3, .extended_range_selectors = true};
+    expect_fmt(&xr, "increase(x[5m]  anchored)", "increase(x[5m] anchored)");
+    expect_fmt(&xr, "rate(x[1m] smoothed offset 1m)", "rate(x[1m] smoothed offset 1m)");
+    expect_fmt(&xr, "anchored", "anchored");
+    expect_err(&v3, "rate(x[5m] anchored)", "unexpected identifier");
+}
+
 /* UTF-8 names with the quoted syntax (compat 3) */
 static void test_quoted_names(void **state)
 {
@@ -227,6 +238,7 @@ int main(void)
         cmocka_unit_test(test_functions_by_level),   cmocka_unit_test(test_duration_expressions),
         cmocka_unit_test(test_evaluation_by_level),  cmocka_unit_test(test_features_flag),
         cmocka_unit_test(test_fill_and_info_syntax), cmocka_unit_test(test_quoted_names),
+        cmocka_unit_test(test_extended_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
