@@ -32,7 +32,17 @@ grep -q '^up{job="vllm",.*} 0 ' "$work/v0.om" || { echo "FAIL: no up 0 in the ta
 # (python3-prometheus-client's OpenMetrics parser is not used: the Debian
 # version rejects any histogram with more than one timestamp per series, a bug
 # in its _check_histogram; promtool is the reference here.)
-for f in a v0; do
+# a mixed fleet (vLLM and SGLang pods, engines cycled over the models): each
+# engine's pods with their own families, every family once, both engines present
+"$BIN" simulate --history 10m --step 15s --pods 4 --engine vllm,sglang --models m-a,m-b \
+  --end 2026-08-25T12:00:00Z --out "$work/mixed.om" 2> "$work/mixed.err" \
+  || { echo "FAIL: --history of a mixed fleet"; cat "$work/mixed.err"; exit 1; }
+dup=$(grep '^# TYPE ' "$work/mixed.om" | sort | uniq -d)
+[ -z "$dup" ] || { echo "FAIL: families written twice: $dup"; exit 1; }
+grep -q '^vllm:num_requests_running{.*model_name="m-a"' "$work/mixed.om" &&
+  grep -q '^sglang:num_running_reqs{.*model_name="m-b"' "$work/mixed.om" \
+  || { echo "FAIL: the mixed history lacks an engine"; exit 1; }
+for f in a v0 mixed; do
   promtool tsdb create-blocks-from openmetrics "$work/$f.om" "$work/data-$f" > "$work/blocks-$f.txt" 2>&1 \
     || { echo "FAIL: promtool create-blocks-from openmetrics ($f)"; cat "$work/blocks-$f.txt"; exit 1; }
 done
