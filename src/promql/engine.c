@@ -510,8 +510,8 @@ struct rsrc {
     val_t inner;
     int64_t istart, istep;
     size_t insteps;
-    int64_t counted;        /* samples of the current series counted against the limit */
-    bool want_hists;        /* histograms kept (else dropped) */
+    int64_t counted; /* samples of the current series counted against the limit */
+    bool want_hists; /* histograms kept (else dropped) */
     promql_nh_t *nh;
     promql_range_ext_t ext; /* anchored/smoothed: samples up to a lookback outside too */
 };
