@@ -122,8 +122,15 @@ RW_HEADERS = {"Content-Type": "application/x-protobuf", "Content-Encoding": "sna
               "X-Prometheus-Remote-Write-Version": "0.1.0"}
 
 
+_last_ts = [0]
+
+
 def remote_write(name, v):
-    body = rw.snappy_literal(write_request(name, int(time.time() * 1000), v))
+    # a new millisecond per write: two writes of one series in the same ms with
+    # different values are a duplicate sample (400), and writes can be that fast
+    ts = max(int(time.time() * 1000), _last_ts[0] + 1)
+    _last_ts[0] = ts
+    body = rw.snappy_literal(write_request(name, ts, v))
     return request("POST", "/api/v1/write", body, RW_HEADERS)
 
 
