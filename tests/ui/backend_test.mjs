@@ -119,7 +119,10 @@ try {
     // a store still filling its first rate windows (a loaded or sanitizer build) is
     // waited for: render again until the panels have data, 30 s at most
     let o = await load(base);
-    for (let k = 0; k < 15 && drawn(o) < 8; k++) {
+    // and, after the first store, until every panel drawn over the first has data here
+    // too (a live TTFT histogram needs finished requests in its window)
+    const behind = (o) => ref !== null && Object.keys(ref.states).some((id) => ref.states[id] === "data" && o.states[id] !== "data");
+    for (let k = 0; k < 15 && (drawn(o) < 8 || behind(o)); k++) {
       await new Promise((r) => setTimeout(r, 2000));
       o = await load(base);
     }
@@ -139,7 +142,10 @@ try {
     }
     if (!ref) { ref = o; refName = name; continue; }
     for (const id of Object.keys(ref.states)) {
-      check(o.states[id] === ref.states[id], `${name}: panel ${id} is ${o.states[id]} as over ${refName}`);
+      // the first store rendered earlier: a panel still filling there ("empty") may
+      // have data by now; every other state must be the same
+      const later = ref.states[id] === "empty" && o.states[id] === "data";
+      check(o.states[id] === ref.states[id] || later, `${name}: panel ${id} is ${o.states[id]} as over ${refName}`);
       if (ref.states[id] !== "data") continue;
       const a = ref.panels[id].names.join(" | "), b = o.panels[id].names.join(" | ");
       check(a === b, `${name}: panel ${id} renders the same ${o.panels[id].series} series as over ${refName}` + (a === b ? "" : `: ${b} vs ${a}`));
