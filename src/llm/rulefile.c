@@ -245,7 +245,7 @@ static bool walk_rules(const char *buf, size_t len, rule_fn fn, dash_fn dfn, ext
         size_t after;
         size_t end = next_doc(buf, len, off, &after);
         /* A marker at the very start opens the first document. */
-        if (end == off && off == 0) {
+        if (end == off && off == 0 && end < len) {
             for (size_t i = 0; i < after; i++)
                 if (buf[i] == '\n') line0++;
             off = after;

@@ -77,5 +77,10 @@ printf 'apiVersion: v1\nkind: ConfigMap\ndata:\n  app.json: |\n    {"port": 8080
 set +e; "$B" lint "$T/cm.yaml" >"$T/cm.txt" 2>&1; rc=$?; set -e
 [ "$rc" -eq 1 ] && grep -q 'not a rule file' "$T/cm.txt" && ok || bad "ConfigMap without dashboards: exit $rc"
 
+# 9. An empty YAML file is no rule file and no error (it used to loop forever).
+: >"$T/empty.yaml"
+set +e; timeout 20 "$B" lint "$T/empty.yaml" >"$T/empty.txt" 2>&1; rc=$?; set -e
+[ "$rc" -eq 0 ] && ok || bad "empty YAML: exit $rc"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
