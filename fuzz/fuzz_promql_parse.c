@@ -53,8 +53,10 @@ static int one(const uint8_t *data, size_t size, const promql_lang_t *l)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 4096) return 0;
-    static const promql_lang_t all = {
-        .compat = 3, .experimental_functions = true, .binop_fill_modifiers = true};
+    static const promql_lang_t all = {.compat = 3,
+                                      .experimental_functions = true,
+                                      .binop_fill_modifiers = true,
+                                      .extended_range_selectors = true};
     one(data, size, NULL);
     return one(data, size, &all);
 }
