@@ -63,14 +63,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         promql_expr_t *e = NULL;
         im_rc prc = promql_parse(b.data, b.len, &e, &err);
         if (prc == IM_OK) {
-            /* printed back, the selector is the same one matcher on the same value */
+            /* printed back and parsed again, it is the same selector (one
+             * matcher on the same value; the printer may escape differently) */
             im_buf_t b2;
             im_buf_init(&b2, 0);
             if (promql_format(e, &b2) != IM_OK) abort();
-            if (!b2.data || strcmp(b2.data, b.data) != 0) {
+            promql_expr_t *e2 = NULL;
+            if (promql_parse(b2.data ? b2.data : "", b2.len, &e2, &err) != IM_OK ||
+                !promql_expr_equal(e, e2)) {
                 fprintf(stderr, "selector changed: %s -> %s\n", b.data, b2.data ? b2.data : "");
                 abort();
             }
+            promql_expr_free(e2);
             im_buf_free(&b2);
             promql_expr_free(e);
         } else if (prc != IM_EPARSE) {

@@ -22,8 +22,8 @@
  *       mem_copy_min: 60             memory-bandwidth-bound: memory-copy util (%) at least
  *       mem_util_max: 40             memory-bandwidth-bound: GPU util (%) at most
  *       mem_copy_ratio: 1.7          memory-bandwidth-bound: memory-copy / GPU util at least
- *       abort_ratio: 0.05            client-timeouts: aborted share of requests
- *       timeout_queue_seconds: 5     client-timeouts: mean queue time at least
+ *       abort_ratio: 0.015           client-timeouts: aborted share of requests
+ *       timeout_queue_seconds: 0.5   client-timeouts: mean queue time at least
  *       imbalance_factor: 3          load-imbalance: one pod this many times the median
  *       throttle_share: 0.05         gpu-throttle: share of time in power/thermal violation
  *       quota_pending: 4             quota-starved: pending workloads at least

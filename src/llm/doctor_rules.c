@@ -989,6 +989,21 @@ static void gpu_causes(const doc_data_t *d, llm_doctor_report_t *r)
                 code = b;
             }
         }
+        /* no change in the window, yet the gauge holds a code: it changed
+         * before the window (dcgm-exporter keeps the last XID, never resets) */
+        bool xid_before = false;
+        if (!when && gp->xid) {
+            double first = NAN, last = NAN;
+            for (size_t k = 0; k < d->nsteps; k++)
+                if (!isnan(gp->xid[k])) {
+                    if (isnan(first)) first = gp->xid[k];
+                    last = gp->xid[k];
+                }
+            if (!isnan(last) && last != 0 && first == last) {
+                xid_before = true;
+                code = last;
+            }
+        }
         st_t rm = stats(d, gp->remap);
         bool remap = !isnan(rm.rmean) && rm.max > 0;
         bool gone = false;
@@ -1008,7 +1023,7 @@ static void gpu_causes(const doc_data_t *d, llm_doctor_report_t *r)
                     node_alive = true;
             gone = seen_early > 0 && seen_late == 0 && node_alive;
         }
-        if (!when && !remap && !gone) continue;
+        if (!when && !xid_before && !remap && !gone) continue;
         doc_model_t mm;
         memset(&mm, 0, sizeof mm);
         mm.model = (char *)(uintptr_t)(gp->model ? gp->model : "");
@@ -1023,6 +1038,11 @@ static void gpu_causes(const doc_data_t *d, llm_doctor_report_t *r)
         if (when)
             fsummary(f, "GPU %s on %s reported XID %.0f at %s%s%s", gp->gpu, gp->node, code, ts,
                      *gp->pod ? " under pod " : "", gp->pod);
+        else if (xid_before)
+            fsummary(f,
+                     "GPU %s on %s holds XID %.0f from before the window (the gauge keeps the "
+                     "last code: the fault is in force until the GPU is reset)%s%s",
+                     gp->gpu, gp->node, code, *gp->pod ? " under pod " : "", gp->pod);
         else if (remap)
             fsummary(f, "GPU %s on %s has a row-remap failure: its memory is degraded", gp->gpu,
                      gp->node);
