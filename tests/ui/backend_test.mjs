@@ -142,10 +142,13 @@ try {
     }
     if (!ref) { ref = o; refName = name; continue; }
     for (const id of Object.keys(ref.states)) {
-      // the first store rendered earlier: a panel still filling there ("empty") may
-      // have data by now; every other state must be the same
-      const later = ref.states[id] === "empty" && o.states[id] === "data";
-      check(o.states[id] === ref.states[id] || later, `${name}: panel ${id} is ${o.states[id]} as over ${refName}`);
+      // the first store rendered earlier, on a live fleet: a panel not drawn there yet
+      // (still filling its first rate windows, or a signal not yet scraped) may have
+      // data by now — the values over the backfilled past are compared exactly above;
+      // a panel drawn there must be drawn here, and no state may be an error
+      const later = ref.states[id] !== "data" && ref.states[id] !== "error" && o.states[id] === "data";
+      check(o.states[id] === ref.states[id] || later,
+        `${name}: panel ${id} is ${o.states[id]} as over ${refName} (${ref.states[id]} there)`);
       if (ref.states[id] !== "data") continue;
       const a = ref.panels[id].names.join(" | "), b = o.panels[id].names.join(" | ");
       check(a === b, `${name}: panel ${id} renders the same ${o.panels[id].series} series as over ${refName}` + (a === b ? "" : `: ${b} vs ${a}`));
