@@ -324,6 +324,7 @@ static im_rc do_reload(void *ud, im_err_t *err)
     }
     scrape_manager_apply(d->sm, c);
     if (d->rs) remote_storage_apply(d->rs, c);
+    run_slo_set_config(d->slo, c); /* before the rules: they take its resolution */
     run_rules_reload(d->rules, c);
     if (d->http) {
         http_server_set_config(d->http, c);
@@ -581,14 +582,14 @@ int run_daemon(const run_opts_t *o)
     if (!o->agent) {
         d.doctor = run_doctor_start(d.http, tsdb_storage(db), eng, backend, &d.reload_mu, &d.cfg);
         d.cost = run_cost_start(d.http, tsdb_storage(db), eng, backend, &d.reload_mu, &d.cfg);
-        d.slo =
-            run_slo_start(d.http, db ? tsdb_storage(db) : NULL, eng, backend, &d.reload_mu, &d.cfg);
+        d.slo = run_slo_start(d.http, db ? tsdb_storage(db) : NULL, eng, backend, d.cfg);
     }
     run_rules_opts_t rro = {.external_url = o->external_url,
                             .outage_tolerance_ms = o->rules_outage_tolerance_ms,
                             .grace_period_ms = o->rules_grace_period_ms,
                             .resend_delay_ms = o->rules_resend_delay_ms,
-                            .notify_queue_capacity = (size_t)o->notify_queue_capacity};
+                            .notify_queue_capacity = (size_t)o->notify_queue_capacity,
+                            .slo = d.slo};
     if (!o->agent && !backend)
         d.rules = run_rules_start(d.cfg, tsdb_storage(db), eng, d.http, &rro);
     if (d.rs) {

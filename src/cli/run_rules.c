@@ -21,12 +21,13 @@ struct run_rules {
     notify_t *notify;
     const im_labels_t *ext_labels;
     char *external_url;
+    run_slo_t *slo; /* borrowed; NULL = the SLOs from the catalog */
 };
 
 /* The rule runner's view of cfg: rule_files (the configuration resolved them
  * against its own directory at load), and the built-in rules (llm.builtin_rules;
  * default: when there are no rule files) as a generator. */
-static rules_run_config_t run_config(const scrape_config_t *cfg)
+static rules_run_config_t run_config(const scrape_config_t *cfg, run_slo_t *slo)
 {
     rules_run_config_t rc = {
         .base_dir = ".", .rule_files = cfg->rule_files, .nrule_files = cfg->nrule_files};
@@ -52,15 +53,17 @@ static rules_run_config_t run_config(const scrape_config_t *cfg)
     }
     /* llm.cost.rules: the cost recording rules after the built-in ones */
     if (llm->cost.rules) llm_cost_rules_generator(&llm->cost, &rc.gen);
-    /* llm.slos: the SLO rules (checked at load by run_slo_validate) */
-    if (llm->slo.n) {
+    /* llm.slos: the SLO rules, resolved against the store (run_slo.h) */
+    if (llm->slo.n && slo) {
+        run_slo_rules_generator(slo, &rc.gen);
+    } else if (llm->slo.n) {
         llm_slo_plans_t p;
-        im_err_t e;
-        im_err_clear(&e);
-        if (llm_slo_resolve(&llm->slo, NULL, &p, &e) == IM_OK)
-            llm_slo_rules_generator(&p, &rc.gen);
-        else
-            IM_ERROR("SLO rules not loaded", "err=%s", im_logq(e.msg));
+        llm_slo_resolve_each(&llm->slo, NULL, &p);
+        for (size_t i = 0; i < p.n; i++)
+            if (p.v[i].error)
+                IM_ERROR("SLO refused: it makes no rules", "slo=%s err=%s",
+                         im_logq(p.v[i].slo->name), im_logq(p.v[i].error));
+        llm_slo_rules_generator(&p, &rc.gen);
         llm_slo_plans_free(&p);
     }
     return rc;
@@ -93,6 +96,7 @@ run_rules_t *run_rules_start(const scrape_config_t *cfg, storage_t *store, promq
     if (!o) o = &none;
     const char *external_url = o->external_url;
     run_rules_t *r = im_calloc(1, sizeof *r);
+    r->slo = o->slo;
     r->ext_labels = im_labels_ref(cfg->external_labels ? cfg->external_labels : im_labels_empty());
     if (external_url) {
         r->external_url = im_strdup(external_url);
@@ -118,7 +122,7 @@ run_rules_t *run_rules_start(const scrape_config_t *cfg, storage_t *store, promq
                        .resend_delay_ms = o->resend_delay_ms,
                        .notify = notify_send,
                        .notify_ctx = r->notify};
-    rules_run_config_t rc = run_config(cfg);
+    rules_run_config_t rc = run_config(cfg, r->slo);
     r->m = rules_manager_start(&ro, store, &rc);
     if (http) {
         http_rules_hook_t h = {hook_rules, hook_alerts, r};
@@ -131,7 +135,7 @@ run_rules_t *run_rules_start(const scrape_config_t *cfg, storage_t *store, promq
 void run_rules_reload(run_rules_t *r, const scrape_config_t *cfg)
 {
     if (!r) return;
-    rules_run_config_t rc = run_config(cfg);
+    rules_run_config_t rc = run_config(cfg, r->slo);
     if (!rules_manager_reload(r->m, &rc))
         IM_ERROR("Keeping the previous rules: a rule file did not load", NULL);
     notify_set_config(r->notify, cfg->alerting);

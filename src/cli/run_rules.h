@@ -9,6 +9,7 @@
 #ifndef IM_CLI_RUN_RULES_H
 #define IM_CLI_RUN_RULES_H
 
+#include "cli/run_slo.h"
 #include "http/server.h"
 #include "promql/promql.h"
 #include "config/config.h"
@@ -23,6 +24,7 @@ typedef struct run_rules_opts {
     int64_t grace_period_ms;      /* --rules.alert.for-grace-period (10m) */
     int64_t resend_delay_ms;      /* --rules.alert.resend-delay (1m) */
     size_t notify_queue_capacity; /* --alertmanager.notification-queue-capacity (10000) */
+    run_slo_t *slo; /* llm.slos resolved live (borrowed, outlives the rules); NULL = catalog */
 } run_rules_opts_t;
 
 /* Never fails: problems with rule files are logged and the rest runs. o may be NULL. */

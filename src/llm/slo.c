@@ -105,6 +105,7 @@ void llm_slo_plans_free(llm_slo_plans_t *p)
         im_free(p->v[i].total_t);
         im_free(p->v[i].good_t);
         im_free(p->v[i].metric);
+        im_free(p->v[i].error);
     }
     im_free(p->v);
     cfg_strv_free(p->notes, p->nnotes);
@@ -439,7 +440,10 @@ static im_rc resolve_one(ctx_t *c, const cfg_slo_t *s, llm_slo_plan_t *pl, llm_s
     im_buf_free(&sel);
     for (int i = 0; nc && i < nrefused; i++) note(ps, refused[i]); /* dropped, others kept */
     if (!nc) {
-        if (*first_refusal) return im_err_set(err, IM_EINVAL, "%s", first_refusal);
+        if (*first_refusal) {
+            pl->bound_refused = true;
+            return im_err_set(err, IM_EINVAL, "%s", first_refusal);
+        }
         return im_err_set(err, IM_ENOTFOUND,
                           "%s.%s (%s): no target exposes a latency histogram for it (%s%s%s)",
                           s->origin, s->metric ? "metric" : "signal", s->name,
@@ -480,6 +484,67 @@ im_rc llm_slo_resolve(const cfg_llm_slo_t *set, query_backend_t *backend, llm_sl
     }
     query_strs_free(c.names, c.nnames);
     return rc;
+}
+
+static void plan_clear(llm_slo_plan_t *pl)
+{
+    im_free(pl->error_t);
+    im_free(pl->total_t);
+    im_free(pl->good_t);
+    im_free(pl->metric);
+    im_free(pl->error);
+    memset(pl, 0, sizeof *pl);
+}
+
+const char *llm_slo_bounds_name(llm_slo_bounds_t b)
+{
+    return b == LLM_SLO_BOUNDS_LIVE ? "live" : b == LLM_SLO_BOUNDS_CATALOG ? "catalog" : NULL;
+}
+
+void llm_slo_resolve_each(const cfg_llm_slo_t *set, query_backend_t *live, llm_slo_plans_t *out)
+{
+    memset(out, 0, sizeof *out);
+    ctx_t lc = {.b = live}, cat = {.b = NULL};
+    im_err_t err;
+    im_err_clear(&err);
+    if (live &&
+        query_label_values(live, "__name__", NULL, 0, 0, 0, &lc.names, &lc.nnames, &err) != IM_OK) {
+        char nb[1200];
+        snprintf(nb, sizeof nb, "the store did not answer (%s): the catalog's names and bounds",
+                 err.msg);
+        note(out, nb);
+        lc.b = NULL;
+    }
+    if (lc.nnames > 1) qsort(lc.names, lc.nnames, sizeof *lc.names, cmp_str);
+    out->v = im_calloc(set->n ? set->n : 1, sizeof *out->v);
+    for (size_t i = 0; i < set->n; i++) {
+        const cfg_slo_t *s = &set->v[i];
+        llm_slo_plan_t *pl = &out->v[out->n++];
+        im_err_clear(&err);
+        im_rc rc = IM_ENOTFOUND;
+        if (lc.b) {
+            rc = resolve_one(&lc, s, pl, out, &err);
+            pl->bounds = LLM_SLO_BOUNDS_LIVE;
+        }
+        if (rc == IM_ENOTFOUND) { /* nothing scraped yet (or no store): the catalog */
+            plan_clear(pl);
+            im_err_clear(&err);
+            rc = resolve_one(&cat, s, pl, out, &err);
+            pl->bounds = LLM_SLO_BOUNDS_CATALOG;
+        }
+        if (s->sli == CFG_SLO_EVENTS) pl->bounds = LLM_SLO_BOUNDS_NONE;
+        pl->slo = s;
+        if (rc != IM_OK) {
+            llm_slo_bounds_t b = pl->bounds;
+            bool refused = pl->bound_refused;
+            plan_clear(pl);
+            pl->slo = s;
+            pl->bounds = b;
+            pl->bound_refused = refused;
+            pl->error = im_strdup(err.msg[0] ? err.msg : "cannot be resolved");
+        }
+    }
+    query_strs_free(lc.names, lc.nnames);
 }
 
 /* ---- Status ---- */
@@ -619,7 +684,15 @@ im_rc llm_slo_status_json(const llm_slo_plans_t *p, query_backend_t *b, int64_t 
 {
     slo_state_t *st = im_calloc(p->n ? p->n : 1, sizeof *st);
     im_rc rc = IM_OK;
-    for (size_t i = 0; i < p->n && !rc; i++) rc = measure(&p->v[i], b, at_ms, &st[i], err);
+    for (size_t i = 0; i < p->n && !rc; i++) {
+        if (p->v[i].error) { /* refused: nothing to measure */
+            st[i] =
+                (slo_state_t){.window_ratio = NAN, .attainment = NAN, .budget = NAN, .good5m = NAN};
+            for (int k = 0; k < CFG_SLO_NWINDOWS; k++) st[i].ratio[k] = NAN;
+            continue;
+        }
+        rc = measure(&p->v[i], b, at_ms, &st[i], err);
+    }
     if (rc) {
         im_free(st);
         return rc;
@@ -645,6 +718,14 @@ im_rc llm_slo_status_json(const llm_slo_plans_t *p, query_backend_t *b, int64_t 
         json_num(o, s->objective);
         (void)im_buf_puts(o, ",\"window\":");
         json_str(o, w);
+        if (p->v[i].bounds) {
+            (void)im_buf_puts(o, ",\"bounds\":");
+            json_str(o, llm_slo_bounds_name(p->v[i].bounds));
+        }
+        if (p->v[i].error) {
+            (void)im_buf_puts(o, ",\"error\":");
+            json_str(o, p->v[i].error);
+        }
         (void)im_buf_puts(o, ",\"attainment\":");
         json_num(o, st[i].attainment);
         (void)im_buf_puts(o, ",\"error_budget_remaining\":");
@@ -718,10 +799,14 @@ im_rc llm_slo_status_text(const llm_slo_plans_t *p, query_backend_t *b, int64_t 
     (void)im_buf_printf(o, "%-24s %-14s %9s %9s %9s %7s %7s %7s  %s\n", "SLO", "WINDOW",
                         "OBJECTIVE", "ATTAINED", "BUDGET", "BURN1H", "BURN6H", "BURN3D", "ALERTS");
     for (size_t i = 0; i < p->n; i++) {
+        const cfg_slo_t *s = p->v[i].slo;
+        if (p->v[i].error) {
+            (void)im_buf_printf(o, "%-24s refused: %s\n", s->name, p->v[i].error);
+            continue;
+        }
         slo_state_t st;
         im_rc rc = measure(&p->v[i], b, at_ms, &st, err);
         if (rc) return rc;
-        const cfg_slo_t *s = p->v[i].slo;
         char w[40];
         window_text(s, w, sizeof w);
         (void)im_buf_printf(o, "%-24s %-14s", s->name, w);

@@ -37,10 +37,20 @@ typedef enum llm_slo_format {
     LLM_SLO_PROMETHEUSRULE, /* a monitoring.coreos.com/v1 PrometheusRule object */
 } llm_slo_format_t;
 
+/* Where the names and `le` bounds of a plan came from (llm_slo_resolve_each). */
+typedef enum llm_slo_bounds {
+    LLM_SLO_BOUNDS_NONE = 0, /* not said: llm_slo_resolve, or an events SLI (its own queries) */
+    LLM_SLO_BOUNDS_CATALOG,  /* the catalog's names and bucket layouts */
+    LLM_SLO_BOUNDS_LIVE,     /* the series of the store */
+} llm_slo_bounds_t;
+
 typedef struct llm_slo_plan {
     const cfg_slo_t *slo;             /* borrowed */
     char *error_t, *total_t, *good_t; /* owned templates; good_t NULL unless latency */
     char *metric;                     /* latency: the histogram families used ("a, b") */
+    llm_slo_bounds_t bounds;          /* llm_slo_resolve_each */
+    char *error;        /* owned: why this SLO makes no rules (templates NULL); NULL = it does */
+    bool bound_refused; /* error is a threshold that is no bucket bound (the rest was fine) */
 } llm_slo_plan_t;
 
 typedef struct llm_slo_plans {
@@ -57,7 +67,21 @@ im_rc llm_slo_resolve(const cfg_llm_slo_t *set, query_backend_t *backend, llm_sl
                       im_err_t *err);
 void llm_slo_plans_free(llm_slo_plans_t *p);
 
-/* The rules of the resolved plans as YAML (fmt), appended to out. */
+/* Resolves every SLO of set on its own, for the daemon (see 1, 2): an SLO
+ * that cannot be made into rules keeps its place with plan.error set and no
+ * templates, and the others are resolved as usual. live: the store; an SLO
+ * whose counters or histogram have no series in it yet is resolved from the
+ * catalog instead (bounds CATALOG), the others against it (bounds LIVE).
+ * live NULL, or a store that does not answer: everything from the catalog.
+ * Events SLIs are LLM_SLO_BOUNDS_NONE. *out is initialised here; free it with
+ * llm_slo_plans_free. */
+void llm_slo_resolve_each(const cfg_llm_slo_t *set, query_backend_t *live, llm_slo_plans_t *out);
+
+/* "live", "catalog" or NULL (LLM_SLO_BOUNDS_NONE). */
+const char *llm_slo_bounds_name(llm_slo_bounds_t b);
+
+/* The rules of the resolved plans as YAML (fmt), appended to out. A plan with
+ * an error makes no rules. */
 void llm_slo_plans_yaml(const llm_slo_plans_t *p, llm_slo_format_t fmt, im_buf_t *out);
 
 /* Only the group entries ("- name: infermon.slo.<name>" ...), each line
@@ -79,7 +103,9 @@ char *llm_slo_expand(const char *t, const char *w);
 void llm_slo_rules_generator(const llm_slo_plans_t *p, rules_generator_t *gen);
 
 /* The `data` of GET /api/v1/llm/slos at at_ms (docs/api.md):
- * {"slos":[...],"goodput":[...]}; errors are the backend's. */
+ * {"slos":[...],"goodput":[...]}; errors are the backend's. A plan's bounds
+ * (when said) is its "bounds"; a plan with an error is not measured (nulls)
+ * and has "error". */
 im_rc llm_slo_status_json(const llm_slo_plans_t *p, query_backend_t *b, int64_t at_ms,
                           im_buf_t *out, im_err_t *err);
 /* The same as a text table. */

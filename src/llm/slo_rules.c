@@ -157,6 +157,14 @@ static void window_expr(im_buf_t *e, const llm_slo_plan_t *p)
     im_buf_free(&m);
 }
 
+/* The plans that make rules (no error). */
+static size_t usable(const llm_slo_plans_t *p)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n; i++) n += p->v[i].error == NULL;
+    return n;
+}
+
 static void groups(const llm_slo_plans_t *p, const char *gi, im_buf_t *o)
 {
     char ri[16];
@@ -166,6 +174,7 @@ static void groups(const llm_slo_plans_t *p, const char *gi, im_buf_t *o)
     for (size_t i = 0; i < p->n; i++) {
         const llm_slo_plan_t *pl = &p->v[i];
         const cfg_slo_t *s = pl->slo;
+        if (pl->error) continue; /* refused: no rules (the daemon logs why) */
         (void)im_buf_printf(o, "%s- name: infermon.slo.%s\n%s  rules:\n", gi, s->name, gi);
         for (int w = 0; w < CFG_SLO_NWINDOWS; w++) {
             char rn[80];
@@ -240,11 +249,11 @@ void llm_slo_plans_yaml(const llm_slo_plans_t *p, llm_slo_format_t fmt, im_buf_t
                              "    app.kubernetes.io/name: infermon\n"
                              "spec:\n"
                              "  groups:\n");
-        if (!p->n) (void)im_buf_puts(o, "    []\n");
+        if (!usable(p)) (void)im_buf_puts(o, "    []\n");
         groups(p, "    ", o);
         return;
     }
-    (void)im_buf_puts(o, p->n ? "groups:\n" : "groups: []\n");
+    (void)im_buf_puts(o, usable(p) ? "groups:\n" : "groups: []\n");
     groups(p, "  ", o);
 }
 
