@@ -2,7 +2,9 @@
  * spelling of a bound, the decoder (our format and its shorthand, defaults,
  * errors naming the field at line:column; Sloth; OpenSLO), llm.slos in a
  * configuration with its dump re-loading, the offline resolution (engines,
- * the bucket refusal) and the generated rules loading as a rule file. */
+ * the bucket refusal) and the generated rules loading as a rule file; the
+ * daemon's per-SLO resolution (llm_slo_resolve_each) over a fake store: the
+ * catalog until the histogram has series, then its `le` bounds as scraped. */
 #include "util/base.h"
 
 #include <math.h>
@@ -14,7 +16,9 @@
 
 #include "config/config.h"
 #include "llm/slo.h"
+#include "query/query.h"
 #include "rules/rules.h"
+#include "util/mem.h"
 
 static void test_le_regex(void **st)
 {
@@ -185,13 +189,172 @@ static void test_resolve_rules(void **st)
     cfg_llm_slo_free(&s);
 }
 
+/* ---- A fake store: __name__ values, and the le values of one histogram ---- */
+
+typedef struct fake {
+    query_backend_t base;
+    const char *const *names, *const *les;
+    size_t nnames, nles;
+    const char *hist; /* the _bucket series the les belong to */
+    bool down;        /* answers every request with IM_EIO */
+} fake_t;
+
+static char **strs(const char *const *v, size_t n)
+{
+    char **o = im_calloc(n ? n : 1, sizeof *o);
+    for (size_t i = 0; i < n; i++) o[i] = im_strdup(v[i]);
+    return o;
+}
+
+static im_rc fake_do(query_backend_t *b, const query_req_t *r, query_answer_t *a, im_err_t *err)
+{
+    fake_t *f = (fake_t *)b;
+    if (f->down) return im_err_set(err, IM_EIO, "backend fake: down");
+    if (r->op != QUERY_LABEL_VALUES) return im_err_set(err, IM_EINVAL, "fake: only label values");
+    if (strcmp(r->label, "__name__") == 0) {
+        a->strs = strs(f->names, f->nnames);
+        a->nstrs = f->nnames;
+    } else if (strcmp(r->label, "le") == 0 && r->nmatch == 1 && f->hist &&
+               strncmp(r->match[0], f->hist, strlen(f->hist)) == 0 &&
+               r->match[0][strlen(f->hist)] == '{') {
+        a->strs = strs(f->les, f->nles);
+        a->nstrs = f->nles;
+    } else {
+        a->strs = strs(NULL, 0);
+    }
+    return IM_OK;
+}
+
+static const char *fake_describe(const query_backend_t *b)
+{
+    (void)b;
+    return "fake";
+}
+
+static void fake_status(const query_backend_t *b, im_buf_t *out)
+{
+    (void)b;
+    (void)out;
+}
+
+static void fake_free(query_backend_t *b)
+{
+    (void)b;
+}
+
+static const query_backend_vt_t fake_vt = {fake_do, fake_describe, fake_status, fake_free};
+
+static const llm_slo_plan_t *plan(const llm_slo_plans_t *p, const char *name)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (strcmp(p->v[i].slo->name, name) == 0) return &p->v[i];
+    fail_msg("no plan %s", name);
+    return NULL;
+}
+
+static void test_resolve_each(void **st)
+{
+    (void)st;
+    cfg_llm_slo_t s;
+    im_err_t err;
+    assert_int_equal(parse("slos:\n"
+                           "  - {name: custom, model: m, signal: ttft, threshold: 1.7s, "
+                           "objective: 99}\n"
+                           "  - {name: one, model: m, signal: ttft, threshold: 1s, objective: 99}\n"
+                           "  - {name: cat, model: m, signal: ttft, threshold: 2.5s, "
+                           "objective: 99}\n"
+                           "  - {name: avail, model: m, sli: availability, objective: 99}\n",
+                           &s, &err),
+                     IM_OK);
+    static const char *const names[] = {"up", "vllm:time_to_first_token_seconds_bucket",
+                                        "vllm:time_to_first_token_seconds_count"};
+    static const char *const les[] = {"+Inf", "0.2", "1.0", "1.7", "3.0"};
+    fake_t f = {.base = {&fake_vt},
+                .names = names,
+                .nnames = 1,
+                .les = les,
+                .nles = 5,
+                .hist = "vllm:time_to_first_token_seconds_bucket"};
+    /* 1. nothing scraped yet: the catalog's bounds (vLLM's 1.0 and 2.5; no 1.7) */
+    llm_slo_plans_t p;
+    llm_slo_resolve_each(&s, &f.base, &p);
+    assert_int_equal(p.n, 4);
+    for (size_t i = 0; i < p.n; i++) assert_int_equal(p.v[i].bounds, LLM_SLO_BOUNDS_CATALOG);
+    const llm_slo_plan_t *c = plan(&p, "custom");
+    assert_non_null(c->error);
+    assert_true(c->bound_refused);
+    assert_null(c->good_t);
+    assert_non_null(strstr(c->error, "1.7s is not a bucket bound of "
+                                     "vllm:time_to_first_token_seconds (catalog layout; "
+                                     "neighbours 1s and 2.5s)"));
+    assert_null(plan(&p, "cat")->error);
+    assert_null(plan(&p, "one")->error);
+    llm_slo_plans_free(&p);
+    /* 2. scraped: its le values decide; "1.0" matches a 1s threshold */
+    f.nnames = 3;
+    llm_slo_resolve_each(&s, &f.base, &p);
+    c = plan(&p, "custom");
+    assert_int_equal(c->bounds, LLM_SLO_BOUNDS_LIVE);
+    assert_null(c->error);
+    assert_non_null(strstr(c->good_t, "vllm:time_to_first_token_seconds_bucket{model_name=\"m\","
+                                      "le=~\"1\\\\.7\"}"));
+    assert_null(strstr(c->good_t, "sglang"));
+    const llm_slo_plan_t *o = plan(&p, "one");
+    assert_int_equal(o->bounds, LLM_SLO_BOUNDS_LIVE);
+    assert_non_null(strstr(o->good_t, "le=~\"1|1\\\\.0\""));
+    const llm_slo_plan_t *k = plan(&p, "cat");
+    assert_int_equal(k->bounds, LLM_SLO_BOUNDS_LIVE);
+    assert_true(k->bound_refused);
+    assert_null(k->good_t);
+    assert_null(k->error_t);
+    assert_non_null(strstr(k->error, "slos[2].threshold (cat): 2.5s is not a bucket bound of "
+                                     "vllm:time_to_first_token_seconds (as scraped; neighbours "
+                                     "1.7s and 3s)"));
+    assert_non_null(strstr(k->error, "use threshold: 3s (or 1.7s)"));
+    /* no request counters scraped: availability from the catalog's names */
+    const llm_slo_plan_t *a = plan(&p, "avail");
+    assert_int_equal(a->bounds, LLM_SLO_BOUNDS_CATALOG);
+    assert_null(a->error);
+    assert_non_null(a->error_t);
+    /* the refused SLO makes no group; the rest loads as a rule file */
+    im_buf_t y;
+    im_buf_init(&y, 0);
+    llm_slo_plans_yaml(&p, LLM_SLO_RULEFILE, &y);
+    assert_null(strstr(y.data, "infermon.slo.cat\n"));
+    assert_non_null(strstr(y.data, "infermon.slo.custom\n"));
+    rules_file_t *rf = NULL;
+    rules_errs_t errs = {0};
+    if (rules_file_parse("slo.yml", y.data, y.len, &rf, &errs) != IM_OK)
+        fail_msg("%s", errs.n ? errs.v[0] : "?");
+    rules_file_free(rf);
+    rules_errs_free(&errs);
+    im_buf_free(&y);
+    /* the status reports bounds and error, and measures nothing for cat */
+    llm_slo_plans_t only = {.v = (llm_slo_plan_t *)k, .n = 1};
+    im_buf_t js;
+    im_buf_init(&js, 0);
+    assert_int_equal(llm_slo_status_json(&only, &f.base, 0, &js, &err), IM_OK);
+    assert_non_null(strstr(js.data, "\"bounds\":\"live\",\"error\":\"t.yml:"));
+    assert_non_null(strstr(js.data, "\"attainment\":null"));
+    im_buf_free(&js);
+    llm_slo_plans_free(&p);
+    /* 3. a store that does not answer: the catalog, with a note */
+    f.down = true;
+    llm_slo_resolve_each(&s, &f.base, &p);
+    for (size_t i = 0; i < p.n; i++) assert_int_equal(p.v[i].bounds, LLM_SLO_BOUNDS_CATALOG);
+    assert_true(p.nnotes >= 1);
+    assert_non_null(strstr(p.notes[0], "backend fake: down"));
+    assert_non_null(plan(&p, "custom")->error);
+    llm_slo_plans_free(&p);
+    cfg_llm_slo_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_le_regex),
-        cmocka_unit_test(test_decode),
-        cmocka_unit_test(test_config_dump),
-        cmocka_unit_test(test_resolve_rules),
+        cmocka_unit_test(test_le_regex),     cmocka_unit_test(test_decode),
+        cmocka_unit_test(test_config_dump),  cmocka_unit_test(test_resolve_rules),
+        cmocka_unit_test(test_resolve_each),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
