@@ -101,7 +101,9 @@ static void resolve_locked(run_slo_t *rs, bool log_all)
     if (p.n) llm_slo_plans_yaml(&p, LLM_SLO_RULEFILE, &y);
     size_t len = 0;
     char *yaml = im_buf_steal(&y, &len);
-    if (!same_str(yaml, rs->yaml)) {
+    /* the rule file is len bytes, not a C string (an empty one has no NUL) */
+    bool same = yaml && rs->yaml && len == rs->len && memcmp(yaml, rs->yaml, len) == 0;
+    if (!same) {
         if (rs->yaml) IM_INFO("The SLO rules changed: reloading them", NULL);
         im_free(rs->yaml);
         rs->yaml = yaml;
