@@ -25,6 +25,7 @@ typedef struct parser {
     /* declared variables (parse-time) */
     im_sv_t *vars;
     size_t nvars, capvars;
+    size_t var_base; /* first variable visible: a define's tree does not see the caller's */
     int action_line;
     node_t *defs; /* N_LIST of N_DEFINE */
 } parser_t;
@@ -358,7 +359,7 @@ static node_t *parse_term(parser_t *p)
     case T_DOT: return new_node(p, N_DOT, t->pos, t->line);
     case T_NIL: return new_node(p, N_NIL, t->pos, t->line);
     case T_VAR:
-        for (size_t i = p->nvars; i-- > 0;)
+        for (size_t i = p->nvars; i-- > p->var_base;)
             if (im_sv_eq(p->vars[i], txt)) {
                 n = new_node(p, N_VAR, t->pos, t->line);
                 split_idents(p, n, txt.p, txt.len);
@@ -751,13 +752,15 @@ static node_t *parse_all(parser_t *p)
                     break;
                 }
                 /* a definition is a new tree: only $ is declared */
-                size_t mark = p->nvars;
+                size_t mark = p->nvars, base = p->var_base;
                 int rd = p->range_depth;
-                p->nvars = 1;
+                p->var_base = p->nvars; /* the caller's variables stay as they are */
+                push_var(p, IM_SV("$"));
                 p->range_depth = 0;
                 node_t *term = NULL;
                 d->list = parse_list_until(p, &term);
                 p->nvars = mark;
+                p->var_base = base;
                 p->range_depth = rd;
                 if (p->failed) break;
                 if (term->t != N_END) {
