@@ -532,9 +532,12 @@ int cli_export(int argc, char **argv)
         im_buf_t parts[4];
         const char *pp[4];
         size_t pl[4], np = 0;
-        im_buf_init(&parts[np], 0);
-        llm_builtin_yaml(&bo, &parts[np]);
-        np++;
+        /* llm.builtin_rules: false in --config leaves the built-in rules out, as in run */
+        if (!(llm && llm->builtin_rules_set && !llm->builtin_rules)) {
+            im_buf_init(&parts[np], 0);
+            llm_builtin_yaml(&bo, &parts[np]);
+            np++;
+        }
         if (llm && llm->cost.rules) {
             im_buf_init(&parts[np], 0);
             llm_cost_rules_yaml(&llm->cost, &parts[np]);
@@ -569,6 +572,14 @@ int cli_export(int argc, char **argv)
                 for (size_t i = 0; i < np; i++) im_buf_free(&parts[i]);
                 goto done;
             }
+        }
+        if (np == 0) {
+            fprintf(stderr,
+                    "infermon export: no rules to export: --config %s sets llm.builtin_rules: "
+                    "false and has no llm.cost.rules or llm.slos; give --slo FILE, or set "
+                    "llm.builtin_rules: true\n",
+                    config);
+            goto done;
         }
         for (size_t i = 0; i < np; i++) {
             pp[i] = parts[i].data;

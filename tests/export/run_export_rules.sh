@@ -64,6 +64,19 @@ promtool_ok vllm-cost "$IM_TMP/vc.yml"
 grep -q 'name: infermon.llm.cost' "$IM_TMP/vc.yml" && grep -q 'model_name:vllm_ttft_seconds:p95_5m > 2.5' "$IM_TMP/vc.yml" &&
   grep -q 'model_name:vllm_request_failure:ratio_5m > 0.02' "$IM_TMP/vc.yml" && ok || bad "vllm: --config thresholds/cost group"
 
+# llm.builtin_rules: false leaves the built-in rules out (as `run` does); the cost rules stay
+printf 'llm:\n  builtin_rules: false\n  cost:\n    prices:\n      - flavor: h100-80gb\n        on_demand: 4\n    rules: true\n' >"$IM_TMP/cfg-nobuiltin.yml"
+"$B" export rules "${TV[@]}" --config "$IM_TMP/cfg-nobuiltin.yml" -o "$IM_TMP/vb.yml" 2>"$IM_TMP/vb.err" && ok || bad "builtin_rules false: $(cat "$IM_TMP/vb.err")"
+promtool_ok vllm-nobuiltin "$IM_TMP/vb.yml"
+grep -q 'name: infermon.llm.cost' "$IM_TMP/vb.yml" && ! grep -q 'VLLMHighTTFT\|vllm_ttft_seconds:p95_5m' "$IM_TMP/vb.yml" && ok ||
+  bad "builtin_rules false: built-in rules still exported or cost rules missing"
+printf 'llm:\n  builtin_rules: false\n' >"$IM_TMP/cfg-empty.yml"
+set +e
+"$B" export rules "${TV[@]}" --config "$IM_TMP/cfg-empty.yml" >"$IM_TMP/ve.yml" 2>"$IM_TMP/ve.err"; re=$?
+set -e
+[ $re -eq 2 ] && [ ! -s "$IM_TMP/ve.yml" ] && grep -q "no rules to export: --config .*llm.builtin_rules: false" "$IM_TMP/ve.err" && ok ||
+  bad "builtin_rules false and nothing else: $re $(cat "$IM_TMP/ve.err")"
+
 # built-in rules with a bucket-bound threshold lint clean against the targets
 "$B" export rules "${TV[@]}" --config "$IM_TMP/cfg-nocost.yml" -o "$IM_TMP/vn.yml"
 lint_json "$IM_TMP/vn-lint.json" "${TV[@]}" "$IM_TMP/vn.yml"
