@@ -78,8 +78,53 @@ bool cfg_slo_parse_seconds(const char *s, double *out)
     return true;
 }
 
+static void kv_free(cfg_slo_kv_t *kv)
+{
+    cfg_strv_free(kv->k, kv->n);
+    cfg_strv_free(kv->v, kv->n);
+}
+
+/* key: a map of label (or annotation) names to strings, appended to kv (a key
+ * already there takes the new value). */
+static im_rc get_kv(cfg_dec_t *d, const cfg_node_t *m, const char *key, const char *what,
+                    cfg_slo_kv_t *kv)
+{
+    char **k = NULL, **v = NULL;
+    size_t n = 0;
+    im_rc rc = cfg_get_strmap(d, m, key, &k, &v, &n);
+    if (rc) return rc;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (!im_label_name_valid(k[i], strlen(k[i])))
+            rc = cfg_fail(d, cfg_get(m, key), "%s.%s: \"%s\" is not a label name", what, key, k[i]);
+    for (size_t i = 0; i < n && !rc; i++) {
+        size_t j = 0;
+        while (j < kv->n && strcmp(kv->k[j], k[i]) != 0) j++;
+        if (j < kv->n) {
+            im_free(kv->v[j]);
+            kv->v[j] = v[i];
+            im_free(k[i]);
+        } else {
+            kv->k = im_realloc(kv->k, (kv->n + 1) * sizeof *kv->k);
+            kv->v = im_realloc(kv->v, (kv->n + 1) * sizeof *kv->v);
+            kv->k[kv->n] = k[i];
+            kv->v[kv->n++] = v[i];
+        }
+        k[i] = v[i] = NULL;
+    }
+    cfg_strv_free(k, n);
+    cfg_strv_free(v, n);
+    return rc;
+}
+
 static void slo_free1(cfg_slo_t *o)
 {
+    kv_free(&o->rule_labels);
+    kv_free(&o->alert_labels);
+    kv_free(&o->page_labels);
+    kv_free(&o->ticket_labels);
+    kv_free(&o->alert_annots);
+    kv_free(&o->page_annots);
+    kv_free(&o->ticket_annots);
     im_free(o->name);
     im_free(o->model);
     cfg_strv_free(o->label_names, o->nlabels);
@@ -463,6 +508,8 @@ static im_rc decode_sloth(cfg_dec_t *d, const cfg_node_t *root, cfg_llm_slo_t *s
         o->name = im_malloc(nl);
         snprintf(o->name, nl, "%s-%s", service, n);
         im_free(n);
+        if ((rc = get_kv(d, root, "labels", "Sloth spec", &o->rule_labels))) break;
+        if ((rc = get_kv(d, e, "labels", wb, &o->rule_labels))) break;
         bool sh;
         if ((rc = get_objective(d, e, wb, o, &sh))) break;
         if (sh) {
@@ -544,6 +591,8 @@ static im_rc decode_sloth(cfg_dec_t *d, const cfg_node_t *root, cfg_llm_slo_t *s
                               ab, o->alert_name);
                 break;
             }
+            if ((rc = get_kv(d, al, "labels", ab, &o->alert_labels))) break;
+            if ((rc = get_kv(d, al, "annotations", ab, &o->alert_annots))) break;
             const char *const pk[4] = {"page_alert", "pageAlert", "ticket_alert", "ticketAlert"};
             for (int k = 0; k < 4 && !rc; k++) {
                 const cfg_node_t *pa = cfg_get(al, pk[k]);
@@ -552,6 +601,11 @@ static im_rc decode_sloth(cfg_dec_t *d, const cfg_node_t *root, cfg_llm_slo_t *s
                 char pb[180];
                 snprintf(pb, sizeof pb, "%s.%s", ab, pk[k]);
                 if ((rc = cfg_check_map(d, pa, pb, pak))) break;
+                if ((rc = get_kv(d, pa, "labels", pb, k < 2 ? &o->page_labels : &o->ticket_labels)))
+                    break;
+                if ((rc = get_kv(d, pa, "annotations", pb,
+                                 k < 2 ? &o->page_annots : &o->ticket_annots)))
+                    break;
                 bool dis = false;
                 if ((rc = cfg_get_bool(d, pa, "disable", &dis))) break;
                 if (dis) {

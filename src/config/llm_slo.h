@@ -66,6 +66,13 @@ typedef struct cfg_slo_burn {
     int long_w, short_w; /* indexes of recorded windows */
 } cfg_slo_burn_t;
 
+/* Extra labels or annotations written on generated rules (Sloth's labels,
+ * alerting.labels/annotations, page_alert/ticket_alert.labels/annotations). */
+typedef struct cfg_slo_kv {
+    char **k, **v; /* parallel, owned */
+    size_t n;
+} cfg_slo_kv_t;
+
 typedef struct cfg_slo {
     char *name;
     char *model;                      /* NULL = every model */
@@ -81,6 +88,10 @@ typedef struct cfg_slo {
     int64_t window_ms;               /* rolling window; 0 when calendar_month */
     bool calendar_month;
     char *alert_name; /* NULL = "SLOErrorBudgetBurn" */
+    /* Sloth: labels on every generated rule (the spec's, then the SLO's: the SLO's win);
+     * on both alerts; on the page / the ticket alert (these win over alert_labels) */
+    cfg_slo_kv_t rule_labels, alert_labels, page_labels, ticket_labels;
+    cfg_slo_kv_t alert_annots, page_annots, ticket_annots;
     cfg_slo_burn_t page[CFG_SLO_MAX_BURNS], ticket[CFG_SLO_MAX_BURNS];
     int npage, nticket;
     char *origin; /* "llm.slos[0]" or "file.yml:3:5": where it was defined */

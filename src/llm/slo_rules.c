@@ -33,23 +33,71 @@ static void num(double v, char *b, size_t cap)
     }
 }
 
-/* The label block of an SLO's series (ind: the rule's indentation). */
-static void labels(im_buf_t *o, const char *ind, const cfg_slo_t *s, const char *extra_k,
-                   const char *extra_v)
+static const char *kv_find(const cfg_slo_kv_t *kv, const char *k)
 {
-    (void)im_buf_printf(o, "%s  labels:\n%s    slo: ", ind, ind);
-    q(o, s->name);
-    (void)im_buf_printf(o, "\n%s    sli: %s\n", ind, cfg_slo_sli_name(s->sli));
-    if (s->model) {
-        (void)im_buf_printf(o, "%s    model: ", ind);
-        q(o, s->model);
+    for (size_t i = 0; kv && i < kv->n; i++)
+        if (strcmp(kv->k[i], k) == 0) return kv->v[i];
+    return NULL;
+}
+
+/* A labels: or annotations: block: our keys bk/bv (nb; the first nfixed the
+ * user's may not change), then the user's (Sloth's labels and annotations),
+ * u[0] first: a key in an earlier set wins over a later one and over ours. */
+static void kv_block(im_buf_t *o, const char *ind, const char *title, const char *const *bk,
+                     const char *const *bv, size_t nb, size_t nfixed, const cfg_slo_kv_t *const *u,
+                     int nu)
+{
+    (void)im_buf_printf(o, "%s  %s:\n", ind, title);
+    for (size_t i = 0; i < nb; i++) {
+        const char *v = bv[i];
+        for (int j = 0; j < nu && i >= nfixed; j++) {
+            const char *uv = kv_find(u[j], bk[i]);
+            if (uv) {
+                v = uv;
+                break;
+            }
+        }
+        (void)im_buf_printf(o, "%s    %s: ", ind, bk[i]);
+        q(o, v);
         (void)im_buf_putc(o, '\n');
+    }
+    for (int j = 0; j < nu; j++)
+        for (size_t i = 0; i < u[j]->n; i++) {
+            const char *k = u[j]->k[i];
+            bool seen = false;
+            for (size_t b = 0; b < nb && !seen; b++) seen = strcmp(bk[b], k) == 0;
+            for (int e = 0; e < j && !seen; e++) seen = kv_find(u[e], k) != NULL;
+            if (seen) continue;
+            (void)im_buf_printf(o, "%s    %s: ", ind, k);
+            q(o, u[j]->v[i]);
+            (void)im_buf_putc(o, '\n');
+        }
+}
+
+/* The label block of an SLO's series (ind: the rule's indentation): slo and sli
+ * (they name the series the alerts select: fixed), model, extra_k; then Sloth's
+ * labels; an alert's (ticket >= 0) also the alert's and the page/ticket alert's. */
+static void labels(im_buf_t *o, const char *ind, const cfg_slo_t *s, const char *extra_k,
+                   const char *extra_v, int ticket)
+{
+    const char *bk[4] = {"slo", "sli"}, *bv[4] = {s->name, cfg_slo_sli_name(s->sli)};
+    size_t nb = 2;
+    if (s->model) {
+        bk[nb] = "model";
+        bv[nb++] = s->model;
     }
     if (extra_k) {
-        (void)im_buf_printf(o, "%s    %s: ", ind, extra_k);
-        q(o, extra_v);
-        (void)im_buf_putc(o, '\n');
+        bk[nb] = extra_k;
+        bv[nb++] = extra_v;
     }
+    const cfg_slo_kv_t *u[3];
+    int nu = 0;
+    if (ticket >= 0) {
+        u[nu++] = ticket ? &s->ticket_labels : &s->page_labels;
+        u[nu++] = &s->alert_labels;
+    }
+    u[nu++] = &s->rule_labels;
+    kv_block(o, ind, "labels", bk, bv, nb, 2, u, nu);
 }
 
 static void record(im_buf_t *o, const char *ind, const char *name, const char *expr,
@@ -58,7 +106,7 @@ static void record(im_buf_t *o, const char *ind, const char *name, const char *e
     (void)im_buf_printf(o, "%s- record: %s\n%s  expr: ", ind, name, ind);
     q(o, expr);
     (void)im_buf_putc(o, '\n');
-    if (s) labels(o, ind, s, ek, ev);
+    if (s) labels(o, ind, s, ek, ev, -1);
 }
 
 static void sel(im_buf_t *o, const char *metric, const cfg_slo_t *s)
@@ -101,8 +149,7 @@ static void alerts(im_buf_t *o, const char *ind, const cfg_slo_t *s, bool ticket
     (void)im_buf_printf(o, "%s- alert: %s\n%s  expr: ", ind, llm_slo_alert_name(s), ind);
     q(o, e.data);
     (void)im_buf_putc(o, '\n');
-    labels(o, ind, s, "severity", ticket ? "ticket" : "page");
-    (void)im_buf_printf(o, "%s  annotations:\n%s    summary: ", ind, ind);
+    labels(o, ind, s, "severity", ticket ? "ticket" : "page", ticket);
     im_buf_reset(&e);
     char f[32], obj[32];
     double minf = bs[0].factor;
@@ -111,9 +158,8 @@ static void alerts(im_buf_t *o, const char *ind, const cfg_slo_t *s, bool ticket
     num(s->objective * 100, obj, sizeof obj);
     (void)im_buf_printf(&e, "SLO %s (%s %s%%): error budget burning at %sx or more (%s)", s->name,
                         cfg_slo_sli_name(s->sli), obj, f, ticket ? "ticket" : "page");
-    q(o, e.data);
-    (void)im_buf_printf(o, "\n%s    description: ", ind);
-    im_buf_reset(&e);
+    size_t sumlen = e.len;
+    (void)im_buf_putc(&e, 0);
     (void)im_buf_puts(&e,
                       "The error ratio is above the burn-rate factor times the error budget over "
                       "both windows of a pair: ");
@@ -123,8 +169,10 @@ static void alerts(im_buf_t *o, const char *ind, const cfg_slo_t *s, bool ticket
                             cfg_slo_window_name(bs[i].long_w), cfg_slo_window_name(bs[i].short_w));
     }
     (void)im_buf_puts(&e, " (docs/slo.md).");
-    q(o, e.data);
-    (void)im_buf_putc(o, '\n');
+    /* Sloth's annotations: the page/ticket alert's win over the alerting section's and ours */
+    const char *bk[2] = {"summary", "description"}, *bv[2] = {e.data, e.data + sumlen + 1};
+    const cfg_slo_kv_t *u[2] = {ticket ? &s->ticket_annots : &s->page_annots, &s->alert_annots};
+    kv_block(o, ind, "annotations", bk, bv, 2, 0, u, 2);
     im_buf_free(&e);
 }
 

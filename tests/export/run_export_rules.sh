@@ -130,15 +130,34 @@ YML
 cat >"$IM_TMP/sloth.yml" <<'YML'
 version: prometheus/v1
 service: chat
+labels:
+  owner: ml-platform
+  tier: "1"
+  slo: not-this
 slos:
   - name: requests-availability
     objective: 99.9
+    labels:
+      tier: "2"
     sli:
       events:
         error_query: sum(rate(vllm:request_success_total{finished_reason=~"abort|error"}[{{.window}}]))
         total_query: sum(rate(vllm:request_success_total[{{.window}}]))
     alerting:
       name: ChatAvailability
+      labels:
+        category: availability
+      annotations:
+        runbook: https://runbooks.example/chat
+        summary: Chat requests fail
+      page_alert:
+        labels:
+          severity: critical
+      ticket_alert:
+        labels:
+          severity: warning
+        annotations:
+          summary: Chat requests fail (slow burn)
 YML
 "$B" export rules "${TV[@]}" --config "$IM_TMP/cfg-slo.yml" --slo "$IM_TMP/sloth.yml" -o "$IM_TMP/slo.yml" 2>"$IM_TMP/slo.err" && ok || bad "slo: export: $(cat "$IM_TMP/slo.err")"
 promtool_ok slo "$IM_TMP/slo.yml"
@@ -154,6 +173,20 @@ sev = {r["labels"].get("severity") for r in rules if r.get("alert")}
 assert {"page", "ticket"} <= sev, sev
 # bucket-aware: the TTFT SLO reads the 2.5 s bucket (by a regex of its spellings)
 assert any('vllm:time_to_first_token_seconds_bucket{le=~"2\\\\.5' in r.get("expr", "") for r in rules), "no le matcher for 2.5"
+# Sloth's labels and annotations: the spec's and the SLO's on every rule (the SLO's win, slo stays
+# ours), alerting.labels/annotations on both alerts, page_alert/ticket_alert's win over them
+sl = [r for n, x in g.items() if "requests-availability" in n for r in x["rules"]]
+assert sl and all(r["labels"]["owner"] == "ml-platform" and r["labels"]["tier"] == "2" and
+                  r["labels"]["slo"] == "chat-requests-availability" for r in sl if "labels" in r), sl
+al = {r["labels"]["severity"]: r for r in sl if r.get("alert")}
+assert set(al) == {"critical", "warning"}, list(al)
+assert all(a["alert"] == "ChatAvailability" and a["labels"]["category"] == "availability" and
+           a["annotations"]["runbook"] == "https://runbooks.example/chat" and
+           "burn-rate factor" in a["annotations"]["description"] for a in al.values()), al
+assert al["critical"]["annotations"]["summary"] == "Chat requests fail", al["critical"]
+assert al["warning"]["annotations"]["summary"] == "Chat requests fail (slow burn)", al["warning"]
+ct = [r for n, x in g.items() if "chat-ttft" in n for r in x["rules"]]
+assert ct and not any("owner" in r.get("labels", {}) for r in ct), "Sloth labels leaked into another SLO"
 PY
 "$B" export rules "${TV[@]}" --config "$IM_TMP/cfg-slo.yml" --slo "$IM_TMP/sloth.yml" --format prometheusrule -o "$IM_TMP/slo-pr.yml" 2>/dev/null
 python3 - "$IM_TMP/slo-pr.yml" "$IM_TMP/slo-pr-groups.yml" <<'PY' && ok || bad "slo: prometheusrule"
