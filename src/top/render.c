@@ -358,11 +358,9 @@ static const jfield_t g_gpu_fields[] = {
     JF(top_gpu_t, "pod", pod, J_CHARS, J_ALL),
     JF(top_gpu_t, "util_percent", util, J_NUM, J_ALL),
     JF(top_gpu_t, "mem_copy_percent", mem_copy, J_NUM, J_ALL),
-    JF(top_gpu_t, "memory_used_bytes", mem_used_bytes, J_NUM, J_ALL),
-    JF(top_gpu_t, "memory_total_bytes", mem_total_bytes, J_NUM, J_ALL),
-    JF(top_gpu_t, "memory_used_ratio", fb_used, J_NUM, J_ALL),
-    JF(top_gpu_t, "power_watts", power_w, J_NUM, J_ALL),
-    JF(top_gpu_t, "temperature_celsius", temp_c, J_NUM, J_ALL),
+    JF(top_gpu_t, "fb_used", fb_used, J_NUM, J_ALL),
+    JF(top_gpu_t, "power_w", power_w, J_NUM, J_ALL),
+    JF(top_gpu_t, "temp_c", temp_c, J_NUM, J_ALL),
 };
 
 static json_t *jnum(double v)
