@@ -600,13 +600,28 @@ static size_t lint_dash_json(lint_run_t *r, const char *file, const char *prefix
     if (json_object_get(dash, "mosaicLayout") || json_object_get(dash, "gridLayout") ||
         json_object_get(dash, "columnLayout") || json_object_get(dash, "rowLayout"))
         walk_gcm(x, dash, NULL, prefix, 0);
+    /* the dashboard's own data source variable, if it has one */
+    const char *dsvar = NULL;
+    json_t *tl = json_object_get(json_object_get(dash, "templating"), "list"), *tv;
+    json_array_foreach(tl, i, tv)
+    {
+        const char *ty = json_string_value(json_object_get(tv, "type"));
+        const char *q = json_string_value(json_object_get(tv, "query"));
+        if (!dsvar && ty && strcmp(ty, "datasource") == 0 && q && strcmp(q, "prometheus") == 0)
+            dsvar = json_string_value(json_object_get(tv, "name"));
+    }
     for (size_t u = 0; u < x->nuids; u++) {
+        char use[200];
+        if (dsvar)
+            snprintf(use, sizeof use, "the dashboard's data source variable: ${%s}", dsvar);
+        else
+            snprintf(use, sizeof use,
+                     "a data source variable (${datasource}, or ${DS_PROMETHEUS} with __inputs)");
         lint_note(r, "hardcoded-datasource", LINT_SEV_WARNING, file, line, col, x->uids[u].first,
                   "%zu quer%s use%s the Prometheus data source by its uid \"%s\": on any other "
-                  "Grafana the panels show \"data source not found\"; use a data source variable "
-                  "(${datasource}, or ${DS_PROMETHEUS} with __inputs)",
+                  "Grafana the panels show \"data source not found\"; use %s",
                   x->uids[u].uses, x->uids[u].uses == 1 ? "y" : "ies",
-                  x->uids[u].uses == 1 ? "s" : "", x->uids[u].uid);
+                  x->uids[u].uses == 1 ? "s" : "", x->uids[u].uid, use);
         im_free(x->uids[u].first);
     }
     size_t np = x->nplace;

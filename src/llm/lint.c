@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <strings.h>
@@ -645,6 +646,21 @@ static size_t stem_tokens(const char *s, size_t len, char tok[][8], size_t max)
         n++;
     }
     return n;
+}
+
+/* The two names are made of the same words, stemmed, in any order (a
+ * misspelt plural, req vs requests): one is the other misspelt. */
+static bool same_words(const char *a, size_t alen, const char *b)
+{
+    char ta[16][8], tb[16][8];
+    size_t na = stem_tokens(a, alen, ta, 16), nb = stem_tokens(b, strlen(b), tb, 16);
+    if (na != nb || na == 0) return false;
+    for (size_t i = 0; i < na; i++) {
+        bool found = false;
+        for (size_t k = 0; k < nb && !found; k++) found = strcmp(ta[i], tb[k]) == 0;
+        if (!found) return false;
+    }
+    return true;
 }
 
 static size_t levenshtein(const char *a, size_t al, const char *b, size_t bl)
@@ -1346,10 +1362,30 @@ static bool check_name(q_t *q, const promql_expr_t *vs, const sel_t *s)
          * sglang:, dynamo_frontend_, llm_d_epp_, ..., see llm/serving.h); a name
          * the serving model maps (Ray Serve's ray_vllm_*) is known. */
         const llm_serving_t *sv = llm_serving_get();
+        int eng = llm_serving_engine_of(sv, s->name, s->len);
         bool owned = (s->len > 6 && memcmp(s->name, "kueue_", 6) == 0) ||
-                     (s->len > 8 && memcmp(s->name, "DCGM_FI_", 8) == 0) ||
-                     llm_serving_engine_of(sv, s->name, s->len) >= 0;
+                     (s->len > 8 && memcmp(s->name, "DCGM_FI_", 8) == 0) || eng >= 0;
         if (!owned || llm_serving_has_name(sv, s->name, s->len)) return false;
+        const llm_engine_info_t *ei = eng >= 0 ? llm_serving_engine(sv, eng) : NULL;
+        if (ei && !ei->all_names) {
+            /* Dynamo, EPP, Triton, the SGLang router: the catalog knows the
+             * names of their serving signals, not every name they expose. A
+             * known name with the same words (a plural, a suffix) is a typo. */
+            bool counterish = s->len > 6 && memcmp(s->name + s->len - 6, "_total", 6) == 0;
+            const char *sug = suggest(q, vs, s->name, s->len, counterish);
+            if (sug && same_words(s->name, s->len, sug)) {
+                snprintf(fixbuf, sizeof fixbuf, "did you mean %s?", sug);
+                report(q, vs, "unknown-metric", LINT_SEV_ERROR, fixbuf,
+                       "%.*s is not a name of %s; it differs from %s only in spelling", (int)s->len,
+                       s->name, ei->name, sug);
+                return false;
+            }
+            report(q, vs, "other-exporter", LINT_SEV_INFO, NULL,
+                   "%.*s has the prefix of %s, of which the catalog knows only the names of "
+                   "its serving signals: not checked (add its endpoint with --target)",
+                   (int)s->len, s->name, ei->name);
+            return true;
+        }
     }
     /* A vLLM source string that is gone (vllm-metric-events.tsv). */
     if (s->len > 5 && memcmp(s->name, "vllm:", 5) == 0) {
@@ -1460,6 +1496,40 @@ static const char *closest_label(const labelset_t *ls, const char *l, size_t len
     return NULL;
 }
 
+/* le="120" on a histogram of a Python-client engine (vLLM, SGLang), which
+ * writes le="120.0": an exact matcher holds one spelling of the bound, and
+ * which one a store keeps depends on the exporter and the store's version
+ * (Prometheus 3 normalises le on ingestion). A regex of both is portable. */
+static void check_le_spelling(q_t *q, const promql_expr_t *vs, const sel_t *s,
+                              const im_matcher_t *m)
+{
+    if (!s->fam || (s->fam->exporter != LLM_EXP_VLLM && s->fam->exporter != LLM_EXP_SGLANG) ||
+        in_subst(q, vs))
+        return;
+    if (s->known && !s->known->catalog) return; /* a live source: its values are judged */
+    size_t vl;
+    const char *v = im_matcher_value(m, &vl);
+    char buf[64], go[64];
+    if (vl == 0 || vl >= sizeof buf) return;
+    memcpy(buf, v, vl);
+    buf[vl] = 0;
+    char *end;
+    double d = strtod(buf, &end);
+    if (*end || !isfinite(d) || d <= 0) return;
+    im_fmt_float_go(d, 'g', go, sizeof go);
+    if (strpbrk(go, ".e")) return; /* 0.5, 1e-05: one spelling everywhere */
+    char py[72];
+    snprintf(py, sizeof py, "%s.0", go);
+    char fx[200];
+    snprintf(fx, sizeof fx, "use le=~\"%s|%s\\\\.0\", which matches both spellings", go, go);
+    report(q, vs, "le-spelling", LINT_SEV_WARNING, fx,
+           "le=\"%s\" on %.*s: %s's Python client writes this bound le=\"%s\", Go clients "
+           "le=\"%s\", and a store may rewrite it (Prometheus 3 normalises le on ingestion): an "
+           "exact match holds one spelling and silently matches nothing on the other",
+           buf, (int)s->len, s->name, s->fam->exporter == LLM_EXP_SGLANG ? "SGLang" : "vLLM", py,
+           go);
+}
+
 static void check_matchers(q_t *q, const promql_expr_t *vs, const sel_t *s)
 {
     labelset_t ls;
@@ -1470,6 +1540,7 @@ static void check_matchers(q_t *q, const promql_expr_t *vs, const sel_t *s)
         im_sv_t ln = istr(im_matcher_name(m));
         if (im_sv_eq_cstr(ln, "__name__")) continue;
         im_match_type_t t = im_matcher_type(m);
+        if (t == IM_MATCH_EQ && im_sv_eq_cstr(ln, "le")) check_le_spelling(q, vs, s, m);
         /* x!="" and x!~"" require the label as much as x="v" does. */
         bool positive = ((t == IM_MATCH_EQ || t == IM_MATCH_RE) && !im_matcher_matches_empty(m)) ||
                         ((t == IM_MATCH_NEQ || t == IM_MATCH_NRE) &&
@@ -1509,13 +1580,50 @@ static void check_matchers(q_t *q, const promql_expr_t *vs, const sel_t *s)
         const llm_label_values_t *en = NULL;
         for (int k = 0; s->fam && k < s->fam->nenums; k++)
             if (im_sv_eq_cstr(ln, s->fam->enums[k].label)) en = &s->fam->enums[k];
-        bool eventful = s->typed && s->type != LLM_MTYPE_GAUGE && s->type != LLM_MTYPE_INFO;
+        /* a histogram's le values all appear with its first series */
+        bool eventful = s->typed && s->type != LLM_MTYPE_GAUGE && s->type != LLM_MTYPE_INFO &&
+                        !im_sv_eq_cstr(ln, "le");
         if (eventful && !en) continue;
         bool any = false;
         for (uint32_t k = 0; k < l->nvalues && !any; k++)
             any = im_matcher_matches(m, l->values[k], strlen(l->values[k]));
         for (int k = 0; en && k < 8 && en->values[k] && !any; k++)
             any = im_matcher_matches(m, en->values[k], strlen(en->values[k]));
+        if (!any && im_sv_eq_cstr(ln, "le") && t == IM_MATCH_EQ) {
+            /* the bound is there, spelt otherwise (120 vs 120.0) */
+            size_t vl;
+            const char *val = im_matcher_value(m, &vl);
+            char vb[64], *end;
+            double want = NAN;
+            if (vl < sizeof vb) {
+                memcpy(vb, val, vl);
+                vb[vl] = 0;
+                want = strtod(vb, &end);
+                if (*end) want = NAN;
+            }
+            const char *same = NULL;
+            for (uint32_t k = 0; k < l->nvalues && !same && !isnan(want); k++)
+                if (strtod(l->values[k], &end) == want && !*end) same = l->values[k];
+            if (same) {
+                char esc[2][80];
+                const char *src[2] = {vb, same};
+                for (int w = 0; w < 2; w++) { /* a regex: the dot escaped, \\. in PromQL */
+                    size_t o = 0;
+                    for (const char *c = src[w]; *c && o + 4 < sizeof esc[w]; c++) {
+                        if (*c == '.') esc[w][o++] = '\\', esc[w][o++] = '\\';
+                        esc[w][o++] = *c;
+                    }
+                    esc[w][o] = 0;
+                }
+                snprintf(fixbuf, sizeof fixbuf, "use le=~\"%s|%s\", which matches both spellings",
+                         esc[0], esc[1]);
+                report(q, vs, "matcher-never-matches", LINT_SEV_ERROR, fixbuf,
+                       "le=\"%s\" matches no bucket of %.*s: the source spells this bound "
+                       "le=\"%s\"",
+                       vb, (int)s->len, s->name, same);
+                continue;
+            }
+        }
         if (!any) {
             im_buf_t vb;
             im_buf_init(&vb, 4096);
@@ -1599,13 +1707,21 @@ static bool in_counter_ratio(const q_t *q)
     return false;
 }
 
+static void check_raw_counter(q_t *q, const promql_expr_t *vs, const sel_t *s, bool by_name);
+
 static void check_selector(q_t *q, const promql_expr_t *vs)
 {
     sel_t s;
     if (!resolve(q, vs, &s)) return;
     /* A name built by a Helm action (`{{ .Values.prefix }}_requests`): unknown. */
     if (lint__tmpl_placeholder(s.name, s.len)) return;
-    if (check_name(q, vs, &s)) return;
+    /* a name no source types: only the naming convention tells a counter */
+    bool total_name = !s.typed && s.suffix == LLM_SUFFIX_NONE && s.len > 6 &&
+                      memcmp(s.name + s.len - 6, "_total", 6) == 0;
+    if (check_name(q, vs, &s)) {
+        if (total_name) check_raw_counter(q, vs, &s, true);
+        return;
+    }
     check_matchers(q, vs, &s);
     if (s.known && s.known->record) {
         size_t n = 0;
@@ -1629,11 +1745,17 @@ static void check_selector(q_t *q, const promql_expr_t *vs)
                "cumulative count",
                (int)s.len, s.name);
 
-    /* counter-without-rate: the raw counter compared or aggregated as a level. */
+    check_raw_counter(q, vs, &s, total_name);
+}
+
+/* counter-without-rate: the raw counter compared or aggregated as a level. A
+ * name no source types counts by the naming convention (a _total is a counter). */
+static void check_raw_counter(q_t *q, const promql_expr_t *vs, const sel_t *s, bool by_name)
+{
     bool in_subquery = false;
     for (int d = q->depth - 1; d >= 0; d--)
         if (q->stack[d]->kind == PROMQL_NODE_SUBQUERY) in_subquery = true;
-    if (sel_counterlike(&s) && s.suffix != LLM_SUFFIX_BUCKET && !in_subquery &&
+    if ((by_name || sel_counterlike(s)) && s->suffix != LLM_SUFFIX_BUCKET && !in_subquery &&
         !in_counter_ratio(q)) {
         const promql_expr_t *p = NULL;
         int d = q->depth - 1;
@@ -1661,9 +1783,9 @@ static void check_selector(q_t *q, const promql_expr_t *vs)
             wrap_fix(q, (const uint32_t(*)[2])sp, 1, cmp ? "increase" : "rate", cmp ? "1h" : "5m",
                      "wrap it in rate(…[5m]) or increase(…[1h])", fx, sizeof fx);
             report(q, vs, "counter-without-rate", LINT_SEV_WARNING, fx,
-                   "%.*s is a counter (it only grows and resets on restart): its raw value is not "
-                   "a level",
-                   (int)s.len, s.name);
+                   "%.*s is %sa counter (it only grows and resets on restart): its raw value is "
+                   "not a level",
+                   (int)s->len, s->name, by_name ? "by its _total name " : "");
         }
     }
 }
@@ -1906,13 +2028,21 @@ static void check_call(q_t *q, const promql_expr_t *e)
             size_t n = 0;
             const char *fam = NULL;
             (void)quantile_buckets(q, e->u.call.args[1], &n, &fam);
-            if (fam)
-                report(q, e, "quantile-per-series", LINT_SEV_INFO,
-                       "aggregate the buckets first: histogram_quantile(φ, sum by (le, model_name) "
-                       "(rate(…[5m])))",
+            if (fam) {
+                /* the model label of the engine the family belongs to */
+                const llm_serving_t *sv = llm_serving_get();
+                int eng = llm_serving_engine_of(sv, fam, strlen(fam));
+                const char *ml = eng >= 0 ? llm_serving_engine(sv, eng)->model_label : "";
+                char fx[160];
+                snprintf(fx, sizeof fx,
+                         "aggregate the buckets first: histogram_quantile(φ, sum by (le, %s) "
+                         "(rate(…[5m])))",
+                         ml[0] ? ml : "model_name");
+                report(q, e, "quantile-per-series", LINT_SEV_INFO, fx,
                        "histogram_quantile over un-aggregated buckets gives one quantile per "
                        "series (per pod, engine, "
                        "…), not one per model");
+            }
         }
         if (is_seconds_histogram_quantile(q, e)) q->latency_quantile = true;
     }
@@ -2223,6 +2353,67 @@ static void check_negative(q_t *q, const promql_expr_t *e)
                "%s - (…) subtracts a percentage (0–100): the result is negative almost always", kb);
 }
 
+/* bucket_series {le="…"} <op> x_count: one-to-one matching pairs series with
+ * the same labels, and only one side has le, so the result is always empty. */
+static void check_le_one_side(q_t *q, const promql_expr_t *e)
+{
+    const promql_binary_t *b = &e->u.bin;
+    const promql_vector_matching_t *m = b->matching;
+    if (m->card != PROMQL_CARD_ONE_TO_ONE && m->card != PROMQL_CARD_MANY_TO_ONE &&
+        m->card != PROMQL_CARD_ONE_TO_MANY)
+        return;
+    for (size_t i = 0; i < m->nmatching_labels; i++)
+        if (im_sv_eq_cstr(istr(m->matching_labels[i]), "le")) return; /* on(le) / ignoring(le) */
+    if (m->on) return; /* on(…) without le: le is not compared */
+    labelset_t l, r;
+    expr_labels(q, b->lhs, &l);
+    expr_labels(q, b->rhs, &r);
+    if (l.any || r.any) return;
+    bool ll = ls_has(&l, "le", 2), rl = ls_has(&r, "le", 2);
+    if (ll == rl) return;
+    report(q, e, "le-one-side", LINT_SEV_ERROR,
+           "add ignoring(le) to the operator, or aggregate both sides by the same labels",
+           "only the %s side carries le (bucket series): %s matches series with identical labels, "
+           "so this %s never finds a pair and the result is always empty",
+           ll ? "left" : "right", promql_binop_str(b->op),
+           promql_binop_is_comparison(b->op) ? "comparison" : "operation");
+}
+
+/* count(x == 1) < N: when no series passes the filter, count() returns no series
+ * at all (not 0), so the comparison is empty exactly when it should hold. */
+static void check_count_of_nothing(q_t *q, const promql_expr_t *e)
+{
+    const promql_binary_t *b = &e->u.bin;
+    const promql_expr_t *l = unparen(b->lhs), *r = unparen(b->rhs);
+    if (!l || !r || l->kind != PROMQL_NODE_AGGREGATE || r->kind != PROMQL_NODE_NUMBER) return;
+    if (l->u.agg.op != PROMQL_AGG_COUNT || l->u.agg.ngrouping || l->u.agg.without) return;
+    double n = r->u.number.value;
+    bool low = (b->op == PROMQL_OP_LSS && n > 0) || (b->op == PROMQL_OP_LTE && n >= 0) ||
+               (b->op == PROMQL_OP_EQL && n == 0);
+    const promql_expr_t *in = unparen(l->u.agg.expr);
+    if (!low || !in || in->kind != PROMQL_NODE_BINARY ||
+        !promql_binop_is_comparison(in->u.bin.op) || in->u.bin.return_bool || in_subst(q, e))
+        return;
+    char cand[1100], fx[1200];
+    const char *t = q->expr;
+    size_t ll = b->lhs->pos_end - b->lhs->pos_start, rest = e->pos_end - b->lhs->pos_end;
+    if (e->pos_end <= q->len && ll + rest + 20 < sizeof cand) {
+        snprintf(cand, sizeof cand, "(%.*s or vector(0))%.*s", (int)ll, t + b->lhs->pos_start,
+                 (int)rest, t + b->lhs->pos_end);
+        if (!valid_query(cand)) cand[0] = 0;
+    } else {
+        cand[0] = 0;
+    }
+    if (cand[0])
+        snprintf(fx, sizeof fx, "use %s", cand);
+    else
+        snprintf(fx, sizeof fx, "add `or vector(0)` inside: (count(…) or vector(0)) %s …",
+                 promql_binop_str(b->op));
+    report(q, e, "count-of-nothing", LINT_SEV_WARNING, fx,
+           "count() of a filter returns no series at all when nothing passes it, not 0: this "
+           "alert is silent exactly when every series fails the filter (all replicas down)");
+}
+
 static void check_binary(q_t *q, const promql_expr_t *e)
 {
     const promql_binary_t *b = &e->u.bin;
@@ -2252,6 +2443,8 @@ static void check_binary(q_t *q, const promql_expr_t *e)
     }
     if (b->op == PROMQL_OP_SUB) check_negative(q, e);
     if (promql_binop_is_comparison(b->op)) check_threshold(q, e);
+    if (b->matching && !promql_binop_is_set(b->op)) check_le_one_side(q, e);
+    if (promql_binop_is_comparison(b->op)) check_count_of_nothing(q, e);
 }
 
 /* ---- Walk ---- */

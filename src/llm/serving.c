@@ -130,6 +130,10 @@ static void parse_row(llm_serving_t *m, char **col)
         e->id = col[1];
         e->name = col[2];
         e->model_label = col[5];
+        if (strcmp(col[3], "all") == 0)
+            e->all_names = true;
+        else if (strcmp(col[3], "signals") != 0)
+            model_bug("an _engine row's type column is 'all' or 'signals'", col[1]);
         split_prefixes(e, col[7]);
         e->source = col[9];
         e->notes = col[10];

@@ -82,6 +82,8 @@ typedef struct llm_engine_info {
     const char *model_label; /* the label naming the served model ("model_name", "model") */
     const char *prefixes[LLM_SERVING_MAX_PREFIXES]; /* name prefixes of its metrics */
     int nprefixes;
+    bool all_names; /* the catalog lists every name it exposes ("all"), or only
+                     * the names of its serving signals ("signals") */
     const char *source, *notes;
 } llm_engine_info_t;
 

@@ -67,6 +67,17 @@ static void test_engine_names(void **state)
     f = one(n, "sum(dynamo_frontend_queued_request)", &c);
     assert_int_equal(c, 1);
     assert_non_null(strstr(f->fix, "dynamo_frontend_queued_requests"));
+    /* Dynamo's model label is model: the aggregation hint uses it */
+    f = one(n,
+            "histogram_quantile(0.9, rate(dynamo_frontend_time_to_first_token_seconds_bucket[5m]))",
+            &c);
+    assert_int_equal(c, 1);
+    assert_string_equal(f->check, "quantile-per-series");
+    assert_non_null(strstr(f->fix, "sum by (le, model)"));
+    /* a real Dynamo name the catalog does not list: not checked, not wrong */
+    f = one(n, "dynamo_frontend_output_sequence_tokens_count", &c);
+    assert_int_equal(c, 1);
+    assert_string_equal(f->check, "other-exporter");
     f = one(n, "sum(rate(sglang:prompt_tokens[5m]))", &c);
     assert_int_equal(c, 1);
     assert_string_equal(f->check, "missing-total");
