@@ -1496,16 +1496,16 @@ static const char *closest_label(const labelset_t *ls, const char *l, size_t len
     return NULL;
 }
 
-/* le="120" on a histogram of a Python-client engine (vLLM, SGLang), which
- * writes le="120.0": an exact matcher holds one spelling of the bound, and
- * which one a store keeps depends on the exporter and the store's version
- * (Prometheus 3 normalises le on ingestion). A regex of both is portable. */
+/* le="120" against the catalog. vLLM's and SGLang's Python client writes an
+ * integral bound as le="120.0"; Go (and Rust, C++) clients write le="120".
+ * Prometheus 2 stores what the exporter wrote; Prometheus 3 normalises every
+ * le to the float form "120.0". So on a Python engine le="120" matches on no
+ * Prometheus, and on another exporter either spelling holds on one major
+ * version only. Bounds like 0.5 have one spelling. */
 static void check_le_spelling(q_t *q, const promql_expr_t *vs, const sel_t *s,
                               const im_matcher_t *m)
 {
-    if (!s->fam || (s->fam->exporter != LLM_EXP_VLLM && s->fam->exporter != LLM_EXP_SGLANG) ||
-        in_subst(q, vs))
-        return;
+    if (!s->fam || s->fam->type != LLM_MTYPE_HISTOGRAM || in_subst(q, vs)) return;
     if (s->known && !s->known->catalog) return; /* a live source: its values are judged */
     size_t vl;
     const char *v = im_matcher_value(m, &vl);
@@ -1517,17 +1517,25 @@ static void check_le_spelling(q_t *q, const promql_expr_t *vs, const sel_t *s,
     double d = strtod(buf, &end);
     if (*end || !isfinite(d) || d <= 0) return;
     im_fmt_float_go(d, 'g', go, sizeof go);
-    if (strpbrk(go, ".e")) return; /* 0.5, 1e-05: one spelling everywhere */
-    char py[72];
-    snprintf(py, sizeof py, "%s.0", go);
-    char fx[200];
-    snprintf(fx, sizeof fx, "use le=~\"%s|%s\\\\.0\", which matches both spellings", go, go);
-    report(q, vs, "le-spelling", LINT_SEV_WARNING, fx,
-           "le=\"%s\" on %.*s: %s's Python client writes this bound le=\"%s\", Go clients "
-           "le=\"%s\", and a store may rewrite it (Prometheus 3 normalises le on ingestion): an "
-           "exact match holds one spelling and silently matches nothing on the other",
-           buf, (int)s->len, s->name, s->fam->exporter == LLM_EXP_SGLANG ? "SGLang" : "vLLM", py,
-           go);
+    if (strpbrk(go, ".e")) return;
+    char flt[72], fx[200];
+    snprintf(flt, sizeof flt, "%s.0", go);
+    bool python = s->fam->exporter == LLM_EXP_VLLM || s->fam->exporter == LLM_EXP_SGLANG;
+    bool as_go = strcmp(buf, go) == 0, as_float = strcmp(buf, flt) == 0;
+    if (python && as_go) {
+        snprintf(fx, sizeof fx, "use le=\"%s\"", flt);
+        report(q, vs, "le-spelling", LINT_SEV_ERROR, fx,
+               "le=\"%s\" matches no bucket of %.*s on any Prometheus: %s's Python client "
+               "writes le=\"%s\", which Prometheus 2 keeps and Prometheus 3 normalises to",
+               buf, (int)s->len, s->name, s->fam->exporter == LLM_EXP_SGLANG ? "SGLang" : "vLLM",
+               flt);
+    } else if (!python && (as_go || as_float)) {
+        snprintf(fx, sizeof fx, "use le=~\"%s|%s\\\\.0\", which matches both", go, go);
+        report(q, vs, "le-spelling", LINT_SEV_WARNING, fx,
+               "le=\"%s\" on %.*s matches on Prometheus %s only: the exporter writes le=\"%s\", "
+               "which Prometheus 3 normalises to le=\"%s\"",
+               buf, (int)s->len, s->name, as_go ? "2" : "3", go, flt);
+    }
 }
 
 static void check_matchers(q_t *q, const promql_expr_t *vs, const sel_t *s)
