@@ -633,8 +633,10 @@ static size_t stem_tokens(const char *s, size_t len, char tok[][8], size_t max)
          * num_queue_reqs is vLLM's num_requests_waiting). */
         static const struct {
             const char *from, *to;
-        } syn[] = {{"wait", "queue"}, {"waitin", "queue"}, {"reqs", "reques"}, {"req", "reques"},
-                   {"tok", "token"},  {"toks", "token"},   {"latenc", "time"}};
+        } syn[] = {
+            {"wait", "queue"},  {"waitin", "queue"}, {"reqs", "reques"},
+            {"req", "reques"},  {"tok", "token"},    {"toks", "token"},
+            {"latenc", "time"}, {"respon", "e2e"}}; /* response time: the end-to-end latency */
         for (size_t k = 0; k < IM_ARRAY_LEN(syn); k++)
             if (strcmp(w, syn[k].from) == 0) {
                 tl = strlen(syn[k].to);

@@ -78,6 +78,12 @@ static void test_engine_names(void **state)
     f = one(n, "dynamo_frontend_output_sequence_tokens_count", &c);
     assert_int_equal(c, 1);
     assert_string_equal(f->check, "other-exporter");
+    /* "response time" is the end-to-end latency, not the queue time */
+    f = one(n,
+            "histogram_quantile(0.95, sum by (le) (rate(vllm_response_time_seconds_bucket[5m])))",
+            &c);
+    assert_int_equal(c, 1);
+    assert_non_null(strstr(f->fix, "vllm:e2e_request_latency_seconds_bucket"));
     f = one(n, "sum(rate(sglang:prompt_tokens[5m]))", &c);
     assert_int_equal(c, 1);
     assert_string_equal(f->check, "missing-total");
