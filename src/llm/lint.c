@@ -1719,12 +1719,78 @@ static bool in_counter_ratio(const q_t *q)
 
 static void check_raw_counter(q_t *q, const promql_expr_t *vs, const sel_t *s, bool by_name);
 
+/* Strip a sample suffix: the family a name belongs to, by its spelling. */
+static size_t name_base_len(const char *n, size_t len)
+{
+    static const char *const sfx[] = {"_total", "_bucket", "_count", "_sum", "_created"};
+    for (size_t i = 0; i < IM_ARRAY_LEN(sfx); i++) {
+        size_t sl = strlen(sfx[i]);
+        if (len > sl && memcmp(n + len - sl, sfx[i], sl) == 0) return len - sl;
+    }
+    return len;
+}
+
+/* y is the signal x stands for under another name: the same family (x without
+ * its _total), or x's replacement (a removed name and the one that took over). */
+static bool same_signal(const sel_t *x, const sel_t *y)
+{
+    if (x->fam && y->fam && x->fam == y->fam) return true;
+    size_t xb = name_base_len(x->name, x->len), yb = name_base_len(y->name, y->len);
+    if (xb == yb && memcmp(x->name, y->name, xb) == 0) return true;
+    const char *repl = llm_catalog_renamed_to(llm_catalog_get(), x->name, x->len);
+    if (!repl) repl = llm_catalog_renamed_to(llm_catalog_get(), x->name, xb);
+    return repl && strlen(repl) == yb && memcmp(repl, y->name, yb) == 0;
+}
+
+static bool subtree_has_signal(const q_t *q, const promql_expr_t *e, const sel_t *x, int depth)
+{
+    if (!e || depth > 32) return false;
+    switch (e->kind) {
+    case PROMQL_NODE_VECTOR_SELECTOR: {
+        sel_t y;
+        return resolve(q, e, &y) && y.known && !y.known->record && same_signal(x, &y);
+    }
+    case PROMQL_NODE_MATRIX_SELECTOR: return subtree_has_signal(q, e->u.ms.vs, x, depth + 1);
+    case PROMQL_NODE_SUBQUERY: return subtree_has_signal(q, e->u.sq.expr, x, depth + 1);
+    case PROMQL_NODE_PAREN: return subtree_has_signal(q, e->u.paren.expr, x, depth + 1);
+    case PROMQL_NODE_UNARY: return subtree_has_signal(q, e->u.unary.expr, x, depth + 1);
+    case PROMQL_NODE_STEP_INVARIANT: return subtree_has_signal(q, e->u.si.expr, x, depth + 1);
+    case PROMQL_NODE_CALL:
+        for (size_t i = 0; i < e->u.call.nargs; i++)
+            if (subtree_has_signal(q, e->u.call.args[i], x, depth + 1)) return true;
+        return false;
+    case PROMQL_NODE_AGGREGATE: return subtree_has_signal(q, e->u.agg.expr, x, depth + 1);
+    case PROMQL_NODE_BINARY:
+        return subtree_has_signal(q, e->u.bin.lhs, x, depth + 1) ||
+               subtree_has_signal(q, e->u.bin.rhs, x, depth + 1);
+    default: return false;
+    }
+}
+
+/* `old_name or current_name` (either order): a dashboard written for several
+ * versions (or for an OTLP pipeline that drops _total) falls back on purpose.
+ * The name that is not exposed is not a problem when the other operand of the
+ * nearest `or` queries the exposed name of the same signal. */
+static bool or_fallback(const q_t *q, const promql_expr_t *vs, const sel_t *x)
+{
+    if (x->known) return false;
+    for (int d = q->depth - 1; d >= 0; d--) {
+        const promql_expr_t *a = q->stack[d];
+        if (a->kind != PROMQL_NODE_BINARY || a->u.bin.op != PROMQL_OP_OR) continue;
+        const promql_expr_t *child = d + 1 < q->depth ? q->stack[d + 1] : vs;
+        const promql_expr_t *other = child == a->u.bin.lhs ? a->u.bin.rhs : a->u.bin.lhs;
+        return subtree_has_signal(q, other, x, 0);
+    }
+    return false;
+}
+
 static void check_selector(q_t *q, const promql_expr_t *vs)
 {
     sel_t s;
     if (!resolve(q, vs, &s)) return;
     /* A name built by a Helm action (`{{ .Values.prefix }}_requests`): unknown. */
     if (lint__tmpl_placeholder(s.name, s.len)) return;
+    if (or_fallback(q, vs, &s)) return;
     /* a name no source types: only the naming convention tells a counter */
     bool total_name = !s.typed && s.suffix == LLM_SUFFIX_NONE && s.len > 6 &&
                       memcmp(s.name + s.len - 6, "_total", 6) == 0;
