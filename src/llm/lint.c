@@ -2517,6 +2517,17 @@ static void check_binary(q_t *q, const promql_expr_t *e)
                    "jumps at every restart), not the current rate");
         }
     }
+    if (b->op == PROMQL_OP_DIV) {
+        /* a 0–1 fraction divided by 100 (its name may say _perc) */
+        const promql_expr_t *r = unparen(b->rhs);
+        bool pc = false;
+        if (r && r->kind == PROMQL_NODE_NUMBER && r->u.number.value == 100 &&
+            expr_unit(q, b->lhs, &pc) == LLM_UNIT_RATIO && !in_subst(q, e))
+            report(q, e, "ratio-by-100", LINT_SEV_WARNING,
+                   "drop the / 100 (multiply by 100 for a 0–100 percent)",
+                   "the left side is a 0–1 fraction (1 means 100 %%), whatever its name says: "
+                   "divided by 100, 50 %% shows as 0.5 %%");
+    }
     if (b->op == PROMQL_OP_SUB) check_negative(q, e);
     if (promql_binop_is_comparison(b->op)) check_threshold(q, e);
     if (b->matching && !promql_binop_is_set(b->op)) check_le_one_side(q, e);
