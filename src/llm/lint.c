@@ -2522,7 +2522,7 @@ static void check_binary(q_t *q, const promql_expr_t *e)
         const promql_expr_t *r = unparen(b->rhs);
         bool pc = false;
         if (r && r->kind == PROMQL_NODE_NUMBER && r->u.number.value == 100 &&
-            expr_unit(q, b->lhs, &pc) == LLM_UNIT_RATIO && !in_subst(q, e))
+            expr_unit(q, b->lhs, &pc) == LLM_UNIT_RATIO && !in_subst(q, b->rhs))
             report(q, e, "ratio-by-100", LINT_SEV_WARNING,
                    "drop the / 100 (multiply by 100 for a 0–100 percent)",
                    "the left side is a 0–1 fraction (1 means 100 %%), whatever its name says: "
