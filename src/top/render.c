@@ -247,7 +247,7 @@ void top_render(const top_view_t *v, const top_screen_t *sc, im_buf_t *out)
             char u[16], c[16], fb[16], pw[16], tc[16];
             fmt_num(u, sizeof u, g->util);
             fmt_num(c, sizeof c, g->mem_copy);
-            fmt_pct(fb, sizeof fb, g->fb_used);
+            fmt_pct(fb, sizeof fb, g->mem_used_ratio);
             fmt_num(pw, sizeof pw, g->power_w);
             fmt_num(tc, sizeof tc, g->temp_c);
             im_buf_reset(&b);
@@ -358,9 +358,11 @@ static const jfield_t g_gpu_fields[] = {
     JF(top_gpu_t, "pod", pod, J_CHARS, J_ALL),
     JF(top_gpu_t, "util_percent", util, J_NUM, J_ALL),
     JF(top_gpu_t, "mem_copy_percent", mem_copy, J_NUM, J_ALL),
-    JF(top_gpu_t, "fb_used", fb_used, J_NUM, J_ALL),
-    JF(top_gpu_t, "power_w", power_w, J_NUM, J_ALL),
-    JF(top_gpu_t, "temp_c", temp_c, J_NUM, J_ALL),
+    JF(top_gpu_t, "memory_used_bytes", mem_used_bytes, J_NUM, J_ALL),
+    JF(top_gpu_t, "memory_total_bytes", mem_total_bytes, J_NUM, J_ALL),
+    JF(top_gpu_t, "memory_used_ratio", mem_used_ratio, J_NUM, J_ALL),
+    JF(top_gpu_t, "power_watts", power_w, J_NUM, J_ALL),
+    JF(top_gpu_t, "temperature_celsius", temp_c, J_NUM, J_ALL),
 };
 
 static json_t *jnum(double v)

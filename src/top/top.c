@@ -636,7 +636,8 @@ static top_gpu_t *gpu_get(top_view_t *v, size_t *cap, const im_labels_t *ls)
     snprintf(g->gpu, sizeof g->gpu, "%s", gpu);
     snprintf(g->model, sizeof g->model, "%s", lval(ls, "modelName"));
     snprintf(g->pod, sizeof g->pod, "%s", lval(ls, "pod"));
-    g->util = g->mem_copy = g->fb_used = g->power_w = g->temp_c = NAN;
+    g->util = g->mem_copy = g->mem_used_ratio = g->power_w = g->temp_c = NAN;
+    g->mem_used_bytes = g->mem_total_bytes = NAN;
     return g;
 }
 
@@ -650,7 +651,8 @@ static void on_gpu(void *u, const im_labels_t *ls, double val)
 {
     gq_t *q = u;
     top_gpu_t *g = gpu_get(q->v, q->cap, ls);
-    double *d[] = {&g->util, &g->mem_copy, &g->fb_used, &g->power_w, &g->temp_c};
+    double *d[] = {&g->util,    &g->mem_copy, &g->mem_used_bytes,
+                   &g->power_w, &g->temp_c,   &g->mem_total_bytes};
     *d[q->f] = val;
 }
 
@@ -769,20 +771,25 @@ const top_view_t *top_compute(top_t *t, int64_t now_ms)
     static const char *const gq_exprs[] = {
         "avg by (instance, gpu, modelName, pod) (DCGM_FI_DEV_GPU_UTIL)",
         "avg by (instance, gpu, modelName, pod) (DCGM_FI_DEV_MEM_COPY_UTIL)",
-        "sum by (instance, gpu, modelName, pod) (DCGM_FI_DEV_FB_USED) / (sum by (instance, gpu, "
-        "modelName, pod) (DCGM_FI_DEV_FB_USED) + sum by (instance, gpu, modelName, pod) "
-        "(DCGM_FI_DEV_FB_FREE))",
+        /* FB_USED and FB_FREE are MiB: bytes in the JSON */
+        "sum by (instance, gpu, modelName, pod) (DCGM_FI_DEV_FB_USED) * 1048576",
         "avg by (instance, gpu, modelName, pod) (DCGM_FI_DEV_POWER_USAGE)",
         "avg by (instance, gpu, modelName, pod) (DCGM_FI_DEV_GPU_TEMP)",
+        "(sum by (instance, gpu, modelName, pod) (DCGM_FI_DEV_FB_USED) + sum by (instance, gpu, "
+        "modelName, pod) (DCGM_FI_DEV_FB_FREE)) * 1048576",
     };
     size_t gcap = 0;
     bool any_gpu = false;
     for (size_t i = 0; i < t->neps; i++) any_gpu |= t->eps[i].state == TOP_EP_GPU;
     if (any_gpu)
-        for (int f = 0; f < 5; f++) {
+        for (int f = 0; f < (int)IM_ARRAY_LEN(gq_exprs); f++) {
             gq_t q = {v, &gcap, f};
             run_query(t, now_ms, gq_exprs[f], on_gpu, &q);
         }
+    for (size_t i = 0; i < v->ngpus; i++) {
+        top_gpu_t *g = &v->gpus[i];
+        if (g->mem_total_bytes > 0) g->mem_used_ratio = g->mem_used_bytes / g->mem_total_bytes;
+    }
     if (v->ngpus) qsort(v->gpus, v->ngpus, sizeof *v->gpus, gpu_cmp);
     v->t_ms = now_ms;
     v->short_ms = t->o.short_ms;

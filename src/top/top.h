@@ -79,7 +79,8 @@ typedef struct top_row {
 
 typedef struct top_gpu {
     char instance[192], gpu[16], model[64], pod[128];
-    double util, mem_copy, fb_used, power_w, temp_c;
+    double util, mem_copy, mem_used_ratio, power_w, temp_c; /* %, %, ratio, W, degrees C */
+    double mem_used_bytes, mem_total_bytes;                 /* framebuffer used, used + free */
 } top_gpu_t;
 
 typedef struct top_view {
