@@ -145,11 +145,14 @@ static void row_text(im_buf_t *b, const top_row_t *r, bool merged)
     fmt_dur(it[1], sizeof it[1], r->itl[0].p95);
     fmt_dur(it[2], sizeof it[2], r->itl[0].p99);
     char name[72];
-    if (merged)
-        snprintf(name, sizeof name, "%.50s (%d)", r->model, r->replicas);
-    else
+    if (merged) { /* the model cut so that its engine kind and count stay in the column */
+        char sfx[40];
+        snprintf(sfx, sizeof sfx, " [%.12s] (%d)", r->kind, r->replicas);
+        snprintf(name, sizeof name, "%.*s%s", (int)(36 - strlen(sfx)), r->model, sfx);
+    } else {
         snprintf(name, sizeof name, " %s %.40s%s%.10s", r->outlier[0] ? "!" : " ", r->instance,
                  r->engine[0] ? "#" : "", r->engine);
+    }
     im_buf_printf(b,
                   "%-36.36s %5s %6s %4s %6s %7s %7s %4s %5s %6s/%6s/%6s %6s/%6s/%6s %5s/%5s/%5s ",
                   name, run, wait, kv, pre, tin, tout, hit, fail, t[0], t[1], t[2], t[3], t[4],
@@ -194,7 +197,7 @@ void top_render(const top_view_t *v, const top_screen_t *sc, im_buf_t *out)
     size_t ng = 0;
     const top_row_t **groups = im_malloc((v->nrows + 1) * sizeof *groups);
     for (size_t i = 0; i < v->nrows; i++) {
-        if (i > 0 && strcmp(v->rows[i].model, v->rows[i - 1].model) == 0) continue;
+        if (i > 0 && top_row_same_group(&v->rows[i], &v->rows[i - 1])) continue;
         if (sc->filter && sc->filter[0] && !strstr(v->rows[i].model, sc->filter)) continue;
         groups[ng++] = &v->rows[i];
     }
@@ -213,7 +216,7 @@ void top_render(const top_view_t *v, const top_screen_t *sc, im_buf_t *out)
         /* replicas, sorted by the same key */
         size_t nrep = 0;
         const top_row_t **reps = im_malloc((size_t)(end - x + 1) * sizeof *reps);
-        for (; x < end && strcmp(x->model, r->model) == 0; x++) reps[nrep++] = x;
+        for (; x < end && top_row_same_group(x, r); x++) reps[nrep++] = x;
         qsort(reps, nrep, sizeof *reps, group_cmp);
         for (size_t k = 0; k < nrep; k++) {
             im_buf_reset(&b);
@@ -424,10 +427,12 @@ void top_json(const top_view_t *v, im_buf_t *o)
                               jrecord(&v->eps[i], g_ep_fields, IM_ARRAY_LEN(g_ep_fields), J_ALL));
     for (size_t i = 0; i < v->nrows;) {
         size_t j = i;
-        json_t *m = v->rows[i].instance[0] ? json_pack("{s:s}", "model", v->rows[i].model)
-                                           : jrow(&v->rows[j++]);
+        /* one object per group (model, kind), both keys always there */
+        json_t *m = v->rows[i].instance[0]
+                        ? json_pack("{s:s,s:s}", "model", v->rows[i].model, "kind", v->rows[i].kind)
+                        : jrow(&v->rows[j++]);
         json_t *reps = json_array();
-        for (; j < v->nrows && strcmp(v->rows[j].model, v->rows[i].model) == 0; j++)
+        for (; j < v->nrows && top_row_same_group(&v->rows[j], &v->rows[i]); j++)
             json_array_append_new(reps, jrow(&v->rows[j]));
         json_object_set_new(m, "replica_rows", reps);
         json_array_append_new(models, m);

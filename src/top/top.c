@@ -467,8 +467,8 @@ static top_row_t *row_get(rows_t *rs, const char *model, const char *inst, const
                           const char *kind)
 {
     for (size_t i = 0; i < rs->n; i++)
-        if (strcmp(rs->r[i].model, model) == 0 && strcmp(rs->r[i].instance, inst) == 0 &&
-            strcmp(rs->r[i].engine, engine) == 0)
+        if (strcmp(rs->r[i].model, model) == 0 && strcmp(rs->r[i].kind, kind) == 0 &&
+            strcmp(rs->r[i].instance, inst) == 0 && strcmp(rs->r[i].engine, engine) == 0)
             return &rs->r[i];
     if (rs->n == rs->cap) {
         rs->cap = rs->cap ? rs->cap * 2 : 16;
@@ -712,10 +712,17 @@ static void top_outlier(top_row_t *rows, size_t lo, size_t hi)
 
 /* ---- The view ---- */
 
+bool top_row_same_group(const top_row_t *a, const top_row_t *b)
+{
+    return strcmp(a->model, b->model) == 0 && strcmp(a->kind, b->kind) == 0;
+}
+
 static int row_cmp(const void *a, const void *b)
 {
     const top_row_t *x = a, *y = b;
     int c = strcmp(x->model, y->model);
+    if (c) return c;
+    c = strcmp(x->kind, y->kind); /* a group is a model on one engine kind */
     if (c) return c;
     if (!x->instance[0] != !y->instance[0]) return x->instance[0] ? 1 : -1; /* merged first */
     c = strcmp(x->instance, y->instance);
@@ -727,9 +734,9 @@ static int row_cmp(const void *a, const void *b)
 
 static void sparks_update(top_t *t, top_row_t *r, int64_t now)
 {
-    uint64_t key = im_hash(r->model, strlen(r->model)) ^
-                   (im_hash(r->instance, strlen(r->instance)) * 31) ^
-                   (im_hash(r->engine, strlen(r->engine)) * 131);
+    uint64_t key =
+        im_hash(r->model, strlen(r->model)) ^ (im_hash(r->instance, strlen(r->instance)) * 31) ^
+        (im_hash(r->engine, strlen(r->engine)) * 131) ^ (im_hash(r->kind, strlen(r->kind)) * 8191);
     spark_hist_t *h = NULL;
     for (size_t i = 0; i < t->nsparks; i++)
         if (t->sparks[i].key == key) h = &t->sparks[i];
@@ -758,7 +765,7 @@ const top_view_t *top_compute(top_t *t, int64_t now_ms)
     if (rs.n) qsort(rs.r, rs.n, sizeof *rs.r, row_cmp);
     for (size_t i = 0; i < rs.n;) {
         size_t j = i + 1;
-        while (j < rs.n && strcmp(rs.r[j].model, rs.r[i].model) == 0) j++;
+        while (j < rs.n && top_row_same_group(&rs.r[j], &rs.r[i])) j++;
         size_t lo = rs.r[i].instance[0] ? i : i + 1;
         rs.r[i].replicas = (int)(j - lo);
         top_outlier(rs.r, lo, j);

@@ -16,10 +16,13 @@
  *     hits, failures, TTFT, ITL), and per engine the names that implement it, in
  *     the model's preference order; the first name an endpoint exposes wins. So
  *     vLLM (V0 and V1 names), SGLang and the other engines the model knows are
- *     one code path, rows grouped by each engine's model label. An endpoint
+ *     one code path. Rows are grouped by (model, engine kind): a model's label
+ *     value (each engine's model label) served by vLLM and by SGLang is two
+ *     groups, each merging only its own replicas' buckets (the engines'
+ *     histograms differ in name and bounds). An endpoint
  *     exposing no engine's names is "not an inference engine" (dcgm-exporter's
  *     DCGM_FI_* makes it a GPU source); one that cannot be fetched is "down".
- *  4. A replica is an outlier when, among at least three replicas of its model,
+ *  4. A replica is an outlier when, among at least three replicas of its group,
  *     its TTFT p95, waiting queue or KV use is far from the median of its peers
  *     (see top_outlier in top.c); the row says which.
  *  5. Not thread-safe: one top_t per thread. */
@@ -69,8 +72,8 @@ typedef struct top_row {
     char model[128];
     char instance[192]; /* "" on a model's merged row */
     char engine[32];    /* the `engine` label (data-parallel rank), "" if none */
-    const char *kind;   /* the engine id: "vllm", "sglang", ... */
-    int replicas;       /* merged row: rows of this model */
+    const char *kind;   /* the engine id: "vllm", "sglang", ... (never NULL) */
+    int replicas;       /* merged row: rows of this group */
     double running, waiting, kv, preempt_s, tok_in_s, tok_out_s, prefix_hit, fail_s;
     top_pct_t ttft[2], itl[2]; /* [0] short window, [1] long window */
     double spark[TOP_SPARK];   /* generated tokens/s, oldest first (NaN = none) */
@@ -87,7 +90,7 @@ typedef struct top_view {
     int64_t t_ms;
     int64_t short_ms, long_ms, span_ms; /* windows; how far back data reaches */
     int scrapes;
-    top_row_t *rows; /* per model: the merged row, then its replicas */
+    top_row_t *rows; /* per group (model, kind): the merged row, then its replicas */
     size_t nrows;
     top_gpu_t *gpus;
     size_t ngpus;
@@ -132,6 +135,9 @@ typedef struct top_screen {
     const char *prompt; /* the filter being typed, or NULL */
     bool plain;         /* no escapes, no key line, as many lines as there are (--once) */
 } top_screen_t;
+
+/* Rows a and b belong to one group: the same model served by the same engine kind. */
+bool top_row_same_group(const top_row_t *a, const top_row_t *b);
 
 /* One frame: ANSI (cursor home, clear, bold/reverse/colour), lines cut at width. */
 void top_render(const top_view_t *v, const top_screen_t *s, im_buf_t *out);

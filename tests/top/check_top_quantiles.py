@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""check_top_quantiles.py TOP_JSON RECORD BINARY TTFT_FAMILY ITL_FAMILY [MODEL_LABEL]
+"""check_top_quantiles.py TOP_JSON RECORD BINARY TTFT_FAMILY ITL_FAMILY [MODEL_LABEL [KIND]]
 
 Shared by the `infermon top --once --output json` tests: every TTFT/ITL
 percentile top printed (short and long window, merged and per replica) must
 equal histogram_quantile over the samples top recorded (--record), evaluated by
 `infermon promql-eval`, and each merged one must equal a quantile computed here
 from the bucket rates summed over the model's replicas (merged buckets, never
-averaged percentiles). Prints one line per check; the last line is the number
+averaged percentiles). With KIND, only the model groups of that engine kind
+are checked (a model served by two engines is two groups, each with its own
+families). Prints one line per check; the last line is the number
 of merged percentiles checked. Exit status 1 on the first difference.
 
 The reference follows the engine's language (Prometheus 3 by default; see
@@ -22,7 +24,12 @@ top = json.load(open(sys.argv[1]))
 rec, binary = sys.argv[2], sys.argv[3]
 FAMS = ((sys.argv[4], "ttft_seconds"), (sys.argv[5], "itl_seconds"))
 ML = sys.argv[6] if len(sys.argv) > 6 else "model_name"
-models = {m["model"]: m for m in top["models"]}
+KIND = sys.argv[7] if len(sys.argv) > 7 else None
+models = {m["model"]: m for m in top["models"] if KIND is None or m["kind"] == KIND}
+want_one = [m["model"] for m in top["models"] if KIND is None or m["kind"] == KIND]
+if len(want_one) != len(models):
+    print("FAIL two groups of one model and kind:", want_one)
+    sys.exit(1)
 
 
 def want(cond, what):
