@@ -67,7 +67,9 @@ windows = {"short": int(round(top["windows"]["short_s"] * 1000)), "long": int(ro
 # range windows are left-open, (T - w, T], and rate() first limits a long gap at
 # the start to half an interval, then caps at the counter's zero point. The
 # reference below is written for that; COMPAT=2 selects 2.x (closed window
-# [T - w, T], zero point first) for checking the reference itself.
+# [T - w, T], zero point first) for checking the reference itself
+# (run_top_quantile_boundary.sh; on that case Prometheus 2.42 gives the COMPAT=2
+# values, and promql-eval --promql.compat 2 too).
 COMPAT = int(__import__("os").environ.get("IM_TOP_CHECK_COMPAT", "3"))
 
 BY = (ML, ML + ", instance, engine")
