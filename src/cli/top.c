@@ -30,8 +30,12 @@ static void usage(FILE *f)
                "  --long-window D      the long window (default 1m)\n"
                "  --timeout D          per fetch (default: the interval)\n"
                "  --max-body-bytes N   per endpoint (default 64 MiB)\n"
+               "  --doctor-interval D  run the doctor over the fetched data every D (default\n"
+               "                       10s; 0 = never): its worst finding on a status line\n"
                "  --once               fetch across the short window, print once, exit\n"
                "                       (exit 1 when no inference engine answered)\n"
+               "  --collect D          with --once: fetch for D instead (e.g. to give the\n"
+               "                       long window or the doctor data)\n"
                "  --output text|json   what --once prints (default text)\n"
                "  --record FILE        also write every sample fetched to FILE (OpenMetrics\n"
                "                       with timestamps: infermon promql-eval / tsdb import)\n\n"
@@ -83,10 +87,10 @@ static void write_all(const char *p, size_t n)
     }
 }
 
-static int run_once(top_t *t, bool json)
+static int run_once(top_t *t, bool json, int64_t collect_ms)
 {
     const top_opts_t *o = top_options(t);
-    int n = (int)(o->short_ms / o->interval_ms) + 1;
+    int n = (int)((collect_ms > 0 ? collect_ms : o->short_ms) / o->interval_ms) + 1;
     int64_t now = 0;
     for (int i = 0; i < n && !g_stop; i++) {
         int64_t start = im_mono_ns();
@@ -98,6 +102,7 @@ static int run_once(top_t *t, bool json)
             if (left_ms > 0) poll(NULL, 0, (int)left_ms);
         }
     }
+    top_doctor_step(t, now, true); /* over everything fetched */
     const top_view_t *v = top_compute(t, now);
     im_buf_t out;
     im_buf_init(&out, 0);
@@ -147,6 +152,7 @@ static int run_live(top_t *t)
             last_scrape_ms = im_now_ms();
             top_scrape(t, last_scrape_ms);
             next_scrape = mono + o->interval_ms;
+            top_doctor_step(t, last_scrape_ms, false); /* when due */
             v = top_compute(t, last_scrape_ms);
             dirty = true;
         }
@@ -220,6 +226,7 @@ int cli_top(int argc, char **argv)
     top_opts_t o = {0};
     bool discover = false, once = false, json = false;
     const char *record = NULL;
+    int64_t collect_ms = 0;
     const char **targets = im_calloc((size_t)argc, sizeof *targets);
     int ntargets = 0;
     for (int i = 1; i < argc; i++) {
@@ -237,7 +244,15 @@ int cli_top(int argc, char **argv)
             ok = dur_arg(a, v, &o.long_ms), i++;
         else if (strcmp(a, "--timeout") == 0)
             ok = dur_arg(a, v, &o.timeout_ms), i++;
-        else if (strcmp(a, "--max-body-bytes") == 0) {
+        else if (strcmp(a, "--collect") == 0)
+            ok = dur_arg(a, v, &collect_ms), i++;
+        else if (strcmp(a, "--doctor-interval") == 0) {
+            if (v && strcmp(v, "0") == 0)
+                o.doctor_interval_ms = -1; /* never */
+            else
+                ok = dur_arg(a, v, &o.doctor_interval_ms);
+            i++;
+        } else if (strcmp(a, "--max-body-bytes") == 0) {
             char *end = NULL;
             long long n = v ? strtoll(v, &end, 10) : 0;
             if (!v || *end || n <= 0) {
@@ -272,6 +287,11 @@ int cli_top(int argc, char **argv)
             return 2;
         }
     }
+    if (collect_ms && !once) {
+        fprintf(stderr, "infermon top: --collect needs --once (the live view keeps fetching)\n");
+        im_free(targets);
+        return 2;
+    }
     if (json && !once) {
         fprintf(stderr, "infermon top: --output json needs --once (the live view is a screen)\n");
         im_free(targets);
@@ -286,6 +306,13 @@ int cli_top(int argc, char **argv)
         return 2;
     }
     top_t *t = top_new(&o);
+    if (collect_ms && collect_ms < top_options(t)->short_ms) {
+        fprintf(stderr, "infermon top: --collect is shorter than the short window (a rate needs "
+                        "it): raise --collect or lower --short-window\n");
+        top_free(t);
+        im_free(targets);
+        return 2;
+    }
     if (top_options(t)->long_ms < top_options(t)->short_ms) {
         fprintf(stderr, "infermon top: --long-window is shorter than the short window\n");
         top_free(t);
@@ -319,7 +346,7 @@ int cli_top(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGWINCH, &sa, NULL);
-    int rc = once ? run_once(t, json) : run_live(t);
+    int rc = once ? run_once(t, json, collect_ms) : run_live(t);
     top_free(t);
     if (rf) fclose(rf);
     return rc;

@@ -106,6 +106,50 @@ static void line(screen_t *s, const char *pre, const char *text, const char *pos
     s->lines++;
 }
 
+static void clock_str(char *b, size_t cap, int64_t t_ms)
+{
+    time_t secs = (time_t)(t_ms / 1000);
+    struct tm tmv;
+    gmtime_r(&secs, &tmv);
+    strftime(b, cap, "%H:%M:%S", &tmv);
+}
+
+/* The doctor's status line: its top finding (ranked first: the worst), or
+ * that it found nothing, failed, or has not run yet. */
+static void doctor_line(screen_t *s, const top_doctor_t *d, im_buf_t *b)
+{
+    if (!d || !d->enabled) return;
+    char ts[16];
+    const char *pre = "";
+    im_buf_reset(b);
+    if (!d->ran) {
+        clock_str(ts, sizeof ts, d->next_ms);
+        im_buf_printf(b, "doctor: first diagnosis at %s (every %llds, over the last %llds)", ts,
+                      (long long)(d->interval_ms / 1000), (long long)(d->window_ms / 1000));
+    } else if (!d->report) {
+        pre = "\033[31m";
+        im_buf_printf(b, "doctor: failed: %s", d->error);
+    } else if (d->report->nfindings == 0) {
+        clock_str(ts, sizeof ts, d->at_ms);
+        im_buf_printf(b, "doctor: no findings (last %llds at %s, %.1f ms)",
+                      (long long)(d->window_ms / 1000), ts, d->run_ms);
+    } else {
+        const llm_doctor_finding_t *f = &d->report->findings[0];
+        char sev[16];
+        snprintf(sev, sizeof sev, "%s", llm_doctor_severity_str(f->severity));
+        for (char *c = sev; *c; c++) *c = (char)(*c - (*c >= 'a' && *c <= 'z' ? 32 : 0));
+        pre = f->severity == LLM_DOCTOR_CRITICAL  ? "\033[1;31m"
+              : f->severity == LLM_DOCTOR_WARNING ? "\033[1;33m"
+                                                  : "";
+        clock_str(ts, sizeof ts, d->at_ms);
+        im_buf_printf(b, "doctor: %s %s (%s) [%zu finding%s at %s, %.1f ms]: %s", sev, f->cause,
+                      f->model && f->model[0] ? f->model : "fleet", d->report->nfindings,
+                      d->report->nfindings == 1 ? "" : "s", ts, d->run_ms,
+                      f->summary ? f->summary : "");
+    }
+    line(s, pre, b->data, pre[0] ? "\033[0m" : "");
+}
+
 static double sort_key(const top_row_t *r, top_sort_t k)
 {
     double v = k == TOP_SORT_WAITING ? r->waiting
@@ -145,11 +189,14 @@ static void row_text(im_buf_t *b, const top_row_t *r, bool merged)
     fmt_dur(it[1], sizeof it[1], r->itl[0].p95);
     fmt_dur(it[2], sizeof it[2], r->itl[0].p99);
     char name[72];
-    if (merged)
-        snprintf(name, sizeof name, "%.50s (%d)", r->model, r->replicas);
-    else
+    if (merged) { /* the model cut so that its engine kind and count stay in the column */
+        char sfx[40];
+        snprintf(sfx, sizeof sfx, " [%.12s] (%d)", r->kind, r->replicas);
+        snprintf(name, sizeof name, "%.*s%s", (int)(36 - strlen(sfx)), r->model, sfx);
+    } else {
         snprintf(name, sizeof name, " %s %.40s%s%.10s", r->outlier[0] ? "!" : " ", r->instance,
                  r->engine[0] ? "#" : "", r->engine);
+    }
     im_buf_printf(b,
                   "%-36.36s %5s %6s %4s %6s %7s %7s %4s %5s %6s/%6s/%6s %6s/%6s/%6s %5s/%5s/%5s ",
                   name, run, wait, kv, pre, tin, tout, hit, fail, t[0], t[1], t[2], t[3], t[4],
@@ -184,6 +231,7 @@ void top_render(const top_view_t *v, const top_screen_t *sc, im_buf_t *out)
         sc->filter && sc->filter[0] ? "  model filter: " : "", sc->filter ? sc->filter : "",
         sc->paused ? "  [PAUSED]" : "");
     line(&s, "\033[1m", b.data, "\033[0m");
+    doctor_line(&s, v->doctor, &b);
     im_buf_reset(&b);
     im_buf_printf(&b, "%-36s %5s %6s %4s %6s %7s %7s %4s %5s %-20s %-20s %-17s %s",
                   "MODEL / REPLICA", "RUN", "WAIT", "KV", "PRE/s", "TOKin/s", "TOKout/s", "HIT",
@@ -194,7 +242,7 @@ void top_render(const top_view_t *v, const top_screen_t *sc, im_buf_t *out)
     size_t ng = 0;
     const top_row_t **groups = im_malloc((v->nrows + 1) * sizeof *groups);
     for (size_t i = 0; i < v->nrows; i++) {
-        if (i > 0 && strcmp(v->rows[i].model, v->rows[i - 1].model) == 0) continue;
+        if (i > 0 && top_row_same_group(&v->rows[i], &v->rows[i - 1])) continue;
         if (sc->filter && sc->filter[0] && !strstr(v->rows[i].model, sc->filter)) continue;
         groups[ng++] = &v->rows[i];
     }
@@ -213,7 +261,7 @@ void top_render(const top_view_t *v, const top_screen_t *sc, im_buf_t *out)
         /* replicas, sorted by the same key */
         size_t nrep = 0;
         const top_row_t **reps = im_malloc((size_t)(end - x + 1) * sizeof *reps);
-        for (; x < end && strcmp(x->model, r->model) == 0; x++) reps[nrep++] = x;
+        for (; x < end && top_row_same_group(x, r); x++) reps[nrep++] = x;
         qsort(reps, nrep, sizeof *reps, group_cmp);
         for (size_t k = 0; k < nrep; k++) {
             im_buf_reset(&b);
@@ -247,7 +295,7 @@ void top_render(const top_view_t *v, const top_screen_t *sc, im_buf_t *out)
             char u[16], c[16], fb[16], pw[16], tc[16];
             fmt_num(u, sizeof u, g->util);
             fmt_num(c, sizeof c, g->mem_copy);
-            fmt_pct(fb, sizeof fb, g->fb_used);
+            fmt_pct(fb, sizeof fb, g->mem_used_ratio);
             fmt_num(pw, sizeof pw, g->power_w);
             fmt_num(tc, sizeof tc, g->temp_c);
             im_buf_reset(&b);
@@ -358,9 +406,11 @@ static const jfield_t g_gpu_fields[] = {
     JF(top_gpu_t, "pod", pod, J_CHARS, J_ALL),
     JF(top_gpu_t, "util_percent", util, J_NUM, J_ALL),
     JF(top_gpu_t, "mem_copy_percent", mem_copy, J_NUM, J_ALL),
-    JF(top_gpu_t, "fb_used", fb_used, J_NUM, J_ALL),
-    JF(top_gpu_t, "power_w", power_w, J_NUM, J_ALL),
-    JF(top_gpu_t, "temp_c", temp_c, J_NUM, J_ALL),
+    JF(top_gpu_t, "memory_used_bytes", mem_used_bytes, J_NUM, J_ALL),
+    JF(top_gpu_t, "memory_total_bytes", mem_total_bytes, J_NUM, J_ALL),
+    JF(top_gpu_t, "memory_used_ratio", mem_used_ratio, J_NUM, J_ALL),
+    JF(top_gpu_t, "power_watts", power_w, J_NUM, J_ALL),
+    JF(top_gpu_t, "temperature_celsius", temp_c, J_NUM, J_ALL),
 };
 
 static json_t *jnum(double v)
@@ -414,6 +464,31 @@ static json_t *jrow(const top_row_t *r)
                    r->instance[0] ? J_REPLICA : J_MERGED);
 }
 
+/* "doctor": null when off; else the last run: its worst finding ("finding",
+ * the first of the ranked "findings", in the doctor's JSON schema of
+ * docs/doctor.md) or null, and "error" when it failed. */
+static json_t *jdoctor(const top_doctor_t *d)
+{
+    if (!d || !d->enabled) return json_null();
+    json_t *fs = NULL;
+    if (d->report) {
+        im_buf_t b;
+        im_buf_init(&b, 0);
+        llm_doctor_write_json(d->report, &b);
+        json_t *r = json_loadb(b.data ? b.data : "", b.len, 0, NULL);
+        im_buf_free(&b);
+        json_t *a = r ? json_object_get(r, "findings") : NULL;
+        if (json_is_array(a)) fs = json_incref(a);
+        json_decref(r);
+    }
+    json_t *first = fs && json_array_size(fs) ? json_incref(json_array_get(fs, 0)) : json_null();
+    return json_pack("{s:b,s:I,s:f,s:f,s:I,s:o,s:o,s:o}", "ran", d->ran, "at_ms",
+                     (json_int_t)(d->ran ? d->at_ms : 0), "window_s", d->window_ms / 1000.0,
+                     "run_ms", d->ran ? d->run_ms : 0.0, "next_ms", (json_int_t)d->next_ms, "error",
+                     d->error[0] ? json_string(d->error) : json_null(), "finding", first,
+                     "findings", fs ? fs : json_array());
+}
+
 void top_json(const top_view_t *v, im_buf_t *o)
 {
     json_t *eps = json_array(), *models = json_array(), *gpus = json_array();
@@ -422,10 +497,12 @@ void top_json(const top_view_t *v, im_buf_t *o)
                               jrecord(&v->eps[i], g_ep_fields, IM_ARRAY_LEN(g_ep_fields), J_ALL));
     for (size_t i = 0; i < v->nrows;) {
         size_t j = i;
-        json_t *m = v->rows[i].instance[0] ? json_pack("{s:s}", "model", v->rows[i].model)
-                                           : jrow(&v->rows[j++]);
+        /* one object per group (model, kind), both keys always there */
+        json_t *m = v->rows[i].instance[0]
+                        ? json_pack("{s:s,s:s}", "model", v->rows[i].model, "kind", v->rows[i].kind)
+                        : jrow(&v->rows[j++]);
         json_t *reps = json_array();
-        for (; j < v->nrows && strcmp(v->rows[j].model, v->rows[i].model) == 0; j++)
+        for (; j < v->nrows && top_row_same_group(&v->rows[j], &v->rows[i]); j++)
             json_array_append_new(reps, jrow(&v->rows[j]));
         json_object_set_new(m, "replica_rows", reps);
         json_array_append_new(models, m);
@@ -435,10 +512,10 @@ void top_json(const top_view_t *v, im_buf_t *o)
         json_array_append_new(
             gpus, jrecord(&v->gpus[i], g_gpu_fields, IM_ARRAY_LEN(g_gpu_fields), J_ALL));
     json_t *root =
-        json_pack("{s:I,s:{s:f,s:f},s:f,s:i,s:o,s:o,s:o}", "time_ms", (json_int_t)v->t_ms,
+        json_pack("{s:I,s:{s:f,s:f},s:f,s:i,s:o,s:o,s:o,s:o}", "time_ms", (json_int_t)v->t_ms,
                   "windows", "short_s", v->short_ms / 1000.0, "long_s", v->long_ms / 1000.0,
                   "data_span_s", v->span_ms / 1000.0, "scrapes", v->scrapes, "endpoints", eps,
-                  "models", models, "gpus", gpus);
+                  "models", models, "gpus", gpus, "doctor", jdoctor(v->doctor));
     char *txt = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(17));
     im_buf_puts(o, txt ? txt : "{}");
     im_buf_putc(o, '\n');

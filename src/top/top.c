@@ -12,7 +12,9 @@
 #include "llm/serving.h"
 #include "promql/parser.h"
 #include "promql/promql.h"
+#include "query/query.h"
 #include "util/hash.h"
+#include "util/timeutil.h"
 #include "top/top.h"
 
 /* ---- Signals: what top shows, from the serving model (llm/serving.h) ---- */
@@ -67,6 +69,20 @@ typedef struct spark_hist {
     int64_t last_t;
 } spark_hist_t;
 
+/* The store as a storage_t for the doctor's local query backend: read-only
+ * (query_local only selects; no appender, no stats). */
+typedef struct ms_storage {
+    storage_t base;
+    promql_memstore_t *ms;
+} ms_storage_t;
+
+static storage_queryable_t *ms_queryable(storage_t *s)
+{
+    return promql_memstore_queryable(((ms_storage_t *)(void *)s)->ms);
+}
+
+static const storage_vt_t ms_storage_vt = {NULL, ms_queryable, NULL, NULL, NULL};
+
 struct top {
     top_opts_t o;
     top_endpoint_t *eps;
@@ -80,9 +96,16 @@ struct top {
     const llm_serving_t *model;
     bool *names_seen;    /* per serving-model mapping: exposed by some endpoint */
     char last_name[256]; /* the last sample's name (families come in runs) */
+    bool last_inference; /* ... is an inference engine's family */
     spark_hist_t *sparks;
     size_t nsparks;
     top_view_t view;
+    /* the doctor */
+    ms_storage_t st;
+    query_backend_t *qb;
+    cfg_llm_t dcfg;
+    llm_doctor_report_t rep;
+    top_doctor_t doc;
 };
 
 top_t *top_new(const top_opts_t *opts)
@@ -103,6 +126,22 @@ top_t *top_new(const top_opts_t *opts)
     t->first_ms = -1;
     t->model = llm_serving_get();
     t->names_seen = im_calloc(llm_serving_map_count(t->model) + 1, sizeof *t->names_seen);
+    if (t->o.doctor_interval_ms == 0) t->o.doctor_interval_ms = 10000;
+    t->doc.enabled = t->o.doctor_interval_ms > 0;
+    t->doc.window_ms = t->o.long_ms;
+    t->doc.interval_ms = t->o.doctor_interval_ms;
+    if (t->doc.enabled) {
+        t->st.base.vt = &ms_storage_vt;
+        t->st.ms = t->ms;
+        t->qb = query_local_new(&t->st.base, t->eng);
+        memset(&t->dcfg, 0, sizeof t->dcfg);
+        cfg_llm_doctor_defaults(&t->dcfg.doctor);
+        /* the window top holds, at its resolution, rates over the short window */
+        t->dcfg.doctor.window_ms = t->o.long_ms;
+        t->dcfg.doctor.step_ms = t->o.interval_ms < 1000 ? 1000 : t->o.interval_ms;
+        t->dcfg.doctor.rate_window_ms = t->o.short_ms;
+        t->dcfg.doctor.parallel = 1; /* on this thread, between scrapes */
+    }
     return t;
 }
 
@@ -132,6 +171,8 @@ void top_free(top_t *t)
     im_lb_free(&t->lb);
     im_free(t->sparks);
     im_free(t->names_seen);
+    llm_doctor_report_free(&t->rep);
+    query_backend_free(t->qb);
     view_clear(&t->view);
     im_free(t);
 }
@@ -283,6 +324,7 @@ static int on_sample(void *user, const expo_entry_t *e)
             x->kind = ei->id;
         }
         if (ei && engine_is_gpu(ei)) x->gpu = true;
+        t->last_inference = ei && engine_is_inference(ei);
         if (ei)
             for (size_t i = 0; i < llm_serving_map_count(t->model); i++) {
                 const llm_signal_map_t *m = llm_serving_map(t->model, i);
@@ -291,10 +333,13 @@ static int on_sample(void *user, const expo_entry_t *e)
             }
     }
     const im_labels_t *ls = expo_entry_labels(e, &x->t->lb);
-    /* the endpoint is the instance, as a scrape's target label would be */
+    /* the endpoint is the instance, as a scrape's target label would be, and
+     * the pod of an engine's sample that names none (the doctor groups by pod) */
+    bool add_pod = t->last_inference && im_labels_get(ls, "pod") == NULL;
     im_lb_load(&x->t->lb, ls);
     im_labels_unref(ls);
     im_lb_set(&x->t->lb, "instance", 8, x->ep->target, strlen(x->ep->target));
+    if (add_pod) im_lb_set(&x->t->lb, "pod", 3, x->ep->target, strlen(x->ep->target));
     ls = im_lb_build(&x->t->lb);
     int64_t ts = x->now_ms;
     promql_memstore_add(x->t->ms, ls, ts, e->value);
@@ -428,9 +473,42 @@ void top_scrape(top_t *t, int64_t now_ms)
     im_free(fs);
     curl_multi_cleanup(m);
     t->scrapes++;
-    if (t->first_ms < 0) t->first_ms = now_ms;
+    if (t->first_ms < 0) {
+        t->first_ms = now_ms;
+        t->doc.next_ms = now_ms + t->o.doctor_interval_ms;
+    }
     promql_memstore_drop_before(t->ms, now_ms - t->o.long_ms - 2 * t->o.interval_ms);
     if (t->record) fflush(t->record);
+}
+
+/* ---- The doctor ---- */
+
+void top_doctor_step(top_t *t, int64_t now_ms, bool force)
+{
+    if (!t->doc.enabled || t->first_ms < 0 || (!force && now_ms < t->doc.next_ms)) return;
+    llm_doctor_report_free(&t->rep);
+    t->doc.report = NULL;
+    llm_doctor_opts_t o = {0};
+    o.backend = t->qb;
+    o.at_ms = now_ms;
+    o.window_ms = t->o.long_ms;
+    o.cfg = &t->dcfg;
+    im_err_t err;
+    im_err_clear(&err);
+    int64_t t0 = im_mono_ns();
+    im_rc rc = llm_doctor_run(&o, &t->rep, &err);
+    t->doc.run_ms = (double)(im_mono_ns() - t0) / 1e6;
+    t->doc.ran = true;
+    t->doc.at_ms = now_ms;
+    if (rc == IM_OK) {
+        t->doc.error[0] = '\0';
+        t->doc.report = &t->rep;
+    } else {
+        snprintf(t->doc.error, sizeof t->doc.error, "%s", err.msg[0] ? err.msg : im_rc_str(rc));
+    }
+    int64_t wait_ms = t->o.doctor_interval_ms;
+    if (t->doc.run_ms * 20 > (double)wait_ms) wait_ms = (int64_t)(t->doc.run_ms * 20);
+    t->doc.next_ms = now_ms + wait_ms;
 }
 
 /* ---- Queries ---- */
@@ -467,8 +545,8 @@ static top_row_t *row_get(rows_t *rs, const char *model, const char *inst, const
                           const char *kind)
 {
     for (size_t i = 0; i < rs->n; i++)
-        if (strcmp(rs->r[i].model, model) == 0 && strcmp(rs->r[i].instance, inst) == 0 &&
-            strcmp(rs->r[i].engine, engine) == 0)
+        if (strcmp(rs->r[i].model, model) == 0 && strcmp(rs->r[i].kind, kind) == 0 &&
+            strcmp(rs->r[i].instance, inst) == 0 && strcmp(rs->r[i].engine, engine) == 0)
             return &rs->r[i];
     if (rs->n == rs->cap) {
         rs->cap = rs->cap ? rs->cap * 2 : 16;
@@ -636,7 +714,8 @@ static top_gpu_t *gpu_get(top_view_t *v, size_t *cap, const im_labels_t *ls)
     snprintf(g->gpu, sizeof g->gpu, "%s", gpu);
     snprintf(g->model, sizeof g->model, "%s", lval(ls, "modelName"));
     snprintf(g->pod, sizeof g->pod, "%s", lval(ls, "pod"));
-    g->util = g->mem_copy = g->fb_used = g->power_w = g->temp_c = NAN;
+    g->util = g->mem_copy = g->mem_used_ratio = g->power_w = g->temp_c = NAN;
+    g->mem_used_bytes = g->mem_total_bytes = NAN;
     return g;
 }
 
@@ -650,7 +729,8 @@ static void on_gpu(void *u, const im_labels_t *ls, double val)
 {
     gq_t *q = u;
     top_gpu_t *g = gpu_get(q->v, q->cap, ls);
-    double *d[] = {&g->util, &g->mem_copy, &g->fb_used, &g->power_w, &g->temp_c};
+    double *d[] = {&g->util,    &g->mem_copy, &g->mem_used_bytes,
+                   &g->power_w, &g->temp_c,   &g->mem_total_bytes};
     *d[q->f] = val;
 }
 
@@ -710,10 +790,17 @@ static void top_outlier(top_row_t *rows, size_t lo, size_t hi)
 
 /* ---- The view ---- */
 
+bool top_row_same_group(const top_row_t *a, const top_row_t *b)
+{
+    return strcmp(a->model, b->model) == 0 && strcmp(a->kind, b->kind) == 0;
+}
+
 static int row_cmp(const void *a, const void *b)
 {
     const top_row_t *x = a, *y = b;
     int c = strcmp(x->model, y->model);
+    if (c) return c;
+    c = strcmp(x->kind, y->kind); /* a group is a model on one engine kind */
     if (c) return c;
     if (!x->instance[0] != !y->instance[0]) return x->instance[0] ? 1 : -1; /* merged first */
     c = strcmp(x->instance, y->instance);
@@ -725,9 +812,9 @@ static int row_cmp(const void *a, const void *b)
 
 static void sparks_update(top_t *t, top_row_t *r, int64_t now)
 {
-    uint64_t key = im_hash(r->model, strlen(r->model)) ^
-                   (im_hash(r->instance, strlen(r->instance)) * 31) ^
-                   (im_hash(r->engine, strlen(r->engine)) * 131);
+    uint64_t key =
+        im_hash(r->model, strlen(r->model)) ^ (im_hash(r->instance, strlen(r->instance)) * 31) ^
+        (im_hash(r->engine, strlen(r->engine)) * 131) ^ (im_hash(r->kind, strlen(r->kind)) * 8191);
     spark_hist_t *h = NULL;
     for (size_t i = 0; i < t->nsparks; i++)
         if (t->sparks[i].key == key) h = &t->sparks[i];
@@ -756,7 +843,7 @@ const top_view_t *top_compute(top_t *t, int64_t now_ms)
     if (rs.n) qsort(rs.r, rs.n, sizeof *rs.r, row_cmp);
     for (size_t i = 0; i < rs.n;) {
         size_t j = i + 1;
-        while (j < rs.n && strcmp(rs.r[j].model, rs.r[i].model) == 0) j++;
+        while (j < rs.n && top_row_same_group(&rs.r[j], &rs.r[i])) j++;
         size_t lo = rs.r[i].instance[0] ? i : i + 1;
         rs.r[i].replicas = (int)(j - lo);
         top_outlier(rs.r, lo, j);
@@ -769,20 +856,25 @@ const top_view_t *top_compute(top_t *t, int64_t now_ms)
     static const char *const gq_exprs[] = {
         "avg by (instance, gpu, modelName, pod) (DCGM_FI_DEV_GPU_UTIL)",
         "avg by (instance, gpu, modelName, pod) (DCGM_FI_DEV_MEM_COPY_UTIL)",
-        "sum by (instance, gpu, modelName, pod) (DCGM_FI_DEV_FB_USED) / (sum by (instance, gpu, "
-        "modelName, pod) (DCGM_FI_DEV_FB_USED) + sum by (instance, gpu, modelName, pod) "
-        "(DCGM_FI_DEV_FB_FREE))",
+        /* FB_USED and FB_FREE are MiB: bytes in the JSON */
+        "sum by (instance, gpu, modelName, pod) (DCGM_FI_DEV_FB_USED) * 1048576",
         "avg by (instance, gpu, modelName, pod) (DCGM_FI_DEV_POWER_USAGE)",
         "avg by (instance, gpu, modelName, pod) (DCGM_FI_DEV_GPU_TEMP)",
+        "(sum by (instance, gpu, modelName, pod) (DCGM_FI_DEV_FB_USED) + sum by (instance, gpu, "
+        "modelName, pod) (DCGM_FI_DEV_FB_FREE)) * 1048576",
     };
     size_t gcap = 0;
     bool any_gpu = false;
     for (size_t i = 0; i < t->neps; i++) any_gpu |= t->eps[i].state == TOP_EP_GPU;
     if (any_gpu)
-        for (int f = 0; f < 5; f++) {
+        for (int f = 0; f < (int)IM_ARRAY_LEN(gq_exprs); f++) {
             gq_t q = {v, &gcap, f};
             run_query(t, now_ms, gq_exprs[f], on_gpu, &q);
         }
+    for (size_t i = 0; i < v->ngpus; i++) {
+        top_gpu_t *g = &v->gpus[i];
+        if (g->mem_total_bytes > 0) g->mem_used_ratio = g->mem_used_bytes / g->mem_total_bytes;
+    }
     if (v->ngpus) qsort(v->gpus, v->ngpus, sizeof *v->gpus, gpu_cmp);
     v->t_ms = now_ms;
     v->short_ms = t->o.short_ms;
@@ -791,5 +883,6 @@ const top_view_t *top_compute(top_t *t, int64_t now_ms)
     v->scrapes = t->scrapes;
     v->eps = t->eps;
     v->neps = t->neps;
+    v->doctor = &t->doc;
     return v;
 }

@@ -41,6 +41,14 @@ want(sorted(models) == ["model-a", "model-b"], "one group per model: %s" % sorte
 want(models["model-a"]["replicas"] == 2 and len(models["model-a"]["replica_rows"]) == 2, "model-a: two replicas (round-robin)")
 want(models["model-b"]["replicas"] == 1, "model-b: one replica")
 want(len(top["gpus"]) > 0 and all(0 <= g["util_percent"] <= 100 for g in top["gpus"]), "GPU rows")
+# GPU fields in base units: DCGM's FB_USED/FB_FREE are MiB, the JSON says bytes
+for g in top["gpus"]:
+    u, tot = g["memory_used_bytes"], g["memory_total_bytes"]
+    want(u is not None and tot is not None and u % 1048576 == 0 and tot % 1048576 == 0 and 0 <= u < tot
+         and tot >= 1 << 30, "GPU memory in bytes: %r" % g)
+    want(abs(g["memory_used_ratio"] - u / tot) < 1e-9, "memory_used_ratio = used / total: %r" % g)
+    want(g["power_watts"] > 0 and 0 < g["temperature_celsius"] < 120, "power_watts, temperature_celsius: %r" % g)
+    want(not {"fb_used", "power_w", "temp_c"} & set(g), "no unit-less GPU keys: %r" % sorted(g))
 for m in models.values():
     want(m["running"] >= 0 and 0 <= m["kv_usage"] <= 1 and m["generation_tokens_per_s"] > 0, m["model"] + ": running, KV, tokens/s")
 want(all("outlier" in r and r["outlier"] is None for m in models.values() for r in m["replica_rows"]),

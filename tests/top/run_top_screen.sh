@@ -26,8 +26,8 @@ wait_screen() { # ERE [SECONDS]
   cat "$IM_TMP/screen.txt"; fail "the screen never showed /$1/"
 }
 wait_screen 'MODEL / REPLICA'
-wait_screen '^model-a \(3\) '
-wait_screen '^model-b \(3\) '
+wait_screen '^model-a \[vllm\] \(3\) '
+wait_screen '^model-b \[vllm\] \(3\) '
 for p in 0 1 2 3 4 5; do wait_screen "pods/$p#0 "; done
 # the slow pod is marked, with its reason, and no healthy one: a p95 from the first second of
 # data can put a healthy replica far from its peers for a refresh or two, so this waits for
@@ -44,7 +44,7 @@ echo "ok   the replica far from its peers is marked, with why"
 wait_screen "^DOWN +127\.0\.0\.1:$dead: .*(onnect|refused)"
 wait_screen 'GPU \(dcgm-exporter\)'
 # TTFT percentiles appear once two fetches are in the short window
-wait_screen '^model-a \(3\) +[0-9]+ +[0-9]+ +[0-9]+% .* [0-9.]+(us|ms|s|m)/'
+wait_screen '^model-a \[vllm\] \(3\) +[0-9]+ +[0-9]+ +[0-9]+% .* [0-9.]+(us|ms|s|m)/'
 echo "ok   rows per model and replica, the down endpoint, GPUs"
 
 # column N (1-based, after the name) of the group rows / replica rows in one frame
@@ -70,7 +70,7 @@ screen; ordered 2 groups || fail "groups not sorted by waiting"
 "${T[@]}" send-keys -t top s
 wait_screen 'sort: kv'
 screen; ordered 3 groups || fail "groups not sorted by KV"
-grep -A3 '^model-b (3)' "$IM_TMP/screen.txt" >"$IM_TMP/a.txt"
+grep -A3 '^model-b \[vllm\] (3)' "$IM_TMP/screen.txt" >"$IM_TMP/a.txt"
 cp "$IM_TMP/a.txt" "$IM_TMP/screen.txt"; ordered 3 replicas || fail "replicas not sorted by KV"
 
 # filter by model
@@ -79,11 +79,11 @@ wait_screen 'filter by model: _'
 "${T[@]}" send-keys -t top model-b Enter
 wait_screen 'model filter: model-b'
 screen
-grep -q '^model-b (3)' "$IM_TMP/screen.txt" || fail "model-b missing after the filter"
-! grep -q "^model-a (" "$IM_TMP/screen.txt" || { cat "$IM_TMP/screen.txt"; fail "model-a still shown with the filter model-b"; }
+grep -q '^model-b \[vllm\] (3)' "$IM_TMP/screen.txt" || fail "model-b missing after the filter"
+! grep -q "^model-a \[" "$IM_TMP/screen.txt" || { cat "$IM_TMP/screen.txt"; fail "model-a still shown with the filter model-b"; }
 echo "ok   / filters by model"
 "${T[@]}" send-keys -t top / Enter
-wait_screen '^model-a \(3\) '
+wait_screen '^model-a \[vllm\] \(3\) '
 
 # pause: the header's clock stops; resume: it moves again
 "${T[@]}" send-keys -t top p
