@@ -6,6 +6,8 @@
 #ifndef IM_CLI_CLI_H
 #define IM_CLI_CLI_H
 
+#include "util/err.h"
+
 typedef struct cli_command {
     const char *name;
     int (*run)(int argc, char **argv);
@@ -42,6 +44,31 @@ int cli_wants_help(int argc, char **argv);
 /* Reads a whole file ("-" = stdin) into a new buffer (caller frees with im_free),
  * refusing files larger than max_bytes. Returns 0 or -1 with a message on stderr. */
 int cli_read_file(const char *path, char **data, size_t *len, size_t max_bytes);
+
+/* Matches argv[*i] against the flag name, given as "name VALUE" or "name=VALUE":
+ * true on a match, with *val the value (NULL when the next argument is missing)
+ * and *i moved past a value taken from the next argument. */
+bool cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
+
+/* The query backend of a --prometheus or --url flag (query/query.h): *base's URL,
+ * limits, flag names and user agent, with the HTTP client, headers and tenant of
+ * the --prometheus.config file config_path (NULL = none; read, used and freed
+ * here). On failure *in_config (if not NULL) says whether the file was at fault. */
+struct query_backend;
+struct query_remote_opts;
+im_rc cli_remote_open(const struct query_remote_opts *base, const char *config_path,
+                      struct query_backend **qb, bool *in_config, im_err_t *err);
+
+/* A local data directory opened for a one-shot command: no background work,
+ * samples at any time accepted, a PromQL engine and a query backend over it. */
+typedef struct cli_store {
+    struct tsdb *db;               /* owned */
+    struct promql_engine *eng;     /* owned */
+    struct query_backend *backend; /* owned */
+} cli_store_t;
+/* Opens dir into *s (zeroed on failure). cli_store_close frees what is open. */
+im_rc cli_store_open(const char *dir, cli_store_t *s, im_err_t *err);
+void cli_store_close(cli_store_t *s);
 
 /* --promql.compat (NULL = 3) and --enable-feature (NULL = none) into *out
  * (promql/ast.h); false with a message on stderr for a bad value. */

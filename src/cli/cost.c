@@ -58,10 +58,7 @@ int cli_cost(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
-#define OPT(name)                                                                                  \
-    (strcmp(a, name) == 0                                                                          \
-         ? (i + 1 < argc ? (val = argv[++i]) != NULL : (val = NULL, true))                         \
-         : (strncmp(a, name "=", sizeof(name)) == 0 ? (val = a + sizeof(name)) != NULL : false))
+#define OPT(name) cli_opt(argc, argv, &i, name, &val)
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return usage(stdout);
         if (strcmp(a, "--explain") == 0) {
             explain = true;
@@ -128,12 +125,8 @@ int cli_cost(int argc, char **argv)
 
     int rc = 2;
     scrape_config_t *cfg = NULL;
-    tsdb_t *db = NULL;
-    promql_engine_t *eng = NULL;
+    cli_store_t store = {0};
     query_backend_t *qb = NULL;
-    query_remote_file_t pf;
-    memset(&pf, 0, sizeof pf);
-    cfg_http_client_init(&pf.http);
     llm_cost_report_t rep;
     memset(&rep, 0, sizeof rep);
     if (config) {
@@ -152,35 +145,27 @@ int cli_cost(int argc, char **argv)
             goto done;
         }
         im_log_set_level(IM_LOG_WARN); /* not the store's start-up lines */
-        tsdb_opts_t to = {.dir = dir, .no_background = true, .max_future_ms = -1};
-        if (tsdb_open(&to, &db, &err) != IM_OK) {
+        if (cli_store_open(dir, &store, &err) != IM_OK) {
             fprintf(stderr, "infermon cost: cannot open storage %s: %s\n", dir, err.msg);
             goto done;
         }
-        eng = promql_engine_new(NULL);
-        qb = query_local_new(tsdb_storage(db), eng);
     } else {
         const char *u = prom ? prom : url;
-        if (prom_cfg && query_remote_config_load(prom_cfg, &pf, &err) != IM_OK) {
-            fprintf(stderr, "infermon cost: --prometheus.config %s: %s\n", prom_cfg, err.msg);
-            goto done;
-        }
         query_remote_opts_t qo = {.url = u,
-                                  .http = pf.http,
-                                  .header_names = pf.header_names,
-                                  .header_values = pf.header_values,
-                                  .nheaders = pf.nheaders,
-                                  .tenant = pf.tenant,
                                   .timeout_ms = timeout_ms,
                                   .timeout_flag = "--prometheus.timeout",
                                   .user_agent = "infermon-cost"};
-        if (query_remote_new(&qo, &qb, &err) != IM_OK) {
-            fprintf(stderr, "infermon cost: %s %s: %s\n", prom ? "--prometheus" : "--url", u,
-                    err.msg);
+        bool in_cfg;
+        if (cli_remote_open(&qo, prom_cfg, &qb, &in_cfg, &err) != IM_OK) {
+            if (in_cfg)
+                fprintf(stderr, "infermon cost: --prometheus.config %s: %s\n", prom_cfg, err.msg);
+            else
+                fprintf(stderr, "infermon cost: %s %s: %s\n", prom ? "--prometheus" : "--url", u,
+                        err.msg);
             goto done;
         }
     }
-    im_rc crc = llm_cost_compute(qb, &o, &rep, &err);
+    im_rc crc = llm_cost_compute(qb ? qb : store.backend, &o, &rep, &err);
     for (size_t i = 0; explain && i < rep.nqueries; i++) {
         char t[40];
         im_time_format_rfc3339(rep.query_ms[i], t, sizeof t);
@@ -207,9 +192,7 @@ int cli_cost(int argc, char **argv)
 done:
     llm_cost_report_free(&rep);
     query_backend_free(qb);
-    query_remote_file_free(&pf);
-    promql_engine_free(eng);
-    if (db) tsdb_close(db);
+    cli_store_close(&store);
     scrape_config_free(cfg);
     return rc;
 }

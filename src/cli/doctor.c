@@ -55,10 +55,7 @@ int cli_doctor(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
-#define OPT(name)                                                                                  \
-    (strcmp(a, name) == 0                                                                          \
-         ? (i + 1 < argc ? (val = argv[++i]) != NULL : (val = NULL, true))                         \
-         : (strncmp(a, name "=", sizeof(name)) == 0 ? (val = a + sizeof(name)) != NULL : false))
+#define OPT(name) cli_opt(argc, argv, &i, name, &val)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
@@ -132,12 +129,8 @@ int cli_doctor(int argc, char **argv)
     at_ms -= at_ms % 1000;
     int rc = 2;
     scrape_config_t *cfg = NULL;
-    tsdb_t *db = NULL;
-    promql_engine_t *eng = NULL;
+    cli_store_t store = {0};
     query_backend_t *qb = NULL;
-    query_remote_file_t pf;
-    memset(&pf, 0, sizeof pf);
-    cfg_http_client_init(&pf.http);
     llm_doctor_report_t rep;
     memset(&rep, 0, sizeof rep);
     im_buf_t out;
@@ -149,46 +142,32 @@ int cli_doctor(int argc, char **argv)
         goto done;
     }
     if (dir) {
-        tsdb_opts_t o;
-        memset(&o, 0, sizeof o);
-        o.dir = dir;
-        o.no_background = true;
-        o.max_future_ms = -1;
         if (access(dir, F_OK) != 0) {
             fprintf(stderr, "infermon doctor: %s is not a storage directory\n", dir);
             goto done;
         }
-        if (tsdb_open(&o, &db, &err) != IM_OK) {
+        if (cli_store_open(dir, &store, &err) != IM_OK) {
             fprintf(stderr, "infermon doctor: cannot open storage %s: %s\n", dir, err.msg);
             goto done;
         }
-        promql_engine_opts_t eo;
-        memset(&eo, 0, sizeof eo);
-        eng = promql_engine_new(&eo);
-        qb = query_local_new(tsdb_storage(db), eng);
     } else {
         const char *u = prom ? prom : url;
-        if (prom_cfg && query_remote_config_load(prom_cfg, &pf, &err) != IM_OK) {
-            fprintf(stderr, "infermon doctor: --prometheus.config %s: %s\n", prom_cfg, err.msg);
-            goto done;
-        }
         query_remote_opts_t qo = {.url = u,
-                                  .http = pf.http,
-                                  .header_names = pf.header_names,
-                                  .header_values = pf.header_values,
-                                  .nheaders = pf.nheaders,
-                                  .tenant = pf.tenant,
                                   .timeout_ms = timeout_ms,
                                   .max_bytes = max_bytes,
                                   .timeout_flag = "--prometheus.timeout",
                                   .max_bytes_flag = "--prometheus.max-bytes",
                                   .user_agent = "infermon-doctor"};
-        if (query_remote_new(&qo, &qb, &err) != IM_OK) {
-            fprintf(stderr, "infermon doctor: %s: %s\n", u, err.msg);
+        bool in_cfg;
+        if (cli_remote_open(&qo, prom_cfg, &qb, &in_cfg, &err) != IM_OK) {
+            if (in_cfg)
+                fprintf(stderr, "infermon doctor: --prometheus.config %s: %s\n", prom_cfg, err.msg);
+            else
+                fprintf(stderr, "infermon doctor: %s: %s\n", u, err.msg);
             goto done;
         }
     }
-    llm_doctor_opts_t dopt = {.backend = qb,
+    llm_doctor_opts_t dopt = {.backend = qb ? qb : store.backend,
                               .at_ms = at_ms,
                               .window_ms = window_ms,
                               .model = model,
@@ -213,9 +192,7 @@ done:
     im_buf_free(&out);
     llm_doctor_report_free(&rep);
     query_backend_free(qb);
-    query_remote_file_free(&pf);
-    if (eng) promql_engine_free(eng);
-    if (db) tsdb_close(db);
+    cli_store_close(&store);
     scrape_config_free(cfg);
     return rc;
 }

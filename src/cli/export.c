@@ -101,16 +101,14 @@ typedef struct src_opts {
 /* The query backend of --prometheus/--url/--storage.tsdb.path, kept for the
  * SLO rules' bucket check (NULL with --target only: the catalog's layouts). */
 typedef struct backend {
-    query_backend_t *qb;
-    tsdb_t *db;
-    promql_engine_t *eng;
+    query_backend_t *qb; /* owned, or store.backend */
+    cli_store_t store;
 } backend_t;
 
 static void backend_free(backend_t *b)
 {
-    query_backend_free(b->qb);
-    promql_engine_free(b->eng);
-    if (b->db) tsdb_close(b->db);
+    if (b->qb != b->store.backend) query_backend_free(b->qb);
+    cli_store_close(&b->store);
     memset(b, 0, sizeof *b);
 }
 
@@ -129,29 +127,19 @@ static int load_names(const src_opts_t *o, names_t *n, im_buf_t *desc, backend_t
     const char *remote = o->prom ? o->prom : o->url;
     const char *flag = o->prom ? "--prometheus" : "--url";
     if (remote) {
-        query_remote_file_t pf;
-        memset(&pf, 0, sizeof pf);
-        cfg_http_client_init(&pf.http);
         query_backend_t *qb = NULL;
-        im_err_clear(&err);
-        im_rc rc = o->prom_cfg ? query_remote_config_load(o->prom_cfg, &pf, &err) : IM_OK;
         query_remote_opts_t qo = {.url = remote,
-                                  .http = pf.http,
-                                  .header_names = pf.header_names,
-                                  .header_values = pf.header_values,
-                                  .nheaders = pf.nheaders,
-                                  .tenant = pf.tenant,
                                   .timeout_ms = o->timeout_ms,
                                   .max_bytes = 64 << 20,
                                   .timeout_flag = "--prometheus.timeout",
                                   .user_agent = "infermon-export"};
-        if (rc == IM_OK) rc = query_remote_new(&qo, &qb, &err);
+        im_err_clear(&err);
+        im_rc rc = cli_remote_open(&qo, o->prom_cfg, &qb, NULL, &err);
         if (rc == IM_OK) rc = lint_names_add_backend(n->ln, qb, &err);
         if (rc == IM_OK && !keep->qb)
             keep->qb = qb;
         else
             query_backend_free(qb);
-        query_remote_file_free(&pf);
         if (rc != IM_OK) {
             fprintf(stderr, "infermon export: %s %s: %s\n", flag, remote, err.msg);
             return -1;
@@ -166,25 +154,19 @@ static int load_names(const src_opts_t *o, names_t *n, im_buf_t *desc, backend_t
             return -1;
         }
         im_log_set_level(IM_LOG_WARN); /* not the store's start-up lines */
-        tsdb_t *db = NULL;
-        tsdb_opts_t to = {.dir = o->dir, .no_background = true, .max_future_ms = -1};
+        cli_store_t store;
         im_err_clear(&err);
-        if (tsdb_open(&to, &db, &err) != IM_OK) {
+        if (cli_store_open(o->dir, &store, &err) != IM_OK) {
             fprintf(stderr, "infermon export: cannot open storage %s: %s\n", o->dir, err.msg);
             return -1;
         }
-        promql_engine_t *eng = promql_engine_new(NULL);
-        query_backend_t *qb = query_local_new(tsdb_storage(db), eng);
         im_err_clear(&err);
-        im_rc rc = lint_names_add_backend(n->ln, qb, &err);
+        im_rc rc = lint_names_add_backend(n->ln, store.backend, &err);
         if (rc == IM_OK && !keep->qb) {
-            keep->qb = qb;
-            keep->db = db;
-            keep->eng = eng;
+            keep->store = store;
+            keep->qb = store.backend;
         } else {
-            query_backend_free(qb);
-            promql_engine_free(eng);
-            tsdb_close(db);
+            cli_store_close(&store);
         }
         if (rc != IM_OK) {
             fprintf(stderr, "infermon export: --storage.tsdb.path %s: %s\n", o->dir, err.msg);
@@ -360,10 +342,7 @@ int cli_export(int argc, char **argv)
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
-#define OPT(name)                                                                                  \
-    (strcmp(a, name) == 0                                                                          \
-         ? (i + 1 < argc ? (val = argv[++i]) != NULL : (val = NULL, true))                         \
-         : (strncmp(a, name "=", sizeof(name)) == 0 ? (val = a + sizeof(name)) != NULL : false))
+#define OPT(name) cli_opt(argc, argv, &i, name, &val)
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             rc = 0;

@@ -109,10 +109,7 @@ int cli_lint(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
-#define OPT(name)                                                                                  \
-    (strcmp(a, name) == 0                                                                          \
-         ? (i + 1 < argc ? (val = argv[++i]) != NULL : (val = NULL, true))                         \
-         : (strncmp(a, name "=", sizeof(name)) == 0 ? (val = a + sizeof(name)) != NULL : false))
+#define OPT(name) cli_opt(argc, argv, &i, name, &val)
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             rc = 0;
@@ -206,26 +203,16 @@ int cli_lint(int argc, char **argv)
     if (prom) {
         im_err_clear(&err);
         /* the query backend (query/query.h) that `run --query.backend-url` uses too */
-        query_remote_file_t pf;
-        memset(&pf, 0, sizeof pf);
-        cfg_http_client_init(&pf.http);
         query_backend_t *qb = NULL;
-        im_rc prc = prom_cfg ? query_remote_config_load(prom_cfg, &pf, &err) : IM_OK;
         query_remote_opts_t qo = {.url = prom,
-                                  .http = pf.http,
-                                  .header_names = pf.header_names,
-                                  .header_values = pf.header_values,
-                                  .nheaders = pf.nheaders,
-                                  .tenant = pf.tenant,
                                   .timeout_ms = prom_timeout_ms,
                                   .max_bytes = prom_max_bytes,
                                   .timeout_flag = "--prometheus.timeout",
                                   .max_bytes_flag = "--prometheus.max-bytes",
                                   .user_agent = "infermon-lint"};
-        if (prc == IM_OK) prc = query_remote_new(&qo, &qb, &err);
+        im_rc prc = cli_remote_open(&qo, prom_cfg, &qb, NULL, &err);
         if (prc == IM_OK) prc = lint_names_add_backend(names, qb, &err);
         query_backend_free(qb);
-        query_remote_file_free(&pf);
         if (prc != IM_OK) {
             fprintf(stderr, "infermon lint: --prometheus %s: %s\n", prom, err.msg);
             goto done;

@@ -14,8 +14,7 @@
 #include "cli/cli.h"
 #include "cli/flags.h"
 #include "cli/run.h"
-#include "cli/run_cost.h"
-#include "cli/run_doctor.h"
+#include "cli/run_llm.h"
 #include "cli/run_slo.h"
 #include "cli/run_rules.h"
 #include "discovery/generate.h"
@@ -57,8 +56,7 @@ typedef struct daemon {
     http_server_t *http;
     run_rules_t *rules;
     remote_storage_t *rs;     /* NULL with --storage.memory-only */
-    run_doctor_t *doctor;     /* GET /api/v1/llm/doctor */
-    run_cost_t *cost;         /* GET /api/v1/llm/cost */
+    run_llm_t *llm;           /* GET /api/v1/llm/doctor and /api/v1/llm/cost */
     run_slo_t *slo;           /* GET /api/v1/llm/slos */
     int64_t slo_retention_ms; /* the store's retention the SLO windows must fit */
     /* kubernetes_monitors (reload_mu): the watch of the monitors and their
@@ -580,8 +578,7 @@ int run_daemon(const run_opts_t *o)
     http_server_set_asset_lookup(d.http, ui_lookup);
     http_server_set_config(d.http, d.cfg);
     if (!o->agent) {
-        d.doctor = run_doctor_start(d.http, tsdb_storage(db), eng, backend, &d.reload_mu, &d.cfg);
-        d.cost = run_cost_start(d.http, tsdb_storage(db), eng, backend, &d.reload_mu, &d.cfg);
+        d.llm = run_llm_start(d.http, tsdb_storage(db), eng, backend, &d.reload_mu, &d.cfg);
         d.slo = run_slo_start(d.http, db ? tsdb_storage(db) : NULL, eng, backend, d.cfg);
     }
     run_rules_opts_t rro = {.external_url = o->external_url,
@@ -648,8 +645,7 @@ out:
     if (d.sm) scrape_manager_stop(d.sm, false);
     if (d.http) http_server_stop(d.http);
     run_rules_stop(d.rules);
-    run_doctor_stop(d.doctor);
-    run_cost_stop(d.cost);
+    run_llm_stop(d.llm);
     run_slo_stop(d.slo);
     IM_INFO("Stopping storage...", NULL);
     if (d.sm) scrape_manager_free(d.sm);

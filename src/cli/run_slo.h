@@ -26,7 +26,7 @@ typedef struct run_slo run_slo_t;
  * the live bounds decide. */
 im_rc run_slo_validate(const scrape_config_t *cfg, int64_t retention_ms, im_err_t *err);
 
-/* As run_doctor_start (backend NULL: local over storage and eng); resolves
+/* As run_llm_start (backend NULL: local over storage and eng); resolves
  * the SLOs of cfg (a reference is kept) now. */
 run_slo_t *run_slo_start(http_server_t *http, storage_t *storage, promql_engine_t *eng,
                          query_backend_t *backend, scrape_config_t *cfg);

@@ -60,10 +60,7 @@ int cli_slo(int argc, char **argv)
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
-#define OPT(name)                                                                                  \
-    (strcmp(a, name) == 0                                                                          \
-         ? (i + 1 < argc ? (val = argv[++i]) != NULL : (val = NULL, true))                         \
-         : (strncmp(a, name "=", sizeof(name)) == 0 ? (val = a + sizeof(name)) != NULL : false))
+#define OPT(name) cli_opt(argc, argv, &i, name, &val)
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return usage(stdout);
         const char **dst = OPT("--config.file")                   ? &config
                            : OPT("--config")                      ? &config
@@ -134,8 +131,7 @@ int cli_slo(int argc, char **argv)
     cfg_llm_slo_t own;
     memset(&own, 0, sizeof own);
     const cfg_llm_slo_t *set = &own;
-    tsdb_t *db = NULL;
-    promql_engine_t *eng = NULL;
+    cli_store_t store = {0};
     query_backend_t *qb = NULL;
     llm_slo_plans_t plans;
     memset(&plans, 0, sizeof plans);
@@ -177,13 +173,11 @@ int cli_slo(int argc, char **argv)
             goto done;
         }
         im_log_set_level(IM_LOG_WARN);
-        tsdb_opts_t to = {.dir = dir, .no_background = true, .max_future_ms = -1};
-        if (tsdb_open(&to, &db, &err) != IM_OK) {
+        if (cli_store_open(dir, &store, &err) != IM_OK) {
             fprintf(stderr, "infermon slo: cannot open storage %s: %s\n", dir, err.msg);
             goto done;
         }
-        eng = promql_engine_new(NULL);
-        qb = query_local_new(tsdb_storage(db), eng);
+        qb = store.backend;
     } else if (prom || url) {
         query_remote_opts_t qo = {
             .url = prom ? prom : url, .user_agent = "infermon-slo", .timeout_flag = "--prometheus"};
@@ -230,9 +224,8 @@ int cli_slo(int argc, char **argv)
 done:
     llm_slo_plans_free(&plans);
     cfg_llm_slo_free(&own);
-    query_backend_free(qb);
-    promql_engine_free(eng);
-    if (db) tsdb_close(db);
+    if (qb != store.backend) query_backend_free(qb);
+    cli_store_close(&store);
     scrape_config_free(cfg);
     return rc;
 }

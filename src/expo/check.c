@@ -128,6 +128,17 @@ typedef struct chk {
     expo_check_stats_t st;
 } chk_t;
 
+/* v (n used of *cap elements of elem bytes) with room for one more: doubled
+ * when full, first elements at the start. */
+static void *grow(void *v, size_t n, size_t *cap, size_t elem, size_t first)
+{
+    if (n < *cap) return v;
+    size_t nc = *cap ? *cap * 2 : first;
+    v = im_realloc_tag(IM_MEM_EXPO, v, *cap * elem, nc * elem);
+    *cap = nc;
+    return v;
+}
+
 static void problem(chk_t *c, int line, int col, expo_severity_t sev, const char *fmt, ...)
     IM_PRINTF(5, 6);
 static void problem(chk_t *c, int line, int col, expo_severity_t sev, const char *fmt, ...)
@@ -137,11 +148,7 @@ static void problem(chk_t *c, int line, int col, expo_severity_t sev, const char
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (c->np == c->pcap) {
-        size_t nc = c->pcap ? c->pcap * 2 : 16;
-        c->pv = im_realloc_tag(IM_MEM_EXPO, c->pv, c->pcap * sizeof *c->pv, nc * sizeof *c->pv);
-        c->pcap = nc;
-    }
+    c->pv = grow(c->pv, c->np, &c->pcap, sizeof *c->pv, 16);
     problem_t *p = &c->pv[c->np];
     p->line = line;
     p->col = col;
@@ -168,12 +175,7 @@ static fam_t *fam_get(chk_t *c, const char *name, size_t len, int line, bool cre
         f->len = len;
         f->first_line = line;
         s->val = f;
-        if (c->nfam == c->famcap) {
-            size_t nc = c->famcap ? c->famcap * 2 : 64;
-            c->famv = im_realloc_tag(IM_MEM_EXPO, c->famv, c->famcap * sizeof *c->famv,
-                                     nc * sizeof *c->famv);
-            c->famcap = nc;
-        }
+        c->famv = grow(c->famv, c->nfam, &c->famcap, sizeof *c->famv, 64);
         c->famv[c->nfam++] = f;
     }
     return s->val;
@@ -312,12 +314,7 @@ static group_t *group_get(chk_t *c, fam_t *f, const expo_entry_t *e)
         g->f = f;
         g->line = e->line;
         s->val = g;
-        if (c->ngrp == c->grpcap) {
-            size_t nc = c->grpcap ? c->grpcap * 2 : 64;
-            c->grpv = im_realloc_tag(IM_MEM_EXPO, c->grpv, c->grpcap * sizeof *c->grpv,
-                                     nc * sizeof *c->grpv);
-            c->grpcap = nc;
-        }
+        c->grpv = grow(c->grpv, c->ngrp, &c->grpcap, sizeof *c->grpv, 64);
         c->grpv[c->ngrp++] = g;
     }
     return s->val;
@@ -371,12 +368,7 @@ static void check_sample(chk_t *c, const expo_entry_t *e)
                         (int)IM_MIN(le->value.len, 64), le->value.p);
             } else {
                 group_t *g = group_get(c, f, e);
-                if (g->nb == g->cap) {
-                    size_t nc = g->cap ? g->cap * 2 : 16;
-                    g->b =
-                        im_realloc_tag(IM_MEM_EXPO, g->b, g->cap * sizeof *g->b, nc * sizeof *g->b);
-                    g->cap = nc;
-                }
+                g->b = grow(g->b, g->nb, &g->cap, sizeof *g->b, 16);
                 g->b[g->nb++] = (bucket_t){v, e->value, e->line};
             }
         } else if (SUF("_count") || SUF("_gcount")) {

@@ -154,30 +154,18 @@ static const char *pricing_category(const llm_cost_report_t *r)
 
 void llm_cost_report_csv(const llm_cost_report_t *r, im_buf_t *o)
 {
-    static const llm_cost_field_t x[] = {LLM_COST_RESERVED,
-                                         LLM_COST_ALLOCATED,
-                                         LLM_COST_BUSY,
-                                         LLM_COST_IDLE,
-                                         LLM_COST_BORROWED,
-                                         LLM_COST_LENT,
-                                         LLM_COST_IDLE_COST,
-                                         LLM_COST_ENERGY_KWH,
-                                         LLM_COST_ENERGY_COST,
-                                         LLM_COST_INPUT_TOKENS,
-                                         LLM_COST_OUTPUT_TOKENS,
-                                         LLM_COST_CACHED_TOKENS,
-                                         LLM_COST_TOKENS_PER_GPU_HOUR,
-                                         LLM_COST_PER_M_OUTPUT};
+    /* the x_ columns: every field but the cost, which is BilledCost */
     (void)im_buf_puts(o, "BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,"
                          "ChargeCategory,ChargeDescription,BillingCurrency,BilledCost,"
                          "EffectiveCost,ListCost,ListUnitPrice,ConsumedQuantity,ConsumedUnit,"
                          "PricingQuantity,PricingUnit,PricingCategory,ResourceId,ResourceName,"
                          "ResourceType,ServiceCategory,ServiceName,Tags,x_Grouping,x_CostBasis,"
                          "x_BusySource");
-    for (size_t i = 0; i < IM_ARRAY_LEN(x); i++) {
+    for (int i = 0; i < LLM_COST_NFIELDS; i++) {
+        if (i == LLM_COST_COST) continue;
         /* x_GpuHoursReserved style from the JSON key */
         (void)im_buf_puts(o, ",x_");
-        const char *k = llm_cost_field_key(x[i]);
+        const char *k = llm_cost_field_key((llm_cost_field_t)i);
         bool up = true;
         for (; *k; k++) {
             if (*k == '_') {
@@ -237,9 +225,10 @@ void llm_cost_report_csv(const llm_cost_report_t *r, im_buf_t *o)
         im_buf_free(&tags);
         (void)im_buf_printf(o, ",%s,%s,%s", llm_cost_by_name(r->by), row->basis ? row->basis : "",
                             r->busy_source ? r->busy_source : "");
-        for (size_t k = 0; k < IM_ARRAY_LEN(x); k++) {
+        for (int k = 0; k < LLM_COST_NFIELDS; k++) {
+            if (k == LLM_COST_COST) continue;
             (void)im_buf_putc(o, ',');
-            num(o, f[x[k]], "");
+            num(o, f[k], "");
         }
         (void)im_buf_putc(o, '\n');
     }

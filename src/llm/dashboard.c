@@ -333,12 +333,7 @@ static void lint_target(dctx_t *x, const char *path, json_t *panel, json_t *t, b
     if (!json_object_get(t, "datasource"))
         note_datasource(x, json_object_get(panel, "datasource"), path);
     const char *fmt = json_string_value(json_object_get(t, "format"));
-    lint_where_t w;
-    memset(&w, 0, sizeof(w));
-    w.file = x->file;
-    w.line = x->line;
-    w.col = x->col;
-    w.path = path;
+    lint_where_t w = lint__where(x->file, x->line, x->col, path);
     w.heatmap = heatmap || (fmt && strcmp(fmt, "heatmap") == 0);
     lint_expr(x, &w, expr, strlen(expr));
 }
@@ -489,12 +484,7 @@ static void lint_variable(dctx_t *x, json_t *v, size_t idx)
         char path[300];
         snprintf(path, sizeof path, "%s%stemplating.list[%zu] \"%s\" %s", x->prefix,
                  x->prefix[0] ? "." : "", idx, name ? name : "", fns[f]);
-        lint_where_t w;
-        memset(&w, 0, sizeof(w));
-        w.file = x->file;
-        w.line = x->line;
-        w.col = x->col;
-        w.path = path;
+        lint_where_t w = lint__where(x->file, x->line, x->col, path);
         w.orig_expr = qs;
         w.values_label = label[0] ? label : NULL;
         char *inner = im_strndup(qs + as, ae - as);
@@ -530,12 +520,7 @@ static void walk_gcm(dctx_t *x, json_t *n, const char *title, const char *path, 
             if (strcmp(key, "prometheusQuery") == 0 && json_is_string(val)) {
                 char loc[700];
                 snprintf(loc, sizeof loc, "%s \"%s\"", sub, title ? title : "");
-                lint_where_t w;
-                memset(&w, 0, sizeof(w));
-                w.file = x->file;
-                w.line = x->line;
-                w.col = x->col;
-                w.path = loc;
+                lint_where_t w = lint__where(x->file, x->line, x->col, loc);
                 const char *e = json_string_value(val);
                 if (*e) lint_expr(x, &w, e, strlen(e));
             } else {

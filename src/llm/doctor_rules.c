@@ -8,6 +8,7 @@
  * that rejected them. The thresholds and their keys are in docs/doctor.md. */
 #include "util/base.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -349,15 +350,33 @@ static llm_doctor_severity_t sev_for(const mc_t *c)
     return bad ? LLM_DOCTOR_CRITICAL : LLM_DOCTOR_WARNING;
 }
 
-static void ev_sig(llm_doctor_finding_t *f, const mc_t *c, int ds, const char *signal,
-                   const char *unit, double thr, const char *what, double scale)
+/* How each series is named in the evidence: its signal, unit and words. */
+static const struct {
+    const char *signal, *unit, *what;
+} sig_desc[DS_COUNT] = {
+    [DS_DEFERRED] = {"waiting_by_reason", "requests", "requests waiting with reason deferred"},
+    [DS_WAITING] = {"waiting", "requests", "requests waiting"},
+    [DS_GPU_UTIL] = {"gpu_util", "percent", "GPU util (%)"},
+    [DS_RUNNING] = {"running", "requests", "requests running"},
+    [DS_GEN] = {"generation_tokens", "tokens/s", "generated tokens/s"},
+    [DS_KV] = {"kv_usage", "ratio", "KV-cache use"},
+    [DS_PREEMPT] = {"preemptions", "1/s", "preemptions/s"},
+    [DS_QUEUE_MEAN] = {"queue_time", "seconds", "mean queue time (s)"},
+    [DS_MEM_COPY] = {"gpu_mem_copy", "percent", "memory-copy util (%)"},
+    [DS_PREFILL_MEAN] = {"prefill_time", "seconds", "mean prefill time (s)"},
+    [DS_FINISHED] = {"requests_finished", "1/s", "requests finished/s"},
+};
+
+/* Evidence of series ds (when the model has it) against the threshold thr. */
+static void ev_sig(llm_doctor_finding_t *f, const mc_t *c, int ds, double thr)
 {
     const doc_model_t *m = c->m;
     if (!m->s[ds].v) return;
+    assert(sig_desc[ds].signal);
     st_t s = c->s[ds];
-    fev(f, signal, m->s[ds].metric, m->s[ds].query, unit, s, thr,
-        "%s %.3g now (mean %.3g, max %.3g over the window)", what, s.rmean * scale, s.mean * scale,
-        s.max * scale);
+    fev(f, sig_desc[ds].signal, m->s[ds].metric, m->s[ds].query, sig_desc[ds].unit, s, thr,
+        "%s %.3g now (mean %.3g, max %.3g over the window)", sig_desc[ds].what, s.rmean, s.mean,
+        s.max);
 }
 
 /* Pods whose recent mean of the per-pod series meets >= thr (all if none). */
@@ -507,11 +526,9 @@ static void queue_causes(const mc_t *c, llm_doctor_report_t *r)
                      "%s of the queue of %s waits with reason deferred: admission is held back "
                      "by configuration (LoRA adapter budget, KV transfer), not by capacity",
                      pct(stats(d, c->defshare).rmean, t1, sizeof t1), m->model);
-            ev_sig(f, c, DS_DEFERRED, "waiting_by_reason", "requests", NAN,
-                   "requests waiting with reason deferred", 1);
-            ev_sig(f, c, DS_WAITING, "waiting", "requests", dc->waiting_per_pod, "requests waiting",
-                   1);
-            ev_sig(f, c, DS_GPU_UTIL, "gpu_util", "percent", NAN, "GPU util (%)", 1);
+            ev_sig(f, c, DS_DEFERRED, NAN);
+            ev_sig(f, c, DS_WAITING, dc->waiting_per_pod);
+            ev_sig(f, c, DS_GPU_UTIL, NAN);
             f->panel = im_strdup("waiting");
             f->action = fmt("Find what defers admission: LoRA adapters over the budget (vLLM "
                             "--max-loras, --max-cpu-loras; SGLang --max-loras-per-batch) or a "
@@ -529,11 +546,10 @@ static void queue_causes(const mc_t *c, llm_doctor_report_t *r)
                      "requests wait on %s but nothing runs or tokens stopped, while the KV cache "
                      "is mostly free: the scheduler is stalled",
                      m->model);
-            ev_sig(f, c, DS_WAITING, "waiting", "requests", 1, "requests waiting", 1);
-            ev_sig(f, c, DS_RUNNING, "running", "requests", 0.5, "requests running", 1);
-            ev_sig(f, c, DS_GEN, "generation_tokens", "tokens/s", dc->stall_tokens_per_second,
-                   "generated tokens/s", 1);
-            ev_sig(f, c, DS_KV, "kv_usage", "ratio", dc->kv_moderate, "KV-cache use", 1);
+            ev_sig(f, c, DS_WAITING, 1);
+            ev_sig(f, c, DS_RUNNING, 0.5);
+            ev_sig(f, c, DS_GEN, dc->stall_tokens_per_second);
+            ev_sig(f, c, DS_KV, dc->kv_moderate);
             f->panel = im_strdup("running");
             f->action = fmt("Restart the stalled pods (a known vLLM failure mode: the engine "
                             "loop hangs on a request, e.g. a tokenizer or structured-output "
@@ -551,12 +567,10 @@ static void queue_causes(const mc_t *c, llm_doctor_report_t *r)
                      "the KV cache of %s is full (%s now): requests are preempted and sent back "
                      "to the queue, the queue grows and TTFT with it",
                      m->model, pct(c->s[DS_KV].rmean, t1, sizeof t1));
-            ev_sig(f, c, DS_KV, "kv_usage", "ratio", d->kv_threshold, "KV-cache use", 1);
-            ev_sig(f, c, DS_PREEMPT, "preemptions", "1/s", dc->preemptions_per_second,
-                   "preemptions/s", 1);
-            ev_sig(f, c, DS_WAITING, "waiting", "requests", dc->waiting_per_pod, "requests waiting",
-                   1);
-            ev_sig(f, c, DS_QUEUE_MEAN, "queue_time", "seconds", NAN, "mean queue time (s)", 1);
+            ev_sig(f, c, DS_KV, d->kv_threshold);
+            ev_sig(f, c, DS_PREEMPT, dc->preemptions_per_second);
+            ev_sig(f, c, DS_WAITING, dc->waiting_per_pod);
+            ev_sig(f, c, DS_QUEUE_MEAN, NAN);
             f->panel = im_strdup("kv");
             f->action = fmt("Give the KV cache more room or ask less of it: raise vLLM "
                             "--gpu-memory-utilization (e.g. 0.90 -> 0.95) or SGLang "
@@ -582,12 +596,10 @@ static void queue_causes(const mc_t *c, llm_doctor_report_t *r)
                      "%.0f%%): the host (CPU, tokenizer, detokenizer, Python scheduler) is the "
                      "bottleneck",
                      m->model, c->s[DS_GPU_UTIL].rmean, c->s[DS_MEM_COPY].rmean);
-            ev_sig(f, c, DS_WAITING, "waiting", "requests", dc->waiting_per_pod, "requests waiting",
-                   1);
-            ev_sig(f, c, DS_GPU_UTIL, "gpu_util", "percent", dc->host_util, "GPU util (%)", 1);
-            ev_sig(f, c, DS_MEM_COPY, "gpu_mem_copy", "percent", dc->host_util,
-                   "memory-copy util (%)", 1);
-            ev_sig(f, c, DS_RUNNING, "running", "requests", NAN, "requests running", 1);
+            ev_sig(f, c, DS_WAITING, dc->waiting_per_pod);
+            ev_sig(f, c, DS_GPU_UTIL, dc->host_util);
+            ev_sig(f, c, DS_MEM_COPY, dc->host_util);
+            ev_sig(f, c, DS_RUNNING, NAN);
             f->panel = im_strdup("gpu_vs_wait");
             f->action = fmt("Give the engine CPU: raise the pod's CPU request/limit (no CPU "
                             "throttling), run the API server apart from the engine (vLLM "
@@ -632,12 +644,10 @@ static void queue_causes(const mc_t *c, llm_doctor_report_t *r)
             fev(f, "arrivals", m->s[DS_FINISHED].metric, m->s[DS_FINISHED].query, "1/s", a, NAN,
                 "arrivals %.3g/s now (finished + queue growth), %.3g/s at the start", a.rmean,
                 base);
-            ev_sig(f, c, DS_RUNNING, "running", "requests", dc->running_ceiling * c->run_max,
-                   "requests running", 1);
-            ev_sig(f, c, DS_WAITING, "waiting", "requests", dc->waiting_per_pod, "requests waiting",
-                   1);
-            ev_sig(f, c, DS_KV, "kv_usage", "ratio", d->kv_threshold, "KV-cache use", 1);
-            ev_sig(f, c, DS_GPU_UTIL, "gpu_util", "percent", NAN, "GPU util (%)", 1);
+            ev_sig(f, c, DS_RUNNING, dc->running_ceiling * c->run_max);
+            ev_sig(f, c, DS_WAITING, dc->waiting_per_pod);
+            ev_sig(f, c, DS_KV, d->kv_threshold);
+            ev_sig(f, c, DS_GPU_UTIL, NAN);
             f->panel = im_strdup("waiting");
             f->action = fmt("Add replicas (HPA maxReplicas, or scale on waiting requests); the "
                             "batch limit is reached (--max-num-seqs / --max-running-requests): "
@@ -661,12 +671,10 @@ static void queue_causes(const mc_t *c, llm_doctor_report_t *r)
             fev(f, "prompt_tokens", m->s[DS_PROMPT].metric, m->s[DS_PROMPT].query, "tokens/request",
                 stats(d, c->ppr), dc->prompt_tokens, "%.0f prompt tokens per request now",
                 stats(d, c->ppr).rmean);
-            ev_sig(f, c, DS_PREFILL_MEAN, "prefill_time", "seconds", NAN, "mean prefill time (s)",
-                   1);
-            ev_sig(f, c, DS_WAITING, "waiting", "requests", dc->waiting_per_pod, "requests waiting",
-                   1);
-            ev_sig(f, c, DS_KV, "kv_usage", "ratio", dc->kv_moderate, "KV-cache use", 1);
-            ev_sig(f, c, DS_GPU_UTIL, "gpu_util", "percent", dc->compute_util, "GPU util (%)", 1);
+            ev_sig(f, c, DS_PREFILL_MEAN, NAN);
+            ev_sig(f, c, DS_WAITING, dc->waiting_per_pod);
+            ev_sig(f, c, DS_KV, dc->kv_moderate);
+            ev_sig(f, c, DS_GPU_UTIL, dc->compute_util);
             f->panel = im_strdup("tokens");
             f->action = fmt("Prefill is compute-bound: tune the prefill budget per step (vLLM "
                             "--max-num-batched-tokens, e.g. 8192 -> 16384 for throughput, lower "
@@ -732,11 +740,10 @@ static void efficiency_causes(const mc_t *c, llm_doctor_report_t *r)
                  "per pod)",
                  m->model, c->s[DS_MEM_COPY].rmean, c->s[DS_GPU_UTIL].rmean,
                  stats(d, c->rpp).rmean);
-        ev_sig(f, c, DS_MEM_COPY, "gpu_mem_copy", "percent", dc->mem_copy_min,
-               "memory-copy util (%)", 1);
-        ev_sig(f, c, DS_GPU_UTIL, "gpu_util", "percent", dc->mem_util_max, "GPU util (%)", 1);
-        ev_sig(f, c, DS_RUNNING, "running", "requests", NAN, "requests running", 1);
-        ev_sig(f, c, DS_KV, "kv_usage", "ratio", NAN, "KV-cache use", 1);
+        ev_sig(f, c, DS_MEM_COPY, dc->mem_copy_min);
+        ev_sig(f, c, DS_GPU_UTIL, dc->mem_util_max);
+        ev_sig(f, c, DS_RUNNING, NAN);
+        ev_sig(f, c, DS_KV, NAN);
         f->panel = im_strdup("memcopy");
         f->action = fmt("Batch more per GPU: send the traffic to fewer replicas (each reads the "
                         "weights once per step for the whole batch), raise --max-num-seqs / "
@@ -765,10 +772,10 @@ static void efficiency_causes(const mc_t *c, llm_doctor_report_t *r)
                  "the %zu pods of %s are nearly idle (GPU util %.1f%%, %.2g running per pod, no "
                  "queue): more GPUs are reserved than the traffic needs",
                  m->npods, m->model, c->s[DS_GPU_UTIL].rmean, stats(d, c->rpp).rmean);
-        ev_sig(f, c, DS_GPU_UTIL, "gpu_util", "percent", dc->gpu_idle_util, "GPU util (%)", 1);
-        ev_sig(f, c, DS_RUNNING, "running", "requests", NAN, "requests running", 1);
-        ev_sig(f, c, DS_WAITING, "waiting", "requests", 1, "requests waiting", 1);
-        ev_sig(f, c, DS_FINISHED, "requests_finished", "1/s", NAN, "requests finished/s", 1);
+        ev_sig(f, c, DS_GPU_UTIL, dc->gpu_idle_util);
+        ev_sig(f, c, DS_RUNNING, NAN);
+        ev_sig(f, c, DS_WAITING, 1);
+        ev_sig(f, c, DS_FINISHED, NAN);
         f->panel = im_strdup("gpu_vs_wait");
         f->action = fmt("Scale in: lower the replicas (HPA minReplicas) until GPU util reaches "
                         "~50-60%% at the daily peak, serve several small models per GPU, or "
@@ -820,9 +827,8 @@ static void failure_causes(const mc_t *c, llm_doctor_report_t *r, bool queue_exp
         fev(f, "requests_failed", m->s[m->errors_mixed ? DS_ABORTS : DS_ERRORS].metric,
             m->s[m->errors_mixed ? DS_ABORTS : DS_ERRORS].query, "ratio", s, d->failure_ratio,
             "failed share %s now (max %s)", pct(s.rmean, t1, sizeof t1), pct(s.max, t2, sizeof t2));
-        ev_sig(f, c, DS_FINISHED, "requests_finished", "1/s", NAN, "requests finished/s", 1);
-        ev_sig(f, c, DS_QUEUE_MEAN, "queue_time", "seconds", dc->timeout_queue_seconds,
-               "mean queue time (s)", 1);
+        ev_sig(f, c, DS_FINISHED, NAN);
+        ev_sig(f, c, DS_QUEUE_MEAN, dc->timeout_queue_seconds);
         f->panel = im_strdup("aborts");
         f->action = fmt("Read the engine logs of these pods for the failing requests: prompts "
                         "over --max-model-len / --context-length (HTTP 400), CUDA or NCCL "
@@ -855,9 +861,8 @@ static void failure_causes(const mc_t *c, llm_doctor_report_t *r, bool queue_exp
                  queue_explained ? " (the queue's cause is the finding above)" : "");
         fev(f, "requests_failed", m->s[DS_ABORTS].metric, m->s[DS_ABORTS].query, "ratio", s,
             dc->abort_ratio, "aborted share %s now", pct(s.rmean, t1, sizeof t1));
-        ev_sig(f, c, DS_QUEUE_MEAN, "queue_time", "seconds", dc->timeout_queue_seconds,
-               "mean queue time (s)", 1);
-        ev_sig(f, c, DS_WAITING, "waiting", "requests", NAN, "requests waiting", 1);
+        ev_sig(f, c, DS_QUEUE_MEAN, dc->timeout_queue_seconds);
+        ev_sig(f, c, DS_WAITING, NAN);
         f->panel = im_strdup("aborts");
         f->action = fmt("Shorten the queue (the cause ranked above, if any; else replicas or a "
                         "lower --max-num-seqs so TTFT is predictable), and make clients' "

@@ -153,6 +153,16 @@ static void expr_value(im_buf_t *b, const dash_t *d, int e, const llm_signal_map
     (void)im_buf_puts(b, counter ? "[$__rate_interval]))" : ")");
 }
 
+/* A target with the legend of engine e's model and suffix. */
+static void model_target(dash_t *d, json_t *p, int e, const char *expr, const char *suffix)
+{
+    im_buf_t l;
+    im_buf_init(&l, 0);
+    legend_ml(&l, d, e, suffix);
+    target(p, expr, l.data);
+    im_buf_free(&l);
+}
+
 /* One target per serving engine for sig; returns how many were added. */
 static int per_engine(dash_t *d, json_t *p, llm_signal_t sig, const char *agg, const char *suffix,
                       bool counters_only)
@@ -162,17 +172,40 @@ static int per_engine(dash_t *d, json_t *p, llm_signal_t sig, const char *agg, c
         int e = d->serving[i];
         const llm_signal_map_t *m = pick(d, e, sig);
         if (!m || (counters_only && m->type != LLM_MTYPE_COUNTER)) continue;
-        im_buf_t x, l;
+        im_buf_t x;
         im_buf_init(&x, 0);
-        im_buf_init(&l, 0);
         expr_value(&x, d, e, m, agg, llm_serving_engine(d->s, e)->model_label, NULL);
-        legend_ml(&l, d, e, suffix);
-        target(p, x.data, l.data);
+        model_target(d, p, e, x.data, suffix);
         im_buf_free(&x);
-        im_buf_free(&l);
         n++;
     }
     return n;
+}
+
+/* The sum of m by the model label and more_by (", label", or ""). */
+static void sum_by_target(dash_t *d, json_t *p, int e, const llm_signal_map_t *m,
+                          const char *more_by, const char *suffix)
+{
+    im_buf_t x, by;
+    im_buf_init(&x, 0);
+    im_buf_init(&by, 0);
+    (void)im_buf_printf(&by, "%s%s", llm_serving_engine(d->s, e)->model_label, more_by);
+    expr_value(&x, d, e, m, "sum", by.data, NULL);
+    model_target(d, p, e, x.data, suffix);
+    im_buf_free(&x);
+    im_buf_free(&by);
+}
+
+/* rate(num)/rate(den) summed by the model label, of the series name + series. */
+static void rate_ratio(im_buf_t *x, const dash_t *d, int e, const llm_signal_map_t *num,
+                       const llm_signal_map_t *den, const char *series)
+{
+    const char *ml = llm_serving_engine(d->s, e)->model_label;
+    (void)im_buf_printf(x, "sum by (%s) (rate(%s%s", ml, num->name, series);
+    sel(x, d, e, num, NULL);
+    (void)im_buf_printf(x, "[$__rate_interval])) / sum by (%s) (rate(%s%s", ml, den->name, series);
+    sel(x, d, e, den, NULL);
+    (void)im_buf_puts(x, "[$__rate_interval]))");
 }
 
 static void quantiles(dash_t *d, json_t *p, llm_signal_t sig)
@@ -184,19 +217,16 @@ static void quantiles(dash_t *d, json_t *p, llm_signal_t sig)
         if (!m || m->type != LLM_MTYPE_HISTOGRAM) continue;
         const char *ml = llm_serving_engine(d->s, e)->model_label;
         for (size_t k = 0; k < IM_ARRAY_LEN(q); k++) {
-            im_buf_t x, l;
+            im_buf_t x;
             im_buf_init(&x, 0);
-            im_buf_init(&l, 0);
             (void)im_buf_printf(&x, "histogram_quantile(%g, sum by (le, %s) (rate(%s_bucket", q[k],
                                 ml, m->name);
             sel(&x, d, e, m, NULL);
             (void)im_buf_puts(&x, "[$__rate_interval])))");
             char sfx[16];
             snprintf(sfx, sizeof sfx, " p%d", (int)(q[k] * 100 + 0.5));
-            legend_ml(&l, d, e, sfx);
-            target(p, x.data, l.data);
+            model_target(d, p, e, x.data, sfx);
             im_buf_free(&x);
-            im_buf_free(&l);
         }
     }
 }
@@ -244,18 +274,7 @@ static void serving_section(dash_t *d)
         int e = d->serving[i];
         const llm_signal_map_t *r = pick(d, e, LLM_SIG_WAITING_BY_REASON);
         if (!r) continue;
-        const char *ml = llm_serving_engine(d->s, e)->model_label;
-        im_buf_t x, l, by;
-        im_buf_init(&x, 0);
-        im_buf_init(&l, 0);
-        im_buf_init(&by, 0);
-        (void)im_buf_printf(&by, "%s, reason", ml);
-        expr_value(&x, d, e, r, "sum", by.data, NULL);
-        legend_ml(&l, d, e, " {{reason}}");
-        target(p, x.data, l.data);
-        im_buf_free(&x);
-        im_buf_free(&l);
-        im_buf_free(&by);
+        sum_by_target(d, p, e, r, ", reason", " {{reason}}");
     }
     (void)per_engine(d, p, LLM_SIG_WAITING, "sum", " waiting (total)", false);
     place(d, p);
@@ -295,19 +314,9 @@ static void serving_section(dash_t *d)
         int e = d->serving[i];
         const llm_signal_map_t *m = pick(d, e, LLM_SIG_REQUESTS_FAILED);
         if (!m || m->type != LLM_MTYPE_COUNTER) continue;
-        const char *ml = llm_serving_engine(d->s, e)->model_label;
         bool reason = m->selector && strstr(m->selector, "finished_reason");
-        im_buf_t x, l, by;
-        im_buf_init(&x, 0);
-        im_buf_init(&l, 0);
-        im_buf_init(&by, 0);
-        (void)im_buf_printf(&by, reason ? "%s, finished_reason" : "%s", ml);
-        expr_value(&x, d, e, m, "sum", by.data, NULL);
-        legend_ml(&l, d, e, reason ? " {{finished_reason}}" : " aborted");
-        target(p, x.data, l.data);
-        im_buf_free(&x);
-        im_buf_free(&l);
-        im_buf_free(&by);
+        sum_by_target(d, p, e, m, reason ? ", finished_reason" : "",
+                      reason ? " {{finished_reason}}" : " aborted");
     }
     place(d, p);
 
@@ -349,19 +358,11 @@ static void latency_section(dash_t *d)
         const llm_signal_map_t *en = pick(d, e, LLM_SIG_E2E);
         if (!qn || !en || qn->type != LLM_MTYPE_HISTOGRAM || en->type != LLM_MTYPE_HISTOGRAM)
             continue;
-        const char *ml = llm_serving_engine(d->s, e)->model_label;
-        im_buf_t x, l;
+        im_buf_t x;
         im_buf_init(&x, 0);
-        im_buf_init(&l, 0);
-        (void)im_buf_printf(&x, "sum by (%s) (rate(%s_sum", ml, qn->name);
-        sel(&x, d, e, qn, NULL);
-        (void)im_buf_printf(&x, "[$__rate_interval])) / sum by (%s) (rate(%s_sum", ml, en->name);
-        sel(&x, d, e, en, NULL);
-        (void)im_buf_puts(&x, "[$__rate_interval]))");
-        legend_ml(&l, d, e, "");
-        target(p, x.data, l.data);
+        rate_ratio(&x, d, e, qn, en, "_sum");
+        model_target(d, p, e, x.data, "");
         im_buf_free(&x);
-        im_buf_free(&l);
     }
     place(d, p);
 }
@@ -386,26 +387,32 @@ static void throughput_section(dash_t *d)
         const llm_signal_map_t *h = pick(d, e, LLM_SIG_PREFIX_HITS);
         const llm_signal_map_t *q = pick(d, e, LLM_SIG_PREFIX_QUERIES);
         const llm_signal_map_t *r = pick(d, e, LLM_SIG_PREFIX_HIT_RATE);
-        im_buf_t x, l;
+        im_buf_t x;
         im_buf_init(&x, 0);
-        im_buf_init(&l, 0);
-        if (h && q && h->type == LLM_MTYPE_COUNTER && q->type == LLM_MTYPE_COUNTER) {
-            (void)im_buf_printf(&x, "sum by (%s) (rate(%s", ml, h->name);
-            sel(&x, d, e, h, NULL);
-            (void)im_buf_printf(&x, "[$__rate_interval])) / sum by (%s) (rate(%s", ml, q->name);
-            sel(&x, d, e, q, NULL);
-            (void)im_buf_puts(&x, "[$__rate_interval]))");
-        } else if (r && r->type == LLM_MTYPE_GAUGE) {
+        if (h && q && h->type == LLM_MTYPE_COUNTER && q->type == LLM_MTYPE_COUNTER)
+            rate_ratio(&x, d, e, h, q, "");
+        else if (r && r->type == LLM_MTYPE_GAUGE)
             expr_value(&x, d, e, r, "avg", ml, NULL);
-        }
-        if (x.len) {
-            legend_ml(&l, d, e, "");
-            target(p, x.data, l.data);
-        }
+        if (x.len) model_target(d, p, e, x.data, "");
         im_buf_free(&x);
-        im_buf_free(&l);
     }
     place(d, p);
+}
+
+/* A panel of one target: the text of agg (e.g. "avg(" or "sum by (l) (") and
+ * name{sel} of engine e, closed by ")". */
+static void agg_panel(dash_t *d, const panel_spec_t *ps, int e, const llm_signal_map_t *m,
+                      const char *agg, const char *legend)
+{
+    json_t *p = panel(d, ps);
+    im_buf_t x;
+    im_buf_init(&x, 0);
+    (void)im_buf_printf(&x, "%s%s", agg, m->name);
+    sel(&x, d, e, m, NULL);
+    (void)im_buf_putc(&x, ')');
+    target(p, x.data, legend);
+    place(d, p);
+    im_buf_free(&x);
 }
 
 /* A dcgm panel: agg(name{sel}) when has(name). */
@@ -419,12 +426,8 @@ static void gpu_panel(dash_t *d, llm_signal_t sig, const char *title, const char
     im_buf_init(&x, 0);
     (void)im_buf_printf(&ds_, "%s Metric: %s (dcgm-exporter).", desc, m->name);
     panel_spec_t ps = {.title = title, .desc = ds_.data, .unit = unit, .min = 0, .max = max};
-    json_t *p = panel(d, &ps);
-    (void)im_buf_printf(&x, "%s(%s", agg, m->name);
-    sel(&x, d, d->dcgm, m, NULL);
-    (void)im_buf_putc(&x, ')');
-    target(p, x.data, legend);
-    place(d, p);
+    (void)im_buf_printf(&x, "%s(", agg);
+    agg_panel(d, &ps, d->dcgm, m, x.data, legend);
     im_buf_free(&ds_);
     im_buf_free(&x);
 }
@@ -490,15 +493,8 @@ static void quota_section(dash_t *d)
                            .unit = "short",
                            .axis = "workloads",
                            .min = 0};
-        json_t *p = panel(d, &ps);
-        im_buf_t x;
-        im_buf_init(&x, 0);
-        (void)im_buf_printf(&x, "sum by (cluster_queue, status) (%s", m->name);
-        sel(&x, d, d->kueue, m, NULL);
-        (void)im_buf_putc(&x, ')');
-        target(p, x.data, "{{cluster_queue}} {{status}}");
-        place(d, p);
-        im_buf_free(&x);
+        agg_panel(d, &ps, d->kueue, m, "sum by (cluster_queue, status) (",
+                  "{{cluster_queue}} {{status}}");
     }
     m = pick(d, d->kueue, LLM_SIG_QUOTA_ADMITTED);
     if (m) {
@@ -508,15 +504,7 @@ static void quota_section(dash_t *d)
                            .unit = "short",
                            .axis = "workloads",
                            .min = 0};
-        json_t *p = panel(d, &ps);
-        im_buf_t x;
-        im_buf_init(&x, 0);
-        (void)im_buf_printf(&x, "sum by (cluster_queue) (%s", m->name);
-        sel(&x, d, d->kueue, m, NULL);
-        (void)im_buf_putc(&x, ')');
-        target(p, x.data, "{{cluster_queue}}");
-        place(d, p);
-        im_buf_free(&x);
+        agg_panel(d, &ps, d->kueue, m, "sum by (cluster_queue) (", "{{cluster_queue}}");
     }
 }
 

@@ -9,6 +9,18 @@
 
 #define LINT_MAX_VALUES_PER_LABEL 256
 
+/* A lint_where_t at file:line:col and path (borrowed), everything else zero. */
+static inline lint_where_t lint__where(const char *file, int line, int col, const char *path)
+{
+    lint_where_t w;
+    memset(&w, 0, sizeof w);
+    w.file = file;
+    w.line = line;
+    w.col = col;
+    w.path = path;
+    return w;
+}
+
 typedef struct lname_label {
     char *name;    /* owned */
     char **values; /* owned strings; complete unless overflow */

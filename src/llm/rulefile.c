@@ -437,12 +437,7 @@ static void lint_fn(void *user, const char *prefix, const cfg_node_t *g, size_t 
                   rule ? rule->col : 0, path, "rule without an expr");
         return;
     }
-    lint_where_t w;
-    memset(&w, 0, sizeof(w));
-    w.file = x->file;
-    w.line = exprn->line;
-    w.col = exprn->col;
-    w.path = path;
+    lint_where_t w = lint__where(x->file, exprn->line, exprn->col, path);
     w.is_alert = alert != NULL;
     w.is_record = record != NULL;
     w.has_raw = true;
@@ -523,12 +518,7 @@ im_rc lint_textfile(lint_run_t *r, const char *file, const char *buf, size_t len
         if (e > s && buf[s] != '#' && !(e - s >= 2 && buf[s] == '/' && buf[s + 1] == '/')) {
             char path[32];
             snprintf(path, sizeof path, "line %d", line);
-            lint_where_t w;
-            memset(&w, 0, sizeof(w));
-            w.file = file;
-            w.line = line;
-            w.col = (int)(s - off) + 1;
-            w.path = path;
+            lint_where_t w = lint__where(file, line, (int)(s - off) + 1, path);
             w.has_raw = true;
             w.raw_start = s;
             w.raw_end = e;

@@ -48,7 +48,7 @@ static const promql_expr_t *unparen(const promql_expr_t *e)
 }
 
 /* Evaluates a scalar argument (per step). */
-static im_rc eval_scalar_arg(ev_t *ev, const promql_expr_t *e, val_t *out)
+im_rc promql__eval_scalar_arg(ev_t *ev, const promql_expr_t *e, val_t *out)
 {
     im_rc rc = promql__eval(ev, e, out);
     if (rc == IM_OK && out->kind != VAL_SCALAR) {
@@ -786,9 +786,9 @@ static im_rc eval_range(ev_t *ev, const promql_call_t *call, val_t *out)
     promql__val_init(&p1, VAL_SCALAR);
     promql__val_init(&p2, VAL_SCALAR);
     /* Scalar parameters. */
-    if (f == RF_QUANTILE) rc = eval_scalar_arg(ev, call->args[0], &p1);
-    if (f == RF_PREDICT || f == RF_HOLT) rc = eval_scalar_arg(ev, call->args[1], &p1);
-    if (rc == IM_OK && f == RF_HOLT) rc = eval_scalar_arg(ev, call->args[2], &p2);
+    if (f == RF_QUANTILE) rc = promql__eval_scalar_arg(ev, call->args[0], &p1);
+    if (f == RF_PREDICT || f == RF_HOLT) rc = promql__eval_scalar_arg(ev, call->args[1], &p1);
+    if (rc == IM_OK && f == RF_HOLT) rc = promql__eval_scalar_arg(ev, call->args[2], &p2);
     if (rc != IM_OK) goto out_params;
     if (f == RF_HOLT) {
         for (size_t k = 0; k < ev->nsteps; k++) {
@@ -1255,7 +1255,7 @@ typedef struct hgroup {
 static im_rc eval_histogram_quantile(ev_t *ev, const promql_call_t *call, val_t *out)
 {
     val_t q, in;
-    im_rc rc = eval_scalar_arg(ev, call->args[0], &q);
+    im_rc rc = promql__eval_scalar_arg(ev, call->args[0], &q);
     if (rc != IM_OK) return rc;
     rc = promql__eval(ev, call->args[1], &in);
     if (rc != IM_OK) {
@@ -1407,7 +1407,7 @@ static im_rc eval_pi(ev_t *ev, const promql_call_t *call, val_t *out)
 static im_rc eval_vector(ev_t *ev, const promql_call_t *call, val_t *out)
 {
     val_t s;
-    im_rc rc = eval_scalar_arg(ev, call->args[0], &s);
+    im_rc rc = promql__eval_scalar_arg(ev, call->args[0], &s);
     if (rc != IM_OK) return rc;
     memcpy(one_series(ev, out)->v, s.sc, ev->nsteps * sizeof(double));
     promql__val_free(ev, &s);
@@ -1461,8 +1461,8 @@ static im_rc eval_clamp(ev_t *ev, const promql_call_t *call, val_t *out)
     promql__val_init(&a1, VAL_SCALAR);
     promql__val_init(&a2, VAL_SCALAR);
     im_rc rc = IM_OK;
-    if (call->nargs > 1) rc = eval_scalar_arg(ev, call->args[1], &a1);
-    if (rc == IM_OK && call->nargs > 2) rc = eval_scalar_arg(ev, call->args[2], &a2);
+    if (call->nargs > 1) rc = promql__eval_scalar_arg(ev, call->args[1], &a1);
+    if (rc == IM_OK && call->nargs > 2) rc = promql__eval_scalar_arg(ev, call->args[2], &a2);
     if (rc == IM_OK) rc = promql__eval(ev, call->args[0], out);
     if (rc == IM_OK) {
         for (size_t j = 0; j < out->n; j++) {

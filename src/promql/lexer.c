@@ -239,6 +239,17 @@ static void emit(promql_lexer_t *lx, promql_token_t *t, promql_tok_t type)
     lx->start = lx->pos;
 }
 
+/* A two-rune operator (the first rune taken, then '=') as eq, else the one-rune one. */
+static void emit_or_eq(promql_lexer_t *lx, promql_token_t *t, promql_tok_t eq, promql_tok_t one)
+{
+    if (peek_rune(lx) == '=') {
+        next_rune(lx);
+        emit(lx, t, eq);
+    } else {
+        emit(lx, t, one);
+    }
+}
+
 static void errorf(promql_lexer_t *lx, promql_token_t *t, const char *fmt, ...) IM_PRINTF(3, 4);
 static void errorf(promql_lexer_t *lx, promql_token_t *t, const char *fmt, ...)
 {
@@ -383,34 +394,21 @@ static bool lex_escape(promql_lexer_t *lx, promql_token_t *t)
     return true;
 }
 
-static void lex_string(promql_lexer_t *lx, promql_token_t *t)
+/* A string up to the rune that opened it (quote, taken): a quoted one with
+ * escapes on one line, or a raw one (backquotes) as it stands. */
+static void lex_string(promql_lexer_t *lx, promql_token_t *t, int32_t quote)
 {
+    bool raw = quote == '`';
+    lx->string_open = (uint32_t)quote;
     for (;;) {
         int32_t r = next_rune(lx);
-        if (r == '\\') {
+        if (r == '\\' && !raw) {
             if (!lex_escape(lx, t)) return;
         } else if (r == RUNE_ERROR) {
             errorf(lx, t, "invalid UTF-8 rune");
             return;
-        } else if (r == RUNE_EOF || r == '\n') {
-            errorf(lx, t, "unterminated quoted string");
-            return;
-        } else if ((uint32_t)r == lx->string_open) {
-            break;
-        }
-    }
-    emit(lx, t, PT_STRING);
-}
-
-static void lex_raw_string(promql_lexer_t *lx, promql_token_t *t)
-{
-    for (;;) {
-        int32_t r = next_rune(lx);
-        if (r == RUNE_ERROR) {
-            errorf(lx, t, "invalid UTF-8 rune");
-            return;
-        } else if (r == RUNE_EOF) {
-            errorf(lx, t, "unterminated raw string");
+        } else if (r == RUNE_EOF || (r == '\n' && !raw)) {
+            errorf(lx, t, raw ? "unterminated raw string" : "unterminated quoted string");
             return;
         } else if ((uint32_t)r == lx->string_open) {
             break;
@@ -501,16 +499,25 @@ static void lex_keyword_or_identifier(promql_lexer_t *lx, promql_token_t *t)
     emit(lx, t, colon ? PT_METRIC_IDENTIFIER : PT_IDENTIFIER);
 }
 
+/* Starts the next token at lx->pos: true when it is a comment (emitted
+ * whole), else *r is its first rune, taken. */
+static bool start_token(promql_lexer_t *lx, promql_token_t *t, int32_t *r)
+{
+    lx->start = lx->pos;
+    if (lx->pos < lx->n && lx->in[lx->pos] == '#') {
+        lex_comment(lx, t);
+        return true;
+    }
+    *r = next_rune(lx);
+    return false;
+}
+
 static void lex_inside_braces(promql_lexer_t *lx, promql_token_t *t)
 {
     char q[32];
     for (;;) {
-        lx->start = lx->pos;
-        if (lx->pos < lx->n && lx->in[lx->pos] == '#') {
-            lex_comment(lx, t);
-            return;
-        }
-        int32_t r = next_rune(lx);
+        int32_t r;
+        if (start_token(lx, t, &r)) return;
         if (r == RUNE_EOF) {
             errorf(lx, t, "unexpected end of input inside braces");
             return;
@@ -527,13 +534,7 @@ static void lex_inside_braces(promql_lexer_t *lx, promql_token_t *t)
         case ',': emit(lx, t, PT_COMMA); return;
         case '"':
         case '\'':
-            lx->string_open = (uint32_t)r;
-            lex_string(lx, t);
-            return;
-        case '`':
-            lx->string_open = (uint32_t)r;
-            lex_raw_string(lx, t);
-            return;
+        case '`': lex_string(lx, t, r); return;
         case '=':
             if (next_rune(lx) == '~') {
                 emit(lx, t, PT_EQL_REGEX);
@@ -593,12 +594,8 @@ void promql__lex_next(promql_lexer_t *lx, promql_token_t *t)
         return;
     }
     for (;;) {
-        lx->start = lx->pos;
-        if (lx->pos < lx->n && lx->in[lx->pos] == '#') {
-            lex_comment(lx, t);
-            return;
-        }
-        int32_t r = next_rune(lx);
+        int32_t r;
+        if (start_token(lx, t, &r)) return;
         if (r == RUNE_EOF) {
             if (lx->paren_depth != 0) {
                 errorf(lx, t, "unclosed left parenthesis");
@@ -644,14 +641,11 @@ void promql__lex_next(promql_lexer_t *lx, promql_token_t *t)
         case '@': emit(lx, t, PT_AT); return;
         case '=': {
             int32_t n = peek_rune(lx);
-            if (n == '=') {
-                next_rune(lx);
-                emit(lx, t, PT_EQLC);
-            } else if (n == '~') {
+            if (n == '~') {
                 quote_rune(q, sizeof q, n);
                 errorf(lx, t, "unexpected character after '=': %s", q);
             } else {
-                emit(lx, t, PT_EQL);
+                emit_or_eq(lx, t, PT_EQLC, PT_EQL);
             }
             return;
         }
@@ -665,31 +659,11 @@ void promql__lex_next(promql_lexer_t *lx, promql_token_t *t)
             emit(lx, t, PT_NEQ);
             return;
         }
-        case '<':
-            if (peek_rune(lx) == '=') {
-                next_rune(lx);
-                emit(lx, t, PT_LTE);
-            } else {
-                emit(lx, t, PT_LSS);
-            }
-            return;
-        case '>':
-            if (peek_rune(lx) == '=') {
-                next_rune(lx);
-                emit(lx, t, PT_GTE);
-            } else {
-                emit(lx, t, PT_GTR);
-            }
-            return;
+        case '<': emit_or_eq(lx, t, PT_LTE, PT_LSS); return;
+        case '>': emit_or_eq(lx, t, PT_GTE, PT_GTR); return;
         case '"':
         case '\'':
-            lx->string_open = (uint32_t)r;
-            lex_string(lx, t);
-            return;
-        case '`':
-            lx->string_open = (uint32_t)r;
-            lex_raw_string(lx, t);
-            return;
+        case '`': lex_string(lx, t, r); return;
         case '(':
             emit(lx, t, PT_LEFT_PAREN);
             lx->paren_depth++;

@@ -167,16 +167,6 @@ static bool is_fn(const promql_call_t *c, const char *name)
     return strcmp(c->func->name, name) == 0;
 }
 
-static im_rc eval_scalar_arg(ev_t *ev, const promql_expr_t *e, val_t *out)
-{
-    im_rc rc = promql__eval(ev, e, out);
-    if (rc == IM_OK && out->kind != VAL_SCALAR) {
-        promql__val_free(ev, out);
-        return im_err_set(ev->err, IM_EEXEC, "expected a scalar argument");
-    }
-    return rc;
-}
-
 /* histogram_count/sum/avg/stddev/stdvar/fraction and the native half of
  * histogram_quantile: floats of each histogram, name dropped. */
 static im_rc eval_hist_fn(ev_t *ev, const promql_call_t *c, val_t *out)
@@ -187,9 +177,9 @@ static im_rc eval_hist_fn(ev_t *ev, const promql_call_t *c, val_t *out)
     promql__val_init(&in, VAL_VECTOR);
     bool quant = is_fn(c, "histogram_quantile"), frac = is_fn(c, "histogram_fraction");
     im_rc rc = IM_OK;
-    if (quant) rc = eval_scalar_arg(ev, c->args[0], &p1);
-    if (frac && rc == IM_OK) rc = eval_scalar_arg(ev, c->args[0], &p1);
-    if (frac && rc == IM_OK) rc = eval_scalar_arg(ev, c->args[1], &p2);
+    if (quant) rc = promql__eval_scalar_arg(ev, c->args[0], &p1);
+    if (frac && rc == IM_OK) rc = promql__eval_scalar_arg(ev, c->args[0], &p1);
+    if (frac && rc == IM_OK) rc = promql__eval_scalar_arg(ev, c->args[1], &p2);
     if (rc == IM_OK) rc = eval_hists(ev, c->args[c->nargs - 1], &in);
     promql__val_init(out, VAL_VECTOR);
     const char *n = c->func->name + strlen("histogram_");

@@ -616,6 +616,27 @@ static int list_next(parser_t *p, promql_tok_t close, const char *ctx, const cha
     return LIST_ERR;
 }
 
+/* The matching operator and the quoted value after a label name: false with
+ * the error set. *val is in the arena. */
+static bool parse_match_value(parser_t *p, im_match_type_t *mt, char **val, size_t *vlen)
+{
+    switch (peek_type(p)) {
+    case PT_EQL: *mt = IM_MATCH_EQ; break;
+    case PT_NEQ: *mt = IM_MATCH_NEQ; break;
+    case PT_EQL_REGEX: *mt = IM_MATCH_RE; break;
+    case PT_NEQ_REGEX: *mt = IM_MATCH_NRE; break;
+    default: unexpected(p, "label matching", "label matching operator"); return false;
+    }
+    advance(p);
+    if (peek_type(p) != PT_STRING) {
+        unexpected(p, "label matching", "string");
+        return false;
+    }
+    promql_token_t vt = advance(p);
+    *val = promql__unquote(p->arena, p->in + vt.pos, vt.len, vlen);
+    return true;
+}
+
 /* Label matchers after '{' has been seen (not consumed). Appends to *ms. Under
  * compat 3 a label name may be quoted (`{"a.b"="x"}`, UTF-8) and a quoted string
  * on its own is the metric name (`{"my.metric"}`): *qname then (else NULL). */
@@ -647,21 +668,9 @@ static bool parse_label_matchers(parser_t *p, im_matcher_t ***ms, size_t *nms,
                 *qname = intern_owned(p, q, qlen);
             } else {
                 im_match_type_t mt;
-                switch (nt) {
-                case PT_EQL: mt = IM_MATCH_EQ; break;
-                case PT_NEQ: mt = IM_MATCH_NEQ; break;
-                case PT_EQL_REGEX: mt = IM_MATCH_RE; break;
-                case PT_NEQ_REGEX: mt = IM_MATCH_NRE; break;
-                default: unexpected(p, "label matching", "label matching operator"); return false;
-                }
-                advance(p);
-                if (peek_type(p) != PT_STRING) {
-                    unexpected(p, "label matching", "string");
-                    return false;
-                }
-                promql_token_t vt = advance(p);
+                char *val;
                 size_t vlen;
-                char *val = promql__unquote(p->arena, p->in + vt.pos, vt.len, &vlen);
+                if (!parse_match_value(p, &mt, &val, &vlen)) return false;
                 im_matcher_t *m = new_matcher_named(p, mt, &qt, q, qlen, val, vlen);
                 if (!m) return false;
                 *ms = arena_grow(p, *ms, *nms, &cap, sizeof **ms, 1);
@@ -676,23 +685,10 @@ static bool parse_label_matchers(parser_t *p, im_matcher_t ***ms, size_t *nms,
             return false;
         }
         promql_token_t name = advance(p);
-        promql_tok_t opt = peek_type(p);
         im_match_type_t mt;
-        switch (opt) {
-        case PT_EQL: mt = IM_MATCH_EQ; break;
-        case PT_NEQ: mt = IM_MATCH_NEQ; break;
-        case PT_EQL_REGEX: mt = IM_MATCH_RE; break;
-        case PT_NEQ_REGEX: mt = IM_MATCH_NRE; break;
-        default: unexpected(p, "label matching", "label matching operator"); return false;
-        }
-        advance(p);
-        if (peek_type(p) != PT_STRING) {
-            unexpected(p, "label matching", "string");
-            return false;
-        }
-        promql_token_t vt = advance(p);
+        char *val;
         size_t vlen;
-        char *val = promql__unquote(p->arena, p->in + vt.pos, vt.len, &vlen);
+        if (!parse_match_value(p, &mt, &val, &vlen)) return false;
         im_matcher_t *m = new_matcher(p, mt, &name, val, vlen);
         if (!m) return false;
         *ms = arena_grow(p, *ms, *nms, &cap, sizeof **ms, 1); /* + 1: the name's */

@@ -195,6 +195,9 @@ uint32_t promql__map_get(const u64map_t *m, uint64_t k);
 im_rc promql__eval_call(ev_t *ev, const promql_expr_t *e, val_t *out);
 im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out);
 im_rc promql__eval_binary(ev_t *ev, const promql_expr_t *e, val_t *out);
+/* functions.c, shared with nhist_eval.c: evaluates a parameter that must be a
+ * scalar (IM_EEXEC otherwise, *out freed). */
+im_rc promql__eval_scalar_arg(ev_t *ev, const promql_expr_t *e, val_t *out);
 /* aggregate.c, shared with the fused path in functions.c: one input series'
  * values into a group's per-step accumulators (A, B, C: value, compensation or
  * variance, count), the group's result from them, and the grouping. */

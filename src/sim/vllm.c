@@ -113,6 +113,17 @@ static void strip_total(const char *name, char *out, size_t cap)
     out[n] = '\0';
 }
 
+/* The labels of series i into ls: the base labels (with_base) and the i-th
+ * nextra of extra (NULL when nextra is 0). */
+static int series_labels(bld_t *b, sim_label_t *ls, const sim_label_t *extra, int i, int nextra,
+                         bool with_base)
+{
+    const sim_label_t *x = nextra ? extra + i * nextra : NULL;
+    if (with_base) return labels_with(b, ls, x, nextra);
+    for (int j = 0; j < nextra; j++) ls[j] = x[j];
+    return nextra;
+}
+
 /* A python gauge family with one series per label combination. */
 static void py_gauge(bld_t *b, const char *name, const char *help, const sim_label_t *extra,
                      int nextra_per, int nseries, const int *qs, bool with_base)
@@ -120,9 +131,7 @@ static void py_gauge(bld_t *b, const char *name, const char *help, const sim_lab
     sim__tpl_family(b->t, name, "gauge", help, name, "gauge", SIM_FMT_PY);
     for (int i = 0; i < nseries; i++) {
         sim_label_t ls[16];
-        int n = with_base ? labels_with(b, ls, extra + i * nextra_per, nextra_per) : 0;
-        if (!with_base)
-            for (int j = 0; j < nextra_per; j++) ls[n++] = extra[i * nextra_per + j];
+        int n = series_labels(b, ls, extra, i, nextra_per, with_base);
         int vidx = sim__tpl_series(b->t, name, ls, n, -1, -1);
         lay_scal(b, qs[i], vidx);
     }
@@ -141,11 +150,7 @@ static void py_counter(bld_t *b, const char *fname, const char *help, const sim_
     sim__tpl_family(b->t, tot, "counter", help, base, "counter", SIM_FMT_PY);
     for (int i = 0; i < nseries; i++) {
         sim_label_t ls[16];
-        int n = 0;
-        if (with_base)
-            n = labels_with(b, ls, extra + i * nextra_per, nextra_per);
-        else
-            for (int j = 0; j < nextra_per; j++) ls[n++] = extra[i * nextra_per + j];
+        int n = series_labels(b, ls, extra, i, nextra_per, with_base);
         int vidx = sim__tpl_series(b->t, tot, ls, n, -1, -1);
         /* Lazily created series: present once non-zero (index of itself). */
         if (present_q && present_q[i]) b->t->series[b->t->nseries - 1].present_idx = vidx;
@@ -155,11 +160,7 @@ static void py_counter(bld_t *b, const char *fname, const char *help, const sim_
     sim__tpl_family(b->t, cre, "gauge", help, NULL, NULL, SIM_FMT_PY);
     for (int i = 0; i < nseries; i++) {
         sim_label_t ls[16];
-        int n = 0;
-        if (with_base)
-            n = labels_with(b, ls, extra + i * nextra_per, nextra_per);
-        else
-            for (int j = 0; j < nextra_per; j++) ls[n++] = extra[i * nextra_per + j];
+        int n = series_labels(b, ls, extra, i, nextra_per, with_base);
         int vidx = sim__tpl_series(b->t, cre, ls, n, -1, pres[i]);
         lay_created(b, vidx);
     }
@@ -298,6 +299,37 @@ typedef struct binding {
     int q; /* scalar quantity, or -1 */
     int h; /* histogram, or -1 */
 } binding_t;
+
+/* The families of one label whose series have fixed values, each series a
+ * quantity of its own. */
+typedef struct labelled {
+    const char *name, *label;
+    const char *values[3];
+    int qs[3];
+    int n;
+    bool counter;
+} labelled_t;
+
+static const labelled_t labelled[] = {
+    {"vllm:num_requests_waiting_by_reason",
+     "reason",
+     {"capacity", "deferred"},
+     {Q_WAIT_CAP, Q_WAIT_DEF},
+     2,
+     false},
+    {"vllm:engine_sleep_state",
+     "sleep_state",
+     {"awake", "weights_offloaded", "discard_all"},
+     {Q_ONE, Q_ZERO, Q_ZERO},
+     3,
+     false},
+    {"vllm:prompt_tokens_by_source",
+     "source",
+     {"local_compute", "local_cache_hit", "external_kv_transfer"},
+     {Q_SRC_COMPUTE, Q_CACHED, Q_ZERO},
+     3,
+     true},
+};
 
 static const binding_t bindings[] = {
     {"vllm:num_requests_running", Q_RUNNING, -1},
@@ -587,26 +619,16 @@ void sim__vllm_build(sim_tpl_t *t, sim_vllm_layout_t *lay, uint32_t ver, const s
             build_cache_config(&b, f, m);
             continue;
         }
-        if (strcmp(f->name, "vllm:num_requests_waiting_by_reason") == 0) {
-            sim_label_t ex[] = {{"reason", "capacity"}, {"reason", "deferred"}};
-            int qs[] = {Q_WAIT_CAP, Q_WAIT_DEF};
-            py_gauge(&b, f->name, h, ex, 1, 2, qs, true);
-            continue;
-        }
-        if (strcmp(f->name, "vllm:engine_sleep_state") == 0) {
-            sim_label_t ex[] = {{"sleep_state", "awake"},
-                                {"sleep_state", "weights_offloaded"},
-                                {"sleep_state", "discard_all"}};
-            int qs[] = {Q_ONE, Q_ZERO, Q_ZERO};
-            py_gauge(&b, f->name, h, ex, 1, 3, qs, true);
-            continue;
-        }
-        if (strcmp(f->name, "vllm:prompt_tokens_by_source") == 0) {
-            sim_label_t ex[] = {{"source", "local_compute"},
-                                {"source", "local_cache_hit"},
-                                {"source", "external_kv_transfer"}};
-            int qs[] = {Q_SRC_COMPUTE, Q_CACHED, Q_ZERO};
-            py_counter(&b, f->name, h, ex, 1, 3, qs, true, NULL);
+        const labelled_t *lf = NULL;
+        for (size_t j = 0; j < IM_ARRAY_LEN(labelled); j++)
+            if (strcmp(labelled[j].name, f->name) == 0) lf = &labelled[j];
+        if (lf) {
+            sim_label_t ex[IM_ARRAY_LEN(lf->values)];
+            for (int j = 0; j < lf->n; j++) ex[j] = (sim_label_t){lf->label, lf->values[j]};
+            if (lf->counter)
+                py_counter(&b, f->name, h, ex, 1, lf->n, lf->qs, true, NULL);
+            else
+                py_gauge(&b, f->name, h, ex, 1, lf->n, lf->qs, true);
             continue;
         }
         if (strcmp(f->name, "vllm:request_success") == 0) {

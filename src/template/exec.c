@@ -222,6 +222,16 @@ static bool ptype_ok(ptype_t t, const tv_t *v)
     }
 }
 
+/* tmpl__xerr of before, the node as template text, after. */
+static void xerr_node(state_t *s, const char *before, const node_t *n, const char *after)
+{
+    im_buf_t b;
+    im_buf_init(&b, 0);
+    tmpl__node_string(&b, n);
+    tmpl__xerr(s, "%s%s%s", before, b.data ? b.data : "", after);
+    im_buf_free(&b);
+}
+
 static tv_t eval_arg(state_t *s, tv_t dot, ptype_t t, const node_t *n)
 {
     s->node = n;
@@ -270,13 +280,7 @@ static tv_t eval_arg(state_t *s, tv_t dot, ptype_t t, const node_t *n)
             if (dot.k == TV_STRING) return dot;
             goto wrongdot;
         }
-        {
-            im_buf_t b;
-            im_buf_init(&b, 0);
-            tmpl__node_string(&b, n);
-            tmpl__xerr(s, "expected string; found %s", b.data ? b.data : "");
-            im_buf_free(&b);
-        }
+        xerr_node(s, "expected string; found ", n, "");
         return NOVAL;
     case P_SAMPLE:
     case P_SAMPLES:
@@ -285,12 +289,9 @@ static tv_t eval_arg(state_t *s, tv_t dot, ptype_t t, const node_t *n)
             goto wrongdot;
         }
         {
-            im_buf_t b;
-            im_buf_init(&b, 0);
-            tmpl__node_string(&b, n);
-            tmpl__xerr(s, "can't handle %s for arg of type %s", b.data ? b.data : "",
-                       ptype_name(t));
-            im_buf_free(&b);
+            char tail[64];
+            snprintf(tail, sizeof tail, " for arg of type %s", ptype_name(t));
+            xerr_node(s, "can't handle ", n, tail);
         }
         return NOVAL;
     default: break;
@@ -426,11 +427,7 @@ static tv_t eval_command(state_t *s, tv_t dot, const node_t *cmd, const tv_t *fi
     }
     s->node = first;
     if (cmd->nkids > 1 || (final && final->k != TV_INVALID)) {
-        im_buf_t b;
-        im_buf_init(&b, 0);
-        tmpl__node_string(&b, first);
-        tmpl__xerr(s, "can't give argument to non-function %s", b.data ? b.data : "");
-        im_buf_free(&b);
+        xerr_node(s, "can't give argument to non-function ", first, "");
         return NOVAL;
     }
     switch (first->t) {

@@ -104,6 +104,18 @@ static void describe_rune(char *buf, size_t cap, const char *s, size_t n)
         snprintf(buf, cap, "U+%04X", cp);
 }
 
+/* Takes the rest of a word (field, variable or identifier): false with the
+ * error set when it does not end at a terminator. */
+static bool word_end(lexer_t *l)
+{
+    while (l->pos < l->n && tmpl__is_alnum((unsigned char)l->s[l->pos])) l->pos++;
+    if (at_terminator(l)) return true;
+    char d[48];
+    describe_rune(d, sizeof d, l->s + l->pos, l->n - l->pos);
+    lex_error(l, "bad character %s", d);
+    return false;
+}
+
 static void lex_inside(lexer_t *l);
 
 /* Past the white space a trim marker ("{{- ", " -}}") removes, counting lines. */
@@ -280,13 +292,7 @@ static void lex_inside(lexer_t *l)
                 emit_tok(l, c == '.' ? T_DOT : T_VAR);
                 continue;
             }
-            while (l->pos < l->n && tmpl__is_alnum((unsigned char)l->s[l->pos])) l->pos++;
-            if (!at_terminator(l)) {
-                char d[48];
-                describe_rune(d, sizeof d, l->s + l->pos, l->n - l->pos);
-                lex_error(l, "bad character %s", d);
-                return;
-            }
+            if (!word_end(l)) return;
             emit_tok(l, c == '.' ? T_FIELD : T_VAR);
             continue;
         case '(':
@@ -333,13 +339,7 @@ static void lex_inside(lexer_t *l)
             continue;
         }
         if (tmpl__is_alnum((unsigned char)c)) {
-            while (l->pos < l->n && tmpl__is_alnum((unsigned char)l->s[l->pos])) l->pos++;
-            if (!at_terminator(l)) {
-                char d[48];
-                describe_rune(d, sizeof d, l->s + l->pos, l->n - l->pos);
-                lex_error(l, "bad character %s", d);
-                return;
-            }
+            if (!word_end(l)) return;
             static const struct {
                 const char *w;
                 tok_type_t t;

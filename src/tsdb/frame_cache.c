@@ -153,9 +153,11 @@ static tsdb__frame_t *decode(const tsdb__block_t *b, uint32_t idx)
     return f;
 }
 
-tsdb__frame_t *tsdb__frame_cached(tsdb__frame_cache_t *c, const tsdb__block_t *b, uint32_t idx)
+/* The cached frame (a new reference, moved to the front of the LRU) or NULL;
+ * a hit or a miss is counted when count_miss. Takes c->mu. */
+static tsdb__frame_t *lookup_ref(tsdb__frame_cache_t *c, const tsdb__block_t *b, uint32_t idx,
+                                 bool count_miss)
 {
-    if (!c) return NULL;
     pthread_mutex_lock(&c->mu);
     tsdb__frame_t *f = lookup(c, b->id, idx);
     if (f) {
@@ -163,26 +165,23 @@ tsdb__frame_t *tsdb__frame_cached(tsdb__frame_cache_t *c, const tsdb__block_t *b
         lru_unlink(c, f);
         lru_push(c, f);
         atomic_fetch_add(&f->refs, 1);
+    } else if (count_miss) {
+        c->misses++;
     }
     pthread_mutex_unlock(&c->mu);
     return f;
 }
 
+tsdb__frame_t *tsdb__frame_cached(tsdb__frame_cache_t *c, const tsdb__block_t *b, uint32_t idx)
+{
+    return c ? lookup_ref(c, b, idx, false) : NULL;
+}
+
 tsdb__frame_t *tsdb__frame_get(tsdb__frame_cache_t *c, const tsdb__block_t *b, uint32_t idx)
 {
     if (c) {
-        pthread_mutex_lock(&c->mu);
-        tsdb__frame_t *f = lookup(c, b->id, idx);
-        if (f) {
-            c->hits++;
-            lru_unlink(c, f);
-            lru_push(c, f);
-            atomic_fetch_add(&f->refs, 1);
-            pthread_mutex_unlock(&c->mu);
-            return f;
-        }
-        c->misses++;
-        pthread_mutex_unlock(&c->mu);
+        tsdb__frame_t *f = lookup_ref(c, b, idx, true);
+        if (f) return f;
     }
     tsdb__frame_t *f = decode(b, idx);
     if (!f || !c || f->len > c->limit) return f;
