@@ -853,11 +853,19 @@ static im_rc decode_openslo(cfg_dec_t *d, const cfg_node_t *root, cfg_llm_slo_t 
     static const char *const mdk[] = {"name", "displayName", "labels", "annotations", NULL};
     im_rc rc;
     if (k && k->type == CFG_NODE_SCALAR && strcmp(k->str, "Service") == 0) {
-        /* no SLO in it: only the service the SLOs name (spec.service) */
+        /* no SLO in it: it names the service the SLOs name in spec.service
+         * (their label service); labels there would be expected on rules */
         static const char *const svk[] = {"description", NULL};
+        static const char *const smk[] = {"name", "displayName", "labels", "annotations", NULL};
         if ((rc = cfg_check_map(d, root, "OpenSLO Service", keys))) return rc;
-        if ((rc = cfg_check_map(d, cfg_get(root, "metadata"), "OpenSLO Service metadata", mdk)))
-            return rc;
+        const cfg_node_t *smd = cfg_get(root, "metadata");
+        if ((rc = cfg_check_map(d, smd, "OpenSLO Service metadata", smk))) return rc;
+        for (int i = 2; i < 4; i++)
+            if (cfg_get(smd, smk[i]))
+                return cfg_fail(d, cfg_get(smd, smk[i]),
+                                "OpenSLO Service metadata.%s: a Service makes no rules; put the "
+                                "%s on its SLOs' metadata",
+                                smk[i], smk[i]);
         return cfg_check_map(d, cfg_get(root, "spec"), "OpenSLO Service spec", svk);
     }
     if (!k || k->type != CFG_NODE_SCALAR || strcmp(k->str, "SLO") != 0)

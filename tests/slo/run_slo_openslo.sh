@@ -123,5 +123,6 @@ refuse start-time 'd["spec"]["timeWindow"] = [{"duration": "1M", "calendar": {"s
 refuse rolling-calendar 'd["spec"]["timeWindow"] = [{"duration": "1M", "isRolling": True, "calendar": {"timeZone": "UTC"}}]' "isRolling: true with a calendar"
 refuse rolling-month 'd["spec"]["timeWindow"] = [{"duration": "1M", "isRolling": True}]' "a rolling 1M has no fixed length"
 refuse calendar-quarter 'd["spec"]["timeWindow"] = [{"duration": "1Q", "calendar": {"timeZone": "UTC"}}]' "a calendar window maps only as 1M"
+refuse service-labels 'd.clear(); d.update({"apiVersion": "openslo/v1", "kind": "Service", "metadata": {"name": "chat", "labels": {"team": "chat"}}, "spec": {}})' "OpenSLO Service metadata.labels: a Service makes no rules"
 refuse window-key 'd["spec"]["timeWindow"] = [{"duration": "28d", "rolling": True}]' "field rolling not found in OpenSLO spec.timeWindow[0]"
 echo "ok: OpenSLO keys that do not map are refused, naming the field"
