@@ -579,7 +579,8 @@ int run_daemon(const run_opts_t *o)
     http_server_set_config(d.http, d.cfg);
     if (!o->agent) {
         d.llm = run_llm_start(d.http, tsdb_storage(db), eng, backend, &d.reload_mu, &d.cfg);
-        d.slo = run_slo_start(d.http, db ? tsdb_storage(db) : NULL, eng, backend, d.cfg);
+        d.slo = run_slo_start(d.http, db ? tsdb_storage(db) : NULL, eng, backend, d.cfg,
+                              o->slo_resolve_interval_ms);
     }
     run_rules_opts_t rro = {.external_url = o->external_url,
                             .outage_tolerance_ms = o->rules_outage_tolerance_ms,
@@ -784,6 +785,9 @@ static const cli_flag_t run_flags[] = {
      .help = "longest wait for one answer (default 1m)"},
     {"query.backend-max-bytes", "SIZE", "256MiB", SIZE, F(o.backend_max_bytes), POSITIVE,
      .help = "largest answer accepted (default 256MiB)"},
+    {"llm.slo-resolve-interval", "DUR", "1m", DUR, F(o.slo_resolve_interval_ms), POSITIVE,
+     .help = "re-resolve llm.slos against the live `le` bounds\nthis often once all are live "
+             "(default 1m;\nat most 15s while one is on the catalog's)"},
     {"regex.match-limit", "N", "1000000", INT, F(regex_match_limit), 1, UINT32_MAX,
      .help = "backtracking steps per regex match before the\nDFA fallback; a match neither "
              "decides is an\nerror (default 1000000)"},

@@ -62,6 +62,7 @@ typedef struct run_opts {
     const char *backend_config;                    /* YAML: HTTP client keys, headers, tenant */
     const char *backend_tenant;                    /* X-Scope-OrgID (overrides the file's tenant) */
     int64_t backend_timeout_ms, backend_max_bytes; /* 0 = query/query.h defaults */
+    int64_t slo_resolve_interval_ms;               /* --llm.slo-resolve-interval; 0 = 1 minute */
 } run_opts_t;
 
 void run_opts_defaults(run_opts_t *o);

@@ -7,11 +7,14 @@
  *  1. plans are the resolution of cfg->llm.slo (llm_slo_resolve_each with
  *     the backend), yaml their rule file, and gen changes exactly when yaml
  *     does — so the generator reloads the rules only when they changed.
- *  2. next_ms is the time of the next re-resolution: 15 s after the last one
- *     while an SLO is on the catalog's bounds (its histogram not scraped yet),
- *     a minute otherwise; run_slo_set_config re-resolves at once. */
+ *  2. next_ms is the time of the next re-resolution: catalog_ms (15 s, or
+ *     live_ms when shorter) after the last one while an SLO is on the
+ *     catalog's bounds (its histogram not scraped yet), live_ms
+ *     (--llm.slo-resolve-interval, 1 minute by default) otherwise;
+ *     run_slo_set_config re-resolves at once. */
 #include "util/base.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include "cli/run_slo.h"
@@ -21,18 +24,21 @@
 #include "util/timeutil.h"
 
 #define RESOLVE_CATALOG_MS (15 * IM_MS_PER_SECOND)
-#define RESOLVE_LIVE_MS    IM_MS_PER_MINUTE
+#define RESOLVE_LIVE_MS    IM_MS_PER_MINUTE /* --llm.slo-resolve-interval's default */
 
 struct run_slo {
     query_backend_t *backend; /* borrowed or local_owned */
     query_backend_t *local_owned;
-    pthread_mutex_t lock;  /* the fields below */
-    scrape_config_t *cfg;  /* owned reference: the SLOs of plans */
-    llm_slo_plans_t plans; /* of cfg->llm.slo; borrow cfg */
-    char *yaml;            /* owned: the rule file of plans */
+    int64_t live_ms, catalog_ms; /* invariant 2 */
+    bool warned_backend;         /* the backend-mode warning was logged */
+    pthread_mutex_t lock;        /* the fields below */
+    scrape_config_t *cfg;        /* owned reference: the SLOs of plans */
+    llm_slo_plans_t plans;       /* of cfg->llm.slo; borrow cfg */
+    char *yaml;                  /* owned: the rule file of plans */
     size_t len;
-    uint64_t gen;    /* bumped when yaml changes */
-    int64_t next_ms; /* the next re-resolution */
+    uint64_t gen;        /* bumped when yaml changes */
+    int64_t next_ms;     /* the next re-resolution */
+    int64_t resolved_ms; /* the last one ("resolved_at" of GET /api/v1/llm/slos) */
 };
 
 im_rc run_slo_validate(const scrape_config_t *cfg, int64_t retention_ms, im_err_t *err)
@@ -114,7 +120,8 @@ static void resolve_locked(run_slo_t *rs, bool log_all)
     }
     llm_slo_plans_free(&rs->plans);
     rs->plans = p;
-    rs->next_ms = im_now_ms() + (catalog ? RESOLVE_CATALOG_MS : RESOLVE_LIVE_MS);
+    rs->resolved_ms = im_now_ms();
+    rs->next_ms = rs->resolved_ms + (catalog ? rs->catalog_ms : rs->live_ms);
 }
 
 static void refresh_due_locked(run_slo_t *rs)
@@ -139,6 +146,7 @@ static const char *slos_http(void *ud, const char *at, const char *window, const
     pthread_mutex_lock(&rs->lock);
     refresh_due_locked(rs);
     im_rc rc = llm_slo_status_json(&rs->plans, rs->backend, at_ms, out, &err);
+    int64_t resolved_ms = rs->resolved_ms;
     pthread_mutex_unlock(&rs->lock);
     if (rc != IM_OK) {
         im_buf_reset(out);
@@ -147,18 +155,43 @@ static const char *slos_http(void *ud, const char *at, const char *window, const
                : rc == IM_ETIMEOUT                                      ? "timeout"
                                                                         : "unavailable";
     }
+    /* {"slos":[...],"goodput":[...]} gets "resolved_at" (Unix seconds; null
+     * before the first resolution, i.e. without SLOs) */
+    assert(out->len && out->data[out->len - 1] == '}');
+    out->len--;
+    if (resolved_ms)
+        (void)im_buf_printf(out, ",\"resolved_at\":%lld.%03lld}", (long long)(resolved_ms / 1000),
+                            (long long)(resolved_ms % 1000));
+    else
+        (void)im_buf_puts(out, ",\"resolved_at\":null}");
     return NULL;
 }
 
+/* --query.backend-url: no rule runner, so the SLO alerts are not evaluated
+ * here (once per daemon, when there are SLOs). */
+static void warn_backend_locked(run_slo_t *rs)
+{
+    if (rs->local_owned || rs->warned_backend || !rs->cfg->llm.slo.n) return;
+    rs->warned_backend = true;
+    IM_WARN("SLO alerts are not evaluated in query backend mode: GET /api/v1/llm/slos measures "
+            "the SLOs over the backend, but no rule runs here; load the SLO rules into the "
+            "store's own ruler (infermon export rules --config FILE, or infermon slo generate "
+            "--config.file FILE) to get the burn-rate alerts",
+            "slos=%zu", rs->cfg->llm.slo.n);
+}
+
 run_slo_t *run_slo_start(http_server_t *http, storage_t *storage, promql_engine_t *eng,
-                         query_backend_t *backend, scrape_config_t *cfg)
+                         query_backend_t *backend, scrape_config_t *cfg, int64_t live_ms)
 {
     run_slo_t *rs = im_calloc(1, sizeof *rs);
     pthread_mutex_init(&rs->lock, NULL);
     if (!backend) backend = rs->local_owned = query_local_new(storage, eng);
     rs->backend = backend;
+    rs->live_ms = live_ms > 0 ? live_ms : RESOLVE_LIVE_MS;
+    rs->catalog_ms = rs->live_ms < RESOLVE_CATALOG_MS ? rs->live_ms : RESOLVE_CATALOG_MS;
     rs->cfg = scrape_config_ref(cfg);
     pthread_mutex_lock(&rs->lock);
+    warn_backend_locked(rs);
     if (rs->cfg->llm.slo.n) resolve_locked(rs, true);
     pthread_mutex_unlock(&rs->lock);
     http_server_set_slos(http, slos_http, rs);
@@ -171,6 +204,7 @@ void run_slo_set_config(run_slo_t *rs, scrape_config_t *cfg)
     pthread_mutex_lock(&rs->lock);
     scrape_config_t *old = rs->cfg; /* the current plans borrow it until resolve_locked */
     rs->cfg = scrape_config_ref(cfg);
+    warn_backend_locked(rs);
     resolve_locked(rs, false);
     scrape_config_free(old);
     pthread_mutex_unlock(&rs->lock);
@@ -246,8 +280,8 @@ void run_slo_rules_generator(run_slo_t *rs, rules_generator_t *gen)
     gen_t *g = im_calloc(1, sizeof *g);
     g->inner = *gen;
     g->rs = rs;
-    int64_t recheck = gen->recheck_ms > 0 && gen->recheck_ms < RESOLVE_CATALOG_MS
-                          ? gen->recheck_ms
-                          : RESOLVE_CATALOG_MS;
+    /* checked at least as often as a re-resolution can fall due */
+    int64_t recheck =
+        gen->recheck_ms > 0 && gen->recheck_ms < rs->catalog_ms ? gen->recheck_ms : rs->catalog_ms;
     *gen = (rules_generator_t){gen_load, gen_changed, gen_free, g, recheck};
 }

@@ -2,7 +2,8 @@
  * fields, the windows fit the retention); their resolution against the
  * daemon's own store (or its --query.backend-url): the `le` bounds as
  * scraped, the catalog's until the histogram has series (then re-resolved
- * every 15 s, else every minute and at reloads); the SLO rules as a rule
+ * every 15 s, else every --llm.slo-resolve-interval and at reloads); the SLO
+ * rules as a rule
  * generator for the rule runner (reloaded when the resolution changes them);
  * and GET /api/v1/llm/slos, the status of llm/slo.h with each SLO's "bounds"
  * and, for an SLO that makes no rules, its "error" (docs/slo.md). */
@@ -27,9 +28,12 @@ typedef struct run_slo run_slo_t;
 im_rc run_slo_validate(const scrape_config_t *cfg, int64_t retention_ms, im_err_t *err);
 
 /* As run_llm_start (backend NULL: local over storage and eng); resolves
- * the SLOs of cfg (a reference is kept) now. */
+ * the SLOs of cfg (a reference is kept) now, then every live_ms once all are
+ * live (0: a minute), every 15 s (or live_ms when shorter) while one is on
+ * the catalog's bounds. With a backend (--query.backend-url) no rule runs:
+ * a warning says the SLO alerts are not evaluated here. */
 run_slo_t *run_slo_start(http_server_t *http, storage_t *storage, promql_engine_t *eng,
-                         query_backend_t *backend, scrape_config_t *cfg);
+                         query_backend_t *backend, scrape_config_t *cfg, int64_t live_ms);
 /* A reloaded configuration: its SLOs are resolved now (NULL s is fine). */
 void run_slo_set_config(run_slo_t *s, scrape_config_t *cfg);
 /* Wraps *gen so that it also loads the SLO rules of s's current resolution

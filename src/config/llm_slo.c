@@ -643,17 +643,35 @@ static bool is_selector(const char *q)
     return *p == '\0';
 }
 
+/* A metricSource {type: Prometheus, spec: {query: ...}} under m; *out owned.
+ * metricSourceRef (a DataSource object: connection details) does not map:
+ * infermon queries its own store, or the one it is pointed at. */
 static im_rc openslo_query(cfg_dec_t *d, const cfg_node_t *m, const char *what, char **out)
 {
-    /* {metricSource: {type: Prometheus, spec: {query: ...}}} */
+    static const char *const mk[] = {"metricSource", NULL};
+    static const char *const msk[] = {"metricSourceRef", "type", "spec", NULL};
+    static const char *const sk[] = {"query", NULL};
+    char b[200];
+    im_rc rc;
+    if ((rc = cfg_check_map(d, m, what, mk))) return rc;
     const cfg_node_t *ms = cfg_get(m, "metricSource");
     if (!ms) return cfg_fail(d, m, "%s.metricSource is required", what);
+    snprintf(b, sizeof b, "%s.metricSource", what);
+    if ((rc = cfg_check_map(d, ms, b, msk))) return rc;
+    if (cfg_get(ms, "metricSourceRef"))
+        return cfg_fail(d, cfg_get(ms, "metricSourceRef"),
+                        "%s.metricSourceRef: DataSource objects do not map (infermon queries its "
+                        "own store or the one given with --prometheus/--query.backend-url); "
+                        "write type: Prometheus and spec.query",
+                        what);
     const cfg_node_t *t = cfg_get(ms, "type");
     if (!t || t->type != CFG_NODE_SCALAR || strcasecmp(t->str, "prometheus") != 0)
         return cfg_fail(d, t ? t : ms, "%s.metricSource.type must be Prometheus", what);
     const cfg_node_t *sp = cfg_get(ms, "spec");
     if (!sp) return cfg_fail(d, ms, "%s.metricSource.spec.query is required", what);
-    im_rc rc = cfg_get_str(d, sp, "query", out);
+    snprintf(b, sizeof b, "%s.metricSource.spec", what);
+    if ((rc = cfg_check_map(d, sp, b, sk))) return rc;
+    rc = cfg_get_str(d, sp, "query", out);
     if (rc) return rc;
     if (!*out) return cfg_fail(d, sp, "%s.metricSource.spec.query is required", what);
     return IM_OK;
@@ -670,23 +688,194 @@ static char *wrap_rate(const char *sel)
     return im_buf_steal(&b, NULL);
 }
 
+/* Sets k to v (owned by the call) in kv; a key already there takes v. */
+static void kv_put(cfg_slo_kv_t *kv, const char *k, char *v)
+{
+    for (size_t j = 0; j < kv->n; j++)
+        if (strcmp(kv->k[j], k) == 0) {
+            im_free(kv->v[j]);
+            kv->v[j] = v;
+            return;
+        }
+    kv->k = im_realloc(kv->k, (kv->n + 1) * sizeof *kv->k);
+    kv->v = im_realloc(kv->v, (kv->n + 1) * sizeof *kv->v);
+    kv->k[kv->n] = im_strdup(k);
+    kv->v[kv->n++] = v;
+}
+
+/* OpenSLO metadata.labels: label name -> a string or a list of strings (the
+ * list joined with ","), onto every rule of the SLO (as Sloth's labels). */
+static im_rc openslo_labels(cfg_dec_t *d, const cfg_node_t *md, cfg_slo_kv_t *kv)
+{
+    const cfg_node_t *l = cfg_get(md, "labels");
+    if (!l) return IM_OK;
+    if (l->type != CFG_NODE_MAP)
+        return cfg_fail(d, l, "OpenSLO metadata.labels must be a mapping of label names");
+    for (size_t i = 0; i + 1 < l->nkids; i += 2) {
+        const cfg_node_t *k = l->kids[i], *v = l->kids[i + 1];
+        if (k->type != CFG_NODE_SCALAR || !im_label_name_valid(k->str, strlen(k->str)))
+            return cfg_fail(d, k,
+                            "OpenSLO metadata.labels: \"%s\" is not a Prometheus label name "
+                            "([a-zA-Z_][a-zA-Z0-9_]*): it goes on the generated rules",
+                            k->type == CFG_NODE_SCALAR ? k->str : "?");
+        for (size_t j = 0; j < i; j += 2)
+            if (strcmp(l->kids[j]->str, k->str) == 0)
+                return cfg_fail(d, k, "mapping key \"%s\" already defined at line %d", k->str,
+                                l->kids[j]->line);
+        im_buf_t b;
+        im_buf_init(&b, 0);
+        if (v->type == CFG_NODE_SCALAR) {
+            (void)im_buf_puts(&b, v->str);
+        } else if (v->type == CFG_NODE_SEQ && v->nkids) {
+            for (size_t j = 0; j < v->nkids; j++) {
+                if (v->kids[j]->type != CFG_NODE_SCALAR) {
+                    im_buf_free(&b);
+                    return cfg_fail(d, v->kids[j],
+                                    "OpenSLO metadata.labels.%s: a list of strings, not %s", k->str,
+                                    cfg_type_name(v->kids[j]));
+                }
+                if (j) (void)im_buf_putc(&b, ',');
+                (void)im_buf_puts(&b, v->kids[j]->str);
+            }
+        } else {
+            im_buf_free(&b);
+            return cfg_fail(
+                d, v, "OpenSLO metadata.labels.%s must be a string or a list of strings", k->str);
+        }
+        char *val = im_buf_steal(&b, NULL);
+        kv_put(kv, k->str, val ? val : im_strdup(""));
+    }
+    return IM_OK;
+}
+
+/* A documentation string at m.key, if any, as the alert annotation name. */
+static im_rc openslo_doc(cfg_dec_t *d, const cfg_node_t *m, const char *key, const char *name,
+                         cfg_slo_kv_t *kv)
+{
+    char *v = NULL;
+    im_rc rc = cfg_get_str(d, m, key, &v);
+    if (rc == IM_OK && v) kv_put(kv, name, v);
+    return rc;
+}
+
+/* "YYYY-MM-01 00:00:00" (or with T): the start of a calendar month. */
+static bool month_aligned(const char *t)
+{
+    int y, mo, dd, h, mi, se;
+    if (strlen(t) != 19) return false;
+    for (int i = 0; i < 19; i++) {
+        bool digit = t[i] >= '0' && t[i] <= '9';
+        if ((i == 4 || i == 7)     ? t[i] != '-'
+            : i == 10              ? (t[i] != ' ' && t[i] != 'T')
+            : (i == 13 || i == 16) ? t[i] != ':'
+                                   : !digit)
+            return false;
+    }
+    y = (t[0] - '0') * 1000 + (t[1] - '0') * 100 + (t[2] - '0') * 10 + (t[3] - '0');
+    mo = (t[5] - '0') * 10 + (t[6] - '0');
+    dd = (t[8] - '0') * 10 + (t[9] - '0');
+    h = (t[11] - '0') * 10 + (t[12] - '0');
+    mi = (t[14] - '0') * 10 + (t[15] - '0');
+    se = (t[17] - '0') * 10 + (t[18] - '0');
+    return y > 0 && mo >= 1 && mo <= 12 && dd == 1 && h == 0 && mi == 0 && se == 0;
+}
+
+/* spec.timeWindow: a list of one {duration, isRolling, calendar}. */
+static im_rc openslo_window(cfg_dec_t *d, const cfg_node_t *tw, cfg_slo_t *o)
+{
+    static const char *const wk[] = {"duration", "isRolling", "calendar", NULL};
+    static const char *const ck[] = {"startTime", "timeZone", NULL};
+    im_rc rc;
+    if (tw->type != CFG_NODE_SEQ || tw->nkids != 1)
+        return cfg_fail(d, tw, "OpenSLO spec.timeWindow must be a list of one window");
+    const cfg_node_t *w = tw->kids[0];
+    if ((rc = cfg_check_map(d, w, "OpenSLO spec.timeWindow[0]", wk))) return rc;
+    const cfg_node_t *du = cfg_get(w, "duration"), *cal = cfg_get(w, "calendar");
+    if (!du || du->type != CFG_NODE_SCALAR)
+        return cfg_fail(d, w, "OpenSLO spec.timeWindow[0].duration is required");
+    bool has_rolling = cfg_get(w, "isRolling") != NULL, rolling = !cal;
+    if ((rc = cfg_get_bool(d, w, "isRolling", &rolling))) return rc;
+    if (!has_rolling) rolling = !cal && strcmp(du->str, "1M") != 0;
+    if (rolling && cal)
+        return cfg_fail(d, cfg_get(w, "isRolling"),
+                        "OpenSLO spec.timeWindow[0]: isRolling: true with a calendar: a window "
+                        "is rolling or calendar-aligned");
+    if (!rolling) {
+        if (strcmp(du->str, "1M") != 0)
+            return cfg_fail(d, du,
+                            "OpenSLO spec.timeWindow[0].duration: a calendar window maps only as "
+                            "1M (the calendar month, UTC), not %s",
+                            du->str);
+        if (cal) {
+            if ((rc = cfg_check_map(d, cal, "OpenSLO spec.timeWindow[0].calendar", ck))) return rc;
+            const cfg_node_t *tz = cfg_get(cal, "timeZone"), *st = cfg_get(cal, "startTime");
+            if (tz && (tz->type != CFG_NODE_SCALAR ||
+                       (strcmp(tz->str, "UTC") != 0 && strcmp(tz->str, "Etc/UTC") != 0)))
+                return cfg_fail(d, tz,
+                                "OpenSLO spec.timeWindow[0].calendar.timeZone: infermon's "
+                                "calendar months are UTC; only UTC maps, not %s",
+                                tz->type == CFG_NODE_SCALAR ? tz->str : "a non-string");
+            if (st && (st->type != CFG_NODE_SCALAR || !month_aligned(st->str)))
+                return cfg_fail(d, st,
+                                "OpenSLO spec.timeWindow[0].calendar.startTime: the window is "
+                                "the calendar month, so the start must be the first of a month "
+                                "at 00:00:00 (e.g. \"2026-01-01 00:00:00\"), not %s",
+                                st->type == CFG_NODE_SCALAR ? st->str : "a non-string");
+        }
+        o->calendar_month = true;
+        o->window_ms = 0;
+        return IM_OK;
+    }
+    int64_t ms;
+    if (strcmp(du->str, "1M") == 0)
+        return cfg_fail(d, du,
+                        "OpenSLO spec.timeWindow[0].duration: a rolling 1M has no fixed length; "
+                        "write 30d (or 4w), or a calendar month (isRolling: false)");
+    if (im_duration_parse(du->str, strlen(du->str), &ms, NULL) != IM_OK || ms < 3 * 86400000LL)
+        return cfg_fail(d, du,
+                        "OpenSLO spec.timeWindow[0].duration must be a duration of at least 3d, "
+                        "not %s",
+                        du->str);
+    o->window_ms = ms;
+    return IM_OK;
+}
+
+/* An OpenSLO v1 document (kind SLO; Service is skipped, other kinds refused).
+ * Every key OpenSLO defines is either honoured or refused with the field
+ * named; see docs/slo.md (OpenSLO import) for the mapping. */
 static im_rc decode_openslo(cfg_dec_t *d, const cfg_node_t *root, cfg_llm_slo_t *s)
 {
     const cfg_node_t *k = cfg_get(root, "kind");
     const cfg_node_t *av = cfg_get(root, "apiVersion");
     if (!av || av->type != CFG_NODE_SCALAR || strcmp(av->str, "openslo/v1") != 0)
         return cfg_fail(d, av ? av : root, "OpenSLO: apiVersion must be openslo/v1");
-    if (k && k->type == CFG_NODE_SCALAR && strcmp(k->str, "Service") == 0)
-        return IM_OK; /* no SLO in it: the service the SLOs name */
+    static const char *const keys[] = {"apiVersion", "kind", "metadata", "spec", NULL};
+    static const char *const mdk[] = {"name", "displayName", "labels", "annotations", NULL};
+    im_rc rc;
+    if (k && k->type == CFG_NODE_SCALAR && strcmp(k->str, "Service") == 0) {
+        /* no SLO in it: it names the service the SLOs name in spec.service
+         * (their label service); labels there would be expected on rules */
+        static const char *const svk[] = {"description", NULL};
+        static const char *const smk[] = {"name", "displayName", "labels", "annotations", NULL};
+        if ((rc = cfg_check_map(d, root, "OpenSLO Service", keys))) return rc;
+        const cfg_node_t *smd = cfg_get(root, "metadata");
+        if ((rc = cfg_check_map(d, smd, "OpenSLO Service metadata", smk))) return rc;
+        for (int i = 2; i < 4; i++)
+            if (cfg_get(smd, smk[i]))
+                return cfg_fail(d, cfg_get(smd, smk[i]),
+                                "OpenSLO Service metadata.%s: a Service makes no rules; put the "
+                                "%s on its SLOs' metadata",
+                                smk[i], smk[i]);
+        return cfg_check_map(d, cfg_get(root, "spec"), "OpenSLO Service spec", svk);
+    }
     if (!k || k->type != CFG_NODE_SCALAR || strcmp(k->str, "SLO") != 0)
         return cfg_fail(d, k ? k : root,
                         "OpenSLO: kind %s does not map to an infermon SLO (SLO and Service do)",
                         k && k->type == CFG_NODE_SCALAR ? k->str : "(none)");
-    static const char *const keys[] = {"apiVersion", "kind", "metadata", "spec", NULL};
-    im_rc rc;
     if ((rc = cfg_check_map(d, root, "OpenSLO SLO", keys))) return rc;
     const cfg_node_t *md = cfg_get(root, "metadata"), *sp = cfg_get(root, "spec");
     if (!md || !sp) return cfg_fail(d, root, "OpenSLO SLO: metadata and spec are required");
+    if ((rc = cfg_check_map(d, md, "OpenSLO metadata", mdk))) return rc;
     cfg_slo_t *o = slo_add(s);
     o->origin = fmt_origin(d->file, root, "OpenSLO SLO");
     if ((rc = cfg_get_str(d, md, "name", &o->name))) return rc;
@@ -696,51 +885,63 @@ static im_rc decode_openslo(cfg_dec_t *d, const cfg_node_t *root, cfg_llm_slo_t 
                                       "indicatorRef", "timeWindow",    "budgetingMethod",
                                       "objectives",   "alertPolicies", NULL};
     if ((rc = cfg_check_map(d, sp, "OpenSLO spec", spk))) return rc;
+    /* labels: spec.service as `service`, then metadata.labels (win on a clash) */
+    char *svc = NULL;
+    if ((rc = cfg_get_str(d, sp, "service", &svc))) return rc;
+    if (svc) kv_put(&o->rule_labels, "service", svc);
+    if ((rc = openslo_labels(d, md, &o->rule_labels))) return rc;
+    /* metadata.annotations on both alerts, as Sloth's alerting.annotations */
+    if ((rc = get_kv(d, md, "annotations", "OpenSLO metadata", &o->alert_annots))) return rc;
+    if ((rc = openslo_doc(d, md, "displayName", "openslo_display_name", &o->alert_annots)) ||
+        (rc = openslo_doc(d, sp, "description", "openslo_description", &o->alert_annots)))
+        return rc;
     if (cfg_get(sp, "indicatorRef"))
         return cfg_fail(d, cfg_get(sp, "indicatorRef"),
                         "OpenSLO spec.indicatorRef: inline the SLI as spec.indicator");
+    if (cfg_get(sp, "alertPolicies"))
+        return cfg_fail(d, cfg_get(sp, "alertPolicies"),
+                        "OpenSLO spec.alertPolicies: alert policies do not map; infermon writes "
+                        "its multiwindow, multi-burn-rate alerts (drop alertPolicies, or tune "
+                        "burn_rates in infermon's SLO format)");
     const cfg_node_t *bm = cfg_get(sp, "budgetingMethod");
     if (bm && (bm->type != CFG_NODE_SCALAR || strcmp(bm->str, "Occurrences") != 0))
         return cfg_fail(d, bm,
                         "OpenSLO spec.budgetingMethod: only Occurrences maps (request-based "
                         "SLIs)");
-    /* timeWindow */
     const cfg_node_t *tw = cfg_get(sp, "timeWindow");
     o->window_ms = 30 * 86400000LL;
-    if (tw) {
-        if (tw->type != CFG_NODE_SEQ || tw->nkids != 1)
-            return cfg_fail(d, tw, "OpenSLO spec.timeWindow must be a list of one window");
-        const cfg_node_t *w = tw->kids[0];
-        const cfg_node_t *du = cfg_get(w, "duration"), *cal = cfg_get(w, "calendar");
-        if (!du || du->type != CFG_NODE_SCALAR)
-            return cfg_fail(d, w, "OpenSLO spec.timeWindow[0].duration is required");
-        if (cal || strcmp(du->str, "1M") == 0) {
-            if (strcmp(du->str, "1M") != 0)
-                return cfg_fail(d, du,
-                                "OpenSLO spec.timeWindow[0].duration: a calendar window maps "
-                                "only as 1M (calendar month)");
-            o->calendar_month = true;
-            o->window_ms = 0;
-        } else {
-            int64_t ms;
-            if (im_duration_parse(du->str, strlen(du->str), &ms, NULL) != IM_OK ||
-                ms < 3 * 86400000LL)
-                return cfg_fail(d, du,
-                                "OpenSLO spec.timeWindow[0].duration must be a duration of at "
-                                "least 3d, not %s",
-                                du->str);
-            o->window_ms = ms;
-        }
-    }
+    if (tw && (rc = openslo_window(d, tw, o))) return rc;
     /* objectives: one */
     const cfg_node_t *ob = cfg_get(sp, "objectives");
     if (!ob || ob->type != CFG_NODE_SEQ || ob->nkids != 1)
         return cfg_fail(d, ob ? ob : sp, "OpenSLO spec.objectives must be a list of one objective");
     const cfg_node_t *o0 = ob->kids[0];
+    static const char *const ok[] = {"displayName",
+                                     "op",
+                                     "value",
+                                     "target",
+                                     "targetPercent",
+                                     "timeSliceTarget",
+                                     "timeSliceWindow",
+                                     "compositeWeight",
+                                     NULL};
+    if ((rc = cfg_check_map(d, o0, "OpenSLO spec.objectives[0]", ok))) return rc;
+    static const char *const nomap[] = {"timeSliceTarget", "timeSliceWindow", "compositeWeight"};
+    for (int i = 0; i < 3; i++)
+        if (cfg_get(o0, nomap[i]))
+            return cfg_fail(d, cfg_get(o0, nomap[i]),
+                            "OpenSLO spec.objectives[0].%s does not map (%s): infermon's SLOs "
+                            "are request-based (Occurrences), one objective each",
+                            nomap[i], i < 2 ? "Timeslices budgeting" : "composite SLOs");
+    if ((rc =
+             openslo_doc(d, o0, "displayName", "openslo_objective_display_name", &o->alert_annots)))
+        return rc;
     double target = NAN, tp = NAN, value = NAN;
     if ((rc = cfg_get_float(d, o0, "target", &target))) return rc;
     if ((rc = cfg_get_float(d, o0, "targetPercent", &tp))) return rc;
     if ((rc = cfg_get_float(d, o0, "value", &value))) return rc;
+    if (!isnan(tp) && !isnan(target))
+        return cfg_fail(d, o0, "OpenSLO spec.objectives[0]: target or targetPercent, not both");
     if (!isnan(tp)) target = tp / 100;
     if (!(target > 0 && target < 1))
         return cfg_fail(d, o0,
@@ -749,10 +950,45 @@ static im_rc decode_openslo(cfg_dec_t *d, const cfg_node_t *root, cfg_llm_slo_t 
     o->objective = target;
     /* indicator */
     const cfg_node_t *ind = cfg_get(sp, "indicator");
+    static const char *const ik[] = {"metadata", "spec", NULL};
+    static const char *const imk[] = {"name", "displayName", NULL};
+    static const char *const isk[] = {"description", "ratioMetric", "thresholdMetric", NULL};
+    if (ind && (rc = cfg_check_map(d, ind, "OpenSLO spec.indicator", ik))) return rc;
+    const cfg_node_t *imd = ind ? cfg_get(ind, "metadata") : NULL;
+    if (imd && ((rc = cfg_check_map(d, imd, "OpenSLO spec.indicator.metadata", imk)) ||
+                (rc = openslo_doc(d, imd, "name", "openslo_indicator", &o->alert_annots)) ||
+                (rc = openslo_doc(d, imd, "displayName", "openslo_indicator_display_name",
+                                  &o->alert_annots))))
+        return rc;
     const cfg_node_t *is = ind ? cfg_get(ind, "spec") : NULL;
     if (!is) return cfg_fail(d, ind ? ind : sp, "OpenSLO spec.indicator.spec is required");
+    if ((rc = cfg_check_map(d, is, "OpenSLO spec.indicator.spec", isk)) ||
+        (rc = openslo_doc(d, is, "description", "openslo_indicator_description", &o->alert_annots)))
+        return rc;
     const cfg_node_t *rm = cfg_get(is, "ratioMetric"), *tm = cfg_get(is, "thresholdMetric");
+    const cfg_node_t *op = cfg_get(o0, "op");
+    if (rm && tm)
+        return cfg_fail(d, is,
+                        "OpenSLO spec.indicator.spec: ratioMetric or thresholdMetric, "
+                        "not both");
     if (rm) {
+        static const char *const rk[] = {"counter", "good", "bad", "total", "raw", "rawType", NULL};
+        if ((rc = cfg_check_map(d, rm, "OpenSLO ratioMetric", rk))) return rc;
+        if (cfg_get(rm, "raw") || cfg_get(rm, "rawType"))
+            return cfg_fail(d, cfg_get(rm, "raw") ? cfg_get(rm, "raw") : cfg_get(rm, "rawType"),
+                            "OpenSLO ratioMetric.raw: a precomputed ratio does not map (the "
+                            "burn-rate windows need counts); give good or bad, and total");
+        bool counter = true;
+        if ((rc = cfg_get_bool(d, rm, "counter", &counter))) return rc;
+        if (!counter)
+            return cfg_fail(d, cfg_get(rm, "counter"),
+                            "OpenSLO ratioMetric.counter: false does not map: infermon rates the "
+                            "good/bad and total series, which must be counters");
+        if (op || !isnan(value))
+            return cfg_fail(d, op ? op : o0,
+                            "OpenSLO spec.objectives[0].%s is for a thresholdMetric, not a "
+                            "ratioMetric",
+                            op ? "op" : "value");
         const cfg_node_t *good = cfg_get(rm, "good"), *bad = cfg_get(rm, "bad"),
                          *total = cfg_get(rm, "total");
         if (!total || (!good == !bad))
@@ -802,7 +1038,6 @@ static im_rc decode_openslo(cfg_dec_t *d, const cfg_node_t *root, cfg_llm_slo_t 
             im_free(q);
             return rc;
         }
-        const cfg_node_t *op = cfg_get(o0, "op");
         if (op && (op->type != CFG_NODE_SCALAR ||
                    (strcmp(op->str, "lt") != 0 && strcmp(op->str, "lte") != 0))) {
             im_free(q);

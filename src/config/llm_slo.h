@@ -25,6 +25,11 @@
  * query with {{.window}} where the range goes (Sloth's own templates; OpenSLO
  * ratioMetric selectors are wrapped in sum(rate(...[{{.window}}]))), except an
  * OpenSLO thresholdMetric on a histogram, which is a latency SLI on `metric`.
+ * Every OpenSLO key is honoured or refused naming the field: metadata.labels
+ * and spec.service become rule_labels, metadata.annotations and the
+ * documentation strings (displayName, description) alert_annots
+ * (openslo_*); alertPolicies, metricSourceRef, Timeslices and the like are
+ * refused (docs/slo.md has the table).
  * Burn-rate windows must be recorded windows (5m 30m 1h 2h 6h 1d 3d).
  * Unknown keys and bad values are errors with file:line:column naming the
  * field, as everywhere. All strings are owned by the section. */
@@ -89,7 +94,9 @@ typedef struct cfg_slo {
     bool calendar_month;
     char *alert_name; /* NULL = "SLOErrorBudgetBurn" */
     /* Sloth: labels on every generated rule (the spec's, then the SLO's: the SLO's win);
-     * on both alerts; on the page / the ticket alert (these win over alert_labels) */
+     * on both alerts; on the page / the ticket alert (these win over alert_labels).
+     * OpenSLO: spec.service and metadata.labels in rule_labels, metadata.annotations
+     * and the openslo_* documentation annotations in alert_annots */
     cfg_slo_kv_t rule_labels, alert_labels, page_labels, ticket_labels;
     cfg_slo_kv_t alert_annots, page_annots, ticket_annots;
     cfg_slo_burn_t page[CFG_SLO_MAX_BURNS], ticket[CFG_SLO_MAX_BURNS];

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "labels/labels.h"
 #include "llm/catalog.h"
 #include "llm/serving.h"
 #include "llm/slo.h"
@@ -204,23 +205,48 @@ static void bounds_from_text(bounds_t *bd, const char *t)
     bd->known = bd->n > 0;
 }
 
+static void bound_add(bounds_t *bd, const char *le)
+{
+    char *end = NULL;
+    double v = strtod(le, &end);
+    if (end == le || !isfinite(v) || bd->n >= MAX_BOUNDS) return;
+    for (int i = 0; i < bd->n; i++)
+        if (strcmp(bd->spell[i], le) == 0) return;
+    bd->v[bd->n] = v;
+    snprintf(bd->spell[bd->n], sizeof bd->spell[0], "%s", le);
+    bd->n++;
+}
+
+/* The `le` bounds of name_bucket{sel}: those of the series the store has now
+ * (an instant query: a histogram re-bucketed by a restarted target drops its
+ * old bounds as soon as they go stale), or, when none has a sample now (a
+ * target down, a stopped daemon's data), those of any series it kept. */
 static im_rc live_bounds(ctx_t *c, const char *name, const char *sel, bounds_t *bd, im_err_t *err)
 {
     char m[2048];
     snprintf(m, sizeof m, "%s_bucket{%s}", name, sel);
+    char q[2100];
+    snprintf(q, sizeof q, "count by (le) (%s)", m);
+    promql_result_t r;
+    memset(&r, 0, sizeof r);
+    im_rc rc = query_instant(c->b, q, im_now_ms(), &r, err);
+    if (rc == IM_OK && r.type == PROMQL_RESULT_VECTOR)
+        for (size_t i = 0; i < r.nseries; i++) {
+            const im_istr_t *le = im_labels_get(r.series[i].labels, "le");
+            if (le) bound_add(bd, le->s);
+        }
+    promql_result_free(&r);
+    if (rc) return rc;
+    if (bd->n) {
+        bd->known = true;
+        return IM_OK;
+    }
     const char *match[1] = {m};
     char **vals = NULL;
     size_t n = 0;
-    im_rc rc = query_label_values(c->b, "le", match, 1, 0, 0, &vals, &n, err);
+    rc = query_label_values(c->b, "le", match, 1, 0, 0, &vals, &n, err);
     if (rc) return rc;
-    for (size_t i = 0; i < n && bd->n < MAX_BOUNDS; i++) {
-        char *end = NULL;
-        double v = strtod(vals[i], &end);
-        if (end == vals[i] || !isfinite(v)) continue;
-        bd->v[bd->n] = v;
-        snprintf(bd->spell[bd->n], sizeof bd->spell[0], "%s", vals[i]);
-        bd->n++;
-    }
+    for (size_t i = 0; i < n; i++) bound_add(bd, vals[i]);
     bd->known = bd->n > 0;
     query_strs_free(vals, n);
     return IM_OK;

@@ -4,7 +4,7 @@
 # a threshold, a window longer than the retention (slo check and infermon run),
 # an unsupported Sloth plugin and an unmappable OpenSLO indicator; while Sloth
 # and OpenSLO specs that map are read.
-source "$IM_SOURCE_DIR/tests/lib/common.sh"
+source "$IM_SOURCE_DIR/tests/slo/lib.sh"
 refused() { # name want [args]
   local n=$1 want=$2
   shift 2
@@ -156,4 +156,5 @@ set -e
 [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "run started (rc $rc): $(tail -3 "$IM_TMP/run.log")"
 grep -qF "llm.slos[0].window (a): 30d is longer than the storage retention 5d" "$IM_TMP/run.log" \
   || fail "run: $(tail -3 "$IM_TMP/run.log")"
+check_sanitizer_log "$IM_TMP/run.log"
 echo "ok: infermon run refused the window"

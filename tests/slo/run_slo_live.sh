@@ -7,7 +7,7 @@
 # (spelled le="1.0" by the client) make rules, 2.5s is refused with the live
 # neighbours 1.7s and 3s, logged and reported in "error", and its rules go
 # away. A reload re-resolves at once.
-source "$IM_SOURCE_DIR/tests/lib/common.sh"
+source "$IM_SOURCE_DIR/tests/slo/lib.sh"
 exp=$(free_port)
 port=$(free_port)
 cat >"$IM_TMP/exporter.py" <<'PYEOF'
@@ -40,6 +40,7 @@ YML
 write_config ""
 bg "$IM_BINARY" run --config.file "$IM_TMP/c.yml" --storage.tsdb.path "$IM_TMP/data" \
   --web.listen-address "127.0.0.1:$port" --web.enable-lifecycle >"$IM_TMP/run.log" 2>&1
+IMPID=${IM_PIDS[-1]}
 wait_http "http://127.0.0.1:$port/-/ready" 30
 U="http://127.0.0.1:$port"
 
@@ -131,3 +132,5 @@ until check 'assert "infermon.slo.ttft-three" in groups' 2>/dev/null; do
   sleep 0.5
 done
 echo "ok: reload re-resolved against the live bounds"
+stop_daemon "$IMPID" "$IM_TMP/run.log"
+echo "ok: no sanitizer report in the daemon's log"

@@ -2,7 +2,7 @@
 # infermon run evaluates llm.slos: the SLO groups are loaded next to the
 # built-in rules and record series, and GET /api/v1/llm/slos answers the
 # documented schema (docs/slo.md, docs/api.md) over a simulated vLLM pod.
-source "$IM_SOURCE_DIR/tests/lib/common.sh"
+source "$IM_SOURCE_DIR/tests/slo/lib.sh"
 sim=$(free_port)
 port=$(free_port)
 bg "$IM_BINARY" simulate --listen "127.0.0.1:$sim" --pods 1 --speed 5 --scenario errors \
@@ -29,6 +29,7 @@ llm:
 YML
 bg "$IM_BINARY" run --config.file "$IM_TMP/c.yml" --storage.tsdb.path "$IM_TMP/data" \
   --storage.tsdb.retention.time 40d --web.listen-address "127.0.0.1:$port" >"$IM_TMP/run.log" 2>&1
+IMPID=${IM_PIDS[-1]}
 wait_http "http://127.0.0.1:$port/-/ready" 30
 deadline=$((SECONDS + 60))
 until curl -fsS "http://127.0.0.1:$port/api/v1/query?query=infermon_slo:sli_error:ratio_rate5m" \
@@ -73,3 +74,5 @@ until curl -fsS "http://127.0.0.1:$port/api/v1/query?query=infermon_slo:attainme
   sleep 0.5
 done
 echo "ok: attainment recorded"
+stop_daemon "$IMPID" "$IM_TMP/run.log"
+echo "ok: no sanitizer report in the daemon's log"

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "config/config.h"
+#include "labels/labels.h"
 #include "llm/slo.h"
 #include "query/query.h"
 #include "rules/rules.h"
@@ -195,8 +196,10 @@ typedef struct fake {
     query_backend_t base;
     const char *const *names, *const *les;
     size_t nnames, nles;
-    const char *hist; /* the _bucket series the les belong to */
-    bool down;        /* answers every request with IM_EIO */
+    const char *hist;           /* the _bucket series the les belong to */
+    const char *const *now_les; /* those with a sample now (count by (le)); NULL = none */
+    size_t nnow;
+    bool down; /* answers every request with IM_EIO */
 } fake_t;
 
 static char **strs(const char *const *v, size_t n)
@@ -210,6 +213,18 @@ static im_rc fake_do(query_backend_t *b, const query_req_t *r, query_answer_t *a
 {
     fake_t *f = (fake_t *)b;
     if (f->down) return im_err_set(err, IM_EIO, "backend fake: down");
+    char cq[200];
+    snprintf(cq, sizeof cq, "count by (le) (%s{", f->hist ? f->hist : "");
+    if (r->op == QUERY_INSTANT && f->hist && strncmp(r->expr, cq, strlen(cq)) == 0) {
+        /* the live bounds: one series {le=...} per bound with a sample now */
+        a->result.type = PROMQL_RESULT_VECTOR;
+        a->result.series =
+            im_arena_alloc(&a->result.arena, (f->nnow + 1) * sizeof(promql_series_t));
+        for (size_t i = 0; i < f->nnow; i++)
+            a->result.series[a->result.nseries++] =
+                (promql_series_t){im_labels_from_strs("le", f->now_les[i], NULL), NULL, 0};
+        return IM_OK;
+    }
     if (r->op != QUERY_LABEL_VALUES) return im_err_set(err, IM_EINVAL, "fake: only label values");
     if (strcmp(r->label, "__name__") == 0) {
         a->strs = strs(f->names, f->nnames);
@@ -338,6 +353,27 @@ static void test_resolve_each(void **st)
     assert_non_null(strstr(js.data, "\"attainment\":null"));
     im_buf_free(&js);
     llm_slo_plans_free(&p);
+    /* 2b. re-bucketed (0.2 1.0 2.5 with a sample now; the store also kept
+     * the old 1.7 and 3.0): the current bounds decide, so 2.5s makes rules
+     * and 1.7s is refused with the current neighbours */
+    static const char *const now[] = {"+Inf", "0.2", "1.0", "2.5"};
+    f.now_les = now;
+    f.nnow = 4;
+    llm_slo_resolve_each(&s, &f.base, &p);
+    k = plan(&p, "cat");
+    assert_int_equal(k->bounds, LLM_SLO_BOUNDS_LIVE);
+    assert_null(k->error);
+    assert_non_null(strstr(k->good_t, "le=~\"2\\\\.5\"}"));
+    c = plan(&p, "custom");
+    assert_int_equal(c->bounds, LLM_SLO_BOUNDS_LIVE);
+    assert_non_null(c->error);
+    assert_non_null(strstr(c->error, "1.7s is not a bucket bound of "
+                                     "vllm:time_to_first_token_seconds (as scraped; neighbours "
+                                     "1s and 2.5s)"));
+    assert_non_null(strstr(plan(&p, "one")->good_t, "le=~\"1|1\\\\.0\""));
+    llm_slo_plans_free(&p);
+    f.now_les = NULL;
+    f.nnow = 0;
     /* 3. a store that does not answer: the catalog, with a note */
     f.down = true;
     llm_slo_resolve_each(&s, &f.base, &p);
