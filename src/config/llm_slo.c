@@ -318,6 +318,19 @@ static im_rc get_burns(cfg_dec_t *d, const cfg_node_t *n, const char *what, cfg_
     return IM_OK;
 }
 
+static void kv_put(cfg_slo_kv_t *kv, const char *k, char *v);
+
+/* The string at m.key, if any, as the alert annotation name (a description:
+ * documentation, carried to the alerts rather than dropped). */
+static im_rc doc_annot(cfg_dec_t *d, const cfg_node_t *m, const char *key, const char *name,
+                       cfg_slo_kv_t *kv)
+{
+    char *v = NULL;
+    im_rc rc = cfg_get_str(d, m, key, &v);
+    if (rc == IM_OK && v) kv_put(kv, name, v);
+    return rc;
+}
+
 static im_rc decode_ours(cfg_dec_t *d, const cfg_node_t *n, const char *what, cfg_slo_t *o)
 {
     static const char *const keys[] = {
@@ -329,6 +342,7 @@ static im_rc decode_ours(cfg_dec_t *d, const cfg_node_t *n, const char *what, cf
     if ((rc = cfg_check_map(d, n, what, keys))) return rc;
     o->origin = fmt_origin(NULL, n, what);
     if ((rc = cfg_get_str(d, n, "name", &o->name))) return rc;
+    if ((rc = doc_annot(d, n, "description", "slo_description", &o->alert_annots))) return rc;
     if (!o->name) return cfg_fail(d, n, "%s.name is required", what);
     if (!name_ok(o->name))
         return cfg_fail(d, cfg_get(n, "name"),
@@ -508,6 +522,7 @@ static im_rc decode_sloth(cfg_dec_t *d, const cfg_node_t *root, cfg_llm_slo_t *s
         o->name = im_malloc(nl);
         snprintf(o->name, nl, "%s-%s", service, n);
         im_free(n);
+        if ((rc = doc_annot(d, e, "description", "slo_description", &o->alert_annots))) break;
         if ((rc = get_kv(d, root, "labels", "Sloth spec", &o->rule_labels))) break;
         if ((rc = get_kv(d, e, "labels", wb, &o->rule_labels))) break;
         bool sh;
@@ -749,14 +764,6 @@ static im_rc openslo_labels(cfg_dec_t *d, const cfg_node_t *md, cfg_slo_kv_t *kv
 }
 
 /* A documentation string at m.key, if any, as the alert annotation name. */
-static im_rc openslo_doc(cfg_dec_t *d, const cfg_node_t *m, const char *key, const char *name,
-                         cfg_slo_kv_t *kv)
-{
-    char *v = NULL;
-    im_rc rc = cfg_get_str(d, m, key, &v);
-    if (rc == IM_OK && v) kv_put(kv, name, v);
-    return rc;
-}
 
 /* "YYYY-MM-01 00:00:00" (or with T): the start of a calendar month. */
 static bool month_aligned(const char *t)
@@ -892,8 +899,8 @@ static im_rc decode_openslo(cfg_dec_t *d, const cfg_node_t *root, cfg_llm_slo_t 
     if ((rc = openslo_labels(d, md, &o->rule_labels))) return rc;
     /* metadata.annotations on both alerts, as Sloth's alerting.annotations */
     if ((rc = get_kv(d, md, "annotations", "OpenSLO metadata", &o->alert_annots))) return rc;
-    if ((rc = openslo_doc(d, md, "displayName", "openslo_display_name", &o->alert_annots)) ||
-        (rc = openslo_doc(d, sp, "description", "openslo_description", &o->alert_annots)))
+    if ((rc = doc_annot(d, md, "displayName", "openslo_display_name", &o->alert_annots)) ||
+        (rc = doc_annot(d, sp, "description", "openslo_description", &o->alert_annots)))
         return rc;
     if (cfg_get(sp, "indicatorRef"))
         return cfg_fail(d, cfg_get(sp, "indicatorRef"),
@@ -933,8 +940,7 @@ static im_rc decode_openslo(cfg_dec_t *d, const cfg_node_t *root, cfg_llm_slo_t 
                             "OpenSLO spec.objectives[0].%s does not map (%s): infermon's SLOs "
                             "are request-based (Occurrences), one objective each",
                             nomap[i], i < 2 ? "Timeslices budgeting" : "composite SLOs");
-    if ((rc =
-             openslo_doc(d, o0, "displayName", "openslo_objective_display_name", &o->alert_annots)))
+    if ((rc = doc_annot(d, o0, "displayName", "openslo_objective_display_name", &o->alert_annots)))
         return rc;
     double target = NAN, tp = NAN, value = NAN;
     if ((rc = cfg_get_float(d, o0, "target", &target))) return rc;
@@ -956,14 +962,14 @@ static im_rc decode_openslo(cfg_dec_t *d, const cfg_node_t *root, cfg_llm_slo_t 
     if (ind && (rc = cfg_check_map(d, ind, "OpenSLO spec.indicator", ik))) return rc;
     const cfg_node_t *imd = ind ? cfg_get(ind, "metadata") : NULL;
     if (imd && ((rc = cfg_check_map(d, imd, "OpenSLO spec.indicator.metadata", imk)) ||
-                (rc = openslo_doc(d, imd, "name", "openslo_indicator", &o->alert_annots)) ||
-                (rc = openslo_doc(d, imd, "displayName", "openslo_indicator_display_name",
-                                  &o->alert_annots))))
+                (rc = doc_annot(d, imd, "name", "openslo_indicator", &o->alert_annots)) ||
+                (rc = doc_annot(d, imd, "displayName", "openslo_indicator_display_name",
+                                &o->alert_annots))))
         return rc;
     const cfg_node_t *is = ind ? cfg_get(ind, "spec") : NULL;
     if (!is) return cfg_fail(d, ind ? ind : sp, "OpenSLO spec.indicator.spec is required");
     if ((rc = cfg_check_map(d, is, "OpenSLO spec.indicator.spec", isk)) ||
-        (rc = openslo_doc(d, is, "description", "openslo_indicator_description", &o->alert_annots)))
+        (rc = doc_annot(d, is, "description", "openslo_indicator_description", &o->alert_annots)))
         return rc;
     const cfg_node_t *rm = cfg_get(is, "ratioMetric"), *tm = cfg_get(is, "thresholdMetric");
     const cfg_node_t *op = cfg_get(o0, "op");

@@ -126,6 +126,7 @@ llm:
       threshold: 2.5s
       objective: 99
       window: 30d
+      description: Chat answers start within 2.5 s
 YML
 cat >"$IM_TMP/sloth.yml" <<'YML'
 version: prometheus/v1
@@ -137,6 +138,7 @@ labels:
 slos:
   - name: requests-availability
     objective: 99.9
+    description: Chat requests finish without an error
     labels:
       tier: "2"
     sli:
@@ -187,6 +189,10 @@ assert al["critical"]["annotations"]["summary"] == "Chat requests fail", al["cri
 assert al["warning"]["annotations"]["summary"] == "Chat requests fail (slow burn)", al["warning"]
 ct = [r for n, x in g.items() if "chat-ttft" in n for r in x["rules"]]
 assert ct and not any("owner" in r.get("labels", {}) for r in ct), "Sloth labels leaked into another SLO"
+# the SLOs' descriptions are the alerts' slo_description annotation (ours and Sloth's)
+assert all(a["annotations"]["slo_description"] == "Chat requests finish without an error" for a in al.values()), al
+ca = [r for r in ct if r.get("alert")]
+assert ca and all(a["annotations"]["slo_description"] == "Chat answers start within 2.5 s" for a in ca), ca
 PY
 "$B" export rules "${TV[@]}" --config "$IM_TMP/cfg-slo.yml" --slo "$IM_TMP/sloth.yml" --format prometheusrule -o "$IM_TMP/slo-pr.yml" 2>/dev/null
 python3 - "$IM_TMP/slo-pr.yml" "$IM_TMP/slo-pr-groups.yml" <<'PY' && ok || bad "slo: prometheusrule"
