@@ -860,8 +860,9 @@ const top_view_t *top_compute(top_t *t, int64_t now_ms)
         "sum by (instance, gpu, modelName, pod) (DCGM_FI_DEV_FB_USED) * 1048576",
         "avg by (instance, gpu, modelName, pod) (DCGM_FI_DEV_POWER_USAGE)",
         "avg by (instance, gpu, modelName, pod) (DCGM_FI_DEV_GPU_TEMP)",
-        "(sum by (instance, gpu, modelName, pod) (DCGM_FI_DEV_FB_USED) + sum by (instance, gpu, "
-        "modelName, pod) (DCGM_FI_DEV_FB_FREE)) * 1048576",
+        /* one literal in parentheses: the two lines are one expression */
+        ("(sum by (instance, gpu, modelName, pod) (DCGM_FI_DEV_FB_USED) + sum by (instance, gpu, "
+         "modelName, pod) (DCGM_FI_DEV_FB_FREE)) * 1048576"),
     };
     size_t gcap = 0;
     bool any_gpu = false;
