@@ -1742,29 +1742,21 @@ static bool same_signal(const sel_t *x, const sel_t *y)
     return repl && strlen(repl) == yb && memcmp(repl, y->name, yb) == 0;
 }
 
-static bool subtree_has_signal(const q_t *q, const promql_expr_t *e, const sel_t *x, int depth)
+typedef struct {
+    const q_t *q;
+    const sel_t *x;
+    bool found;
+} signal_find_t;
+
+static bool find_signal(const promql_expr_t *e, void *ctx)
 {
-    if (!e || depth > 32) return false;
-    switch (e->kind) {
-    case PROMQL_NODE_VECTOR_SELECTOR: {
-        sel_t y;
-        return resolve(q, e, &y) && y.known && !y.known->record && same_signal(x, &y);
-    }
-    case PROMQL_NODE_MATRIX_SELECTOR: return subtree_has_signal(q, e->u.ms.vs, x, depth + 1);
-    case PROMQL_NODE_SUBQUERY: return subtree_has_signal(q, e->u.sq.expr, x, depth + 1);
-    case PROMQL_NODE_PAREN: return subtree_has_signal(q, e->u.paren.expr, x, depth + 1);
-    case PROMQL_NODE_UNARY: return subtree_has_signal(q, e->u.unary.expr, x, depth + 1);
-    case PROMQL_NODE_STEP_INVARIANT: return subtree_has_signal(q, e->u.si.expr, x, depth + 1);
-    case PROMQL_NODE_CALL:
-        for (size_t i = 0; i < e->u.call.nargs; i++)
-            if (subtree_has_signal(q, e->u.call.args[i], x, depth + 1)) return true;
-        return false;
-    case PROMQL_NODE_AGGREGATE: return subtree_has_signal(q, e->u.agg.expr, x, depth + 1);
-    case PROMQL_NODE_BINARY:
-        return subtree_has_signal(q, e->u.bin.lhs, x, depth + 1) ||
-               subtree_has_signal(q, e->u.bin.rhs, x, depth + 1);
-    default: return false;
-    }
+    signal_find_t *f = ctx;
+    if (f->found) return false;
+    sel_t y;
+    if (e->kind == PROMQL_NODE_VECTOR_SELECTOR && resolve(f->q, e, &y) && y.known &&
+        !y.known->record && same_signal(f->x, &y))
+        f->found = true;
+    return !f->found;
 }
 
 /* `old_name or current_name` (either order): a dashboard written for several
@@ -1779,7 +1771,9 @@ static bool or_fallback(const q_t *q, const promql_expr_t *vs, const sel_t *x)
         if (a->kind != PROMQL_NODE_BINARY || a->u.bin.op != PROMQL_OP_OR) continue;
         const promql_expr_t *child = d + 1 < q->depth ? q->stack[d + 1] : vs;
         const promql_expr_t *other = child == a->u.bin.lhs ? a->u.bin.rhs : a->u.bin.lhs;
-        return subtree_has_signal(q, other, x, 0);
+        signal_find_t f = {q, x, false};
+        promql_expr_walk(other, find_signal, &f);
+        return f.found;
     }
     return false;
 }
