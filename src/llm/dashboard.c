@@ -335,6 +335,7 @@ static void lint_target(dctx_t *x, const char *path, json_t *panel, json_t *t, b
     const char *fmt = json_string_value(json_object_get(t, "format"));
     lint_where_t w = lint__where(x->file, x->line, x->col, path);
     w.heatmap = heatmap || (fmt && strcmp(fmt, "heatmap") == 0);
+    w.legend = json_string_value(json_object_get(t, "legendFormat"));
     lint_expr(x, &w, expr, strlen(expr));
 }
 
@@ -569,6 +570,7 @@ static size_t lint_dash_json(lint_run_t *r, const char *file, const char *prefix
     x->line = line;
     x->col = col;
     collect_vars(dash, &x->vars);
+    size_t mark = lint__dashboard_mark(r);
     walk_panels(x, json_object_get(dash, "panels"), prefix, "panels", 0);
     json_t *rows = json_object_get(dash, "rows");
     size_t i;
@@ -581,6 +583,7 @@ static size_t lint_dash_json(lint_run_t *r, const char *file, const char *prefix
                  title ? title : "");
         walk_panels(x, json_object_get(row, "panels"), path, "panels", 1);
     }
+    lint__dashboard_vars(r, mark, file, line, col);
     lint_variables(x, dash);
     if (json_object_get(dash, "mosaicLayout") || json_object_get(dash, "gridLayout") ||
         json_object_get(dash, "columnLayout") || json_object_get(dash, "rowLayout"))

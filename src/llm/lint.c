@@ -26,6 +26,21 @@
 #define MAX_LABELS  64
 #define MAX_FINDING 100000
 
+/* One vector selector of a dashboard query, for the checks across its queries
+ * (lint__dashboard_vars): the metric's family prefix, the labels it has
+ * matchers on, and which of those take their value from a dashboard variable. */
+#define SELREC_LABELS 8
+typedef struct selrec {
+    char *path; /* owned */
+    char prefix[48];
+    char name[96];
+    char labels[SELREC_LABELS][40];
+    uint8_t nlabels, var_mask;
+    const lname_t *known; /* the name's entry in the sources (borrowed), or NULL */
+    char by[4][40];       /* labels of enclosing `by (…)` aggregations */
+    uint8_t nby;
+} selrec_t;
+
 struct lint_run {
     const lint_names_t *names;
     llm_version_t version; /* effective vLLM version (may be unknown) */
@@ -33,6 +48,8 @@ struct lint_run {
     lint_finding_t *f;
     size_t n, cap;
     size_t nqueries;
+    selrec_t *sel;
+    size_t nsel, capsel;
 };
 
 const char *lint_severity_name(lint_severity_t s)
@@ -71,6 +88,9 @@ static void finding_free(lint_finding_t *f)
 
 void lint_run_free(lint_run_t *r)
 {
+    if (r)
+        for (size_t i = 0; i < r->nsel; i++) im_free(r->sel[i].path);
+    if (r) im_free(r->sel);
     if (!r) return;
     for (size_t i = 0; i < r->n; i++) finding_free(&r->f[i]);
     im_free(r->f);
@@ -281,6 +301,39 @@ static const promql_expr_t *parent(const q_t *q, int up)
 {
     int i = q->depth - 1 - up;
     return i >= 0 ? q->stack[i] : NULL;
+}
+
+static bool is_instance_label(im_sv_t l);
+static im_sv_t istr(const im_istr_t *s);
+
+/* Whether the query means one series per replica: an enclosing vector match or
+ * aggregation names a per-replica label (`* on(pod, namespace) group_left() …`,
+ * `max by (pod) (…)`), or the dashboard target's legend shows one
+ * (`P99 - {{pod}}`). */
+static bool per_replica_intent(const q_t *q)
+{
+    for (int up = 0; up < q->depth; up++) {
+        const promql_expr_t *p = parent(q, up);
+        const im_istr_t *const *ls = NULL;
+        size_t n = 0;
+        if (p->kind == PROMQL_NODE_BINARY && p->u.bin.matching && p->u.bin.matching->on) {
+            ls = p->u.bin.matching->matching_labels;
+            n = p->u.bin.matching->nmatching_labels;
+        } else if (p->kind == PROMQL_NODE_AGGREGATE && !p->u.agg.without) {
+            ls = p->u.agg.grouping;
+            n = p->u.agg.ngrouping;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (is_instance_label(istr(ls[i]))) return true;
+    }
+    const char *g = q->w->legend;
+    while (g && (g = strstr(g, "{{")) != NULL) {
+        g += 2;
+        while (*g == ' ') g++;
+        size_t k = strcspn(g, " }");
+        if (is_instance_label((im_sv_t){g, k})) return true;
+    }
+    return false;
 }
 
 static bool func_is(const promql_expr_t *e, const char *name)
@@ -1778,6 +1831,136 @@ static bool or_fallback(const q_t *q, const promql_expr_t *vs, const sel_t *x)
     return false;
 }
 
+/* The family prefix a dashboard's queries share: up to the `:` of a recording
+ * or engine name (`vllm:`), else the first two words (`dynamo_frontend`,
+ * `DCGM_FI`). */
+static size_t family_prefix(const char *n, size_t len)
+{
+    const char *c = memchr(n, ':', len);
+    if (c) return (size_t)(c - n) + 1;
+    const char *u = memchr(n, '_', len);
+    if (!u) return len;
+    const char *v = memchr(u + 1, '_', len - (size_t)(u + 1 - n));
+    return v ? (size_t)(v - n) : len;
+}
+
+static void selrec_add(q_t *q, const promql_expr_t *vs, const sel_t *s)
+{
+    lint_run_t *r = q->r;
+    if (r->nsel == r->capsel) {
+        r->capsel = r->capsel ? r->capsel * 2 : 32;
+        r->sel = im_realloc(r->sel, r->capsel * sizeof *r->sel);
+    }
+    selrec_t *e = &r->sel[r->nsel++];
+    memset(e, 0, sizeof *e);
+    e->path = im_strdup(q->w->path);
+    size_t pl = family_prefix(s->name, s->len);
+    snprintf(e->prefix, sizeof e->prefix, "%.*s", (int)pl, s->name);
+    snprintf(e->name, sizeof e->name, "%.*s", (int)s->len, s->name);
+    e->known = s->known;
+    for (int up = 0; up < q->depth && e->nby < 4; up++) {
+        const promql_expr_t *p = parent(q, up);
+        if (p->kind != PROMQL_NODE_AGGREGATE || p->u.agg.without) continue;
+        for (size_t i = 0; i < p->u.agg.ngrouping && e->nby < 4; i++) {
+            im_sv_t g = istr(p->u.agg.grouping[i]);
+            if (g.len < sizeof e->by[0]) {
+                memcpy(e->by[e->nby], g.p, g.len);
+                e->by[e->nby++][g.len] = 0;
+            }
+        }
+    }
+    /* a matcher's value from a variable: a substituted range inside the
+     * selector's braces, after `label op` */
+    for (size_t i = 0; i < vs->u.vs.nmatchers && e->nlabels < SELREC_LABELS; i++) {
+        im_sv_t ln = istr(im_matcher_name(vs->u.vs.matchers[i]));
+        if (im_sv_eq_cstr(ln, "__name__") || ln.len >= sizeof e->labels[0]) continue;
+        memcpy(e->labels[e->nlabels], ln.p, ln.len);
+        e->labels[e->nlabels][ln.len] = 0;
+        /* find `label` followed by an operator in the selector's text */
+        const char *t = q->expr + vs->pos_start, *end = q->expr + vs->pos_end;
+        bool var = false;
+        for (const char *p = t; p + ln.len < end && !var; p++) {
+            if (memcmp(p, ln.p, ln.len) != 0) continue;
+            if (p > t && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
+            const char *o = p + ln.len;
+            while (o < end && *o == ' ') o++;
+            if (o >= end || (*o != '=' && *o != '!')) continue;
+            while (o < end && (*o == '=' || *o == '!' || *o == '~' || *o == ' ')) o++;
+            if (o >= end || (*o != '"' && *o != '\'' && *o != '`')) continue;
+            uint32_t vs0 = (uint32_t)(o - q->expr);
+            for (size_t k = 0; k < q->w->nsubst; k++)
+                if (q->w->subst[k][0] >= vs0 && q->w->subst[k][0] <= vs0 + 1) var = true;
+        }
+        if (var) e->var_mask |= (uint8_t)(1u << e->nlabels);
+        e->nlabels++;
+    }
+}
+
+/* Whether e filters by l, or breaks its result down by l on purpose. */
+static bool selrec_has(const selrec_t *e, const char *l)
+{
+    for (uint8_t i = 0; i < e->nlabels; i++)
+        if (strcmp(e->labels[i], l) == 0) return true;
+    for (uint8_t i = 0; i < e->nby; i++)
+        if (strcmp(e->by[i], l) == 0) return true;
+    return false;
+}
+
+void lint__dashboard_vars(lint_run_t *r, size_t from, const char *file, int line, int col)
+{
+    for (size_t i = from; i < r->nsel; i++) {
+        const selrec_t *a = &r->sel[i];
+        for (uint8_t li = 0; li < a->nlabels; li++) {
+            if (!(a->var_mask & (1u << li))) continue;
+            const char *l = a->labels[li];
+            /* count each (prefix, label) once: at its first variable use */
+            bool first = true;
+            for (size_t j = from; j < i && first; j++)
+                for (uint8_t lj = 0; lj < r->sel[j].nlabels; lj++)
+                    if ((r->sel[j].var_mask & (1u << lj)) && strcmp(r->sel[j].labels[lj], l) == 0 &&
+                        strcmp(r->sel[j].prefix, a->prefix) == 0)
+                        first = false;
+            if (!first) continue;
+            /* with: filtered by a variable; a breakdown by the label counts for
+             * neither side. Only a clear majority (3 in 4) makes it a rule. */
+            size_t with = 0, without = 0;
+            for (size_t j = from; j < r->nsel; j++) {
+                const selrec_t *b = &r->sel[j];
+                if (strcmp(b->prefix, a->prefix) != 0) continue;
+                bool var = false;
+                for (uint8_t k = 0; k < b->nlabels; k++)
+                    if ((b->var_mask & (1u << k)) && strcmp(b->labels[k], l) == 0) var = true;
+                if (var)
+                    with++;
+                else if (!selrec_has(b, l))
+                    without++;
+            }
+            if (with < 3 || without == 0 || without * 3 > with) continue;
+            for (size_t j = from; j < r->nsel; j++) {
+                const selrec_t *b = &r->sel[j];
+                if (strcmp(b->prefix, a->prefix) != 0 || selrec_has(b, l)) continue;
+                /* a series that does not carry the label cannot be filtered by it */
+                if (b->known && b->known->nlabels > 0 && !is_common_target_label(l, strlen(l)) &&
+                    !lint__lname_label((lname_t *)b->known, l, strlen(l), false))
+                    continue;
+                lint_note(r, "ignores-variable", LINT_SEV_WARNING, file, line, col, b->path,
+                          "%s is not filtered by %s, while %zu other selectors "
+                          "of %s* in this dashboard filter it with a variable: this panel shows "
+                          "every %s, not "
+                          "the one selected",
+                          b->name, l, with, a->prefix, l);
+            }
+        }
+    }
+    for (size_t i = from; i < r->nsel; i++) im_free(r->sel[i].path);
+    r->nsel = from;
+}
+
+size_t lint__dashboard_mark(const lint_run_t *r)
+{
+    return r->nsel;
+}
+
 static void check_selector(q_t *q, const promql_expr_t *vs)
 {
     sel_t s;
@@ -1788,10 +1971,13 @@ static void check_selector(q_t *q, const promql_expr_t *vs)
     /* a name no source types: only the naming convention tells a counter */
     bool total_name = !s.typed && s.suffix == LLM_SUFFIX_NONE && s.len > 6 &&
                       memcmp(s.name + s.len - 6, "_total", 6) == 0;
+    size_t nbefore = q->r->n;
     if (check_name(q, vs, &s)) {
         if (total_name) check_raw_counter(q, vs, &s, true);
         return;
     }
+    /* names without a finding: across the dashboard's queries (a wrong name says enough) */
+    if (q->r->n == nbefore && q->w->path && strstr(q->w->path, "panels[")) selrec_add(q, vs, &s);
     check_matchers(q, vs, &s);
     if (s.known && s.known->record) {
         size_t n = 0;
@@ -2094,7 +2280,7 @@ static void check_call(q_t *q, const promql_expr_t *e)
         bool aggregated = false;
         size_t before = q->r->n;
         check_quantile_arg(q, e, e->u.call.args[1], &aggregated);
-        if (!aggregated && q->r->n == before) {
+        if (!aggregated && q->r->n == before && !per_replica_intent(q)) {
             size_t n = 0;
             const char *fam = NULL;
             (void)quantile_buckets(q, e->u.call.args[1], &n, &fam);

@@ -113,6 +113,8 @@ typedef struct lint_where {
     /* A Grafana variable's label_values(selector, label): the label the
      * selector's series must carry (NULL otherwise). */
     const char *values_label;
+    /* A dashboard target's legendFormat (borrowed), or NULL. */
+    const char *legend;
 } lint_where_t;
 
 typedef struct lint_finding {

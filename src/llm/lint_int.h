@@ -99,6 +99,13 @@ void lint__tmpl_free(lint_tmpl_t *t);
 im_rc lint__dashboard_at(lint_run_t *r, const char *file, const char *prefix, int line, int col,
                          const char *buf, size_t len);
 
+/* Checks across one dashboard's queries (lint.c): mark before walking it,
+ * then lint__dashboard_vars reports selectors that leave out a label the
+ * dashboard's other queries of the same family filter by a variable
+ * (`ignores-variable`), and forgets the dashboard's selectors. */
+size_t lint__dashboard_mark(const lint_run_t *r);
+void lint__dashboard_vars(lint_run_t *r, size_t from, const char *file, int line, int col);
+
 /* Moves finding i to line:col (an embedded dashboard's expression found in the
  * file's text). (lint.c) */
 void lint__finding_move(lint_run_t *r, size_t i, int line, int col);

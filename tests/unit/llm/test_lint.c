@@ -330,6 +330,47 @@ static void test_dashboard_and_fix(void **state)
     lint_names_free(n);
 }
 
+static void test_ignores_variable(void **state)
+{
+    (void)state;
+    /* Three vllm:* selectors filter model_name by $model; the fourth does not
+     * (warned); one breaks down by model_name on purpose and one is a per-pod
+     * p99 joined on pod (neither warned; no quantile-per-series either). */
+    static const char dash[] =
+        "{\"panels\":[\n"
+        " {\"title\":\"a\",\"targets\":[{\"expr\":\"sum(vllm:num_requests_running{model_name=~"
+        "\\\"$model\\\"})\"}]},\n"
+        " {\"title\":\"b\",\"targets\":[{\"expr\":\"max(vllm:kv_cache_usage_perc{model_name=~"
+        "\\\"$model\\\"})\"}]},\n"
+        " {\"title\":\"c\",\"targets\":[{\"expr\":\"sum(rate(vllm:num_preemptions_total{model_name="
+        "~"
+        "\\\"$model\\\"}[5m]))\"}]},\n"
+        " {\"title\":\"d\",\"targets\":[{\"expr\":\"sum(rate(vllm:prompt_tokens_total[5m]))\"}]},\n"
+        " {\"title\":\"e\",\"targets\":[{\"expr\":\"sum by (model_name) "
+        "(rate(vllm:request_success_total[5m]))\"}]},\n"
+        " {\"title\":\"f\",\"targets\":[{\"legendFormat\":\"{{pod}}\",\"expr\":"
+        "\"histogram_quantile(0.99, rate(vllm:time_to_first_token_seconds_bucket{model_name=~"
+        "\\\"$model\\\"}[5m]))\"}]}\n"
+        "],\"templating\":{\"list\":[{\"name\":\"model\",\"type\":\"query\",\"query\":"
+        "\"label_values(vllm:num_requests_running, model_name)\"}]}}";
+    lint_names_t *n = live_names();
+    lint_run_t *r = lint_run_new(n, NULL);
+    assert_int_equal(lint_dashboard(r, "d.json", dash, sizeof dash - 1), IM_OK);
+    const lint_finding_t *fs;
+    size_t nf = lint_run_findings(r, &fs), warned = 0;
+    for (size_t i = 0; i < nf; i++) {
+        assert_string_not_equal(fs[i].check, "quantile-per-series");
+        if (strcmp(fs[i].check, "ignores-variable") != 0) continue;
+        warned++;
+        assert_non_null(strstr(fs[i].path, "\"d\""));
+        assert_non_null(
+            strstr(fs[i].message, "vllm:prompt_tokens_total is not filtered by model_name"));
+    }
+    assert_int_equal(warned, 1);
+    lint_run_free(r);
+    lint_names_free(n);
+}
+
 static void test_fix_go_escaped_json(void **state)
 {
     (void)state;
@@ -441,10 +482,15 @@ static void test_inputs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_live_checks),         cmocka_unit_test(test_range_too_short),
-        cmocka_unit_test(test_catalog_checks),      cmocka_unit_test(test_dcgm_labels),
-        cmocka_unit_test(test_dashboard_and_fix),   cmocka_unit_test(test_rules_and_fix),
-        cmocka_unit_test(test_fix_go_escaped_json), cmocka_unit_test(test_inputs),
+        cmocka_unit_test(test_live_checks),
+        cmocka_unit_test(test_range_too_short),
+        cmocka_unit_test(test_catalog_checks),
+        cmocka_unit_test(test_dcgm_labels),
+        cmocka_unit_test(test_dashboard_and_fix),
+        cmocka_unit_test(test_rules_and_fix),
+        cmocka_unit_test(test_fix_go_escaped_json),
+        cmocka_unit_test(test_ignores_variable),
+        cmocka_unit_test(test_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
