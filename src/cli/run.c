@@ -531,6 +531,7 @@ int run_daemon(const run_opts_t *o)
     memset(&so, 0, sizeof so);
     so.storage = tsdb_storage(db);
     so.normalize_bucket_labels = promql_lang_default().compat >= 3;
+    so.strict_content_type = promql_lang_default().compat >= 3;
     if (scrape_manager_new(&so, &d.sm, &err) != IM_OK ||
         scrape_manager_set_workers(d.sm, o->scrape_workers, &err) != IM_OK) {
         IM_ERROR("Starting the scrape manager failed", "err=%s", im_logq(err.msg));
