@@ -816,38 +816,12 @@ enum MHD_Result http__api(http_server_t *s, http__req_t *r, const char *path)
 {
     bool get = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
     bool post = !strcmp(r->method, "POST");
-    /* The handler label for /metrics: constant strings (no buffer written per
-     * request, which raced between connection threads). */
-    static const char *const handlers[][2] = {
-        {"/query", "/api/v1/query"},
-        {"/query_range", "/api/v1/query_range"},
-        {"/series", "/api/v1/series"},
-        {"/labels", "/api/v1/labels"},
-        {"/targets", "/api/v1/targets"},
-        {"/metadata", "/api/v1/metadata"},
-        {"/rules", "/api/v1/rules"},
-        {"/alerts", "/api/v1/alerts"},
-        {"/status/buildinfo", "/api/v1/status/buildinfo"},
-        {"/status/config", "/api/v1/status/config"},
-        {"/status/flags", "/api/v1/status/flags"},
-        {"/status/runtimeinfo", "/api/v1/status/runtimeinfo"},
-        {"/status/tsdb", "/api/v1/status/tsdb"},
-        {"/features", "/api/v1/features"},
-        {"/format_query", "/api/v1/format_query"},
-        {"/parse_query", "/api/v1/parse_query"},
-        {"/query_exemplars", "/api/v1/query_exemplars"},
-        {"/targets/metadata", "/api/v1/targets/metadata"},
-        {"/scrape_pools", "/api/v1/scrape_pools"},
-        {"/status/walreplay", "/api/v1/status/walreplay"},
-        {"/notifications", "/api/v1/notifications"},
-        {"/status/query_backend", "/api/v1/status/query_backend"},
-        {"/search/metric_names", "/api/v1/search/metric_names"},
-        {"/search/label_names", "/api/v1/search/label_names"},
-        {"/search/label_values", "/api/v1/search/label_values"},
-    };
-    r->handler = "/api/v1/other";
-    for (size_t i = 0; i < IM_ARRAY_LEN(handlers); i++)
-        if (!strcmp(path, handlers[i][0])) r->handler = handlers[i][1];
+    /* The handler label for /metrics: the route's path (constant strings: no
+     * buffer written per request, which raced between connection threads). */
+    char full[256];
+    snprintf(full, sizeof full, "/api/v1%s", path);
+    const http__route_t *rt = http__route_find(full);
+    r->handler = rt ? rt->path : "/api/v1/other";
     if (!strncmp(path, "/label/", 7)) r->handler = "/api/v1/label/:name/values";
     if (!get && !post) return http__send_text(s, r, 405, "Method Not Allowed\n");
     if (!strcmp(path, "/query")) return do_query(s, r, false);
@@ -864,6 +838,12 @@ enum MHD_Result http__api(http_server_t *s, http__req_t *r, const char *path)
             name[nl] = 0;
             return do_labels(s, r, name);
         }
+    }
+    if (!strcmp(path, "/openapi.yaml") && get) {
+        im_buf_t y;
+        im_buf_init(&y, 0);
+        http__openapi_yaml(&y, http__build_version());
+        return http__send(s, r, 200, "application/yaml; charset=utf-8", &y);
     }
     bool handled;
     enum MHD_Result v3 = http__api_v3(s, r, path, &handled);

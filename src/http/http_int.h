@@ -205,6 +205,22 @@ bool http__label_strings(http_server_t *s, http__req_t *r, const char *value_of,
  * absent; false: a bad_data answer was sent (*ret). */
 bool http__get_time(http_server_t *s, http__req_t *r, const char *name, int64_t def, int64_t *out,
                     enum MHD_Result *ret);
+/* routes.c: the /api/v1 endpoints (the OpenAPI document is made from them). */
+#define HTTP__GET  1
+#define HTTP__POST 2
+typedef struct http__route {
+    const char *path;    /* "/api/v1/label/{name}/values"; also the /metrics handler label */
+    int methods;         /* HTTP__GET | HTTP__POST */
+    const char *tag;     /* OpenAPI tag */
+    const char *summary; /* one line */
+    const char *params;  /* query parameters, space-separated; "x!" required */
+} http__route_t;
+extern const http__route_t http__routes[];
+extern const size_t http__nroutes;
+/* The route of a request path ("/api/v1/..."), NULL when none. */
+const http__route_t *http__route_find(const char *path);
+/* Appends the OpenAPI 3.1 document of http__routes. */
+void http__openapi_yaml(im_buf_t *b, const char *version);
 /* The version string of /api/v1/status/buildinfo (depends on --promql.compat). */
 const char *http__build_version(void);
 enum MHD_Result http__metrics(http_server_t *s, http__req_t *r);
