@@ -31,8 +31,8 @@
 #include "util/log.h"
 #include "util/timeutil.h"
 
-/* Removes every `name` from the comma-separated list (may be NULL) into out;
- * whether it was there. */
+/* Copies the comma-separated list (may be NULL) into out (cap at least
+ * strlen(list) + 1) without its `name` entries; whether there was one. */
 static bool take_feature(const char *list, const char *name, char *out, size_t cap)
 {
     bool found = false;
@@ -43,7 +43,7 @@ static bool take_feature(const char *list, const char *name, char *out, size_t c
         size_t n = e ? (size_t)(e - p) : strlen(p);
         if (n == nl && !memcmp(p, name, n))
             found = true;
-        else if (n && o + n + 2 < cap)
+        else if (n) /* cap >= strlen(list) + 1: the rest always fits */
             o += (size_t)snprintf(out + o, cap - o, "%s%.*s", o ? "," : "", (int)n, p);
         p += n + (e ? 1 : 0);
     }
@@ -871,9 +871,13 @@ int cli_run(int argc, char **argv)
         im_regex_set_limits(&(im_regex_limits_t){.match_limit = c.regex_match_limit});
     /* the PromQL language level, for every parser and engine of the process */
     promql_lang_t lang;
-    char pfeat[1024]; /* the features PromQL knows: c.features without search-api */
-    o->enable_search = take_feature(c.features, "search-api", pfeat, sizeof pfeat);
-    if (!cli_promql_lang("run", c.compat, c.features ? pfeat : NULL, &lang)) return 2;
+    /* the features PromQL knows: c.features without search-api */
+    size_t pcap = (c.features ? strlen(c.features) : 0) + 1;
+    char *pfeat = im_malloc(pcap);
+    o->enable_search = take_feature(c.features, "search-api", pfeat, pcap);
+    bool lang_ok = cli_promql_lang("run", c.compat, c.features ? pfeat : NULL, &lang);
+    im_free(pfeat);
+    if (!lang_ok) return 2;
     promql_lang_set_default(&lang);
     if ((o->backend_config || o->backend_tenant || given(vals, "query.backend-timeout") ||
          given(vals, "query.backend-max-bytes")) &&
