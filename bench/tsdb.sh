@@ -65,7 +65,7 @@ pr_read=$(echo "$(now) - $t0" | bc)
 mkdir -p "$work/target"
 : > "$work/target/metrics"
 tport=$(free_port)
-(cd "$work/target" && exec $PY -m http.server "$tport" --bind 127.0.0.1 > /dev/null 2>&1) &
+$PY "$src/tests/lib/serve_dir.py" "$tport" --bind 127.0.0.1 --directory "$work/target" > /dev/null 2>&1 &
 pids+=($!)
 pport=$(free_port)
 cat > "$work/prom.yml" <<EOF

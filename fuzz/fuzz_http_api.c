@@ -57,6 +57,9 @@ static const char *const paths[] = {
     "/api/v1/alerts",
     "/api/v1/write",
     "/metrics",
+    "/api/v1/search/metric_names",
+    "/api/v1/search/label_names",
+    "/api/v1/search/label_values",
 };
 
 static uint16_t g_port;
@@ -113,6 +116,7 @@ static void start_server(void)
     o.storage = tsdb_storage(db);
     o.engine = eng;
     o.enable_remote_write = true;
+    o.enable_search = true;
     o.remote_write_max_bytes = 1 << 16;
     o.max_connections = 16; /* one request at a time */
     o.flags = flags;

@@ -31,6 +31,25 @@
 #include "util/log.h"
 #include "util/timeutil.h"
 
+/* Copies the comma-separated list (may be NULL) into out (cap at least
+ * strlen(list) + 1) without its `name` entries; whether there was one. */
+static bool take_feature(const char *list, const char *name, char *out, size_t cap)
+{
+    bool found = false;
+    size_t o = 0, nl = strlen(name);
+    out[0] = 0;
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == nl && !memcmp(p, name, n))
+            found = true;
+        else if (n) /* cap >= strlen(list) + 1: the rest always fits */
+            o += (size_t)snprintf(out + o, cap - o, "%s%.*s", o ? "," : "", (int)n, p);
+        p += n + (e ? 1 : 0);
+    }
+    return found;
+}
+
 static volatile sig_atomic_t g_stop, g_reload;
 
 void run_daemon_request_stop(void)
@@ -531,6 +550,7 @@ int run_daemon(const run_opts_t *o)
     memset(&so, 0, sizeof so);
     so.storage = tsdb_storage(db);
     so.normalize_bucket_labels = promql_lang_default().compat >= 3;
+    so.strict_content_type = promql_lang_default().compat >= 3;
     if (scrape_manager_new(&so, &d.sm, &err) != IM_OK ||
         scrape_manager_set_workers(d.sm, o->scrape_workers, &err) != IM_OK) {
         IM_ERROR("Starting the scrape manager failed", "err=%s", im_logq(err.msg));
@@ -561,6 +581,8 @@ int run_daemon(const run_opts_t *o)
         ho.rw_metadata_path = rw_md_path;
     }
     ho.rw_metadata_max = o->rw_metadata_max;
+    ho.enable_search = o->enable_search;
+    ho.search_max_limit = (int64_t)o->search_max_limit;
     ho.agent = o->agent;
     ho.max_request_body_bytes = o->max_request_body_bytes;
     ho.max_connections = (int)o->web_max_connections;
@@ -723,6 +745,8 @@ static const cli_flag_t run_flags[] = {
      .help = "accept remote write on /api/v1/write"},
     {"web.remote-write-max-bytes", "SIZE", "32MiB", SIZE, F(o.remote_write_max_bytes),
      .help = "largest remote-write request (default 32MiB)"},
+    {"web.search.max-limit", "N", "10000", INT, F(o.search_max_limit), POSITIVE,
+     .help = "largest limit of the /api/v1/search/* answers\n(--enable-feature=search-api)"},
     {"web.remote-write-max-metadata", "N", "100000", INT, F(o.rw_metadata_max), POSITIVE,
      .help = "metric names whose remote write 2.0 metadata is\nkept (default 100000)"},
     {"query.lookback-delta", "DUR", "5m", DUR, F(o.lookback_delta_ms),
@@ -772,7 +796,7 @@ static const cli_flag_t run_flags[] = {
              "(docs/promql.md)"},
     {"enable-feature", "LIST", "", STR, F(features),
      .help = "Prometheus 3 feature flags, comma-separated:\npromql-experimental-functions,\n"
-             "promql-duration-expr (on by default)"},
+             "promql-duration-expr (on by default), search-api"},
     {"query.backend-url", "URL", "", STR, F(o.backend_url),
      .help = "answer every query from this Prometheus-compatible\nstore (Prometheus, "
              "VictoriaMetrics, Mimir, Thanos):\nnothing is scraped or stored"},
@@ -847,7 +871,13 @@ int cli_run(int argc, char **argv)
         im_regex_set_limits(&(im_regex_limits_t){.match_limit = c.regex_match_limit});
     /* the PromQL language level, for every parser and engine of the process */
     promql_lang_t lang;
-    if (!cli_promql_lang("run", c.compat, c.features, &lang)) return 2;
+    /* the features PromQL knows: c.features without search-api */
+    size_t pcap = (c.features ? strlen(c.features) : 0) + 1;
+    char *pfeat = im_malloc(pcap);
+    o->enable_search = take_feature(c.features, "search-api", pfeat, pcap);
+    bool lang_ok = cli_promql_lang("run", c.compat, c.features ? pfeat : NULL, &lang);
+    im_free(pfeat);
+    if (!lang_ok) return 2;
     promql_lang_set_default(&lang);
     if ((o->backend_config || o->backend_tenant || given(vals, "query.backend-timeout") ||
          given(vals, "query.backend-max-bytes")) &&

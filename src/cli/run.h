@@ -29,6 +29,8 @@ typedef struct run_opts {
     bool enable_lifecycle;
     bool enable_remote_write;
     int64_t remote_write_max_bytes;
+    bool enable_search;             /* --enable-feature=search-api */
+    size_t search_max_limit;        /* --web.search.max-limit */
     int64_t max_request_body_bytes; /* 0 = 16 MiB */
     int64_t query_max_concurrency;  /* 0 = 20 */
     int64_t web_max_connections;    /* 0 = 512 */

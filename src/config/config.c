@@ -78,6 +78,89 @@ static im_rc dec_file_sd(cfg_dec_t *d, const cfg_node_t *seq, scrape_job_cfg_t *
     return IM_OK;
 }
 
+/* ---- scrape_protocols, fallback_scrape_protocol ---- */
+
+static const struct {
+    cfg_scrape_proto_t p;
+    const char *name, *media;
+} protos[] = {
+    {CFG_PROTO_PROMETHEUS_PROTO, "PrometheusProto",
+     "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"},
+    {CFG_PROTO_OPENMETRICS_0_0_1, "OpenMetricsText0.0.1",
+     "application/openmetrics-text;version=0.0.1"},
+    {CFG_PROTO_OPENMETRICS_1_0_0, "OpenMetricsText1.0.0",
+     "application/openmetrics-text;version=1.0.0"},
+    {CFG_PROTO_TEXT_0_0_4, "PrometheusText0.0.4", "text/plain;version=0.0.4"},
+    {CFG_PROTO_TEXT_1_0_0, "PrometheusText1.0.0", "text/plain;version=1.0.0"},
+};
+
+const char *cfg_scrape_proto_name(cfg_scrape_proto_t p)
+{
+    for (size_t i = 0; i < IM_ARRAY_LEN(protos); i++)
+        if (protos[i].p == p) return protos[i].name;
+    return "";
+}
+
+const char *cfg_scrape_proto_media(cfg_scrape_proto_t p)
+{
+    for (size_t i = 0; i < IM_ARRAY_LEN(protos); i++)
+        if (protos[i].p == p) return protos[i].media;
+    return "";
+}
+
+/* One protocol name (case sensitive, as Prometheus). PrometheusProto is known
+ * but refused: infermon has no protobuf exposition parser, and accepting it
+ * would negotiate a format the scrape then cannot read. */
+static im_rc dec_proto(cfg_dec_t *d, const cfg_node_t *n, const char *key, const char *job,
+                       cfg_scrape_proto_t *out)
+{
+    if (n->type != CFG_NODE_SCALAR) return cfg_fail(d, n, "%s must be a string", key);
+    for (size_t i = 0; i < IM_ARRAY_LEN(protos); i++) {
+        if (strcmp(n->str, protos[i].name)) continue;
+        if (protos[i].p == CFG_PROTO_PROMETHEUS_PROTO)
+            return cfg_fail(d, n,
+                            "%s: PrometheusProto is not supported yet: scrapes read the text "
+                            "and OpenMetrics formats only",
+                            key);
+        *out = protos[i].p;
+        return IM_OK;
+    }
+    char sup[160];
+    size_t o = 0;
+    for (size_t i = 0; i < IM_ARRAY_LEN(protos); i++)
+        o += (size_t)snprintf(sup + o, sizeof sup - o, "%s%s", i ? ", " : "", protos[i].name);
+    if (job)
+        return cfg_fail(d, n,
+                        "invalid %s for scrape config with job name \"%s\": unknown scrape "
+                        "protocol %s, supported: [%s]",
+                        key, job, n->str, sup);
+    return cfg_fail(d, n, "invalid %s: unknown scrape protocol %s, supported: [%s]", key, n->str,
+                    sup);
+}
+
+/* scrape_protocols: a non-empty list of distinct protocol names. */
+static im_rc dec_protos(cfg_dec_t *d, const cfg_node_t *m, const char *job, cfg_scrape_proto_t *out,
+                        size_t *nout)
+{
+    const cfg_node_t *n = cfg_get(m, "scrape_protocols");
+    if (!n) return IM_OK;
+    if (n->type != CFG_NODE_SEQ) return cfg_fail(d, n, "scrape_protocols must be a list");
+    if (n->nkids == 0) return cfg_fail(d, n, "scrape_protocols must not be empty");
+    size_t k = 0;
+    for (size_t i = 0; i < n->nkids; i++) {
+        cfg_scrape_proto_t p;
+        im_rc rc = dec_proto(d, n->kids[i], "scrape_protocols", job, &p);
+        if (rc) return rc;
+        for (size_t q = 0; q < k; q++)
+            if (out[q] == p)
+                return cfg_fail(d, n->kids[i], "duplicated protocol in scrape_protocols: %s",
+                                n->kids[i]->str);
+        out[k++] = p;
+    }
+    *nout = k;
+    return IM_OK;
+}
+
 static void job_free(scrape_job_cfg_t *j);
 
 static im_rc dec_job(cfg_dec_t *d, const cfg_node_t *n, const scrape_config_t *c,
@@ -102,6 +185,8 @@ static im_rc dec_job(cfg_dec_t *d, const cfg_node_t *n, const scrape_config_t *c
                                        "kubernetes_sd_configs",
                                        "relabel_configs",
                                        "metric_relabel_configs",
+                                       "scrape_protocols",
+                                       "fallback_scrape_protocol",
                                        NULL};
     const char *const *lists[] = {keys, cfg_http_client_keys, NULL};
     im_rc rc = cfg_check_map_lists(d, n, "scrape_config", lists);
@@ -146,6 +231,20 @@ static im_rc dec_job(cfg_dec_t *d, const cfg_node_t *n, const scrape_config_t *c
     if ((rc = cfg_get_u64(d, n, "label_value_length_limit", &j->label_value_length_limit)))
         return rc;
     if ((rc = cfg_get_bytes(d, n, "body_size_limit", &j->body_size_limit))) return rc;
+    if ((rc = dec_protos(d, n, j->job_name, j->protocols, &j->nprotocols))) return rc;
+    j->protocols_set = j->nprotocols > 0;
+    if (!j->nprotocols) {
+        static const cfg_scrape_proto_t def[] = {CFG_PROTO_OPENMETRICS_1_0_0,
+                                                 CFG_PROTO_OPENMETRICS_0_0_1, CFG_PROTO_TEXT_1_0_0,
+                                                 CFG_PROTO_TEXT_0_0_4};
+        const cfg_scrape_proto_t *src = c->nscrape_protocols ? c->scrape_protocols : def;
+        j->nprotocols = c->nscrape_protocols ? c->nscrape_protocols : IM_ARRAY_LEN(def);
+        memcpy(j->protocols, src, j->nprotocols * sizeof *src);
+    }
+    const cfg_node_t *fb = cfg_get(n, "fallback_scrape_protocol");
+    if (fb &&
+        (rc = dec_proto(d, fb, "fallback_scrape_protocol", j->job_name, &j->fallback_protocol)))
+        return rc;
     if ((rc = cfg_http_client_decode(d, n, &j->http))) return rc;
     if ((rc = dec_target_groups(d, cfg_get(n, "static_configs"), j))) return rc;
     if ((rc = dec_file_sd(d, cfg_get(n, "file_sd_configs"), j))) return rc;
@@ -211,8 +310,13 @@ static im_rc decode(cfg_dec_t *d, const cfg_node_t *root, scrape_config_t *c)
                                        "scrape_config_files",
                                        "tracing",
                                        NULL};
-    static const char *const gkeys[] = {"scrape_interval", "scrape_timeout", "evaluation_interval",
-                                        "external_labels", "query_log_file", NULL};
+    static const char *const gkeys[] = {"scrape_interval",
+                                        "scrape_timeout",
+                                        "evaluation_interval",
+                                        "external_labels",
+                                        "query_log_file",
+                                        "scrape_protocols",
+                                        NULL};
     im_rc rc = cfg_check_map(d, root, "config", keys);
     if (rc) return rc;
     c->scrape_interval_ms = IM_MS_PER_MINUTE;
@@ -232,6 +336,7 @@ static im_rc decode(cfg_dec_t *d, const cfg_node_t *root, scrape_config_t *c)
             c->scrape_timeout_ms = c->scrape_interval_ms;
         }
         if ((rc = cfg_get_labels(d, g, "external_labels", &c->external_labels))) return rc;
+        if ((rc = dec_protos(d, g, NULL, c->scrape_protocols, &c->nscrape_protocols))) return rc;
     }
     if (!c->external_labels) c->external_labels = im_labels_empty();
     if ((rc = cfg_get_strlist(d, root, "rule_files", &c->rule_files, &c->nrule_files))) return rc;

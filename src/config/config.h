@@ -44,6 +44,22 @@ typedef struct scrape_file_sd {
     int64_t refresh_ms; /* default 5m */
 } scrape_file_sd_t;
 
+/* The exposition formats of scrape_protocols and fallback_scrape_protocol, by
+ * Prometheus' names. CFG_PROTO_NONE (0) = not set. */
+typedef enum cfg_scrape_proto {
+    CFG_PROTO_NONE = 0,
+    CFG_PROTO_PROMETHEUS_PROTO,  /* PrometheusProto (refused: no protobuf parser) */
+    CFG_PROTO_OPENMETRICS_0_0_1, /* OpenMetricsText0.0.1 */
+    CFG_PROTO_OPENMETRICS_1_0_0, /* OpenMetricsText1.0.0 */
+    CFG_PROTO_TEXT_0_0_4,        /* PrometheusText0.0.4 */
+    CFG_PROTO_TEXT_1_0_0,        /* PrometheusText1.0.0 */
+} cfg_scrape_proto_t;
+#define CFG_PROTO_COUNT 5
+/* The name as written in the config ("PrometheusText0.0.4"); "" for NONE. */
+const char *cfg_scrape_proto_name(cfg_scrape_proto_t p);
+/* The media type and version a protocol is negotiated with in Accept. */
+const char *cfg_scrape_proto_media(cfg_scrape_proto_t p);
+
 typedef struct scrape_job_cfg {
     char *job_name;
     int64_t interval_ms, timeout_ms;
@@ -66,6 +82,16 @@ typedef struct scrape_job_cfg {
     size_t nfile_sd;
     k8s_sd_cfg_t *k8s_sd; /* kubernetes_sd_configs (owned) */
     size_t nk8s_sd;
+    /* scrape_protocols, in preference order (the global list, or the default
+     * OpenMetricsText1.0.0, OpenMetricsText0.0.1, PrometheusText1.0.0,
+     * PrometheusText0.0.4, when the job sets none); builds the Accept header. */
+    cfg_scrape_proto_t protocols[CFG_PROTO_COUNT];
+    size_t nprotocols;
+    bool protocols_set; /* written in the job (for the config dump) */
+    /* fallback_scrape_protocol (Prometheus 3): the format of a response whose
+     * Content-Type is missing, empty or not one infermon parses. NONE = such a
+     * scrape fails under --promql.compat=3 (is read as text under 2). */
+    cfg_scrape_proto_t fallback_protocol;
 } scrape_job_cfg_t;
 
 typedef enum scrape_fsync {
@@ -79,8 +105,10 @@ typedef struct scrape_config {
     char *filename; /* owned, NULL for an embedded config */
     char *text;     /* owned: the source text */
     int64_t scrape_interval_ms, scrape_timeout_ms, evaluation_interval_ms;
-    int64_t query_log_file_set;         /* unused, reserved */
-    const im_labels_t *external_labels; /* owned reference */
+    int64_t query_log_file_set;                           /* unused, reserved */
+    const im_labels_t *external_labels;                   /* owned reference */
+    cfg_scrape_proto_t scrape_protocols[CFG_PROTO_COUNT]; /* global.scrape_protocols */
+    size_t nscrape_protocols;                             /* 0 = not set (the default) */
     scrape_job_cfg_t *jobs;
     size_t njobs;
     char **rule_files;

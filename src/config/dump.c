@@ -74,6 +74,11 @@ im_rc scrape_config_dump(const scrape_config_t *c, im_buf_t *o)
     cfg_emit_dur(o, 2, "scrape_timeout", c->scrape_timeout_ms);
     cfg_emit_dur(o, 2, "evaluation_interval", c->evaluation_interval_ms);
     klabels(o, 2, "external_labels", c->external_labels);
+    if (c->nscrape_protocols) {
+        (void)im_buf_puts(o, "  scrape_protocols:\n");
+        for (size_t p = 0; p < c->nscrape_protocols; p++)
+            (void)im_buf_printf(o, "  - %s\n", cfg_scrape_proto_name(c->scrape_protocols[p]));
+    }
     if (c->alerting_yaml) {
         (void)im_buf_puts(o, "alerting:");
         node(o, c->alerting_yaml, 2, PLAIN, false);
@@ -125,6 +130,14 @@ im_rc scrape_config_dump(const scrape_config_t *c, im_buf_t *o)
                                 (unsigned long long)j->label_value_length_limit);
         if (j->body_size_limit)
             (void)im_buf_printf(o, "  body_size_limit: %lldB\n", (long long)j->body_size_limit);
+        if (j->protocols_set) {
+            (void)im_buf_puts(o, "  scrape_protocols:\n");
+            for (size_t p = 0; p < j->nprotocols; p++)
+                (void)im_buf_printf(o, "  - %s\n", cfg_scrape_proto_name(j->protocols[p]));
+        }
+        if (j->fallback_protocol)
+            (void)im_buf_printf(o, "  fallback_scrape_protocol: %s\n",
+                                cfg_scrape_proto_name(j->fallback_protocol));
         cfg_http_client_dump(&j->http, o, 2);
         cfg_relabel_dump(o, 2, "relabel_configs", j->relabel, j->nrelabel);
         cfg_relabel_dump(o, 2, "metric_relabel_configs", j->metric_relabel, j->nmetric_relabel);

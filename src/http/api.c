@@ -436,21 +436,13 @@ static int istr_cmp(const void *a, const void *b)
     return c ? c : (x->len < y->len ? -1 : x->len > y->len);
 }
 
-static enum MHD_Result do_labels(http_server_t *s, http__req_t *r, const char *value_of)
+bool http__label_strings(http_server_t *s, http__req_t *r, const char *value_of, int64_t start,
+                         int64_t end, const im_istr_t ***out, size_t *nout, enum MHD_Result *ret)
 {
-    enum MHD_Result ret = MHD_NO;
     msets_t m;
-    int64_t start, end;
-    if (value_of && !im_label_name_valid(value_of, strlen(value_of))) {
-        char w[600];
-        snprintf(w, sizeof w, "invalid label name: \"%.500s\"", value_of);
-        return http__send_error(s, r, "bad_data", w);
-    }
-    if (!get_time(s, r, "start", IM_MIN_TIME_MS, &start, &ret)) return ret;
-    if (!get_time(s, r, "end", IM_MAX_TIME_MS, &end, &ret)) return ret;
-    if (s->opts.backend)
-        return relay_meta(s, r, value_of ? QUERY_LABEL_VALUES : QUERY_LABELS, value_of, start, end);
-    if (!get_match(s, r, &m, &ret)) return ret;
+    *out = NULL;
+    *nout = 0;
+    if (!get_match(s, r, &m, ret)) return false;
     storage_queryable_t *q = storage_queryable(s->opts.storage);
     const im_istr_t **all = NULL;
     size_t nall = 0, cap = 0;
@@ -483,22 +475,56 @@ static enum MHD_Result do_labels(http_server_t *s, http__req_t *r, const char *v
     if (rc != IM_OK) {
         for (size_t i = 0; i < nall; i++) im_istr_unref(all[i]);
         im_free(all);
-        return http__send_error(s, r, "execution", err.msg);
+        *ret = http__send_error(s, r, "execution", err.msg);
+        return false;
     }
     if (nall > 1) qsort(all, nall, sizeof *all, istr_cmp);
+    size_t o = 0; /* sorted interned strings: equal ones are the same pointer */
+    for (size_t i = 0; i < nall; i++) {
+        if (o && all[i] == all[o - 1]) {
+            im_istr_unref(all[i]);
+            continue;
+        }
+        all[o++] = all[i];
+    }
+    *out = all;
+    *nout = o;
+    return true;
+}
+
+static enum MHD_Result do_labels(http_server_t *s, http__req_t *r, const char *value_of)
+{
+    enum MHD_Result ret = MHD_NO;
+    int64_t start, end;
+    if (value_of && !im_label_name_valid(value_of, strlen(value_of))) {
+        char w[600];
+        snprintf(w, sizeof w, "invalid label name: \"%.500s\"", value_of);
+        return http__send_error(s, r, "bad_data", w);
+    }
+    if (!get_time(s, r, "start", IM_MIN_TIME_MS, &start, &ret)) return ret;
+    if (!get_time(s, r, "end", IM_MAX_TIME_MS, &end, &ret)) return ret;
+    if (s->opts.backend)
+        return relay_meta(s, r, value_of ? QUERY_LABEL_VALUES : QUERY_LABELS, value_of, start, end);
+    const im_istr_t **all;
+    size_t nall;
+    if (!http__label_strings(s, r, value_of, start, end, &all, &nall, &ret)) return ret;
     im_buf_t b;
     im_buf_init(&b, 0);
     (void)im_buf_putc(&b, '[');
-    size_t out = 0;
     for (size_t i = 0; i < nall; i++) {
-        if (i && all[i] == all[i - 1]) continue;
-        if (out++) (void)im_buf_putc(&b, ',');
+        if (i) (void)im_buf_putc(&b, ',');
         im_json_string(&b, all[i]->s, all[i]->len, IM_JSON_GO);
     }
     (void)im_buf_putc(&b, ']');
     for (size_t i = 0; i < nall; i++) im_istr_unref(all[i]);
     im_free(all);
     return http__send_data(s, r, &b);
+}
+
+bool http__get_time(http_server_t *s, http__req_t *r, const char *name, int64_t def, int64_t *out,
+                    enum MHD_Result *ret)
+{
+    return get_time(s, r, name, def, out, ret);
 }
 
 /* ---- Targets, metadata ---- */
@@ -790,35 +816,12 @@ enum MHD_Result http__api(http_server_t *s, http__req_t *r, const char *path)
 {
     bool get = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
     bool post = !strcmp(r->method, "POST");
-    /* The handler label for /metrics: constant strings (no buffer written per
-     * request, which raced between connection threads). */
-    static const char *const handlers[][2] = {
-        {"/query", "/api/v1/query"},
-        {"/query_range", "/api/v1/query_range"},
-        {"/series", "/api/v1/series"},
-        {"/labels", "/api/v1/labels"},
-        {"/targets", "/api/v1/targets"},
-        {"/metadata", "/api/v1/metadata"},
-        {"/rules", "/api/v1/rules"},
-        {"/alerts", "/api/v1/alerts"},
-        {"/status/buildinfo", "/api/v1/status/buildinfo"},
-        {"/status/config", "/api/v1/status/config"},
-        {"/status/flags", "/api/v1/status/flags"},
-        {"/status/runtimeinfo", "/api/v1/status/runtimeinfo"},
-        {"/status/tsdb", "/api/v1/status/tsdb"},
-        {"/features", "/api/v1/features"},
-        {"/format_query", "/api/v1/format_query"},
-        {"/parse_query", "/api/v1/parse_query"},
-        {"/query_exemplars", "/api/v1/query_exemplars"},
-        {"/targets/metadata", "/api/v1/targets/metadata"},
-        {"/scrape_pools", "/api/v1/scrape_pools"},
-        {"/status/walreplay", "/api/v1/status/walreplay"},
-        {"/notifications", "/api/v1/notifications"},
-        {"/status/query_backend", "/api/v1/status/query_backend"},
-    };
-    r->handler = "/api/v1/other";
-    for (size_t i = 0; i < IM_ARRAY_LEN(handlers); i++)
-        if (!strcmp(path, handlers[i][0])) r->handler = handlers[i][1];
+    /* The handler label for /metrics: the route's path (constant strings: no
+     * buffer written per request, which raced between connection threads). */
+    char full[256];
+    snprintf(full, sizeof full, "/api/v1%s", path);
+    const http__route_t *rt = http__route_find(full);
+    r->handler = rt ? rt->path : "/api/v1/other";
     if (!strncmp(path, "/label/", 7)) r->handler = "/api/v1/label/:name/values";
     if (!get && !post) return http__send_text(s, r, 405, "Method Not Allowed\n");
     if (!strcmp(path, "/query")) return do_query(s, r, false);
@@ -836,8 +839,16 @@ enum MHD_Result http__api(http_server_t *s, http__req_t *r, const char *path)
             return do_labels(s, r, name);
         }
     }
+    if (!strcmp(path, "/openapi.yaml") && get) {
+        im_buf_t y;
+        im_buf_init(&y, 0);
+        http__openapi_yaml(&y, http__build_version());
+        return http__send(s, r, 200, "application/yaml; charset=utf-8", &y);
+    }
     bool handled;
     enum MHD_Result v3 = http__api_v3(s, r, path, &handled);
+    if (handled) return v3;
+    v3 = http__api_search(s, r, path, &handled);
     if (handled) return v3;
     if (!strcmp(path, "/targets") && get) return do_targets(s, r);
     if (!strcmp(path, "/metadata") && get) return do_metadata(s, r);

@@ -54,6 +54,7 @@ static enum MHD_Result do_features(http_server_t *s, http__req_t *r)
     for (size_t i = 0; i < IM_ARRAY_LEN(api); i++) put_bool_map_entry(&b, &first, api[i], true);
     put_bool_map_entry(&b, &first, "remote_write_receiver", s->opts.enable_remote_write);
     put_bool_map_entry(&b, &first, "lifecycle", s->opts.enable_lifecycle);
+    put_bool_map_entry(&b, &first, "search", s->opts.enable_search);
     (void)im_buf_puts(&b, "},\"promql\":{");
     first = true;
     put_bool_map_entry(&b, &first, "at_modifier", true);

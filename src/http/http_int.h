@@ -191,6 +191,36 @@ void http__query_leave(http_server_t *s, http__req_t *r, im_rc rc);
 enum MHD_Result http__api(http_server_t *s, http__req_t *r, const char *path);
 /* api_v3.c: the endpoints Prometheus 3 added; *handled false when path is none of them. */
 enum MHD_Result http__api_v3(http_server_t *s, http__req_t *r, const char *path, bool *handled);
+/* api_search.c: /api/v1/search/{metric_names,label_names,label_values};
+ * *handled false when path is none of them. */
+enum MHD_Result http__api_search(http_server_t *s, http__req_t *r, const char *path, bool *handled);
+/* api.c, shared with api_search.c: the label names (value_of NULL) or the
+ * values of label value_of over [start, end] of the series the request's
+ * match[] selects (all series without match[]), sorted and distinct; *out is
+ * owned by the caller (unref each, im_free the array). false: an error answer
+ * was sent (*ret). */
+bool http__label_strings(http_server_t *s, http__req_t *r, const char *value_of, int64_t start,
+                         int64_t end, const im_istr_t ***out, size_t *nout, enum MHD_Result *ret);
+/* A time parameter as the API reads it (Unix seconds or RFC 3339), def when
+ * absent; false: a bad_data answer was sent (*ret). */
+bool http__get_time(http_server_t *s, http__req_t *r, const char *name, int64_t def, int64_t *out,
+                    enum MHD_Result *ret);
+/* routes.c: the /api/v1 endpoints (the OpenAPI document is made from them). */
+#define HTTP__GET  1
+#define HTTP__POST 2
+typedef struct http__route {
+    const char *path;    /* "/api/v1/label/{name}/values"; also the /metrics handler label */
+    int methods;         /* HTTP__GET | HTTP__POST */
+    const char *tag;     /* OpenAPI tag */
+    const char *summary; /* one line */
+    const char *params;  /* query parameters, space-separated; "x!" required */
+} http__route_t;
+extern const http__route_t http__routes[];
+extern const size_t http__nroutes;
+/* The route of a request path ("/api/v1/..."), NULL when none. */
+const http__route_t *http__route_find(const char *path);
+/* Appends the OpenAPI 3.1 document of http__routes. */
+void http__openapi_yaml(im_buf_t *b, const char *version);
 /* The version string of /api/v1/status/buildinfo (depends on --promql.compat). */
 const char *http__build_version(void);
 enum MHD_Result http__metrics(http_server_t *s, http__req_t *r);

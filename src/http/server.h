@@ -85,6 +85,11 @@ typedef struct http_server_opts {
     scrape_manager_t *scrape; /* borrowed, may be NULL */
     bool enable_lifecycle;
     bool enable_remote_write;
+    /* --enable-feature=search-api: the /api/v1/search/ endpoints answer (else 503
+     * "search API disabled", as Prometheus); their limit is capped at
+     * search_max_limit (--web.search.max-limit; 0 = 10000). */
+    bool enable_search;
+    int64_t search_max_limit;
     int64_t remote_write_max_bytes; /* compressed request cap; 0 = 32 MiB */
     const char *rw_metadata_path;   /* remote write 2.0 metadata file; NULL = memory only */
     size_t rw_metadata_max; /* metric names kept (--web.remote-write-max-metadata); 0 = 100000 */

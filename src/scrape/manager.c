@@ -46,6 +46,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -777,6 +778,53 @@ static bool inflate_body(worker_t *w, target_t *t, scrape_result_t *r)
     return true;
 }
 
+/* ---- Content-Type ---- */
+
+/* The format a response is parsed as. Content-Type "text/plain" and
+ * "application/openmetrics-text" (media type only, any case and parameters) say
+ * it. A missing, blank or other type: the job's fallback_scrape_protocol when
+ * set; else, under strict_content_type (Prometheus 3), the scrape fails with
+ * msg saying why and naming the key; else (2.x) the text format. */
+static bool scrape_format(const scrape_manager_t *m, const scrape_job_cfg_t *j, const char *ct,
+                          expo_format_t *fmt, char *msg, size_t msz)
+{
+    size_t len = ct ? strlen(ct) : 0, i = 0;
+    while (i < len && (ct[i] == ' ' || ct[i] == '\t')) i++;
+    size_t e = i;
+    while (e < len && ct[e] != ';') e++;
+    while (e > i && (ct[e - 1] == ' ' || ct[e - 1] == '\t')) e--;
+    static const char om[] = "application/openmetrics-text", txt[] = "text/plain";
+    if (e - i == sizeof om - 1 && !strncasecmp(ct + i, om, e - i)) {
+        *fmt = EXPO_OPENMETRICS_1;
+        return true;
+    }
+    if (e - i == sizeof txt - 1 && !strncasecmp(ct + i, txt, e - i)) {
+        *fmt = EXPO_TEXT_004;
+        return true;
+    }
+    cfg_scrape_proto_t fb = j->fallback_protocol;
+    if (fb != CFG_PROTO_NONE) {
+        *fmt = fb == CFG_PROTO_OPENMETRICS_0_0_1 || fb == CFG_PROTO_OPENMETRICS_1_0_0
+                   ? EXPO_OPENMETRICS_1
+                   : EXPO_TEXT_004;
+        return true;
+    }
+    if (!m->opts.strict_content_type) {
+        *fmt = EXPO_TEXT_004;
+        return true;
+    }
+    if (e == i)
+        snprintf(msg, msz,
+                 "non-compliant scrape target sending blank Content-Type and no "
+                 "fallback_scrape_protocol specified for target");
+    else
+        snprintf(msg, msz,
+                 "received unsupported Content-Type \"%.200s\" and no fallback_scrape_protocol "
+                 "specified for target",
+                 ct);
+    return false;
+}
+
 /* Processes t's finished scrape (on a worker, t in PROCESS): the transfer's
  * result and duration are in t->w. */
 static void finish_scrape(worker_t *w, target_t *t)
@@ -810,10 +858,10 @@ static void finish_scrape(worker_t *w, target_t *t)
     } else if (!inflate_body(w, t, &r)) {
         /* r.err (and r.limit) set */
     } else {
-        const char *ct = t->w.ct;
-        expo_format_t fmt = expo_format_from_content_type(ct ? ct : "", ct ? strlen(ct) : 0);
+        expo_format_t fmt;
+        ok = scrape_format(m, t->job, t->w.ct, &fmt, r.err, sizeof r.err);
         storage_appender_t *a = storage_appender(m->opts.storage);
-        ok = parse_and_append(w, t, fmt, a, ts, &r);
+        if (ok) ok = parse_and_append(w, t, fmt, a, ts, &r);
         if (ok) {
             /* one commit: the samples, the markers of series gone, the report */
             mark_stale_prev(m, t, a, ts, true);
@@ -887,6 +935,26 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
     return len;
 }
 
+/* The Accept header of a job's scrapes: its scrape_protocols in order, each
+ * with a lower weight than the one before, then anything at the lowest. */
+static void accept_header(const scrape_job_cfg_t *j, char *h, size_t hsz)
+{
+    static const cfg_scrape_proto_t def[] = {CFG_PROTO_OPENMETRICS_1_0_0,
+                                             CFG_PROTO_OPENMETRICS_0_0_1, CFG_PROTO_TEXT_1_0_0,
+                                             CFG_PROTO_TEXT_0_0_4};
+    const cfg_scrape_proto_t *p = j->nprotocols ? j->protocols : def;
+    size_t n = j->nprotocols ? j->nprotocols : IM_ARRAY_LEN(def);
+    size_t o = (size_t)snprintf(h, hsz, "Accept: ");
+    for (size_t i = 0; i < n && o < hsz; i++) {
+        int q = 10 - (int)i; /* tenths: 1.0, 0.9, ... (at most 5 protocols) */
+        if (q == 10)
+            o += (size_t)snprintf(h + o, hsz - o, "%s,", cfg_scrape_proto_media(p[i]));
+        else
+            o += (size_t)snprintf(h + o, hsz - o, "%s;q=0.%d,", cfg_scrape_proto_media(p[i]), q);
+    }
+    if (o < hsz) snprintf(h + o, hsz - o, "*/*;q=0.1");
+}
+
 /* Sets the handle up for t's job. The HTTP client configuration (auth, TLS,
  * proxy, redirects) comes from config/http_client.h; it reads secret files, so
  * a job with password_file / credentials_file is set up again before every
@@ -897,10 +965,9 @@ static bool target_setup_curl(scrape_manager_t *m, target_t *t, char *msg, size_
     const scrape_job_cfg_t *j = t->job;
     cfg_http_lists_free(&t->lists);
     struct curl_slist **hdrs = &t->lists.hdrs;
-    *hdrs = curl_slist_append(
-        *hdrs, "Accept: application/openmetrics-text;version=1.0.0,application/"
-               "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1");
-    char h[256];
+    char h[512];
+    accept_header(j, h, sizeof h);
+    *hdrs = curl_slist_append(*hdrs, h);
     snprintf(h, sizeof h, "X-Prometheus-Scrape-Timeout-Seconds: %g",
              (double)t->timeout_ms / 1000.0);
     *hdrs = curl_slist_append(*hdrs, h);

@@ -47,6 +47,11 @@ typedef struct scrape_manager_opts {
      * ("1" -> "1.0", "0.50" -> "0.5", "+Inf"); other values are kept. Applies to
      * families whose TYPE is histogram, gaugehistogram (le) or summary (quantile). */
     bool normalize_bucket_labels;
+    /* Prometheus 3 (--promql.compat=3): a response whose Content-Type is missing,
+     * blank or neither text/plain nor application/openmetrics-text fails the
+     * scrape (up = 0, the target's lastError says why) unless the job sets
+     * fallback_scrape_protocol. false (2.x): such a response is read as text. */
+    bool strict_content_type;
 } scrape_manager_opts_t;
 
 /* The default number of scrape workers: the CPUs online, at least 2, at most 8. */

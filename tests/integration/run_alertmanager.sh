@@ -12,7 +12,7 @@ command -v prometheus-alertmanager >/dev/null || { echo "SKIP: prometheus-alertm
 aport=$(free_port); mport=$(free_port); iport=$(free_port)
 mkdir -p "$IM_TMP/www" "$IM_TMP/am1"
 printf 'toggle_a 1\ntoggle_b 0\n' >"$IM_TMP/www/metrics"
-bg $PY -m http.server "$mport" --bind 127.0.0.1 --directory "$IM_TMP/www" >/dev/null 2>&1
+bg $PY "$IM_SOURCE_DIR/tests/lib/serve_dir.py" "$mport" --bind 127.0.0.1 --directory "$IM_TMP/www" >/dev/null 2>&1
 cat >"$IM_TMP/am.yml" <<YML
 route: {receiver: 'null', group_wait: 1s, group_interval: 1s}
 receivers: [{name: 'null'}]

@@ -16,7 +16,7 @@ with open(sys.argv[1], "w") as f:
     f.write('big_value{v="%s"} 1\n' % ("x" * (2 << 20)))
     f.write('many_labels{a="1",b="2",c="3",d="4"} 1\n')
 PY
-bg $PY -m http.server "$wport" --bind 127.0.0.1 --directory "$IM_TMP/www" >/dev/null 2>&1
+bg $PY "$IM_SOURCE_DIR/tests/lib/serve_dir.py" "$wport" --bind 127.0.0.1 --directory "$IM_TMP/www" >/dev/null 2>&1
 cfg() { # $1 = file
   cat >"$1" <<YML
 global: {scrape_interval: 1s, scrape_timeout: 1s}

@@ -8,7 +8,7 @@ source "$IM_SOURCE_DIR/tests/lib/common.sh"
 mport=$(free_port); iport=$(free_port)
 mkdir -p "$IM_TMP/www"
 printf '# TYPE vllm:gpu_cache_usage_perc gauge\nvllm:gpu_cache_usage_perc{model_name="m"} 0.5\n' >"$IM_TMP/www/metrics"
-bg $PY -m http.server "$mport" --bind 127.0.0.1 --directory "$IM_TMP/www" >/dev/null 2>&1
+bg $PY "$IM_SOURCE_DIR/tests/lib/serve_dir.py" "$mport" --bind 127.0.0.1 --directory "$IM_TMP/www" >/dev/null 2>&1
 cat >"$IM_TMP/cfg.yml" <<YML
 global: {scrape_interval: 1s, scrape_timeout: 1s}
 scrape_configs:

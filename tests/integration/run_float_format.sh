@@ -21,7 +21,7 @@ scrape_configs:
   - job_name: f
     static_configs: [{targets: ["127.0.0.1:$fport"]}]
 YML
-bg $PY -m http.server "$fport" --bind 127.0.0.1 --directory "$IM_TMP/www" >/dev/null 2>&1
+bg $PY "$IM_SOURCE_DIR/tests/lib/serve_dir.py" "$fport" --bind 127.0.0.1 --directory "$IM_TMP/www" >/dev/null 2>&1
 bg prometheus --config.file="$IM_TMP/prom.yml" --storage.tsdb.path="$IM_TMP/data" \
   --web.listen-address="127.0.0.1:$pport" >"$IM_TMP/prom.log" 2>&1
 wait_http "http://127.0.0.1:$pport/-/ready" 60

@@ -37,7 +37,7 @@ scrape_configs:
     metrics_path: /bad
     static_configs: [{targets: ['127.0.0.1:$wport']}]
 YML
-bg $PY -m http.server "$wport" --bind 127.0.0.1 --directory "$IM_TMP/www" >/dev/null 2>&1
+bg $PY "$IM_SOURCE_DIR/tests/lib/serve_dir.py" "$wport" --bind 127.0.0.1 --directory "$IM_TMP/www" >/dev/null 2>&1
 bg prometheus --config.file="$IM_TMP/cfg.yml" --storage.tsdb.path="$IM_TMP/pdata" \
   --web.listen-address="127.0.0.1:$pport" >"$IM_TMP/prom.log" 2>&1
 bg "$IM_BINARY" run --promql.compat=2 --config.file="$IM_TMP/cfg.yml" --storage.tsdb.path="$IM_TMP/idata" \

@@ -181,6 +181,7 @@ class H(BaseHTTPRequestHandler):
             f.write((self.headers.get("Authorization") or "-") + "\n")
         b = b"auth_target_up 1\n"
         self.send_response(200)
+        self.send_header("Content-Type", "text/plain; version=0.0.4")
         self.send_header("Content-Length", str(len(b)))
         self.end_headers()
         self.wfile.write(b)

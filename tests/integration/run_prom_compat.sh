@@ -27,7 +27,7 @@ static_hist_count 4
 # TYPE conflict gauge
 conflict{job="inner",instance="i"} 7
 EXPO
-bg $PY -m http.server "$sport" --bind 127.0.0.1 --directory "$IM_TMP/www" >/dev/null 2>&1
+bg $PY "$IM_SOURCE_DIR/tests/lib/serve_dir.py" "$sport" --bind 127.0.0.1 --directory "$IM_TMP/www" >/dev/null 2>&1
 bg $PY "$EXP" "$gport" good
 bg prometheus-node-exporter --web.listen-address="127.0.0.1:$nport" --collector.disable-defaults \
   --collector.cpu --collector.loadavg >/dev/null 2>&1

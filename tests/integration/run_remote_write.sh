@@ -10,7 +10,7 @@ EXP="$IM_SOURCE_DIR/tests/integration/exporter.py"
 sport=$(free_port); gport=$(free_port); pport=$(free_port); iport=$(free_port); jport=$(free_port)
 mkdir -p "$IM_TMP/www" "$IM_TMP/pdata"
 printf 'kept_metric{a="1"} 1\ngone_metric{a="1"} 2\n' >"$IM_TMP/www/metrics"
-bg $PY -m http.server "$sport" --bind 127.0.0.1 --directory "$IM_TMP/www" >/dev/null 2>&1
+bg $PY "$IM_SOURCE_DIR/tests/lib/serve_dir.py" "$sport" --bind 127.0.0.1 --directory "$IM_TMP/www" >/dev/null 2>&1
 $PY "$EXP" "$gport" good &
 EXPPID=$!
 IM_PIDS+=($EXPPID)

@@ -88,7 +88,7 @@ grep -q "max-labels-per-series 5000 is above" "$IM_TMP/bad.log" || fail "no reas
 # lowered: a scrape with a series over it fails, the limit in lastError
 mkdir -p "$IM_TMP/www"
 printf 'wide{a="1",b="2",c="3",d="4"} 1\n' >"$IM_TMP/www/metrics"
-bg $PY -m http.server "$sport" --bind 127.0.0.1 --directory "$IM_TMP/www" >/dev/null 2>&1
+bg $PY "$IM_SOURCE_DIR/tests/lib/serve_dir.py" "$sport" --bind 127.0.0.1 --directory "$IM_TMP/www" >/dev/null 2>&1
 cat >"$IM_TMP/im.yml" <<YML
 global: {scrape_interval: 1s, scrape_timeout: 1s}
 scrape_configs:
