@@ -28,6 +28,7 @@ typedef struct run_opts {
     int64_t bcrypt_wait_ms; /* --web.basic-auth.bcrypt-wait; 0 = 250 ms, < 0 = none */
     bool enable_lifecycle;
     bool enable_remote_write;
+    bool enable_otlp;
     int64_t remote_write_max_bytes;
     int64_t max_request_body_bytes; /* 0 = 16 MiB */
     int64_t query_max_concurrency;  /* 0 = 20 */
