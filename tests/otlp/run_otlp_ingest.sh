@@ -20,12 +20,18 @@ start() { # PORT DATA extra flags...
   LASTPID=$!
   wait_http "http://127.0.0.1:$port/-/ready" 30
 }
+# no local store to write into
+if "$IM_BINARY" run --query.backend-url=http://127.0.0.1:1 --web.enable-otlp-receiver \
+  --web.listen-address=127.0.0.1:0 >"$IM_TMP/backend.log" 2>&1; then
+  fail "--query.backend-url with --web.enable-otlp-receiver started"
+fi
+grep -q -- "not with --web.enable-otlp-receiver" "$IM_TMP/backend.log" || fail "backend: $(cat "$IM_TMP/backend.log")"
 off=$(free_port)
 start "$off" off
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/x-protobuf' \
   --data-binary 'x' "http://127.0.0.1:$off/api/v1/otlp/v1/metrics")
 [ "$code" = 404 ] || fail "receiver off: got $code, want 404"
-kill "$LASTPID"
+kill "$LASTPID"; wait "$LASTPID" 2>/dev/null || true
 port=$(free_port)
 start "$port" on --web.enable-otlp-receiver --web.remote-write-max-bytes=4KB
 PYTHONPATH="$IM_SOURCE_DIR/tests/otlp" $PY - "http://127.0.0.1:$port" <<'PY' || { tail -20 "$IM_TMP/im.log"; fail "OTLP ingest"; }
@@ -146,3 +152,9 @@ with urllib.request.urlopen(B + "/metrics", timeout=30) as r:
 assert "infermon_otlp_data_points_rejected_total 3" in m, [l for l in m.splitlines() if "otlp" in l]
 print("ok")
 PY
+# the daemons' logs: no sanitizer report (leaks are written at exit)
+kill -TERM "$LASTPID" 2>/dev/null || true
+wait "$LASTPID" 2>/dev/null || true
+if grep -En 'ERROR: AddressSanitizer|runtime error:|LeakSanitizer' "$IM_TMP/im.log" >"$IM_TMP/san.txt"; then
+  fail "sanitizer report: $(head -20 "$IM_TMP/san.txt")"
+fi
