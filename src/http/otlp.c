@@ -16,8 +16,8 @@
  *   NumberDataPoint: time_unix_nano = 3 (fixed64), as_double = 4, as_int = 6
  *           (sfixed64), attributes = 7, flags = 8
  *   HistogramDataPoint: time_unix_nano = 3, count = 4 (fixed64), sum = 5,
- *           bucket_counts = 6 (packed fixed64), explicit_bounds = 7 (packed
- *           double), attributes = 9, flags = 10
+ *           bucket_counts = 6 (fixed64), explicit_bounds = 7 (double; both
+ *           packed or not, in any number of pieces), attributes = 9, flags = 10
  *   SummaryDataPoint: time_unix_nano = 3, count = 4, sum = 5,
  *           quantile_values = 6 (quantile = 1, value = 2), attributes = 7, flags = 8
  *   KeyValue: key = 1, value = 2; AnyValue: string = 1, bool = 2, int = 3,
@@ -61,6 +61,9 @@ typedef struct otlp {
     const im_labels_t *res; /* job, instance of the current resource (owned) */
     im_buf_t val;           /* a rendered attribute value */
     char name[OTLP_NAME_MAX], lname[OTLP_NAME_MAX], full[OTLP_NAME_MAX + 16];
+    uint64_t *cnt; /* owned: the histogram point's bucket_counts */
+    double *bnd;   /* owned: its explicit_bounds */
+    size_t ncnt, nbnd, capc, capb;
     int64_t res_max_t; /* latest timestamp among the resource's points */
     bool res_any;
 } otlp_t;
@@ -340,8 +343,7 @@ static void fmt_bound(double v, char *buf, size_t cap)
         snprintf(buf, cap, "%s", v > 0 ? "+Inf" : "-Inf");
         return;
     }
-    size_t n = im_fmt_float_go(v, 'f', buf, cap - 1);
-    buf[n] = 0;
+    (void)im_fmt_float_go(v, 'f', buf, cap); /* NUL-terminated, cut at cap (never: see b[]) */
 }
 
 typedef enum dp_kind { DP_NUMBER, DP_HIST, DP_SUMMARY } dp_kind_t;
@@ -355,7 +357,7 @@ static im_rc data_point(otlp_t *o, http__pb_t dp, dp_kind_t kind, bool *bad_utf8
     uint64_t time_ns = 0, flags = 0, count = 0;
     double value = 0, sum = 0;
     bool has_sum = false;
-    http__pb_t counts = {NULL, NULL}, bounds = {NULL, NULL};
+    o->ncnt = o->nbnd = 0;
     size_t nq = 0;
     unsigned attr_f = kind == DP_HIST ? 9 : 7, flags_f = kind == DP_HIST ? 10 : 8;
     http__pb_t scan = dp;
@@ -378,20 +380,33 @@ static im_rc data_point(otlp_t *o, http__pb_t dp, dp_kind_t kind, bool *bad_utf8
         } else if (kind != DP_NUMBER && f == 5) {
             if (wt != 1 || !http__pb_double(&scan, &sum)) return bad(o, "sum");
             has_sum = true;
-        } else if (kind == DP_HIST && f == 6) {
+        } else if (kind == DP_HIST && (f == 6 || f == 7)) {
+            /* repeated fixed64/double: one value (wire type 1) or a packed run (2) */
             if (wt == 2) {
                 if (!http__pb_len(&scan, &sub) || (sub.end - sub.p) % 8)
-                    return bad(o, "bucket_counts");
-                if (counts.p && counts.end != sub.p) return bad(o, "bucket_counts given in pieces");
-                counts = counts.p ? (http__pb_t){counts.p, sub.end} : sub;
+                    return bad(o, f == 6 ? "bucket_counts" : "explicit_bounds");
+            } else if (wt == 1 && scan.end - scan.p >= 8) {
+                sub.p = scan.p;
+                sub.end = scan.p + 8;
+                scan.p += 8;
             } else {
-                return bad(o, "bucket_counts must be packed");
+                return bad(o, f == 6 ? "bucket_counts" : "explicit_bounds");
             }
-        } else if (kind == DP_HIST && f == 7) {
-            if (wt != 2 || !http__pb_len(&scan, &sub) || (sub.end - sub.p) % 8)
-                return bad(o, "explicit_bounds");
-            if (bounds.p && bounds.end != sub.p) return bad(o, "explicit_bounds given in pieces");
-            bounds = bounds.p ? (http__pb_t){bounds.p, sub.end} : sub;
+            while (sub.p < sub.end) {
+                if (f == 6) {
+                    if (o->ncnt == o->capc) {
+                        o->capc = o->capc ? o->capc * 2 : 16;
+                        o->cnt = im_realloc(o->cnt, o->capc * sizeof *o->cnt);
+                    }
+                    (void)http__pb_fixed64(&sub, &o->cnt[o->ncnt++]);
+                } else {
+                    if (o->nbnd == o->capb) {
+                        o->capb = o->capb ? o->capb * 2 : 16;
+                        o->bnd = im_realloc(o->bnd, o->capb * sizeof *o->bnd);
+                    }
+                    (void)http__pb_double(&sub, &o->bnd[o->nbnd++]);
+                }
+            }
         } else if (kind == DP_SUMMARY && f == 6) {
             if (wt != 2 || !http__pb_len(&scan, &sub)) return bad(o, "quantile_values");
             nq++;
@@ -414,12 +429,12 @@ static im_rc data_point(otlp_t *o, http__pb_t dp, dp_kind_t kind, bool *bad_utf8
     bool stale = flags & 1; /* FLAG_NO_RECORDED_VALUE */
     saw_time(o, t);
     bool ok = true;
-    char b[64];
+    char b[400]; /* Go's %f form of a double: up to 309 digits before the point */
     if (kind == DP_NUMBER) {
         ok = add(o, "", NULL, NULL, t, stale ? stale_nan() : value);
     } else if (kind == DP_HIST) {
-        size_t nb = (size_t)(bounds.end - bounds.p) / 8, nc = (size_t)(counts.end - counts.p) / 8;
-        if (counts.p && nc != nb + 1) {
+        size_t nb = o->nbnd, nc = o->ncnt;
+        if (nc && nc != nb + 1) {
             o->st->rejected++;
             reject(o, "histogram \"%s\": %zu bucket counts for %zu explicit bounds", o->name, nc,
                    nb);
@@ -428,14 +443,9 @@ static im_rc data_point(otlp_t *o, http__pb_t dp, dp_kind_t kind, bool *bad_utf8
         if (has_sum) ok = add(o, "_sum", NULL, NULL, t, stale ? stale_nan() : sum) && ok;
         ok = add(o, "_count", NULL, NULL, t, stale ? stale_nan() : (double)count) && ok;
         uint64_t cum = 0;
-        http__pb_t bp = bounds, cp = counts;
-        for (size_t i = 0; i < nb && counts.p; i++) {
-            double bound = 0;
-            uint64_t c = 0;
-            (void)http__pb_double(&bp, &bound);
-            (void)http__pb_fixed64(&cp, &c);
-            cum += c;
-            fmt_bound(bound, b, sizeof b);
+        for (size_t i = 0; i < nb && nc; i++) {
+            cum += o->cnt[i];
+            fmt_bound(o->bnd[i], b, sizeof b);
             ok = add(o, "_bucket", "le", b, t, stale ? stale_nan() : (double)cum) && ok;
         }
         ok = add(o, "_bucket", "le", "+Inf", t, stale ? stale_nan() : (double)count) && ok;
@@ -701,6 +711,8 @@ im_rc http_otlp_ingest(storage_t *storage, const uint8_t *p, size_t len, http_ot
     } else if (o.nerrs > OTLP_ERRS_SHOWN) {
         im_buf_printf(errs, "; and %zu more", o.nerrs - OTLP_ERRS_SHOWN);
     }
+    im_free(o.cnt);
+    im_free(o.bnd);
     im_buf_free(&o.val);
     im_lb_free(&o.lb);
     return rc;

@@ -92,10 +92,14 @@ def hist_point(p):
     b = fixed64(3, ns(p)) + fixed64(4, p["count"])
     if "sum" in p:
         b += dbl(5, p["sum"])
-    if p.get("counts") is not None:
-        b += ld(6, b"".join(struct.pack("<Q", c) for c in p["counts"]))
-    if p.get("bounds"):
-        b += ld(7, b"".join(struct.pack("<d", x) for x in p["bounds"]))
+    if p.get("unpacked"):  # repeated fields one by one (proto2 style, valid in proto3)
+        b += b"".join(fixed64(6, c) for c in p.get("counts") or [])
+        b += b"".join(dbl(7, x) for x in p.get("bounds") or [])
+    else:
+        if p.get("counts") is not None:
+            b += ld(6, b"".join(struct.pack("<Q", c) for c in p["counts"]))
+        if p.get("bounds"):
+            b += ld(7, b"".join(struct.pack("<d", x) for x in p["bounds"]))
     b += attrs(9, p.get("attrs"))
     if p.get("flags"):
         b += vint(10, p["flags"])

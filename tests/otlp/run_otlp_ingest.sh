@@ -106,6 +106,15 @@ check("gzip status", (code, oe.decode_response(body)), (200, (0, "")))
 check("gzip gauge", series("gz_gauge_bytes", t),
       [(json.dumps({"__name__": "gz_gauge_bytes", "key_9a": "x", "key_b": "y"}, sort_keys=True), "3.25")])
 
+# repeated fields not packed, a bound written in Go's %f form
+u = oe.request([{"attrs": {"service.name": "unp"}, "metrics": [
+    {"name": "unp.h", "type": "histogram", "points": [{"t_ms": t, "count": 3, "unpacked": True,
+     "bounds": [1e-05, 2.5e21], "counts": [1, 1, 1]}]}]}])
+check("unpacked status", post(u)[0], 200)
+check("unpacked", series("unp_h_bucket", t), sorted([
+    (json.dumps({"__name__": "unp_h_bucket", "job": "unp", "le": le}, sort_keys=True), v)
+    for le, v in (("0.00001", "1"), ("2500000000000000000000", "2"), ("+Inf", "3"))]))
+
 # staleness: no recorded value → the series ends
 s1 = oe.request([{"attrs": {"service.name": "st"}, "metrics": [
     {"name": "st.g", "type": "gauge", "points": [{"t_ms": t, "value": 1.0}, {"t_ms": t + 5000, "value": 1.0, "flags": 1}]}]}])
