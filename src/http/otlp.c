@@ -1,5 +1,6 @@
 /* otlp.c — the OTLP/HTTP metrics receiver: an ExportMetricsServiceRequest
- * (opentelemetry/proto/collector/metrics/v1) decoded by hand with the shared
+ * (opentelemetry/proto/collector/metrics/v1; OTLP/JSON is first re-encoded as
+ * protobuf by otlp_json.c) decoded by hand with the shared
  * wire readers (pb.h), translated as Prometheus 3's OTLP receiver does with its
  * default settings (names in otlp_name.c), and appended through one appender.
  *
@@ -793,11 +794,12 @@ static void pb_put_varint(im_buf_t *b, uint64_t v)
 enum MHD_Result http__otlp(http_server_t *s, http__req_t *r)
 {
     const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Type");
-    if (!ct || !media_is(ct, "application/x-protobuf")) {
+    bool json = ct && media_is(ct, "application/json");
+    if (!ct || (!json && !media_is(ct, "application/x-protobuf"))) {
         char m[300];
         snprintf(m, sizeof m,
                  "unsupported content type %.100s: this receiver takes "
-                 "application/x-protobuf (OTLP/HTTP JSON is not supported)",
+                 "application/x-protobuf or application/json",
                  ct ? ct : "(none)");
         return otlp_refuse(s, r, 415, m);
     }
@@ -826,11 +828,24 @@ enum MHD_Result http__otlp(http_server_t *s, http__req_t *r)
         body = (const uint8_t *)(raw.data ? raw.data : "");
         blen = raw.len;
     }
+    im_buf_t pb;
+    im_buf_init(&pb, 0);
+    if (json) {
+        im_rc jrc = http_otlp_json_to_pb((const char *)body, blen, &pb, &err);
+        im_buf_free(&raw);
+        if (jrc) {
+            im_buf_free(&pb);
+            return otlp_refuse(s, r, 400, err.msg);
+        }
+        body = (const uint8_t *)(pb.data ? pb.data : "");
+        blen = pb.len;
+    }
     http_otlp_stats_t st;
     im_buf_t errs;
     im_buf_init(&errs, 0);
     im_rc rc = http_otlp_ingest(s->opts.storage, body, blen, &st, &errs, &err);
     im_buf_free(&raw);
+    im_buf_free(&pb);
     pthread_mutex_lock(&s->mu);
     s->otlp_requests++;
     s->otlp_samples += st.samples;
@@ -847,9 +862,23 @@ enum MHD_Result http__otlp(http_server_t *s, http__req_t *r)
     }
     im_buf_t out;
     im_buf_init(&out, 0);
-    if (st.rejected) {
+    if (st.rejected)
         IM_WARN("OTLP data points rejected", "rejected=%llu err=%s",
                 (unsigned long long)st.rejected, im_logq(errs.data ? errs.data : ""));
+    if (json) { /* the response in the request's encoding */
+        if (st.rejected) {
+            im_buf_printf(&out,
+                          "{\"partialSuccess\":{\"rejectedDataPoints\":\"%llu\",\"errorMessage\":",
+                          (unsigned long long)st.rejected);
+            im_json_string(&out, errs.data ? errs.data : "", errs.len, IM_JSON_GO);
+            im_buf_puts(&out, "}}");
+        } else {
+            im_buf_puts(&out, "{}");
+        }
+        im_buf_free(&errs);
+        return http__send(s, r, 200, "application/json", &out);
+    }
+    if (st.rejected) {
         im_buf_t ps;
         im_buf_init(&ps, 0);
         im_buf_putc(&ps, 1 << 3 | 0);

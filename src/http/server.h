@@ -274,5 +274,10 @@ typedef struct http_otlp_stats {
  * count). Any other code: a store error, nothing written. */
 im_rc http_otlp_ingest(storage_t *storage, const uint8_t *p, size_t len, http_otlp_stats_t *st,
                        im_buf_t *errs, im_err_t *err);
+/* OTLP/JSON (otlp_json.c): appends to out the protobuf encoding of a JSON
+ * ExportMetricsServiceRequest (proto3 JSON mapping, lowerCamelCase names; the
+ * fields the receiver reads). IM_EPARSE when it is not JSON or a field has the
+ * wrong type. */
+im_rc http_otlp_json_to_pb(const char *json, size_t len, im_buf_t *out, im_err_t *err);
 
 #endif

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # OTLP metrics receiver (POST /api/v1/otlp/v1/metrics): requests built by our
 # own encoder (tests/otlp/otlp_encode.py) with every data-point type, resource
-# attributes, gzip, staleness; the API then shows the exact series names,
+# attributes, gzip, OTLP/JSON, staleness; the API then shows the exact series names,
 # labels and values Prometheus 3's receiver writes (counter _total, unit
 # suffixes, histogram buckets, summary quantiles, target_info, job/instance).
 # Rejections come back as partial_success (exponential histogram, delta sum,
 # out-of-order sample); a malformed request is 400 with nothing stored; a wrong
-# content type 415; a body over --web.remote-write-max-bytes 413 naming the flag
+# content type 415 (JSON is accepted); a body over --web.remote-write-max-bytes 413 naming the flag
 # (also when only its gzip-inflated size is over); the receiver off → 404.
 source "$IM_SOURCE_DIR/tests/lib/common.sh"
 echo 'scrape_configs: []' >"$IM_TMP/im.yml"
@@ -115,6 +115,35 @@ check("unpacked", series("unp_h_bucket", t), sorted([
     (json.dumps({"__name__": "unp_h_bucket", "job": "unp", "le": le}, sort_keys=True), v)
     for le, v in (("0.00001", "1"), ("2500000000000000000000", "2"), ("+Inf", "3"))]))
 
+# OTLP/JSON (proto3 JSON mapping: 64-bit integers as strings, camelCase names)
+tn = str(t * 1000000)
+j = {"resourceMetrics": [{"resource": {"attributes": [
+        {"key": "service.name", "value": {"stringValue": "js"}},
+        {"key": "region", "value": {"stringValue": "eu"}}]},
+    "scopeMetrics": [{"scope": {"name": "s"}, "metrics": [
+        {"name": "js.requests", "sum": {"aggregationTemporality": 2, "isMonotonic": True,
+            "dataPoints": [{"timeUnixNano": tn, "asInt": "12", "attributes": [
+                {"key": "ok", "value": {"boolValue": True}}, {"key": "n", "value": {"intValue": "5"}}]}]}},
+        {"name": "js.lat", "unit": "s", "histogram": {"aggregationTemporality": 2, "dataPoints": [
+            {"timeUnixNano": tn, "count": "4", "sum": 2.0, "bucketCounts": ["1", "3"], "explicitBounds": [0.5]}]}},
+        {"name": "js.exp", "exponentialHistogram": {"aggregationTemporality": 2, "dataPoints": [
+            {"timeUnixNano": tn, "count": "1", "scale": 2, "positive": {"offset": 1, "bucketCounts": ["1"]}}]}}]}]}]}
+code, body = post(json.dumps(j).encode(), ctype="application/json")
+check("json status", code, 200)
+jr = json.loads(body)
+check("json partial", jr["partialSuccess"]["rejectedDataPoints"], "1")
+assert 'exponential histogram "js.exp"' in jr["partialSuccess"]["errorMessage"], jr
+check("json sum", series("js_requests_total", t),
+      [(json.dumps({"__name__": "js_requests_total", "job": "js", "ok": "true", "n": "5"}, sort_keys=True), "12")])
+check("json hist", series('{__name__=~"js_lat_seconds.*"}', t), sorted([
+    (json.dumps({"__name__": n, "job": "js", **l}, sort_keys=True), v) for n, l, v in (
+        ("js_lat_seconds_bucket", {"le": "0.5"}, "1"), ("js_lat_seconds_bucket", {"le": "+Inf"}, "4"),
+        ("js_lat_seconds_sum", {}, "2"), ("js_lat_seconds_count", {}, "4"))]))
+check("json target_info", series('target_info{job="js"}', t),
+      [(json.dumps({"__name__": "target_info", "job": "js", "region": "eu"}, sort_keys=True), "1")])
+code, body = post(gzip.compress(json.dumps({"resourceMetrics": []}).encode()), ctype="application/json", enc="gzip")
+check("json gzip", (code, json.loads(body)), (200, {}))
+
 # staleness: no recorded value → the series ends
 s1 = oe.request([{"attrs": {"service.name": "st"}, "metrics": [
     {"name": "st.g", "type": "gauge", "points": [{"t_ms": t, "value": 1.0}, {"t_ms": t + 5000, "value": 1.0, "flags": 1}]}]}])
@@ -145,7 +174,9 @@ code, body = post(b"\x0a\xff\xff\xff\xff\x0f")
 check("garbage", code, 400)
 
 # content type, encoding, size
-check("json", post(b"{}", ctype="application/json")[0], 415)
+check("xml", post(b"<a/>", ctype="application/xml")[0], 415)
+check("bad json", post(b"{", ctype="application/json")[0], 400)
+check("json wrong type", post(b'{"resourceMetrics":[{"scopeMetrics":"x"}]}', ctype="application/json")[0], 400)
 check("deflate", post(good, enc="br")[0], 415)
 code, body = post(good + b"\x00" * 5000)
 check("too large", code, 413)
@@ -158,7 +189,7 @@ check("bad gzip", code, 400)
 
 with urllib.request.urlopen(B + "/metrics", timeout=30) as r:
     m = r.read().decode()
-assert "infermon_otlp_data_points_rejected_total 3" in m, [l for l in m.splitlines() if "otlp" in l]
+assert "infermon_otlp_data_points_rejected_total 4" in m, [l for l in m.splitlines() if "otlp" in l]
 print("ok")
 PY
 # the daemons' logs: no sanitizer report (leaks are written at exit)
