@@ -185,10 +185,12 @@ static im_rc check_mode(const run_opts_t *o, const scrape_config_t *c, im_err_t 
                               "nothing and answers every query from the backend; let the store's "
                               "own Prometheus or agent scrape and evaluate rules, or drop the flag",
                               what);
-        if (o->agent || o->enable_remote_write)
+        if (o->agent || o->enable_remote_write || o->enable_otlp)
             return im_err_set(err, IM_EINVAL,
                               "--query.backend-url keeps no local store: not with %s",
-                              o->agent ? "--agent" : "--web.enable-remote-write-receiver");
+                              o->agent                 ? "--agent"
+                              : o->enable_remote_write ? "--web.enable-remote-write-receiver"
+                                                       : "--web.enable-otlp-receiver");
     }
     if (!o->agent) return IM_OK;
     if (c->nrule_files)
@@ -574,6 +576,7 @@ int run_daemon(const run_opts_t *o)
     ho.scrape = d.sm;
     ho.enable_lifecycle = o->enable_lifecycle;
     ho.enable_remote_write = o->enable_remote_write;
+    ho.enable_otlp = o->enable_otlp;
     ho.remote_write_max_bytes = o->remote_write_max_bytes;
     char rw_md_path[4200];
     if (to.dir) {
@@ -743,6 +746,8 @@ static const cli_flag_t run_flags[] = {
      .help = "enable POST /-/reload and /-/quit"},
     {"web.enable-remote-write-receiver", NULL, "false", BOOL, F(o.enable_remote_write),
      .help = "accept remote write on /api/v1/write"},
+    {"web.enable-otlp-receiver", NULL, "false", BOOL, F(o.enable_otlp),
+     .help = "accept OTLP metrics on /api/v1/otlp/v1/metrics"},
     {"web.remote-write-max-bytes", "SIZE", "32MiB", SIZE, F(o.remote_write_max_bytes),
      .help = "largest remote-write request (default 32MiB)"},
     {"web.search.max-limit", "N", "10000", INT, F(o.search_max_limit), POSITIVE,

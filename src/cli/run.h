@@ -28,6 +28,7 @@ typedef struct run_opts {
     int64_t bcrypt_wait_ms; /* --web.basic-auth.bcrypt-wait; 0 = 250 ms, < 0 = none */
     bool enable_lifecycle;
     bool enable_remote_write;
+    bool enable_otlp;
     int64_t remote_write_max_bytes;
     bool enable_search;             /* --enable-feature=search-api */
     size_t search_max_limit;        /* --web.search.max-limit */

@@ -149,6 +149,7 @@ struct http_server {
     size_t ncounters;
     uint64_t rw_requests, rw_samples, rw_failures;
     uint64_t rw2_requests, rw2_exemplars_dropped, rw2_histograms_refused;
+    uint64_t otlp_requests, otlp_samples, otlp_rejected, otlp_failures; /* otlp.c */
     http_rw_meta_t *rw_meta; /* owned: metadata of remote write 2.0 (has its own lock) */
     /* Query admission (server.c): guarded by qmu, never held with mu. */
     pthread_mutex_t qmu;
@@ -225,6 +226,9 @@ void http__openapi_yaml(im_buf_t *b, const char *version);
 const char *http__build_version(void);
 enum MHD_Result http__metrics(http_server_t *s, http__req_t *r);
 enum MHD_Result http__remote_write(http_server_t *s, http__req_t *r);
+/* POST /api/v1/otlp/v1/metrics (otlp.c). */
+enum MHD_Result http__otlp(http_server_t *s, http__req_t *r);
+#define HTTP__OTLP_PATH "/api/v1/otlp/v1/metrics"
 /* Remote-write content negotiation (Content-Type, may be NULL): 1 or 2 (the
  * protocol version), or 0 with the 415 message in msg. */
 int http__rw_negotiate(const char *ctype, char *msg, size_t msz);

@@ -94,6 +94,14 @@ enum MHD_Result http__metrics(http_server_t *s, http__req_t *r)
     one(&b, "infermon_remote_write_v2_histograms_refused_total", "counter",
         "Remote-write 2.0 native histogram samples refused (native histograms are disabled).",
         (double)s->rw2_histograms_refused);
+    one(&b, "infermon_otlp_requests_total", "counter", "OTLP metrics requests received.",
+        (double)s->otlp_requests);
+    one(&b, "infermon_otlp_requests_failed_total", "counter",
+        "OTLP metrics requests refused whole (4xx/5xx).", (double)s->otlp_failures);
+    one(&b, "infermon_otlp_samples_received_total", "counter",
+        "Samples appended from OTLP metrics requests.", (double)s->otlp_samples);
+    one(&b, "infermon_otlp_data_points_rejected_total", "counter",
+        "OTLP data points not written (partial success).", (double)s->otlp_rejected);
     one(&b, "infermon_config_last_reload_successful", "gauge",
         "Whether the last configuration reload attempt was successful.", s->reload_ok ? 1 : 0);
     one(&b, "infermon_config_last_reload_success_timestamp_seconds", "gauge",

@@ -19,60 +19,10 @@
 
 #include "config/yaml.h"
 #include "http/http_int.h"
+#include "http/pb.h"
 #include "util/log.h"
 
 #define RW_MAX_DECOMPRESSED (256u << 20)
-
-typedef struct pb {
-    const uint8_t *p, *end;
-} pb_t;
-
-static bool pb_varint(pb_t *b, uint64_t *out)
-{
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (b->p >= b->end) return false;
-        uint8_t c = *b->p++;
-        v |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) {
-            *out = v;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Skips a field of the given wire type. */
-static bool pb_skip(pb_t *b, unsigned wt)
-{
-    uint64_t v;
-    switch (wt) {
-    case 0: return pb_varint(b, &v);
-    case 1:
-        if (b->end - b->p < 8) return false;
-        b->p += 8;
-        return true;
-    case 2:
-        if (!pb_varint(b, &v) || v > (uint64_t)(b->end - b->p)) return false;
-        b->p += v;
-        return true;
-    case 5:
-        if (b->end - b->p < 4) return false;
-        b->p += 4;
-        return true;
-    default: return false;
-    }
-}
-
-static bool pb_len(pb_t *b, pb_t *sub)
-{
-    uint64_t v;
-    if (!pb_varint(b, &v) || v > (uint64_t)(b->end - b->p)) return false;
-    sub->p = b->p;
-    sub->end = b->p + v;
-    b->p += v;
-    return true;
-}
 
 typedef struct rw_sample {
     double v;
@@ -82,13 +32,13 @@ typedef struct rw_sample {
 /* The label names of one series, to find a repeated one whatever its length,
  * its value (an empty value is a label too) and the order of the labels. */
 typedef struct rw_names {
-    pb_t *v;
+    http__pb_t *v;
     size_t n, cap;
 } rw_names_t;
 
 static int name_cmp(const void *a, const void *b)
 {
-    const pb_t *x = a, *y = b;
+    const http__pb_t *x = a, *y = b;
     size_t xl = (size_t)(x->end - x->p), yl = (size_t)(y->end - y->p);
     int c = memcmp(x->p, y->p, IM_MIN(xl, yl));
     return c ? c : (xl < yl ? -1 : xl > yl);
@@ -110,27 +60,28 @@ static im_rc check_unique(rw_names_t *nm, im_err_t *err)
     return IM_OK;
 }
 
-static im_rc decode_series(pb_t *ts, im_labels_builder_t *lb, rw_names_t *nm, rw_sample_t **samples,
-                           size_t *ns, size_t *cap, im_err_t *err)
+static im_rc decode_series(http__pb_t *ts, im_labels_builder_t *lb, rw_names_t *nm,
+                           rw_sample_t **samples, size_t *ns, size_t *cap, im_err_t *err)
 {
     im_lb_reset(lb);
     nm->n = 0;
     *ns = 0;
     while (ts->p < ts->end) {
         uint64_t key;
-        if (!pb_varint(ts, &key)) return im_err_set(err, IM_EPARSE, "truncated time series");
+        if (!http__pb_varint(ts, &key)) return im_err_set(err, IM_EPARSE, "truncated time series");
         unsigned f = (unsigned)(key >> 3), wt = (unsigned)(key & 7);
         if (f == 1 && wt == 2) {
-            pb_t l;
-            if (!pb_len(ts, &l)) return im_err_set(err, IM_EPARSE, "truncated label");
-            pb_t name = {NULL, NULL}, value = {NULL, NULL};
+            http__pb_t l;
+            if (!http__pb_len(ts, &l)) return im_err_set(err, IM_EPARSE, "truncated label");
+            http__pb_t name = {NULL, NULL}, value = {NULL, NULL};
             while (l.p < l.end) {
                 uint64_t k2;
-                if (!pb_varint(&l, &k2)) return im_err_set(err, IM_EPARSE, "truncated label");
-                pb_t *dst = (k2 >> 3) == 1 ? &name : (k2 >> 3) == 2 ? &value : NULL;
+                if (!http__pb_varint(&l, &k2)) return im_err_set(err, IM_EPARSE, "truncated label");
+                http__pb_t *dst = (k2 >> 3) == 1 ? &name : (k2 >> 3) == 2 ? &value : NULL;
                 if (dst && (k2 & 7) == 2) {
-                    if (!pb_len(&l, dst)) return im_err_set(err, IM_EPARSE, "truncated label");
-                } else if (!pb_skip(&l, (unsigned)(k2 & 7))) {
+                    if (!http__pb_len(&l, dst))
+                        return im_err_set(err, IM_EPARSE, "truncated label");
+                } else if (!http__pb_skip(&l, (unsigned)(k2 & 7))) {
                     return im_err_set(err, IM_EPARSE, "malformed label");
                 }
             }
@@ -148,12 +99,13 @@ static im_rc decode_series(pb_t *ts, im_labels_builder_t *lb, rw_names_t *nm, rw
             nm->v[nm->n++] = name;
             im_lb_set(lb, (const char *)name.p, nl, vl ? (const char *)value.p : "", vl);
         } else if (f == 2 && wt == 2) {
-            pb_t s;
-            if (!pb_len(ts, &s)) return im_err_set(err, IM_EPARSE, "truncated sample");
+            http__pb_t s;
+            if (!http__pb_len(ts, &s)) return im_err_set(err, IM_EPARSE, "truncated sample");
             rw_sample_t smp = {0, 0};
             while (s.p < s.end) {
                 uint64_t k2;
-                if (!pb_varint(&s, &k2)) return im_err_set(err, IM_EPARSE, "truncated sample");
+                if (!http__pb_varint(&s, &k2))
+                    return im_err_set(err, IM_EPARSE, "truncated sample");
                 if (k2 == ((1 << 3) | 1)) {
                     if (s.end - s.p < 8)
                         return im_err_set(err, IM_EPARSE, "truncated sample value");
@@ -163,10 +115,10 @@ static im_rc decode_series(pb_t *ts, im_labels_builder_t *lb, rw_names_t *nm, rw
                     s.p += 8;
                 } else if (k2 == ((2 << 3) | 0)) {
                     uint64_t t;
-                    if (!pb_varint(&s, &t))
+                    if (!http__pb_varint(&s, &t))
                         return im_err_set(err, IM_EPARSE, "truncated timestamp");
                     smp.t = (int64_t)t;
-                } else if (!pb_skip(&s, (unsigned)(k2 & 7))) {
+                } else if (!http__pb_skip(&s, (unsigned)(k2 & 7))) {
                     return im_err_set(err, IM_EPARSE, "malformed sample");
                 }
             }
@@ -175,7 +127,7 @@ static im_rc decode_series(pb_t *ts, im_labels_builder_t *lb, rw_names_t *nm, rw
                 *samples = im_realloc(*samples, *cap * sizeof **samples);
             }
             (*samples)[(*ns)++] = smp;
-        } else if (!pb_skip(ts, wt)) {
+        } else if (!http__pb_skip(ts, wt)) {
             return im_err_set(err, IM_EPARSE, "malformed time series field %u", f);
         }
     }
@@ -211,7 +163,7 @@ im_rc http_remote_write_decode_append(storage_t *storage, const char *body, size
     size_t got;
     im_rc urc = rw_uncompress(body, len, &raw, &got, err);
     if (urc) return urc;
-    pb_t b = {(const uint8_t *)raw, (const uint8_t *)raw + got};
+    http__pb_t b = {(const uint8_t *)raw, (const uint8_t *)raw + got};
     im_labels_builder_t lb;
     im_lb_init(&lb);
     rw_sample_t *samples = NULL;
@@ -221,17 +173,17 @@ im_rc http_remote_write_decode_append(storage_t *storage, const char *body, size
     im_rc rc = IM_OK;
     while (b.p < b.end && rc == IM_OK) {
         uint64_t key;
-        if (!pb_varint(&b, &key)) {
+        if (!http__pb_varint(&b, &key)) {
             rc = im_err_set(err, IM_EPARSE, "truncated write request");
             break;
         }
         if (key != ((1 << 3) | 2)) {
-            if (!pb_skip(&b, (unsigned)(key & 7)))
+            if (!http__pb_skip(&b, (unsigned)(key & 7)))
                 rc = im_err_set(err, IM_EPARSE, "malformed write request");
             continue;
         }
-        pb_t ts;
-        if (!pb_len(&b, &ts)) {
+        http__pb_t ts;
+        if (!http__pb_len(&b, &ts)) {
             rc = im_err_set(err, IM_EPARSE, "truncated time series");
             break;
         }
@@ -466,34 +418,24 @@ typedef struct rw2_caps {
     size_t sym, refs, smp, ex, ts;
 } rw2_caps_t;
 
-static bool pb_double(pb_t *b, double *out)
-{
-    if (b->end - b->p < 8) return false;
-    uint64_t bits = 0;
-    for (int i = 7; i >= 0; i--) bits = bits << 8 | b->p[i];
-    memcpy(out, &bits, 8);
-    b->p += 8;
-    return true;
-}
-
 /* labels_refs: a packed run of varints (wire type 2) or one varint (0). A
  * reference above 2^32-1 is kept as UINT32_MAX, outside any symbol table. */
-static im_rc rw2_refs(pb_t *b, unsigned wt, http_rw2_req_t *q, rw2_caps_t *c, size_t *n,
+static im_rc rw2_refs(http__pb_t *b, unsigned wt, http_rw2_req_t *q, rw2_caps_t *c, size_t *n,
                       im_err_t *err)
 {
     uint64_t v;
     if (wt == 0) {
-        if (!pb_varint(b, &v)) return im_err_set(err, IM_EPARSE, "truncated labels_refs");
+        if (!http__pb_varint(b, &v)) return im_err_set(err, IM_EPARSE, "truncated labels_refs");
         RW2_GROW(q->refs, q->nrefs, c->refs);
         q->refs[q->nrefs++] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
         (*n)++;
         return IM_OK;
     }
     if (wt != 2) return im_err_set(err, IM_EPARSE, "labels_refs with wire type %u", wt);
-    pb_t r;
-    if (!pb_len(b, &r)) return im_err_set(err, IM_EPARSE, "truncated labels_refs");
+    http__pb_t r;
+    if (!http__pb_len(b, &r)) return im_err_set(err, IM_EPARSE, "truncated labels_refs");
     while (r.p < r.end) {
-        if (!pb_varint(&r, &v)) return im_err_set(err, IM_EPARSE, "truncated labels_refs");
+        if (!http__pb_varint(&r, &v)) return im_err_set(err, IM_EPARSE, "truncated labels_refs");
         RW2_GROW(q->refs, q->nrefs, c->refs);
         q->refs[q->nrefs++] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
         (*n)++;
@@ -504,7 +446,7 @@ static im_rc rw2_refs(pb_t *b, unsigned wt, http_rw2_req_t *q, rw2_caps_t *c, si
 /* Field loop of a sub-message: key read, then f and wt set. */
 #define RW2_KEY(b, what)                                                                           \
     uint64_t key_;                                                                                 \
-    if (!pb_varint((b), &key_)) return im_err_set(err, IM_EPARSE, "truncated %s", (what));         \
+    if (!http__pb_varint((b), &key_)) return im_err_set(err, IM_EPARSE, "truncated %s", (what));   \
     unsigned f = (unsigned)(key_ >> 3), wt = (unsigned)(key_ & 7)
 
 static im_rc rw2_wrong(unsigned f, unsigned wt, const char *msg, im_err_t *err)
@@ -515,15 +457,15 @@ static im_rc rw2_wrong(unsigned f, unsigned wt, const char *msg, im_err_t *err)
 /* The (double value, int64 timestamp) pair of Sample (fields 1, 2) and
  * Exemplar (2, 3): field vf is the value, vf + 1 the timestamp. Returns 1 when
  * f was one of them (read), 0 when not, -1 on an error (*rc set). */
-static int rw2_value_time(pb_t *s, unsigned f, unsigned wt, unsigned vf, double *v, int64_t *t,
-                          const char *what, im_rc *rc, im_err_t *err)
+static int rw2_value_time(http__pb_t *s, unsigned f, unsigned wt, unsigned vf, double *v,
+                          int64_t *t, const char *what, im_rc *rc, im_err_t *err)
 {
     uint64_t u;
     if (f != vf && f != vf + 1) return 0;
     if (f == vf && wt == 1) {
-        if (pb_double(s, v)) return 1;
+        if (http__pb_double(s, v)) return 1;
     } else if (f == vf + 1 && wt == 0) {
-        if (pb_varint(s, &u)) {
+        if (http__pb_varint(s, &u)) {
             *t = (int64_t)u;
             return 1;
         }
@@ -535,7 +477,7 @@ static int rw2_value_time(pb_t *s, unsigned f, unsigned wt, unsigned vf, double 
     return -1;
 }
 
-static im_rc rw2_sample(pb_t *s, http_rw2_sample_t *out, im_err_t *err)
+static im_rc rw2_sample(http__pb_t *s, http_rw2_sample_t *out, im_err_t *err)
 {
     out->v = 0;
     out->t = 0;
@@ -544,12 +486,12 @@ static im_rc rw2_sample(pb_t *s, http_rw2_sample_t *out, im_err_t *err)
         im_rc rc = IM_OK;
         int r = rw2_value_time(s, f, wt, 1, &out->v, &out->t, "sample", &rc, err);
         if (r < 0) return rc;
-        if (r == 0 && !pb_skip(s, wt)) return im_err_set(err, IM_EPARSE, "malformed sample");
+        if (r == 0 && !http__pb_skip(s, wt)) return im_err_set(err, IM_EPARSE, "malformed sample");
     }
     return IM_OK;
 }
 
-static im_rc rw2_exemplar(pb_t *s, http_rw2_req_t *q, rw2_caps_t *c, im_err_t *err)
+static im_rc rw2_exemplar(http__pb_t *s, http_rw2_req_t *q, rw2_caps_t *c, im_err_t *err)
 {
     RW2_GROW(q->exemplars, q->nexemplars, c->ex);
     http_rw2_exemplar_t *e = &q->exemplars[q->nexemplars];
@@ -564,19 +506,20 @@ static im_rc rw2_exemplar(pb_t *s, http_rw2_req_t *q, rw2_caps_t *c, im_err_t *e
         }
         int r = rw2_value_time(s, f, wt, 2, &e->v, &e->t, "exemplar", &rc, err);
         if (r < 0) return rc;
-        if (r == 0 && !pb_skip(s, wt)) return im_err_set(err, IM_EPARSE, "malformed exemplar");
+        if (r == 0 && !http__pb_skip(s, wt))
+            return im_err_set(err, IM_EPARSE, "malformed exemplar");
     }
     q->nexemplars++;
     return IM_OK;
 }
 
-static im_rc rw2_metadata(pb_t *s, http_rw2_series_t *ts, im_err_t *err)
+static im_rc rw2_metadata(http__pb_t *s, http_rw2_series_t *ts, im_err_t *err)
 {
     while (s->p < s->end) {
         RW2_KEY(s, "metadata");
         uint64_t v;
         if ((f == 1 || f == 3 || f == 4) && wt == 0) {
-            if (!pb_varint(s, &v)) return im_err_set(err, IM_EPARSE, "truncated metadata");
+            if (!http__pb_varint(s, &v)) return im_err_set(err, IM_EPARSE, "truncated metadata");
             uint32_t v32 = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
             if (f == 1)
                 ts->type = v32;
@@ -586,14 +529,14 @@ static im_rc rw2_metadata(pb_t *s, http_rw2_series_t *ts, im_err_t *err)
                 ts->unit_ref = v32;
         } else if (f == 1 || f == 3 || f == 4) {
             return rw2_wrong(f, wt, "metadata", err);
-        } else if (!pb_skip(s, wt)) {
+        } else if (!http__pb_skip(s, wt)) {
             return im_err_set(err, IM_EPARSE, "malformed metadata");
         }
     }
     return IM_OK;
 }
 
-static im_rc rw2_series(pb_t *b, http_rw2_req_t *q, rw2_caps_t *c, im_err_t *err)
+static im_rc rw2_series(http__pb_t *b, http_rw2_req_t *q, rw2_caps_t *c, im_err_t *err)
 {
     http_rw2_series_t ts;
     memset(&ts, 0, sizeof ts);
@@ -604,7 +547,7 @@ static im_rc rw2_series(pb_t *b, http_rw2_req_t *q, rw2_caps_t *c, im_err_t *err
     ts.samples = q->nsamples;
     while (b->p < b->end) {
         RW2_KEY(b, "time series");
-        pb_t sub;
+        http__pb_t sub;
         uint64_t v;
         im_rc rc;
         if (f == 1) {
@@ -612,38 +555,38 @@ static im_rc rw2_series(pb_t *b, http_rw2_req_t *q, rw2_caps_t *c, im_err_t *err
         } else if (f >= 2 && f <= 5 && wt != 2) {
             return rw2_wrong(f, wt, "time series", err);
         } else if (f == 2) {
-            if (!pb_len(b, &sub)) return im_err_set(err, IM_EPARSE, "truncated sample");
+            if (!http__pb_len(b, &sub)) return im_err_set(err, IM_EPARSE, "truncated sample");
             RW2_GROW(q->samples, q->nsamples, c->smp);
             if ((rc = rw2_sample(&sub, &q->samples[q->nsamples], err))) return rc;
             q->nsamples++;
             ts.nsamples++;
         } else if (f == 3 || f == 4) {
-            if (!pb_len(b, &sub)) return im_err_set(err, IM_EPARSE, "truncated time series");
+            if (!http__pb_len(b, &sub)) return im_err_set(err, IM_EPARSE, "truncated time series");
             if (f == 3) ts.nhistograms++;
         } else if (f == 5) {
-            if (!pb_len(b, &sub)) return im_err_set(err, IM_EPARSE, "truncated metadata");
+            if (!http__pb_len(b, &sub)) return im_err_set(err, IM_EPARSE, "truncated metadata");
             if ((rc = rw2_metadata(&sub, &ts, err))) return rc;
         } else if (f == 6) {
             if (wt != 0) return rw2_wrong(f, wt, "time series", err);
-            if (!pb_varint(b, &v)) return im_err_set(err, IM_EPARSE, "truncated time series");
+            if (!http__pb_varint(b, &v)) return im_err_set(err, IM_EPARSE, "truncated time series");
             ts.created_ms = (int64_t)v;
-        } else if (!pb_skip(b, wt)) {
+        } else if (!http__pb_skip(b, wt)) {
             return im_err_set(err, IM_EPARSE, "malformed time series field %u", f);
         }
     }
     ts.exemplars = q->nexemplars;
-    pb_t again = {start, b->end};
+    http__pb_t again = {start, b->end};
     while (again.p < again.end) {
         uint64_t key = 0;
-        (void)pb_varint(&again, &key); /* framing checked by the first pass */
+        (void)http__pb_varint(&again, &key); /* framing checked by the first pass */
         if (key == ((4 << 3) | 2)) {
-            pb_t sub;
-            (void)pb_len(&again, &sub);
+            http__pb_t sub;
+            (void)http__pb_len(&again, &sub);
             im_rc rc = rw2_exemplar(&sub, q, c, err);
             if (rc) return rc;
             ts.nexemplars++;
         } else {
-            (void)pb_skip(&again, (unsigned)(key & 7));
+            (void)http__pb_skip(&again, (unsigned)(key & 7));
         }
     }
     RW2_GROW(q->series, q->nseries, c->ts);
@@ -657,13 +600,13 @@ im_rc http_rw2_decode(const uint8_t *p, size_t len, http_rw2_req_t *q, im_err_t 
     memset(q, 0, sizeof *q);
     q->raw = raw;
     rw2_caps_t c = {0, 0, 0, 0, 0};
-    pb_t b = {p, p + len};
+    http__pb_t b = {p, p + len};
     while (b.p < b.end) {
         RW2_KEY(&b, "write request");
-        pb_t sub;
+        http__pb_t sub;
         if (f == 4 || f == 5) {
             if (wt != 2) return rw2_wrong(f, wt, "write request", err);
-            if (!pb_len(&b, &sub))
+            if (!http__pb_len(&b, &sub))
                 return im_err_set(err, IM_EPARSE, "truncated %s",
                                   f == 4 ? "symbol" : "time series");
             if (f == 4) {
@@ -674,7 +617,7 @@ im_rc http_rw2_decode(const uint8_t *p, size_t len, http_rw2_req_t *q, im_err_t 
                 im_rc rc = rw2_series(&sub, q, &c, err);
                 if (rc) return rc;
             }
-        } else if (!pb_skip(&b, wt)) {
+        } else if (!http__pb_skip(&b, wt)) {
             return im_err_set(err, IM_EPARSE, "malformed write request");
         }
     }
@@ -1037,7 +980,8 @@ static const char *rw2_labels(rw2_ctx_t *c, const uint32_t *refs, size_t n, bool
             !im_metric_name_valid(v->p, v->len))
             valid = false;
         RW2_GROW(c->names.v, c->names.n, c->names.cap);
-        c->names.v[c->names.n++] = (pb_t){(const uint8_t *)k->p, (const uint8_t *)k->p + k->len};
+        c->names.v[c->names.n++] =
+            (http__pb_t){(const uint8_t *)k->p, (const uint8_t *)k->p + k->len};
         im_lb_set(&c->lb, k->p, k->len, v->p, v->len);
     }
     if (series && !im_lb_get(&c->lb, IM_METRIC_NAME)) valid = false;

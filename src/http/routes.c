@@ -62,6 +62,8 @@ const http__route_t http__routes[] = {
     {"/api/v1/features", G, "features", "Enabled features", ""},
     {"/api/v1/write", P, "remote", "Remote-write receiver (--web.enable-remote-write-receiver)",
      ""},
+    {"/api/v1/otlp/v1/metrics", P, "remote", "OTLP metrics receiver (--web.enable-otlp-receiver)",
+     ""},
     {"/api/v1/llm/doctor", G, "llm", "Serving diagnosis (infermon doctor)", "at window model"},
     {"/api/v1/llm/cost", G, "llm", "GPU cost report (infermon cost)",
      "from to range month by team step"},

@@ -535,6 +535,12 @@ static enum MHD_Result route(http_server_t *s, http__req_t *r)
             if (!post) return http__send_text(s, r, 405, "Method Not Allowed\n");
             return http__remote_write(s, r);
         }
+        if (!strcmp(u, HTTP__OTLP_PATH)) {
+            r->handler = HTTP__OTLP_PATH;
+            if (!s->opts.enable_otlp) return http__send_text(s, r, 404, "404 page not found\n");
+            if (!post) return http__send_text(s, r, 405, "Method Not Allowed\n");
+            return http__otlp(s, r);
+        }
         if (!strcmp(u, "/api/v1/status/remote_write")) {
             r->handler = "/api/v1/status/remote_write";
             pthread_mutex_lock(&s->mu);
@@ -683,7 +689,8 @@ static enum MHD_Result send_too_large(http_server_t *s, http__req_t *r, bool rw,
     snprintf(m, sizeof m, "request body %s%s exceeds the limit of %lld bytes (%s)\n",
              got ? "of " : "", got ? got : "", (long long)cap,
              rw ? "--web.remote-write-max-bytes" : "--web.max-request-body-bytes");
-    r->handler = rw ? "/api/v1/write" : "other";
+    r->handler = rw ? r->url && !strcmp(r->url, HTTP__OTLP_PATH) ? HTTP__OTLP_PATH : "/api/v1/write"
+                    : "other";
     return http__send_text(s, r, 413, m);
 }
 
@@ -710,7 +717,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->method = method;
         r->url = url;
         *con_cls = r;
-        bool rw = !strcmp(url, "/api/v1/write");
+        bool rw = !strcmp(url, "/api/v1/write") || !strcmp(url, HTTP__OTLP_PATH);
         int64_t cap = body_cap(s, rw);
         enum MHD_Result aret;
         if (refused(s, r, &aret)) return aret; /* 401/429/503 on the headers alone */
@@ -738,7 +745,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding");
     r->gzip = ae && strstr(ae, "gzip");
     if (r->body_over) {
-        bool rw = !strcmp(url, "/api/v1/write");
+        bool rw = !strcmp(url, "/api/v1/write") || !strcmp(url, HTTP__OTLP_PATH);
         return send_too_large(s, r, rw, body_cap(s, rw), NULL);
     }
     MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, on_arg, r);

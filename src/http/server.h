@@ -90,6 +90,8 @@ typedef struct http_server_opts {
      * search_max_limit (--web.search.max-limit; 0 = 10000). */
     bool enable_search;
     int64_t search_max_limit;
+    bool enable_otlp; /* POST /api/v1/otlp/v1/metrics (--web.enable-otlp-receiver); body cap as
+                         remote write's */
     int64_t remote_write_max_bytes; /* compressed request cap; 0 = 32 MiB */
     const char *rw_metadata_path;   /* remote write 2.0 metadata file; NULL = memory only */
     size_t rw_metadata_max; /* metric names kept (--web.remote-write-max-metadata); 0 = 100000 */
@@ -241,5 +243,46 @@ typedef struct http_rw2_stats {
  * failed; err says why, a 500). meta may be NULL. */
 im_rc http_rw2_append(storage_t *storage, http_rw_meta_t *meta, const http_rw2_req_t *req,
                       http_rw2_stats_t *st, im_buf_t *errs, im_err_t *err);
+
+/* ---- OTLP metrics receiver (otlp.c, otlp_name.c; docs/otlp.md) ----
+ * POST /api/v1/otlp/v1/metrics takes an OTLP/HTTP ExportMetricsServiceRequest
+ * (application/x-protobuf, identity or gzip) as Prometheus 3's OTLP receiver
+ * with its default settings: gauges as the metric name, monotonic cumulative
+ * sums as counters (`_total`), non-monotonic sums as gauges, histograms as
+ * `_bucket{le}`/`_sum`/`_count`, summaries as `{quantile}`/`_sum`/`_count`;
+ * service.name (with service.namespace) → job, service.instance.id → instance,
+ * the other resource attributes on a `target_info` series. Delta temporality
+ * and exponential histograms are rejected per data point (partial success). */
+typedef enum http_otlp_kind {
+    HTTP_OTLP_GAUGE,   /* gauge, non-monotonic sum */
+    HTTP_OTLP_COUNTER, /* monotonic sum */
+    HTTP_OTLP_OTHER,   /* histogram, summary: no suffix from the kind */
+} http_otlp_kind_t;
+
+/* The Prometheus metric name of an OTLP metric (name, unit; otlp_name.c), NUL-
+ * terminated in out (cut at cap - 1); returns its length. */
+size_t http_otlp_metric_name(const char *name, size_t nlen, const char *unit, size_t ulen,
+                             http_otlp_kind_t kind, char *out, size_t cap);
+/* The label name of an attribute key (out as above). */
+size_t http_otlp_label_name(const char *key, size_t klen, char *out, size_t cap);
+
+typedef struct http_otlp_stats {
+    uint64_t points;   /* data points in the request */
+    uint64_t samples;  /* samples written */
+    uint64_t rejected; /* data points not written (partial_success.rejected_data_points) */
+} http_otlp_stats_t;
+
+/* Decodes an uncompressed ExportMetricsServiceRequest and appends its samples
+ * through one appender. IM_EPARSE: malformed (err says where), nothing is
+ * written. IM_OK: committed; st->rejected data points were not written, errs
+ * says why (for partial_success.error_message: the first reasons, then a
+ * count). Any other code: a store error, nothing written. */
+im_rc http_otlp_ingest(storage_t *storage, const uint8_t *p, size_t len, http_otlp_stats_t *st,
+                       im_buf_t *errs, im_err_t *err);
+/* OTLP/JSON (otlp_json.c): appends to out the protobuf encoding of a JSON
+ * ExportMetricsServiceRequest (proto3 JSON mapping, lowerCamelCase names; the
+ * fields the receiver reads). IM_EPARSE when it is not JSON or a field has the
+ * wrong type. */
+im_rc http_otlp_json_to_pb(const char *json, size_t len, im_buf_t *out, im_err_t *err);
 
 #endif

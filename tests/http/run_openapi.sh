@@ -9,7 +9,7 @@ source "$IM_SOURCE_DIR/tests/lib/common.sh"
 port=$(free_port)
 printf 'global: {scrape_interval: 1s}\nscrape_configs: []\n' >"$IM_TMP/cfg.yml"
 bg "$IM_BINARY" run --config.file="$IM_TMP/cfg.yml" --storage.memory-only \
-  --web.listen-address="127.0.0.1:$port" --web.enable-remote-write-receiver \
+  --web.listen-address="127.0.0.1:$port" --web.enable-remote-write-receiver --web.enable-otlp-receiver \
   --enable-feature=search-api >"$IM_TMP/im.log" 2>&1
 wait_http "http://127.0.0.1:$port/-/ready" 30
 curl -fsS -D "$IM_TMP/h" "http://127.0.0.1:$port/api/v1/openapi.yaml" -o "$IM_TMP/openapi.yaml"
