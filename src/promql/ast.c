@@ -189,6 +189,8 @@ bool promql_lang_enable_features(promql_lang_t *l, const char *list, char *why, 
             l->binop_fill_modifiers = true;
         } else if (n == 31 && memcmp(p, "promql-extended-range-selectors", n) == 0) {
             l->extended_range_selectors = true;
+        } else if (n == 27 && memcmp(p, "promql-delayed-name-removal", n) == 0) {
+            l->delayed_name_removal = true;
         } else if (n == 20 && memcmp(p, "promql-duration-expr", n) == 0) {
             /* on by default since Prometheus 3.14 (and here) */
         } else {
@@ -196,7 +198,7 @@ bool promql_lang_enable_features(promql_lang_t *l, const char *list, char *why, 
                      "--enable-feature: unknown or unsupported feature \"%.*s\" (supported: "
                      "promql-experimental-functions, promql-binop-fill-modifiers, "
                      "promql-extended-range-selectors, "
-                     "promql-duration-expr)",
+                     "promql-delayed-name-removal, promql-duration-expr)",
                      (int)n, p);
             return false;
         }

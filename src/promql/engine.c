@@ -152,6 +152,7 @@ size_t promql__val_add(ev_t *ev, val_t *v, const im_labels_t *labels)
     }
     vser_t *s = &v->s[v->n];
     s->labels = labels;
+    s->drop_name = false;
     size_t n = ev->nsteps;
     v->reserved += (int64_t)n;
     ev->cur_samples += (int64_t)n;
@@ -174,6 +175,7 @@ size_t promql__val_adopt(val_t *v, const im_labels_t *labels, double *block, siz
     }
     vser_t *s = &v->s[v->n];
     s->labels = labels;
+    s->drop_name = false;
     s->v = block;
     s->has = (uint8_t *)(block + nsteps);
     return v->n++;
@@ -223,6 +225,43 @@ const im_labels_t *promql__drop_name(ev_t *ev, const im_labels_t *ls)
     const im_labels_t *r = im_lb_build(&b);
     im_lb_free(&b);
     return r;
+}
+
+size_t promql__val_add_named(ev_t *ev, val_t *v, const im_labels_t *ls, bool drop, bool in_mark)
+{
+    if (!ev->delayed_name) {
+        return promql__val_add(ev, v, drop ? promql__drop_name(ev, ls) : im_labels_ref(ls));
+    }
+    size_t idx = promql__val_add(ev, v, im_labels_ref(ls));
+    v->s[idx].drop_name = drop || in_mark;
+    return idx;
+}
+
+void promql__vser_drop_name(ev_t *ev, vser_t *s)
+{
+    if (ev->delayed_name) {
+        s->drop_name = true;
+        return;
+    }
+    const im_labels_t *nl = promql__drop_name(ev, s->labels);
+    im_labels_unref(s->labels);
+    s->labels = nl;
+}
+
+im_rc promql__finish_names(ev_t *ev, val_t *v)
+{
+    if (!ev->delayed_name || v->kind != VAL_VECTOR) return IM_OK;
+    bool any = false;
+    for (size_t i = 0; i < v->n; i++) {
+        vser_t *s = &v->s[i];
+        if (!s->drop_name) continue;
+        const im_labels_t *nl = promql__drop_name(ev, s->labels);
+        im_labels_unref(s->labels);
+        s->labels = nl;
+        s->drop_name = false;
+        any = true;
+    }
+    return any ? promql__dedup(ev, v) : IM_OK;
 }
 
 void promql__compact(ev_t *ev, val_t *v)
@@ -323,6 +362,7 @@ im_rc promql__dedup(ev_t *ev, val_t *v)
                 d->has[k] = 1;
                 d->v[k] = s->v[k];
             }
+            d->drop_name |= s->drop_name;
             im_labels_unref(s->labels);
             im_free(s->v);
             continue;
@@ -506,6 +546,7 @@ struct rsrc {
     /* matrix selector */
     storage_series_set_t *set;
     size_t next;
+    bool cur_marked; /* the last series returned has its name marked dropped */
     /* subquery: the inner evaluation */
     val_t inner;
     int64_t istart, istep;
@@ -650,11 +691,17 @@ int promql__rsrc_next(ev_t *ev, rsrc_t *r, const im_labels_t **labels, size_t *n
             cnt++;
         }
         *labels = s->labels;
+        r->cur_marked = s->drop_name;
         *n = cnt;
     }
     r->counted = (int64_t)*n;
     if ((rc = promql__count(ev, r->counted)) != IM_OK) return rc;
     return 1;
+}
+
+bool promql__rsrc_marked(const rsrc_t *r)
+{
+    return r->cur_marked;
 }
 
 size_t promql__rsrc_par_series(rsrc_t *r)
@@ -744,9 +791,7 @@ static im_rc eval_unary(ev_t *ev, const promql_expr_t *e, val_t *out)
     for (size_t i = 0; i < out->n; i++) {
         vser_t *s = &out->s[i];
         for (size_t k = 0; k < ev->nsteps; k++) s->v[k] = -s->v[k];
-        const im_labels_t *nl = promql__drop_name(ev, s->labels);
-        im_labels_unref(s->labels);
-        s->labels = nl;
+        promql__vser_drop_name(ev, s);
     }
     rc = promql__dedup(ev, out);
     if (rc != IM_OK) promql__val_free(ev, out);
@@ -861,7 +906,7 @@ static im_rc eval_top_matrix(ev_t *ev, const promql_expr_t *e, promql_result_t *
             res->series = ns;
         }
         promql_series_t *s = &res->series[res->nseries++];
-        s->labels = im_labels_ref(ls);
+        s->labels = promql__rsrc_marked(r) ? promql__drop_name(ev, ls) : im_labels_ref(ls);
         s->npoints = b - a;
         s->points = ralloc(res, s->npoints * sizeof *s->points);
         for (size_t k = a; k < b; k++)
@@ -938,6 +983,7 @@ im_rc promql_eval(const promql_engine_t *eng, storage_queryable_t *q, const prom
     ev.lookback = eng->opts.lookback_delta_ms;
     ev.compat = eng->opts.lang.compat;
     ev.type_and_unit = ev.compat >= 3 && eng->opts.lang.type_and_unit_labels;
+    ev.delayed_name = ev.compat >= 3 && eng->opts.lang.delayed_name_removal;
     ev.left_open = ev.compat >= 3 ? 1 : 0;
     ev.max_samples = eng->opts.max_samples;
     int64_t now_ns = im_mono_ns(); /* a timeout of 292 years or more never expires */
@@ -967,6 +1013,10 @@ im_rc promql_eval(const promql_engine_t *eng, storage_queryable_t *q, const prom
     ev.want_hists = true;
     rc = promql__eval(&ev, e, &v);
     if (rc != IM_OK) goto done;
+    if ((rc = promql__finish_names(&ev, &v)) != IM_OK) {
+        promql__val_free(&ev, &v);
+        goto done;
+    }
     if (v.kind == VAL_STRING) {
         res->type = PROMQL_RESULT_STRING;
         char *s = ralloc(res, v.slen + 1);

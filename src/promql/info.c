@@ -239,6 +239,7 @@ im_rc promql__eval_info(ev_t *ev, const promql_call_t *call, val_t *out)
             uint32_t *slot = promql__map_slot(&lblmap, ls->hash);
             if (!*slot) {
                 *slot = (uint32_t)(promql__val_add(ev, out, ls) + 1);
+                out->s[*slot - 1].drop_name = s->drop_name;
                 if (ev->over_limit) {
                     rc = IM_ELIMIT;
                     break;

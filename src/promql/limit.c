@@ -68,6 +68,7 @@ im_rc promql__agg_limit(ev_t *ev, const promql_aggregate_t *agg, const val_t *in
                 if (outidx[si] == UINT32_MAX) {
                     outidx[si] =
                         (uint32_t)promql__val_add(ev, out, im_labels_ref(in->s[si].labels));
+                    out->s[outidx[si]].drop_name = in->s[si].drop_name;
                     if (ev->over_limit) {
                         rc = IM_ELIMIT;
                         break;
