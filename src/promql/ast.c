@@ -357,7 +357,8 @@ bool promql_expr_equal(const promql_expr_t *a, const promql_expr_t *b)
         const promql_vector_selector_t *x = &a->u.vs, *y = &b->u.vs;
         if (x->name != y->name || x->nmatchers != y->nmatchers || x->offset_ms != y->offset_ms ||
             !dur_equal(x->offset_expr, y->offset_expr) || x->at != y->at ||
-            (x->at == PROMQL_AT_TIMESTAMP && !at_eq(x->at_ms, y->at_ms)))
+            (x->at == PROMQL_AT_TIMESTAMP && !at_eq(x->at_ms, y->at_ms)) ||
+            x->smoothed != y->smoothed)
             return false;
         /* The printer sorts matchers, so compare them as a multiset. */
         for (size_t i = 0; i < x->nmatchers; i++) {

@@ -471,6 +471,19 @@ static int64_t at_time(const ev_t *ev, promql_at_kind_t at, int64_t at_ms)
 
 /* Evaluates a vector selector; with want_ts the values are the samples'
  * timestamps in seconds (for timestamp()). */
+/* `x smoothed` at time ref: samples [0, j) are at or before ref, the last of
+ * them (*v) within the lookback. Interpolated linearly towards the first
+ * sample after ref when there is one within a lookback (not a staleness
+ * marker, both floats); else the last value as it is. */
+static void smooth(const ev_t *ev, const int64_t *t, const double *v, size_t n, size_t j,
+                   int64_t ref, double *out)
+{
+    if (j >= n || t[j - 1] == ref || t[j] > ts_add(ref, ev->lookback)) return;
+    if (storage_is_stale(v[j]) || storage_fh_is_box(v[j]) || storage_fh_is_box(v[j - 1])) return;
+    double f = (double)(ref - t[j - 1]) / (double)(t[j] - t[j - 1]);
+    *out = v[j - 1] + (v[j] - v[j - 1]) * f;
+}
+
 static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, bool want_ts,
                                   val_t *out, bool want_hists)
 {
@@ -482,7 +495,9 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
     int64_t last = ts_sub(fixed ? fixed_t : ev_ts(ev, ev->nsteps - 1), offset);
     storage_series_set_t *set = NULL;
     storage_select_hints_t hints = {.step_ms = ev->step};
-    im_rc rc = select_series(ev, ts_sub(first, ev->lookback), last, vs, &hints, &set);
+    /* smoothed: also the first sample after each step, within a lookback */
+    im_rc rc = select_series(ev, ts_sub(first, ev->lookback),
+                             vs->smoothed ? ts_add(last, ev->lookback) : last, vs, &hints, &set);
     if (rc != IM_OK) return rc;
     size_t nsteps = ev->nsteps;
     size_t eff_steps = fixed ? 1 : nsteps;
@@ -505,6 +520,7 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
                 !storage_is_stale(bv[j - 1])) {
                 s->has[k] = 1;
                 s->v[k] = want_ts ? (double)bt[j - 1] / 1000.0 : bv[j - 1];
+                if (vs->smoothed && !want_ts) smooth(ev, bt, bv, n, j, ref, &s->v[k]);
                 if (j == used && !want_ts) s->v[k] = promql__nh_repeat(ev, s->v[k]);
                 used = j;
                 npts++;
