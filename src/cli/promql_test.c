@@ -77,6 +77,7 @@ int cli_promql_test(int argc, char **argv)
     opts.lang.binop_fill_modifiers = true;
     opts.lang.extended_range_selectors = true;
     opts.lang.type_and_unit_labels = true;
+    opts.lang.delayed_name_removal = true; /* EnableDelayedNameRemoval in promqltest */
     for (int i = first; i < argc; i++) {
         char *data;
         size_t len;

@@ -311,6 +311,7 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
             *slot = (uint32_t)++ng;
         }
         gof[i] = *slot - 1;
+        g[gof[i]].drop |= in.s[i].drop_name;
         if (need_members) {
             grp_t *gg = &g[gof[i]];
             if (gg->nm == gg->capm) {
@@ -335,6 +336,7 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
         for (size_t gi = 0; gi < ng; gi++) {
             size_t idx = promql__val_add(ev, out, g[gi].labels);
             g[gi].labels = NULL;
+            out->s[idx].drop_name = g[gi].drop;
             g[gi].a = out->s[idx].v;
             g[gi].b = im_calloc(nsteps, sizeof(double));
             g[gi].c = im_calloc(nsteps, sizeof(double)); /* count */
@@ -357,6 +359,7 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
             size_t idx = promql__val_add(ev, out, g[gi].labels);
             g[gi].labels = NULL;
             vser_t *s = &out->s[idx];
+            s->drop_name = g[gi].drop;
             for (size_t k = 0; k < nsteps; k++) {
                 size_t nb = 0;
                 for (size_t j = 0; j < g[gi].nm; j++) {
@@ -407,6 +410,7 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
                     if (outidx[si] == UINT32_MAX) {
                         outidx[si] =
                             (uint32_t)promql__val_add(ev, out, im_labels_ref(in.s[si].labels));
+                        out->s[outidx[si]].drop_name = in.s[si].drop_name;
                         order[norder++] = si;
                     }
                     vser_t *o = &out->s[outidx[si]];
@@ -445,6 +449,7 @@ im_rc promql__eval_aggregate(ev_t *ev, const promql_expr_t *e, val_t *out)
                         goto cv_done;
                     }
                     for (size_t kk = 0; kk < nsteps; kk++) out->s[idx].v[kk] = 0;
+                    out->s[idx].drop_name = g[gof[i]].drop;
                     *slot = (uint32_t)(idx + 1);
                 } else {
                     im_labels_unref(ls);

@@ -10,6 +10,7 @@ typedef struct grp {
     double *a, *b, *c;         /* per-step accumulators */
     size_t *members;           /* input series indices (quantile, topk, limitk), input order */
     size_t nm, capm;
+    bool drop; /* a member's name is marked dropped (delayed name removal) */
 } grp_t;
 
 /* limitk / limit_ratio (limit.c): the selected input series, labels untouched. */

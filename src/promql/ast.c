@@ -189,6 +189,8 @@ bool promql_lang_enable_features(promql_lang_t *l, const char *list, char *why, 
             l->binop_fill_modifiers = true;
         } else if (n == 31 && memcmp(p, "promql-extended-range-selectors", n) == 0) {
             l->extended_range_selectors = true;
+        } else if (n == 27 && memcmp(p, "promql-delayed-name-removal", n) == 0) {
+            l->delayed_name_removal = true;
         } else if (n == 20 && memcmp(p, "promql-duration-expr", n) == 0) {
             /* on by default since Prometheus 3.14 (and here) */
         } else {
@@ -196,7 +198,7 @@ bool promql_lang_enable_features(promql_lang_t *l, const char *list, char *why, 
                      "--enable-feature: unknown or unsupported feature \"%.*s\" (supported: "
                      "promql-experimental-functions, promql-binop-fill-modifiers, "
                      "promql-extended-range-selectors, "
-                     "promql-duration-expr)",
+                     "promql-delayed-name-removal, promql-duration-expr)",
                      (int)n, p);
             return false;
         }
@@ -355,7 +357,8 @@ bool promql_expr_equal(const promql_expr_t *a, const promql_expr_t *b)
         const promql_vector_selector_t *x = &a->u.vs, *y = &b->u.vs;
         if (x->name != y->name || x->nmatchers != y->nmatchers || x->offset_ms != y->offset_ms ||
             !dur_equal(x->offset_expr, y->offset_expr) || x->at != y->at ||
-            (x->at == PROMQL_AT_TIMESTAMP && !at_eq(x->at_ms, y->at_ms)))
+            (x->at == PROMQL_AT_TIMESTAMP && !at_eq(x->at_ms, y->at_ms)) ||
+            x->smoothed != y->smoothed)
             return false;
         /* The printer sorts matchers, so compare them as a multiset. */
         for (size_t i = 0; i < x->nmatchers; i++) {

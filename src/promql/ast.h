@@ -287,6 +287,10 @@ typedef struct promql_vector_selector {
     promql_at_kind_t at;             /* PROMQL_AT_NONE = none */
     int64_t at_ms;                   /* with PROMQL_AT_TIMESTAMP */
     const promql_dur_t *offset_expr; /* non-NULL: offset_ms comes from it at query time */
+    /* `x smoothed` (promql-extended-range-selectors, compat 3; never inside a
+     * matrix selector): the value interpolated between the samples around the
+     * evaluation time (engine.c) */
+    bool smoothed;
 } promql_vector_selector_t;
 
 /* Prometheus 3's experimental extended range selectors (promql-extended-range-

@@ -100,7 +100,8 @@ static const im_labels_t *result_metric(ev_t *ev, const promql_binary_t *bin,
     im_labels_builder_t b;
     im_lb_init(&b);
     im_lb_load(&b, many);
-    if (drops_name(bin->op) || bin->return_bool) promql__lb_del_name(ev, &b);
+    /* with delayed name removal the name is only marked (emit) */
+    if ((drops_name(bin->op) || bin->return_bool) && !ev->delayed_name) promql__lb_del_name(ev, &b);
     if (m->card == PROMQL_CARD_ONE_TO_ONE) {
         if (m->on) {
             im_labels_builder_t k;
@@ -146,6 +147,7 @@ typedef struct emit {
     uint32_t id;
     const im_labels_t *many, *one;
     bool filled_many; /* the many side is missing: labels are the match group's */
+    bool marked;      /* the present many (else one) side's name is marked dropped */
 } emit_t;
 
 static im_rc emit(ev_t *ev, const promql_binary_t *bin, match_state_t *st, val_t *out,
@@ -160,6 +162,8 @@ static im_rc emit(ev_t *ev, const promql_binary_t *bin, match_state_t *st, val_t
         if (!*lsl) {
             size_t idx = promql__val_add(ev, out, ls);
             *lsl = (uint32_t)(idx + 1);
+            out->s[idx].drop_name =
+                ev->delayed_name && (drops_name(bin->op) || bin->return_bool || em->marked);
             if (out->n > st->slot_cap) {
                 size_t nc = st->slot_cap ? st->slot_cap * 2 : 16;
                 st->slot_step = im_realloc(st->slot_step, nc * sizeof *st->slot_step);
@@ -283,7 +287,8 @@ static im_rc vector_match(ev_t *ev, const promql_binary_t *bin, val_t *L, val_t 
             if (!id || one_step[id] != k + 1) {
                 if (!fill_one) continue;
                 if (!elem_value(bin, swap, many->s[i].v[k], m->fill_right, &value)) continue;
-                emit_t em = {i, UINT32_MAX, id, many->s[i].labels, NULL, false};
+                emit_t em = {i,     UINT32_MAX,          id, many->s[i].labels, NULL,
+                             false, many->s[i].drop_name};
                 if ((rc = emit(ev, bin, &st, out, &em, k, value)) != IM_OK) break;
                 continue;
             }
@@ -301,7 +306,8 @@ static im_rc vector_match(ev_t *ev, const promql_binary_t *bin, val_t *L, val_t 
                 matched_step[id] = k + 1;
             }
             if (!kept) continue;
-            emit_t em = {i, j, id, many->s[i].labels, one->s[j].labels, false};
+            emit_t em = {
+                i, j, id, many->s[i].labels, one->s[j].labels, false, many->s[i].drop_name};
             if ((rc = emit(ev, bin, &st, out, &em, k, value)) != IM_OK) break;
         }
         /* one-side series no many-side series matched: the many side filled */
@@ -309,7 +315,7 @@ static im_rc vector_match(ev_t *ev, const promql_binary_t *bin, val_t *L, val_t 
             if (!one->s[j].has[k] || many_step[oid[j]] == k + 1) continue;
             double value;
             if (!elem_value(bin, swap, m->fill_left, one->s[j].v[k], &value)) continue;
-            emit_t em = {UINT32_MAX, j, oid[j], NULL, one->s[j].labels, true};
+            emit_t em = {UINT32_MAX, j, oid[j], NULL, one->s[j].labels, true, one->s[j].drop_name};
             rc = emit(ev, bin, &st, out, &em, k, value);
         }
     }
@@ -454,11 +460,7 @@ im_rc promql__eval_binary(ev_t *ev, const promql_expr_t *e, val_t *out)
             }
             s->v[k] = v;
         }
-        if (drops_name(bin->op) || bin->return_bool) {
-            const im_labels_t *nl = promql__drop_name(ev, s->labels);
-            im_labels_unref(s->labels);
-            s->labels = nl;
-        }
+        if (drops_name(bin->op) || bin->return_bool) promql__vser_drop_name(ev, s);
     }
     if (vec->counted) {
         promql__count(ev, -vec->counted);

@@ -152,6 +152,7 @@ size_t promql__val_add(ev_t *ev, val_t *v, const im_labels_t *labels)
     }
     vser_t *s = &v->s[v->n];
     s->labels = labels;
+    s->drop_name = false;
     size_t n = ev->nsteps;
     v->reserved += (int64_t)n;
     ev->cur_samples += (int64_t)n;
@@ -174,6 +175,7 @@ size_t promql__val_adopt(val_t *v, const im_labels_t *labels, double *block, siz
     }
     vser_t *s = &v->s[v->n];
     s->labels = labels;
+    s->drop_name = false;
     s->v = block;
     s->has = (uint8_t *)(block + nsteps);
     return v->n++;
@@ -223,6 +225,43 @@ const im_labels_t *promql__drop_name(ev_t *ev, const im_labels_t *ls)
     const im_labels_t *r = im_lb_build(&b);
     im_lb_free(&b);
     return r;
+}
+
+size_t promql__val_add_named(ev_t *ev, val_t *v, const im_labels_t *ls, bool drop, bool in_mark)
+{
+    if (!ev->delayed_name) {
+        return promql__val_add(ev, v, drop ? promql__drop_name(ev, ls) : im_labels_ref(ls));
+    }
+    size_t idx = promql__val_add(ev, v, im_labels_ref(ls));
+    v->s[idx].drop_name = drop || in_mark;
+    return idx;
+}
+
+void promql__vser_drop_name(ev_t *ev, vser_t *s)
+{
+    if (ev->delayed_name) {
+        s->drop_name = true;
+        return;
+    }
+    const im_labels_t *nl = promql__drop_name(ev, s->labels);
+    im_labels_unref(s->labels);
+    s->labels = nl;
+}
+
+im_rc promql__finish_names(ev_t *ev, val_t *v)
+{
+    if (!ev->delayed_name || v->kind != VAL_VECTOR) return IM_OK;
+    bool any = false;
+    for (size_t i = 0; i < v->n; i++) {
+        vser_t *s = &v->s[i];
+        if (!s->drop_name) continue;
+        const im_labels_t *nl = promql__drop_name(ev, s->labels);
+        im_labels_unref(s->labels);
+        s->labels = nl;
+        s->drop_name = false;
+        any = true;
+    }
+    return any ? promql__dedup(ev, v) : IM_OK;
 }
 
 void promql__compact(ev_t *ev, val_t *v)
@@ -323,6 +362,7 @@ im_rc promql__dedup(ev_t *ev, val_t *v)
                 d->has[k] = 1;
                 d->v[k] = s->v[k];
             }
+            d->drop_name |= s->drop_name;
             im_labels_unref(s->labels);
             im_free(s->v);
             continue;
@@ -431,6 +471,19 @@ static int64_t at_time(const ev_t *ev, promql_at_kind_t at, int64_t at_ms)
 
 /* Evaluates a vector selector; with want_ts the values are the samples'
  * timestamps in seconds (for timestamp()). */
+/* `x smoothed` at time ref: samples [0, j) are at or before ref, the last of
+ * them (*v) within the lookback. Interpolated linearly towards the first
+ * sample after ref when there is one within a lookback (not a staleness
+ * marker, both floats); else the last value as it is. */
+static void smooth(const ev_t *ev, const int64_t *t, const double *v, size_t n, size_t j,
+                   int64_t ref, double *out)
+{
+    if (j >= n || t[j - 1] == ref || t[j] > ts_add(ref, ev->lookback)) return;
+    if (storage_is_stale(v[j]) || storage_fh_is_box(v[j]) || storage_fh_is_box(v[j - 1])) return;
+    double f = (double)(ref - t[j - 1]) / (double)(t[j] - t[j - 1]);
+    *out = v[j - 1] + (v[j] - v[j - 1]) * f;
+}
+
 static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, bool want_ts,
                                   val_t *out, bool want_hists)
 {
@@ -442,7 +495,9 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
     int64_t last = ts_sub(fixed ? fixed_t : ev_ts(ev, ev->nsteps - 1), offset);
     storage_series_set_t *set = NULL;
     storage_select_hints_t hints = {.step_ms = ev->step};
-    im_rc rc = select_series(ev, ts_sub(first, ev->lookback), last, vs, &hints, &set);
+    /* smoothed: also the first sample after each step, within a lookback */
+    im_rc rc = select_series(ev, ts_sub(first, ev->lookback),
+                             vs->smoothed ? ts_add(last, ev->lookback) : last, vs, &hints, &set);
     if (rc != IM_OK) return rc;
     size_t nsteps = ev->nsteps;
     size_t eff_steps = fixed ? 1 : nsteps;
@@ -465,6 +520,7 @@ static im_rc eval_vector_selector(ev_t *ev, const promql_vector_selector_t *vs, 
                 !storage_is_stale(bv[j - 1])) {
                 s->has[k] = 1;
                 s->v[k] = want_ts ? (double)bt[j - 1] / 1000.0 : bv[j - 1];
+                if (vs->smoothed && !want_ts) smooth(ev, bt, bv, n, j, ref, &s->v[k]);
                 if (j == used && !want_ts) s->v[k] = promql__nh_repeat(ev, s->v[k]);
                 used = j;
                 npts++;
@@ -506,6 +562,7 @@ struct rsrc {
     /* matrix selector */
     storage_series_set_t *set;
     size_t next;
+    bool cur_marked; /* the last series returned has its name marked dropped */
     /* subquery: the inner evaluation */
     val_t inner;
     int64_t istart, istep;
@@ -650,11 +707,17 @@ int promql__rsrc_next(ev_t *ev, rsrc_t *r, const im_labels_t **labels, size_t *n
             cnt++;
         }
         *labels = s->labels;
+        r->cur_marked = s->drop_name;
         *n = cnt;
     }
     r->counted = (int64_t)*n;
     if ((rc = promql__count(ev, r->counted)) != IM_OK) return rc;
     return 1;
+}
+
+bool promql__rsrc_marked(const rsrc_t *r)
+{
+    return r->cur_marked;
 }
 
 size_t promql__rsrc_par_series(rsrc_t *r)
@@ -744,9 +807,7 @@ static im_rc eval_unary(ev_t *ev, const promql_expr_t *e, val_t *out)
     for (size_t i = 0; i < out->n; i++) {
         vser_t *s = &out->s[i];
         for (size_t k = 0; k < ev->nsteps; k++) s->v[k] = -s->v[k];
-        const im_labels_t *nl = promql__drop_name(ev, s->labels);
-        im_labels_unref(s->labels);
-        s->labels = nl;
+        promql__vser_drop_name(ev, s);
     }
     rc = promql__dedup(ev, out);
     if (rc != IM_OK) promql__val_free(ev, out);
@@ -861,7 +922,7 @@ static im_rc eval_top_matrix(ev_t *ev, const promql_expr_t *e, promql_result_t *
             res->series = ns;
         }
         promql_series_t *s = &res->series[res->nseries++];
-        s->labels = im_labels_ref(ls);
+        s->labels = promql__rsrc_marked(r) ? promql__drop_name(ev, ls) : im_labels_ref(ls);
         s->npoints = b - a;
         s->points = ralloc(res, s->npoints * sizeof *s->points);
         for (size_t k = a; k < b; k++)
@@ -938,6 +999,7 @@ im_rc promql_eval(const promql_engine_t *eng, storage_queryable_t *q, const prom
     ev.lookback = eng->opts.lookback_delta_ms;
     ev.compat = eng->opts.lang.compat;
     ev.type_and_unit = ev.compat >= 3 && eng->opts.lang.type_and_unit_labels;
+    ev.delayed_name = ev.compat >= 3 && eng->opts.lang.delayed_name_removal;
     ev.left_open = ev.compat >= 3 ? 1 : 0;
     ev.max_samples = eng->opts.max_samples;
     int64_t now_ns = im_mono_ns(); /* a timeout of 292 years or more never expires */
@@ -967,6 +1029,10 @@ im_rc promql_eval(const promql_engine_t *eng, storage_queryable_t *q, const prom
     ev.want_hists = true;
     rc = promql__eval(&ev, e, &v);
     if (rc != IM_OK) goto done;
+    if ((rc = promql__finish_names(&ev, &v)) != IM_OK) {
+        promql__val_free(&ev, &v);
+        goto done;
+    }
     if (v.kind == VAL_STRING) {
         res->type = PROMQL_RESULT_STRING;
         char *s = ralloc(res, v.slen + 1);

@@ -90,10 +90,11 @@ typedef enum rfunc {
 } rfunc_t;
 
 /* A range function's result series: its input's labels, __name__ dropped unless
- * the function keeps it (new reference). */
+ * the function keeps it (new reference). With delayed name removal the name
+ * stays (the series is marked instead: promql__val_add_named). */
 static const im_labels_t *range_labels(ev_t *ev, bool keep_name, const im_labels_t *ls)
 {
-    return keep_name ? im_labels_ref(ls) : promql__drop_name(ev, ls);
+    return keep_name || ev->delayed_name ? im_labels_ref(ls) : promql__drop_name(ev, ls);
 }
 
 /* Prometheus' extrapolatedRate over samples [0, n) for the window
@@ -542,7 +543,9 @@ static im_rc range_par(ev_t *ev, rsrc_t *r, const promql_function_t *fn, const d
             promql__count(ev, -(int64_t)p.nread[si]);
             if (p.rows[si]) {
                 const im_labels_t *ls = promql__rsrc_labels(r, si);
-                promql__val_adopt(out, range_labels(ev, p.keep_name, ls), p.rows[si], nsteps);
+                size_t idx =
+                    promql__val_adopt(out, range_labels(ev, p.keep_name, ls), p.rows[si], nsteps);
+                out->s[idx].drop_name = ev->delayed_name && !p.keep_name;
                 p.rows[si] = NULL;
             }
         }
@@ -750,6 +753,8 @@ im_rc promql__eval_agg_range(ev_t *ev, const promql_aggregate_t *agg, val_t *out
         for (size_t j = 0; j < no; j++) {
             fgrp_t *g = order[j];
             size_t idx = promql__val_add(ev, out, promql__agg_group_labels(agg, fl[g->firstv]));
+            /* matrix selector input: marked exactly when the function drops names */
+            out->s[idx].drop_name = ev->delayed_name && !call->func->keeps_name;
             promql__agg_fin(agg->op, g->a, g->b, g->c, out->s[idx].v, out->s[idx].has, nsteps,
                             ev->compat);
         }
@@ -827,7 +832,8 @@ static im_rc eval_range(ev_t *ev, const promql_call_t *call, val_t *out)
         size_t n;
         while ((got = promql__rsrc_next(ev, r, &ls, &n)) == 1) {
             if (n == 0) continue;
-            size_t idx = promql__val_add(ev, out, range_labels(ev, fn->keeps_name, ls));
+            size_t idx =
+                promql__val_add_named(ev, out, ls, !fn->keeps_name, promql__rsrc_marked(r));
             vser_t *s = &out->s[idx];
             bool any = range_series(ev, true, &c, r, ev->rt, ev->rv, n, p1.sc, p2.sc, &rpos, &rcap,
                                     s->v, s->has, &rc);
@@ -1030,11 +1036,7 @@ static double f_days_in_month(double secs)
 /* Replaces each series' labels by the name-less ones and merges duplicates. */
 static im_rc drop_names_dedup(ev_t *ev, val_t *v)
 {
-    for (size_t i = 0; i < v->n; i++) {
-        const im_labels_t *nl = promql__drop_name(ev, v->s[i].labels);
-        im_labels_unref(v->s[i].labels);
-        v->s[i].labels = nl;
-    }
+    for (size_t i = 0; i < v->n; i++) promql__vser_drop_name(ev, &v->s[i]);
     return promql__dedup(ev, v);
 }
 
@@ -1051,6 +1053,8 @@ static void set_label(vser_t *s, const promql_string_t *dst, const im_buf_t *val
     im_lb_free(&b);
     im_labels_unref(s->labels);
     s->labels = nl;
+    /* setting __name__ keeps it (3.x: a name marked dropped is kept) */
+    if (dst->len == 8 && memcmp(dst->s, IM_METRIC_NAME, 8) == 0) s->drop_name = false;
 }
 
 static im_rc eval_label_replace(ev_t *ev, const promql_call_t *call, val_t *out)

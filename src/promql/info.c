@@ -23,6 +23,7 @@
 #include <stdlib.h>
 
 #include "promql/promql_int.h"
+#include "storage/fhist.h"
 
 im_rc promql__eval_timestamp_selector(ev_t *ev, const promql_expr_t *e, val_t *out);
 im_rc promql__eval_info(ev_t *ev, const promql_call_t *call, val_t *out);
@@ -184,6 +185,39 @@ static void info_ctx_free(info_ctx_t *c)
     im_free(c->data);
 }
 
+/* An info series with a histogram sample: 3.x's error, naming the first such
+ * series (labels as Go's labels.String()). The selector is evaluated again with
+ * the histograms kept, which only this error path pays for. */
+static im_rc hist_info_error(ev_t *ev, const promql_expr_t *sel)
+{
+    val_t hv;
+    ev->want_hists = true;
+    im_rc rc = promql__eval(ev, sel, &hv);
+    if (rc != IM_OK) return rc;
+    for (size_t i = 0; i < hv.n && rc == IM_OK; i++) {
+        const vser_t *s = &hv.s[i];
+        bool hist = false;
+        for (size_t k = 0; k < ev->nsteps && !hist; k++)
+            hist = s->has[k] && storage_fh_is_box(s->v[k]);
+        if (!hist) continue;
+        im_buf_t b;
+        im_buf_init(&b, 0);
+        (void)im_buf_putc(&b, '{');
+        for (uint32_t j = 0; j < s->labels->n; j++) {
+            if (j) (void)im_buf_puts(&b, ", ");
+            (void)im_buf_append(&b, s->labels->l[j].name->s, s->labels->l[j].name->len);
+            (void)im_buf_putc(&b, '=');
+            (void)im_quote_string(&b, s->labels->l[j].value->s, s->labels->l[j].value->len);
+        }
+        (void)im_buf_putc(&b, '}');
+        rc = im_err_set(ev->err, IM_EEXEC, "this should be an info metric, with float samples: %s",
+                        b.data);
+        im_buf_free(&b);
+    }
+    promql__val_free(ev, &hv);
+    return rc;
+}
+
 im_rc promql__eval_info(ev_t *ev, const promql_call_t *call, val_t *out)
 {
     val_t base;
@@ -207,7 +241,13 @@ im_rc promql__eval_info(ev_t *ev, const promql_call_t *call, val_t *out)
     bool need_info = false;
     for (size_t i = 0; i < base.n && !need_info; i++)
         need_info = !is_info_series(&c, base.s[i].labels);
-    if (need_info && (rc = promql__eval_timestamp_selector(ev, &sel, &info)) != IM_OK) {
+    bool seen = ev->nh->seen; /* whether the info selector reads a histogram: */
+    ev->nh->seen = false;
+    if (need_info) rc = promql__eval_timestamp_selector(ev, &sel, &info);
+    if (rc == IM_OK && ev->nh->seen) rc = hist_info_error(ev, &sel);
+    ev->nh->seen |= seen;
+    if (rc != IM_OK) {
+        promql__val_free(ev, &info);
         info_ctx_free(&c);
         promql__val_free(ev, &base);
         return rc;
@@ -239,6 +279,7 @@ im_rc promql__eval_info(ev_t *ev, const promql_call_t *call, val_t *out)
             uint32_t *slot = promql__map_slot(&lblmap, ls->hash);
             if (!*slot) {
                 *slot = (uint32_t)(promql__val_add(ev, out, ls) + 1);
+                out->s[*slot - 1].drop_name = s->drop_name;
                 if (ev->over_limit) {
                     rc = IM_ELIMIT;
                     break;

@@ -128,6 +128,7 @@ static void merge(ev_t *ev, val_t *out, val_t *hv, bool quantile)
             uint32_t *slot = promql__map_slot(&m, h->labels->hash);
             if (!*slot) *slot = (uint32_t)idx + 1;
             f = &out->s[idx];
+            f->drop_name = h->drop_name;
             memset(f->has, 0, ev->nsteps);
         }
         for (size_t k = 0; k < ev->nsteps; k++) {
@@ -204,7 +205,12 @@ static im_rc eval_hist_fn(ev_t *ev, const promql_call_t *c, val_t *out)
                 r = promql_fh_fraction(p1.sc[k], p2.sc[k], h);
             else
                 r = promql_fh_quantile(p1.sc[k], h);
-            if (idx == SIZE_MAX) idx = promql__val_add(ev, out, promql__drop_name(ev, s->labels));
+            /* histogram_quantile: its classic half drops the name now (its
+             * groups are by labels without le and __name__), so this half too */
+            if (idx == SIZE_MAX && quant)
+                idx = promql__val_add(ev, out, promql__drop_name(ev, s->labels));
+            else if (idx == SIZE_MAX)
+                idx = promql__val_add_named(ev, out, s->labels, true, s->drop_name);
             out->s[idx].has[k] = 1;
             out->s[idx].v[k] = r;
         }
@@ -335,7 +341,8 @@ static im_rc eval_hist_range(ev_t *ev, const promql_call_t *c, rfn_t fn, val_t *
             double fv = 0; /* count/present: a float for every sample, floats too */
             if (fn == RF_COUNT || fn == RF_PRESENT) {
                 fv = fn == RF_COUNT ? (double)(b - a) : 1;
-                if (idx == SIZE_MAX) idx = promql__val_add(ev, out, promql__drop_name(ev, ls));
+                if (idx == SIZE_MAX)
+                    idx = promql__val_add_named(ev, out, ls, true, promql__rsrc_marked(r));
                 out->s[idx].has[i] = 1;
                 out->s[idx].v[i] = fv;
                 continue;
@@ -393,8 +400,7 @@ static im_rc eval_hist_range(ev_t *ev, const promql_call_t *c, rfn_t fn, val_t *
             }
             if (!res && !mixed) continue;
             if (idx == SIZE_MAX)
-                idx = promql__val_add(
-                    ev, out, fn == RF_LAST ? im_labels_ref(ls) : promql__drop_name(ev, ls));
+                idx = promql__val_add_named(ev, out, ls, fn != RF_LAST, promql__rsrc_marked(r));
             out->s[idx].has[i] = 1;
             out->s[idx].v[i] = box(res); /* or the mixed mark */
         }
@@ -435,6 +441,7 @@ static im_rc eval_hist_agg(ev_t *ev, const promql_aggregate_t *agg, val_t *out)
             promql__val_add(ev, out, promql__agg_group_labels(agg, s->labels));
         }
         size_t g = *slot - 1;
+        out->s[g].drop_name |= s->drop_name;
         for (size_t k = 0; k < nsteps; k++) {
             if (!s->has[k]) continue;
             const storage_fh_t *h = storage_fh_unbox(s->v[k]);
@@ -564,15 +571,21 @@ static bool hist_op(ev_t *ev, const promql_binary_t *b, double x, double y, doub
     return true;
 }
 
+/* *mark: set when the name is only marked dropped (delayed name removal). */
 static const im_labels_t *out_labels(ev_t *ev, const promql_binary_t *b, const im_labels_t *ls,
-                                     bool vv)
+                                     bool vv, bool *mark)
 {
     bool drop = !promql_binop_is_comparison(b->op) || b->return_bool;
+    *mark = false;
     if (vv && b->matching && (b->matching->on || b->matching->nmatching_labels)) {
         const im_labels_t *sg = sig_labels(b, ls);
         if (!b->matching->on || drop) return sg;
         /* on(…) filter comparisons keep the name when it is listed */
         im_labels_unref(sg);
+    }
+    if (drop && ev->delayed_name) {
+        *mark = true;
+        return im_labels_ref(ls);
     }
     return drop ? promql__drop_name(ev, ls) : im_labels_ref(ls);
 }
@@ -619,10 +632,13 @@ static im_rc eval_hist_binary(ev_t *ev, const promql_binary_t *b, val_t *out)
                         keep = hist_op(ev, b, a->s[i].v[k], o->s[j].v[k], &res);
                     }
                     if (!keep) continue;
-                    if (idx == SIZE_MAX)
+                    if (idx == SIZE_MAX) {
+                        bool mark = false;
                         idx = promql__val_add(ev, out,
                                               set ? im_labels_ref(a->s[i].labels)
-                                                  : out_labels(ev, b, a->s[i].labels, true));
+                                                  : out_labels(ev, b, a->s[i].labels, true, &mark));
+                        out->s[idx].drop_name = mark || a->s[i].drop_name;
+                    }
                     out->s[idx].has[k] = 1;
                     out->s[idx].v[k] = res;
                 }
@@ -643,8 +659,11 @@ static im_rc eval_hist_binary(ev_t *ev, const promql_binary_t *b, val_t *out)
                 bool keep = v == &l ? hist_op(ev, b, v->s[i].v[k], sc[k], &res)
                                     : hist_op(ev, b, sc[k], v->s[i].v[k], &res);
                 if (!keep) continue;
-                if (idx == SIZE_MAX)
-                    idx = promql__val_add(ev, out, out_labels(ev, b, v->s[i].labels, false));
+                if (idx == SIZE_MAX) {
+                    bool mark = false;
+                    idx = promql__val_add(ev, out, out_labels(ev, b, v->s[i].labels, false, &mark));
+                    out->s[idx].drop_name = mark || v->s[i].drop_name;
+                }
                 out->s[idx].has[k] = 1;
                 out->s[idx].v[k] = res;
             }

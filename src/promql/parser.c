@@ -1044,6 +1044,8 @@ static promql_expr_t *parse_postfix(parser_t *p, promql_expr_t *e)
                     msg = "no offset modifiers allowed before range";
                 else if (e->u.vs.at != PROMQL_AT_NONE)
                     msg = "no @ modifiers allowed before range";
+                else if (e->u.vs.smoothed)
+                    msg = "no smoothed modifier allowed before range";
                 if (msg) {
                     fail_at(p, lb.pos, "%s", msg);
                     return NULL;
@@ -1091,6 +1093,16 @@ static promql_expr_t *parse_postfix(parser_t *p, promql_expr_t *e)
             s->u.sq.step_expr = step_expr;
             e = s;
             continue;
+        }
+        if (t == PT_IDENTIFIER && e->kind == PROMQL_NODE_VECTOR_SELECTOR && !e->u.vs.smoothed &&
+            p->lang.extended_range_selectors && p->lang.compat >= 3) {
+            const promql_token_t *id = peek(p);
+            if (id->len == 8 && memcmp(p->in + id->pos, "smoothed", 8) == 0) {
+                advance(p);
+                e->u.vs.smoothed = true;
+                e->pos_end = p->last_end;
+                continue;
+            }
         }
         if (t == PT_OFFSET && p->lang.compat >= 3) {
             advance(p);

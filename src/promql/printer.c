@@ -251,6 +251,7 @@ im_rc promql_format(const promql_expr_t *e, im_buf_t *out)
         rc = put_selector(out, &e->u.vs);
         if (rc == IM_OK) rc = put_at_offset(out, e->u.vs.at, e->u.vs.at_ms, e->u.vs.offset_ms);
         if (rc == IM_OK) rc = put_offset_expr(out, e->u.vs.offset_expr);
+        if (rc == IM_OK && e->u.vs.smoothed) rc = im_buf_puts(out, " smoothed");
         return rc;
     case PROMQL_NODE_MATRIX_SELECTOR: {
         const promql_vector_selector_t *vs = &e->u.ms.vs->u.vs;

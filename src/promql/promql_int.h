@@ -27,6 +27,11 @@ typedef struct vser {
     const im_labels_t *labels; /* owned reference */
     double *v;                 /* owned, nsteps values (the block also holds `has`) */
     uint8_t *has;              /* nsteps presence flags, inside v's block */
+    /* Delayed name removal (ev->delayed_name): an operation that drops the
+     * metric name only set this; `labels` still hold __name__ (and
+     * __type__/__unit__), removed when the query's result is made
+     * (promql__finish_names). Always false otherwise. */
+    bool drop_name;
 } vser_t;
 
 typedef struct promql_val {
@@ -58,6 +63,7 @@ struct promql_ev {
     int64_t lookback;
     int compat;         /* language level, 2 or 3 (ast.h promql_lang_t) */
     bool type_and_unit; /* promql_lang_t.type_and_unit_labels */
+    bool delayed_name;  /* promql_lang_t.delayed_name_removal (compat 3): vser_t.drop_name */
     int64_t left_open;  /* 1 under compat 3: windows are (t - range, t], else 0: [t - range, t] */
     int64_t max_samples;
     int64_t cur_samples, peak_samples, total_samples;
@@ -136,8 +142,22 @@ size_t promql__val_adopt(val_t *v, const im_labels_t *labels, double *block, siz
 void promql__warn(ev_t *ev, const char *fmt, ...) IM_PRINTF(2, 3);
 /* Deletes __name__ from b (and __type__, __unit__ with ev->type_and_unit). */
 void promql__lb_del_name(const ev_t *ev, im_labels_builder_t *b);
-/* Removes __name__ (new reference). */
+/* Removes __name__ (new reference). Removes it now whatever ev->delayed_name:
+ * operations that drop the name use the helpers below instead. */
 const im_labels_t *promql__drop_name(ev_t *ev, const im_labels_t *ls);
+/* Appends a series made from an input series with labels ls (borrowed) whose
+ * name was marked dropped (in_mark), by an operation that drops the name (drop)
+ * or keeps it: without delayed name removal the labels are ls without __name__
+ * when drop; with it ls as they are, the series' drop_name = drop || in_mark.
+ * Returns its index (promql__val_add). */
+size_t promql__val_add_named(ev_t *ev, val_t *v, const im_labels_t *ls, bool drop, bool in_mark);
+/* The name of series s dropped by an operation: now, or only marked with
+ * delayed name removal. */
+void promql__vser_drop_name(ev_t *ev, vser_t *s);
+/* End of a query with delayed name removal: the marked names are removed, then
+ * series with equal labels merged ("vector cannot contain metrics with the same
+ * labelset" when two have a point at one step). A no-op otherwise. */
+im_rc promql__finish_names(ev_t *ev, val_t *v);
 /* Merges series with equal labels (absent steps filled from the other);
  * both present at one step is "vector cannot contain metrics with the same
  * labelset". Drops series without any point. */
@@ -150,6 +170,9 @@ im_rc promql__rsrc_open(ev_t *ev, const promql_expr_t *e, rsrc_t **out);
 /* Next series: labels (borrowed until the next call), samples in ev->rt/rv.
  * Returns 1 with a series, 0 at the end, negative on error. */
 int promql__rsrc_next(ev_t *ev, rsrc_t *r, const im_labels_t **labels, size_t *n);
+/* Whether the series promql__rsrc_next returned last has its name marked
+ * dropped (a subquery's series, delayed name removal). */
+bool promql__rsrc_marked(const rsrc_t *r);
 void promql__rsrc_close(ev_t *ev, rsrc_t *r);
 /* The selector's anchored/smoothed modifier (its samples then reach a lookback
  * before the first window, and for smoothed after the last one). */

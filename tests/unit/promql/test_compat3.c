@@ -215,6 +215,16 @@ static void test_extended_ranges(void **state)
     expect_fmt(&xr, "rate(x[1m] smoothed offset 1m)", "rate(x[1m] smoothed offset 1m)");
     expect_fmt(&xr, "anchored", "anchored");
     expect_err(&v3, "rate(x[5m] anchored)", "unexpected identifier");
+    /* `x smoothed` on an instant vector selector, after or between its modifiers */
+    expect_fmt(&xr, "x  smoothed", "x smoothed");
+    expect_fmt(&xr, "x @ 100 smoothed + 0", "x @ 100.000 smoothed + 0");
+    expect_fmt(&xr, "x smoothed offset -1m", "x offset -1m smoothed");
+    expect_fmt(&xr, "rate(x smoothed[5m:1m])", "rate(x smoothed[5m:1m])");
+    expect_err(&xr, "x smoothed[5m]", "no smoothed modifier allowed before range");
+    expect_err(&xr, "x smoothed smoothed", "unexpected identifier");
+    expect_err(&xr, "(x) smoothed", "unexpected identifier");
+    expect_err(&xr, "x anchored", "unexpected identifier");
+    expect_err(&v3, "x smoothed", "unexpected identifier");
 }
 
 /* UTF-8 names with the quoted syntax (compat 3) */
