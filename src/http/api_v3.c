@@ -63,9 +63,9 @@ static enum MHD_Result do_features(http_server_t *s, http__req_t *r)
     put_bool_map_entry(&b, &first, "left_open_range_selectors", v3);
     put_bool_map_entry(&b, &first, "regex_dot_matches_newline", v3);
     put_bool_map_entry(&b, &first, "experimental_functions", !v3 || l.experimental_functions);
-    put_bool_map_entry(&b, &first, "delayed_name_removal", false);
-    put_bool_map_entry(&b, &first, "extended_range_selectors", false);
-    put_bool_map_entry(&b, &first, "binop_fill_modifiers", false);
+    put_bool_map_entry(&b, &first, "delayed_name_removal", v3 && l.delayed_name_removal);
+    put_bool_map_entry(&b, &first, "extended_range_selectors", v3 && l.extended_range_selectors);
+    put_bool_map_entry(&b, &first, "binop_fill_modifiers", v3 && l.binop_fill_modifiers);
     put_bool_map_entry(&b, &first, "native_histograms", false);
     (void)im_buf_puts(&b, "},\"promql_functions\":{");
     first = true;
@@ -84,8 +84,8 @@ static enum MHD_Result do_features(http_server_t *s, http__req_t *r)
                                        "max",  "group",   "stddev",       "stdvar",
                                        "topk", "bottomk", "count_values", "quantile"};
     for (size_t i = 0; i < IM_ARRAY_LEN(aggs); i++) put_bool_map_entry(&b, &first, aggs[i], true);
-    put_bool_map_entry(&b, &first, "limitk", false);
-    put_bool_map_entry(&b, &first, "limit_ratio", false);
+    put_bool_map_entry(&b, &first, "limitk", v3 && l.experimental_functions);
+    put_bool_map_entry(&b, &first, "limit_ratio", v3 && l.experimental_functions);
     (void)im_buf_puts(&b, "},\"service_discovery_providers\":{");
     first = true;
     put_bool_map_entry(&b, &first, "static", true);
