@@ -859,7 +859,7 @@ static void finish_scrape(worker_t *w, target_t *t)
         /* r.err (and r.limit) set */
     } else {
         expo_format_t fmt;
-        ok = scrape_format(m, t->job, t->w.ct, &fmt, r.err, sizeof r.err);
+        ok = scrape_format(m, t->w.job, t->w.ct, &fmt, r.err, sizeof r.err);
         storage_appender_t *a = storage_appender(m->opts.storage);
         if (ok) ok = parse_and_append(w, t, fmt, a, ts, &r);
         if (ok) {
