@@ -280,7 +280,10 @@ bool tsdb__hist_decode(const uint8_t *p, size_t len, int64_t **pt, storage_fh_t 
         !get_off(&p, end, &noff) || !tsdb__get_uvarint(&p, end, &nneg) ||
         !tsdb__get_uvarint(&p, end, &ncustom))
         return false;
-    if (npos + nneg > TSDB_HIST_FMT_MAX_BUCKETS || ncustom > TSDB_HIST_FMT_MAX_CUSTOM) return false;
+    /* each first: npos + nneg must not wrap around */
+    if (npos > TSDB_HIST_FMT_MAX_BUCKETS || nneg > TSDB_HIST_FMT_MAX_BUCKETS ||
+        npos + nneg > TSDB_HIST_FMT_MAX_BUCKETS || ncustom > TSDB_HIST_FMT_MAX_CUSTOM)
+        return false;
     if (ncustom && schema != STORAGE_FH_CUSTOM) return false;
     /* custom buckets: indices 0..ncustom, no negative side */
     if (schema == STORAGE_FH_CUSTOM && (nneg || (npos && (poff < 0 || poff + npos > ncustom + 1))))
